@@ -1,0 +1,667 @@
+//! The relay's routing and timing state: which requests are waiting in each direction, their
+//! idle and hard deadlines, and what the bridge must say itself when one fails.
+//!
+//! Pure logic, no I/O: the pumps feed it frames and time, it tells them what to write. That
+//! keeps the rules testable without processes and keeps the lock it lives under short.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt::Write as _;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use crate::config::Limits;
+use crate::events::Event;
+use crate::protocol::{
+    ErrorKind, Frame, HEAD_KEEP, Id, Kind, Peek, TAIL_KEEP, error_response, find_id_in_fragments,
+    notification,
+};
+
+/// What the router asks the pumps to do.
+#[derive(Debug)]
+pub enum Out {
+    Client(Bytes),
+    Server(Bytes),
+    Event(Event),
+    /// A deadline may now be earlier than the watchdog's current sleep.
+    WakeWatchdog,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Normal,
+    /// Bounded by `startup_timeout_ms` and never cancelled (the spec forbids it).
+    Initialize,
+    /// Blocks until a task ends: no idle clock, only the hard maximum.
+    TaskResult,
+}
+
+#[derive(Debug)]
+struct Pending {
+    method: Box<str>,
+    tool: Option<Box<str>>,
+    token: Option<Id>,
+    task_id: Option<Box<str>>,
+    class: Class,
+    started: Instant,
+    last_activity: Instant,
+    bytes_in: usize,
+    progress: Option<Box<str>>,
+}
+
+/// A request waiting for the server, as heartbeats and status show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InflightView {
+    pub id: Id,
+    pub method: String,
+    pub tool: Option<String>,
+    pub age: Duration,
+    pub idle: Duration,
+    pub progress: Option<String>,
+}
+
+/// Set of recently finished keys with bounded memory: the oldest are forgotten first.
+#[derive(Debug)]
+struct Recent<T> {
+    set: HashSet<T>,
+    order: VecDeque<T>,
+    cap: usize,
+}
+
+impl<T: Clone + Eq + Hash> Recent<T> {
+    fn new(cap: usize) -> Self {
+        Recent {
+            set: HashSet::new(),
+            order: VecDeque::new(),
+            cap,
+        }
+    }
+
+    fn insert(&mut self, item: T) {
+        if self.set.insert(item.clone()) {
+            self.order.push_back(item);
+            if self.order.len() > self.cap {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn contains(&self, item: &T) -> bool {
+        self.set.contains(item)
+    }
+}
+
+/// Counters of one session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub requests: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    pub cancelled: u64,
+    pub bytes_from_client: u64,
+    pub bytes_from_server: u64,
+    pub noise_lines: u64,
+}
+
+pub struct Router {
+    server: Arc<str>,
+    limits: Arc<Limits>,
+    c2s: HashMap<Id, Pending>,
+    /// Server→client requests outstanding; while any is, idle clocks are paused (a person may
+    /// be answering an elicitation or a sampling request).
+    s2c: HashMap<Id, Instant>,
+    tokens: HashMap<Id, Id>,
+    dead: Recent<Id>,
+    dead_tokens: Recent<Id>,
+    own_ids: HashSet<Id>,
+    next_own: u64,
+    last_stderr: Option<Instant>,
+    pub stats: Stats,
+}
+
+const RECENT: usize = 4096;
+const NOISE_SHOWN: u64 = 20;
+
+impl Router {
+    pub fn new(server: &str, limits: Arc<Limits>) -> Router {
+        Router {
+            server: server.into(),
+            limits,
+            c2s: HashMap::new(),
+            s2c: HashMap::new(),
+            tokens: HashMap::new(),
+            dead: Recent::new(RECENT),
+            dead_tokens: Recent::new(RECENT),
+            own_ids: HashSet::new(),
+            next_own: 0,
+            last_stderr: None,
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn limits(&self) -> &Arc<Limits> {
+        &self.limits
+    }
+
+    /// New limits apply to requests from now on and to the running clocks.
+    pub fn set_limits(&mut self, limits: Arc<Limits>, out: &mut Vec<Out>) {
+        self.limits = limits;
+        out.push(Out::WakeWatchdog);
+    }
+
+    pub fn inflight(&self, now: Instant) -> Vec<InflightView> {
+        let mut v: Vec<_> = self
+            .c2s
+            .iter()
+            .map(|(id, p)| InflightView {
+                id: id.clone(),
+                method: p.method.to_string(),
+                tool: p.tool.as_deref().map(str::to_owned),
+                age: now.saturating_duration_since(p.started),
+                idle: now.saturating_duration_since(self.activity(p)),
+                progress: p.progress.as_deref().map(str::to_owned),
+            })
+            .collect();
+        v.sort_by(|a, b| b.age.cmp(&a.age));
+        v
+    }
+
+    pub fn pending_requests(&self) -> usize {
+        self.c2s.len()
+    }
+
+    // ---- client → server ------------------------------------------------------------------
+
+    pub fn from_client(&mut self, frame: Frame, now: Instant, out: &mut Vec<Out>) {
+        let line = match frame {
+            Frame::Message(line) => line,
+            Frame::Oversize { head, tail, len } => {
+                return self.client_oversize(&head, &tail, len, out);
+            }
+        };
+        self.stats.bytes_from_client += line.len() as u64;
+        let peek = match Peek::parse(&line) {
+            Ok(peek) => peek,
+            Err(e) => {
+                let msg = format!(
+                    "Parse error: the client sent a line that is not valid JSON ({e}); Warden did not pass it to server `{}`.",
+                    self.server
+                );
+                out.push(Out::Client(error_response(
+                    None,
+                    ErrorKind::ParseError,
+                    &self.server,
+                    &msg,
+                    json!({"detail": e.to_string()}),
+                )));
+                out.push(Out::Event(Event::new("parse_error").detail(e.to_string())));
+                return;
+            }
+        };
+        match peek.kind() {
+            Kind::Request => self.client_request(&peek, line.len(), now, out),
+            Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
+                if let Some(id) = &peek.request_id {
+                    if let Some(p) = self.c2s.remove(id) {
+                        self.stats.cancelled += 1;
+                        self.bury(id.clone(), p.token.clone());
+                        out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
+                    }
+                }
+            }
+            Kind::Response => {
+                if let Some(id) = &peek.id {
+                    self.s2c_done(id, now);
+                }
+            }
+            Kind::Notification | Kind::Other => {}
+        }
+        out.push(Out::Server(line));
+    }
+
+    fn client_request(&mut self, peek: &Peek<'_>, size: usize, now: Instant, out: &mut Vec<Out>) {
+        let Some(id) = peek.id.clone() else { return };
+        let method = peek.method.as_deref().unwrap_or_default();
+        let class = match method {
+            "initialize" => Class::Initialize,
+            "tasks/result" => Class::TaskResult,
+            _ => Class::Normal,
+        };
+        let pending = Pending {
+            method: method.into(),
+            tool: if method == "tools/call" {
+                peek.name.as_deref().map(Into::into)
+            } else {
+                None
+            },
+            token: peek.progress_token.clone(),
+            task_id: peek.task_id.as_deref().map(Into::into),
+            class,
+            started: now,
+            last_activity: now,
+            bytes_in: size,
+            progress: None,
+        };
+        self.stats.requests += 1;
+        if let Some(token) = &pending.token {
+            self.tokens.insert(token.clone(), id.clone());
+        }
+        if self.c2s.is_empty() {
+            out.push(Out::WakeWatchdog);
+        }
+        self.c2s.insert(id, pending);
+    }
+
+    fn client_oversize(&mut self, head: &[u8], tail: &[u8], len: u64, out: &mut Vec<Out>) {
+        self.stats.bytes_from_client += len;
+        let id = find_id_in_fragments(head, tail);
+        let limit = self.limits.max_message_bytes;
+        out.push(Out::Event(Event::new("oversize").detail(format!(
+            "client message of {len} bytes dropped (limit {limit})"
+        ))));
+        if let Some(id) = id {
+            let msg = format!(
+                "Request too large: the message was {} (max_message_bytes is {}), so Warden did not send it to server `{}`. Send less data in one request, or raise max_message_bytes in config.toml.",
+                human_bytes(len),
+                human_bytes(limit as u64),
+                self.server
+            );
+            out.push(Out::Client(error_response(
+                Some(&id),
+                ErrorKind::RequestTooLarge,
+                &self.server,
+                &msg,
+                json!({"bytes": len, "limit": limit}),
+            )));
+        }
+    }
+
+    // ---- server → client ------------------------------------------------------------------
+
+    pub fn from_server(&mut self, frame: Frame, now: Instant, out: &mut Vec<Out>) {
+        let line = match frame {
+            Frame::Message(line) => line,
+            Frame::Oversize { head, tail, len } => {
+                self.stats.bytes_from_server += len;
+                return self.server_unusable(&head, &tail, len, None, now, out);
+            }
+        };
+        self.stats.bytes_from_server += line.len() as u64;
+        let peek = match Peek::parse(&line) {
+            Ok(peek) => peek,
+            Err(e) => {
+                let head = &line[..line.len().min(HEAD_KEEP)];
+                let tail = &line[line.len().saturating_sub(TAIL_KEEP)..];
+                return self.server_unusable(head, tail, line.len() as u64, Some(e), now, out);
+            }
+        };
+        match peek.kind() {
+            Kind::Response => {
+                if let Some(id) = &peek.id {
+                    if self.own_ids.remove(id) {
+                        return;
+                    }
+                    if let Some(p) = self.c2s.remove(id) {
+                        if let Some(token) = &p.token {
+                            self.tokens.remove(token);
+                        }
+                        let outcome = if peek.has_error { "error" } else { "ok" };
+                        if peek.has_error {
+                            self.stats.errors += 1;
+                        }
+                        out.push(Out::Event(self.finished(
+                            id,
+                            &p,
+                            now,
+                            outcome,
+                            Some(line.len()),
+                        )));
+                    } else if self.dead.contains(id) {
+                        return; // the bridge already answered it (timeout) or the client cancelled it
+                    }
+                }
+            }
+            Kind::Request => {
+                if let Some(id) = &peek.id {
+                    self.s2c.insert(id.clone(), now);
+                }
+            }
+            Kind::Notification => match peek.method.as_deref() {
+                Some("notifications/progress") => {
+                    if let Some(token) = &peek.progress_token {
+                        if let Some(p) = self.tokens.get(token).and_then(|id| self.c2s.get_mut(id))
+                        {
+                            p.last_activity = now;
+                            if let Some(m) = &peek.message {
+                                p.progress = Some(m.as_ref().into());
+                            }
+                        } else if self.dead_tokens.contains(token) {
+                            return; // late progress of a request that is over
+                        }
+                    }
+                }
+                Some("notifications/cancelled") => {
+                    if let Some(id) = &peek.request_id {
+                        self.s2c_done(id, now);
+                    }
+                }
+                _ => {}
+            },
+            Kind::Other => {}
+        }
+        out.push(Out::Client(line));
+    }
+
+    /// A server line that cannot be relayed: too large, or not JSON. If it answers a waiting
+    /// request, that request fails now instead of timing out later.
+    fn server_unusable(
+        &mut self,
+        head: &[u8],
+        tail: &[u8],
+        len: u64,
+        parse: Option<serde_json::Error>,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) {
+        let waiting = find_id_in_fragments(head, tail).filter(|id| self.c2s.contains_key(id));
+        if let Some(id) = waiting {
+            let Some(p) = self.c2s.remove(&id) else {
+                return;
+            };
+            self.bury(id.clone(), p.token.clone());
+            self.stats.errors += 1;
+            let (kind, msg, data) = match &parse {
+                None => {
+                    let limit = self.limits.max_message_bytes;
+                    (
+                        ErrorKind::ResponseTooLarge,
+                        format!(
+                            "Response too large: server `{}` answered {} with {}, over max_message_bytes ({}). Warden dropped it so the session can go on. Narrow the request (fewer results, a smaller path), or raise max_message_bytes in config.toml.",
+                            self.server,
+                            describe(&p),
+                            human_bytes(len),
+                            human_bytes(limit as u64)
+                        ),
+                        json!({"bytes": len, "limit": limit}),
+                    )
+                }
+                Some(e) => (
+                    ErrorKind::InvalidResponse,
+                    format!(
+                        "Invalid response: server `{}` answered {} with a line that is not valid JSON ({e}). Warden dropped it. This is a bug in the server; its debug log may show more.",
+                        self.server,
+                        describe(&p)
+                    ),
+                    json!({"bytes": len, "detail": e.to_string()}),
+                ),
+            };
+            out.push(Out::Client(error_response(
+                Some(&id),
+                kind,
+                &self.server,
+                &msg,
+                data,
+            )));
+            out.push(Out::Event(self.finished(
+                &id,
+                &p,
+                now,
+                kind.as_str(),
+                Some(len as usize),
+            )));
+            return;
+        }
+        match parse {
+            None => out.push(Out::Event(Event::new("oversize").detail(format!(
+                "server message of {len} bytes dropped (limit {})",
+                self.limits.max_message_bytes
+            )))),
+            Some(e) => {
+                self.stats.noise_lines += 1;
+                if self.stats.noise_lines <= NOISE_SHOWN {
+                    let shown = String::from_utf8_lossy(&head[..head.len().min(200)]).into_owned();
+                    out.push(Out::Event(
+                        Event::new("stdout_noise").detail(format!("{e}: {shown}")),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Server stderr output: activity for the idle clocks when so configured.
+    pub fn on_stderr(&mut self, now: Instant) {
+        self.last_stderr = Some(now);
+    }
+
+    fn s2c_done(&mut self, id: &Id, now: Instant) {
+        if self.s2c.remove(id).is_some() && self.s2c.is_empty() {
+            // The pause is over: idle clocks restart from now.
+            for p in self.c2s.values_mut() {
+                p.last_activity = now;
+            }
+        }
+    }
+
+    // ---- the watchdog -------------------------------------------------------------------
+
+    fn activity(&self, p: &Pending) -> Instant {
+        match self.last_stderr {
+            Some(t) if self.limits.stderr_is_activity && t > p.last_activity => t,
+            _ => p.last_activity,
+        }
+    }
+
+    /// Fails every request past a deadline; returns the next deadline, if any.
+    pub fn tick(&mut self, now: Instant, out: &mut Vec<Out>) -> Option<Instant> {
+        let paused = !self.s2c.is_empty();
+        let mut expired = Vec::new();
+        let mut next: Option<Instant> = None;
+        for (id, p) in &self.c2s {
+            let hard = (p.class != Class::Initialize).then(|| p.started + self.limits.max_timeout);
+            let idle = match p.class {
+                Class::Normal if !paused => Some(self.activity(p) + self.limits.idle_timeout),
+                Class::Initialize => Some(p.started + self.limits.startup_timeout),
+                _ => None,
+            };
+            if hard.is_some_and(|t| t <= now) {
+                expired.push((id.clone(), ErrorKind::MaxTimeout));
+            } else if idle.is_some_and(|t| t <= now) {
+                let kind = if p.class == Class::Initialize {
+                    ErrorKind::StartupTimeout
+                } else {
+                    ErrorKind::Timeout
+                };
+                expired.push((id.clone(), kind));
+            } else {
+                for t in [hard, idle].into_iter().flatten() {
+                    next = Some(next.map_or(t, |n| n.min(t)));
+                }
+            }
+        }
+        for (id, kind) in expired {
+            self.expire(id, kind, now, out);
+        }
+        next
+    }
+
+    fn expire(&mut self, id: Id, kind: ErrorKind, now: Instant, out: &mut Vec<Out>) {
+        let Some(p) = self.c2s.remove(&id) else {
+            return;
+        };
+        self.stats.timeouts += 1;
+        self.bury(id.clone(), p.token.clone());
+        let elapsed = now.saturating_duration_since(p.started);
+        let l = &self.limits;
+        let (msg, limit) = match kind {
+            ErrorKind::MaxTimeout => (
+                format!(
+                    "Request timed out: {} on server `{}` ran for {} and passed max_timeout_ms ({}), the hard limit that applies even while a tool reports progress. Warden cancelled it. If the tool needs longer, raise max_timeout_ms for this server in config.toml.",
+                    describe(&p),
+                    self.server,
+                    secs(elapsed),
+                    l.max_timeout.as_millis()
+                ),
+                l.max_timeout,
+            ),
+            ErrorKind::StartupTimeout => (
+                format!(
+                    "Request timed out: server `{}` did not answer `initialize` within {} (startup_timeout_ms = {}). If it downloads packages on first start (npx, uvx), run it once by hand to fill the cache, or raise startup_timeout_ms.",
+                    self.server,
+                    secs(l.startup_timeout),
+                    l.startup_timeout.as_millis()
+                ),
+                l.startup_timeout,
+            ),
+            _ => (
+                format!(
+                    "Request timed out: {} on server `{}` had no response, progress or activity for {} (idle_timeout_ms = {}). Warden cancelled it. If the tool is slow but working, raise idle_timeout_ms for this server in config.toml; if the server is stuck, restart it.",
+                    describe(&p),
+                    self.server,
+                    secs(now.saturating_duration_since(self.activity(&p))),
+                    l.idle_timeout.as_millis()
+                ),
+                l.idle_timeout,
+            ),
+        };
+        let data = json!({
+            "limit_ms": limit.as_millis() as u64,
+            "elapsed_ms": elapsed.as_millis() as u64,
+            "method": &*p.method,
+        });
+        out.push(Out::Client(error_response(
+            Some(&id),
+            kind,
+            &self.server,
+            &msg,
+            data,
+        )));
+        match (p.class, &p.task_id) {
+            (Class::Initialize, _) => {}
+            (Class::TaskResult, Some(task_id)) => {
+                let own = self.own_id();
+                let cancel = json!({"jsonrpc": "2.0", "id": own.to_value(), "method": "tasks/cancel", "params": {"taskId": &**task_id}});
+                out.push(Out::Server(Bytes::from(cancel.to_string())));
+            }
+            _ => {
+                let reason = format!("Warden: {} (limit {} ms)", kind.as_str(), limit.as_millis());
+                out.push(Out::Server(notification(
+                    "notifications/cancelled",
+                    json!({"requestId": id.to_value(), "reason": reason}),
+                )));
+            }
+        }
+        out.push(Out::Event(self.finished(&id, &p, now, kind.as_str(), None)));
+    }
+
+    // ---- the end of a server ----------------------------------------------------------------
+
+    /// The server is gone: every waiting request fails now with `server_exited`, and the
+    /// client is told that the server's own requests will not be answered.
+    pub fn server_gone(&mut self, exit: &str, stderr_tail: &str, now: Instant, out: &mut Vec<Out>) {
+        let mut ids: Vec<Id> = self.c2s.keys().cloned().collect();
+        ids.sort_by_key(|id| id.to_json());
+        for id in ids {
+            let Some(p) = self.c2s.remove(&id) else {
+                continue;
+            };
+            self.bury(id.clone(), p.token.clone());
+            self.stats.errors += 1;
+            let mut msg = format!(
+                "Server exited: `{}` {exit} while {} was in flight.",
+                self.server,
+                describe(&p)
+            );
+            if !stderr_tail.trim().is_empty() {
+                let last = stderr_tail.trim().lines().last().unwrap_or_default();
+                let _ = write!(msg, " Its last stderr line: {last}");
+            }
+            let data = json!({"exit": exit, "stderr_tail": stderr_tail, "method": &*p.method});
+            out.push(Out::Client(error_response(
+                Some(&id),
+                ErrorKind::ServerExited,
+                &self.server,
+                &msg,
+                data,
+            )));
+            out.push(Out::Event(self.finished(
+                &id,
+                &p,
+                now,
+                "server_exited",
+                None,
+            )));
+        }
+        for (id, _) in self.s2c.drain() {
+            let reason = format!("server `{}` exited", self.server);
+            out.push(Out::Client(notification(
+                "notifications/cancelled",
+                json!({"requestId": id.to_value(), "reason": reason}),
+            )));
+        }
+    }
+
+    // ---- helpers ------------------------------------------------------------------------
+
+    fn bury(&mut self, id: Id, token: Option<Id>) {
+        if let Some(token) = token {
+            self.tokens.remove(&token);
+            self.dead_tokens.insert(token);
+        }
+        self.dead.insert(id);
+    }
+
+    fn own_id(&mut self) -> Id {
+        self.next_own += 1;
+        let id = Id::Str(format!("__warden/{}", self.next_own).into());
+        self.own_ids.insert(id.clone());
+        id
+    }
+
+    fn finished(
+        &self,
+        id: &Id,
+        p: &Pending,
+        now: Instant,
+        outcome: &'static str,
+        bytes_out: Option<usize>,
+    ) -> Event {
+        Event {
+            method: Some(p.method.to_string()),
+            id: Some(id.to_value()),
+            tool: p.tool.as_deref().map(str::to_owned),
+            duration_ms: Some(now.saturating_duration_since(p.started).as_millis() as u64),
+            outcome: Some(outcome),
+            bytes_in: Some(p.bytes_in as u64),
+            bytes_out: bytes_out.map(|b| b as u64),
+            ..Event::new("request")
+        }
+    }
+}
+
+fn describe(p: &Pending) -> String {
+    match &p.tool {
+        Some(tool) => format!("`{}` (tool `{tool}`)", p.method),
+        None => format!("`{}`", p.method),
+    }
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+pub(crate) fn human_bytes(n: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if n >= MIB {
+        format!("{:.1} MiB", n as f64 / MIB as f64)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,334 @@
+#![allow(clippy::unwrap_used)]
+use super::*;
+
+const S: Duration = Duration::from_secs(1);
+
+struct T {
+    r: Router,
+    t0: Instant,
+    out: Vec<Out>,
+}
+
+impl T {
+    fn new() -> T {
+        let limits = Limits {
+            idle_timeout: 5 * S,
+            max_timeout: 60 * S,
+            startup_timeout: 10 * S,
+            ..Limits::default()
+        };
+        T {
+            r: Router::new("fake", Arc::new(limits)),
+            t0: Instant::now(),
+            out: Vec::new(),
+        }
+    }
+    fn at(&self, secs: f64) -> Instant {
+        self.t0 + Duration::from_secs_f64(secs)
+    }
+    fn client(&mut self, secs: f64, line: &str) {
+        let now = self.at(secs);
+        self.r.from_client(
+            Frame::Message(Bytes::copy_from_slice(line.as_bytes())),
+            now,
+            &mut self.out,
+        );
+    }
+    fn server(&mut self, secs: f64, line: &str) {
+        let now = self.at(secs);
+        self.r.from_server(
+            Frame::Message(Bytes::copy_from_slice(line.as_bytes())),
+            now,
+            &mut self.out,
+        );
+    }
+    fn tick(&mut self, secs: f64) -> Option<f64> {
+        let now = self.at(secs);
+        self.r
+            .tick(now, &mut self.out)
+            .map(|t| (t - self.t0).as_secs_f64())
+    }
+    /// Takes what was written to (client, server) as JSON.
+    fn take(&mut self) -> (Vec<Value>, Vec<Value>) {
+        let (mut c, mut s) = (Vec::new(), Vec::new());
+        for o in self.out.drain(..) {
+            match o {
+                Out::Client(b) => c.push(serde_json::from_slice(&b).unwrap()),
+                Out::Server(b) => s.push(serde_json::from_slice(&b).unwrap()),
+                _ => {}
+            }
+        }
+        (c, s)
+    }
+}
+
+fn call(id: &str, extra: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search"{extra}}}}}"#
+    )
+}
+
+#[test]
+fn relays_and_matches_responses() {
+    let mut t = T::new();
+    t.client(0.0, &call("0", ""));
+    assert_eq!(t.r.pending_requests(), 1);
+    t.server(0.1, r#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
+    let (c, s) = t.take();
+    assert_eq!((c.len(), s.len()), (1, 1));
+    assert_eq!(t.r.pending_requests(), 0);
+    assert_eq!(t.tick(100.0), None);
+}
+
+#[test]
+fn idle_timeout_answers_client_cancels_server_and_drops_late_messages() {
+    let mut t = T::new();
+    t.client(0.0, &call("7", r#","_meta":{"progressToken":"tok"}"#));
+    t.take();
+    assert_eq!(t.tick(1.0), Some(5.0));
+    t.tick(5.0);
+    let (c, s) = t.take();
+    assert_eq!(c[0]["id"], 7);
+    assert_eq!(c[0]["error"]["code"], -32001);
+    assert_eq!(c[0]["error"]["data"]["kind"], "timeout");
+    assert_eq!(c[0]["error"]["data"]["limit_ms"], 5000);
+    assert!(
+        c[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Request timed out")
+    );
+    assert_eq!(s[0]["method"], "notifications/cancelled");
+    assert_eq!(s[0]["params"]["requestId"], 7);
+    t.server(6.0, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1}}"#);
+    t.server(6.0, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+    assert_eq!(t.take(), (vec![], vec![]));
+}
+
+#[test]
+fn progress_resets_the_idle_clock_but_not_the_hard_limit() {
+    let mut t = T::new();
+    t.client(0.0, &call("1", r#","_meta":{"progressToken":1}"#));
+    for i in 1..=14 {
+        let at = i as f64 * 4.0;
+        t.server(at, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"message":"working"}}"#);
+        t.tick(at);
+        assert_eq!(t.r.pending_requests(), 1, "at {at}s");
+    }
+    assert_eq!(
+        t.r.inflight(t.at(56.0))[0].progress.as_deref(),
+        Some("working")
+    );
+    t.take();
+    t.tick(60.0);
+    let (c, _) = t.take();
+    assert_eq!(c[0]["error"]["data"]["kind"], "max_timeout");
+}
+
+#[test]
+fn stderr_is_activity_when_configured() {
+    let mut t = T::new();
+    t.client(0.0, &call("1", ""));
+    t.r.on_stderr(t.at(4.0));
+    t.tick(6.0);
+    assert_eq!(t.r.pending_requests(), 1);
+    t.tick(9.0);
+    assert_eq!(t.r.pending_requests(), 0);
+
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        stderr_is_activity: false,
+        ..(**t.r.limits()).clone()
+    });
+    t.client(0.0, &call("1", ""));
+    t.r.on_stderr(t.at(4.0));
+    t.tick(6.0);
+    assert_eq!(t.r.pending_requests(), 0);
+}
+
+#[test]
+fn server_to_client_requests_pause_the_idle_clock() {
+    let mut t = T::new();
+    t.client(0.0, &call("0", ""));
+    t.server(
+        1.0,
+        r#"{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"ok?"}}"#,
+    );
+    assert_eq!(t.tick(30.0), Some(60.0));
+    assert_eq!(t.r.pending_requests(), 1);
+    // The client answers the server's id 0 while its own id 0 is still pending.
+    t.client(
+        30.0,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}"#,
+    );
+    assert_eq!(t.r.pending_requests(), 1);
+    t.tick(34.0);
+    assert_eq!(t.r.pending_requests(), 1);
+    t.tick(35.0);
+    assert_eq!(t.r.pending_requests(), 0);
+}
+
+#[test]
+fn initialize_gets_startup_timeout_and_is_never_cancelled() {
+    let mut t = T::new();
+    t.client(
+        0.0,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+    );
+    t.take();
+    t.tick(9.0);
+    assert_eq!(t.r.pending_requests(), 1);
+    t.tick(10.0);
+    let (c, s) = t.take();
+    assert_eq!(c[0]["error"]["data"]["kind"], "startup_timeout");
+    assert!(s.is_empty(), "initialize must not be cancelled: {s:?}");
+}
+
+#[test]
+fn tasks_result_is_exempt_from_idle_and_cancelled_with_tasks_cancel() {
+    let mut t = T::new();
+    t.client(
+        0.0,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"t-1"}}"#,
+    );
+    t.take();
+    t.tick(30.0);
+    assert_eq!(t.r.pending_requests(), 1);
+    t.tick(60.0);
+    let (c, s) = t.take();
+    assert_eq!(c[0]["error"]["data"]["kind"], "max_timeout");
+    assert_eq!(s[0]["method"], "tasks/cancel");
+    assert_eq!(s[0]["params"]["taskId"], "t-1");
+    // The answer to the bridge's own request is swallowed.
+    let own = s[0]["id"].to_string();
+    t.server(
+        61.0,
+        &format!(r#"{{"jsonrpc":"2.0","id":{own},"result":{{}}}}"#),
+    );
+    assert_eq!(t.take(), (vec![], vec![]));
+}
+
+#[test]
+fn client_cancel_is_forwarded_and_late_response_dropped() {
+    let mut t = T::new();
+    t.client(0.0, &call("\"a\"", ""));
+    t.client(
+        1.0,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}"#,
+    );
+    let (_, s) = t.take();
+    assert_eq!(s.len(), 2);
+    assert_eq!(t.r.pending_requests(), 0);
+    t.server(2.0, r#"{"jsonrpc":"2.0","id":"a","result":{}}"#);
+    assert_eq!(t.take(), (vec![], vec![]));
+}
+
+#[test]
+fn unknown_responses_and_other_shapes_pass_through() {
+    let mut t = T::new();
+    t.server(0.0, r#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
+    t.server(0.0, r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#);
+    t.client(0.0, r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    t.client(
+        0.0,
+        r#"{"jsonrpc":"2.0","method":"server/discover","x":{"unknown":true}}"#,
+    );
+    let (c, s) = t.take();
+    assert_eq!((c.len(), s.len()), (2, 2));
+}
+
+#[test]
+fn bad_lines() {
+    let mut t = T::new();
+    t.client(0.0, "not json");
+    let (c, s) = t.take();
+    assert!(s.is_empty());
+    assert!(c[0]["id"].is_null());
+    assert_eq!(c[0]["error"]["code"], -32700);
+    assert_eq!(c[0]["error"]["data"]["kind"], "parse_error");
+
+    // Server noise is dropped; an invalid answer to a waiting request fails it at once.
+    t.client(0.0, &call("4", ""));
+    t.take();
+    t.server(0.1, "npm WARN deprecated something");
+    assert_eq!(t.take(), (vec![], vec![]));
+    assert_eq!(t.r.stats.noise_lines, 1);
+    t.r.from_server(
+        Frame::Message(Bytes::from_static(
+            b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":\"\xff\"}",
+        )),
+        t.at(0.2),
+        &mut t.out,
+    );
+    let (c, _) = t.take();
+    assert_eq!(c[0]["id"], 4);
+    assert_eq!(c[0]["error"]["data"]["kind"], "invalid_response");
+}
+
+#[test]
+fn oversize_both_ways() {
+    let mut t = T::new();
+    t.client(0.0, &call("5", ""));
+    t.take();
+    let head =
+        Bytes::from_static(br#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"aaaa"#);
+    let tail = Bytes::from_static(br#"aaaa"}]},"id":5}"#);
+    t.r.from_server(
+        Frame::Oversize {
+            head,
+            tail,
+            len: 300 << 20,
+        },
+        t.at(1.0),
+        &mut t.out,
+    );
+    let (c, _) = t.take();
+    assert_eq!(c[0]["id"], 5);
+    assert_eq!(c[0]["error"]["code"], -32603);
+    assert_eq!(c[0]["error"]["data"]["kind"], "message_too_large");
+    assert_eq!(c[0]["error"]["data"]["bytes"], 300u64 << 20);
+
+    let head =
+        Bytes::from_static(br#"{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"#);
+    t.r.from_client(
+        Frame::Oversize {
+            head,
+            tail: Bytes::new(),
+            len: 1 << 30,
+        },
+        t.at(2.0),
+        &mut t.out,
+    );
+    let (c, s) = t.take();
+    assert!(s.is_empty());
+    assert_eq!(c[0]["id"], "big");
+    assert_eq!(c[0]["error"]["code"], -32600);
+}
+
+#[test]
+fn server_gone_fails_everything_and_cancels_server_requests() {
+    let mut t = T::new();
+    t.client(0.0, &call("1", ""));
+    t.client(0.0, &call("2", ""));
+    t.server(0.5, r#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#);
+    t.take();
+    t.r.server_gone(
+        "exited with status 3",
+        "boom\nlast words\n",
+        t.at(1.0),
+        &mut t.out,
+    );
+    let (c, _) = t.take();
+    assert_eq!(c.len(), 3);
+    assert_eq!(c[0]["error"]["data"]["kind"], "server_exited");
+    assert_eq!(c[0]["error"]["data"]["stderr_tail"], "boom\nlast words\n");
+    assert!(
+        c[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("last words")
+    );
+    assert_eq!(c[2]["method"], "notifications/cancelled");
+    assert_eq!(c[2]["params"]["requestId"], 0);
+    assert_eq!(t.r.pending_requests(), 0);
+}

@@ -1,0 +1,240 @@
+//! Every config key: its default, the reason for the default, its range and how to apply it.
+//! This table is the single source for validation, `--set`, and the documentation.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use toml::Value;
+
+use super::{Fallback, Limits};
+
+pub struct KeyDef {
+    pub name: &'static str,
+    /// The default, as TOML.
+    pub default: &'static str,
+    /// What it means and why the default is what it is.
+    pub doc: &'static str,
+    /// What to write instead of a bad value.
+    pub fix: &'static str,
+    pub apply: fn(&mut Limits, &Value) -> Result<(), String>,
+}
+
+const DAY_MS: i64 = 86_400_000;
+const GIB: i64 = 1 << 30;
+
+fn int(v: &Value, min: i64, max: i64, unit: &str) -> Result<i64, String> {
+    match v {
+        Value::Integer(n) if (min..=max).contains(n) => Ok(*n),
+        Value::Integer(n) => Err(format!("= {n} is out of range ({min} to {max}{unit})")),
+        other => Err(format!(
+            "must be a whole number{unit}, not {}",
+            other.type_str()
+        )),
+    }
+}
+
+fn ms(v: &Value, min: i64, max: i64) -> Result<Duration, String> {
+    int(v, min, max, " ms").map(|n| Duration::from_millis(n.unsigned_abs()))
+}
+
+fn boolean(v: &Value) -> Result<bool, String> {
+    v.as_bool()
+        .ok_or_else(|| format!("must be true or false, not {}", v.type_str()))
+}
+
+pub const KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "idle_timeout_ms",
+        default: "50000",
+        doc: "Fail a request that has had no response, progress or activity for this long. \
+              50 s is below the 60 s after which common clients (TypeScript SDK hosts such as \
+              Claude Desktop and Cline) give up on their own, so the user sees Warden's \
+              explanation instead of a bare 'Request timed out'.",
+        fix: "a duration in milliseconds from 100 to 86400000, e.g. 50000",
+        apply: |l, v| Ok(l.idle_timeout = ms(v, 100, DAY_MS)?),
+    },
+    KeyDef {
+        name: "max_timeout_ms",
+        default: "600000",
+        doc: "Fail a request after this long even while it reports progress. Ten minutes lets \
+              long indexing or build tools finish while still bounding a tool that reports \
+              progress forever.",
+        fix: "a duration in milliseconds from 1000 to 604800000 (a week), at least idle_timeout_ms",
+        apply: |l, v| Ok(l.max_timeout = ms(v, 1000, 7 * DAY_MS)?),
+    },
+    KeyDef {
+        name: "startup_timeout_ms",
+        default: "45000",
+        doc: "Time a (re)started server has to answer its handshake. Covers npx/uvx cold starts \
+              that download packages (often 10-40 s) while staying under the 60 s clients allow \
+              for `initialize`.",
+        fix: "a duration in milliseconds from 100 to 3600000, e.g. 45000",
+        apply: |l, v| Ok(l.startup_timeout = ms(v, 100, 3_600_000)?),
+    },
+    KeyDef {
+        name: "stderr_is_activity",
+        default: "true",
+        doc: "Whether server stderr output resets the idle clock of its requests. On by \
+              default: a server that is writing logs is alive (npm install chatter, build \
+              output); turn it off for servers that log on a timer while stuck.",
+        fix: "true or false",
+        apply: |l, v| Ok(l.stderr_is_activity = boolean(v)?),
+    },
+    KeyDef {
+        name: "max_message_bytes",
+        default: "268435456",
+        doc: "Largest single message relayed in either direction. 256 MiB passes the largest \
+              real results seen (a 97 MB ripgrep result) while bounding the memory one line \
+              may take; larger lines are dropped while streaming and the request gets an error.",
+        fix: "a size in bytes from 1024 to 4294967296 (4 GiB), e.g. 268435456",
+        apply: |l, v| {
+            let n = int(v, 1024, 4 * GIB, " bytes")?;
+            Ok(l.max_message_bytes = usize::try_from(n).unwrap_or(usize::MAX))
+        },
+    },
+    KeyDef {
+        name: "retries",
+        default: "2",
+        doc: "How many times a safe request (list/read/get, ping, read-only or idempotent \
+              tools, requests that never reached the server) is re-sent after a transient \
+              failure. Two rides out a restart without hiding a server that keeps failing.",
+        fix: "a whole number from 0 to 10",
+        apply: |l, v| Ok(l.retries = u32::try_from(int(v, 0, 10, "")?).unwrap_or(0)),
+    },
+    KeyDef {
+        name: "backoff_ms",
+        default: "250",
+        doc: "First restart/retry delay; it doubles on each consecutive failure. 250 ms makes a \
+              one-off crash nearly invisible.",
+        fix: "a duration in milliseconds from 10 to 600000, e.g. 250",
+        apply: |l, v| Ok(l.backoff = ms(v, 10, 600_000)?),
+    },
+    KeyDef {
+        name: "max_backoff_ms",
+        default: "30000",
+        doc: "Upper bound of the doubling restart/retry delay, so a crash-looping server is \
+              retried twice a minute rather than hammered or abandoned.",
+        fix: "a duration in milliseconds from 10 to 3600000, at least backoff_ms",
+        apply: |l, v| Ok(l.max_backoff = ms(v, 10, 3_600_000)?),
+    },
+    KeyDef {
+        name: "circuit_failures",
+        default: "5",
+        doc: "Consecutive failures (crashes, start-up failures, timeouts) that open the circuit \
+              breaker, after which requests fail at once instead of each waiting for a timeout.",
+        fix: "a whole number from 1 to 1000, e.g. 5",
+        apply: |l, v| Ok(l.circuit_failures = u32::try_from(int(v, 1, 1000, "")?).unwrap_or(1)),
+    },
+    KeyDef {
+        name: "circuit_cooldown_ms",
+        default: "30000",
+        doc: "Time the breaker stays open before one trial request may half-open it.",
+        fix: "a duration in milliseconds from 100 to 86400000, e.g. 30000",
+        apply: |l, v| Ok(l.circuit_cooldown = ms(v, 100, DAY_MS)?),
+    },
+    KeyDef {
+        name: "debug",
+        default: "false",
+        doc: "Full message logging for this server into its debug log, secrets redacted. Off by \
+              default: messages can be large and private.",
+        fix: "true or false",
+        apply: |l, v| Ok(l.debug = boolean(v)?),
+    },
+    KeyDef {
+        name: "fallback",
+        default: "\"off\"",
+        doc: "`\"rg\"` serves ripgrep tools locally when the server is down (circuit open); \
+              `\"off\"` reports the failure. Off by default: only search servers can be \
+              replaced by local search.",
+        fix: "\"off\" or \"rg\"",
+        apply: |l, v| {
+            l.fallback = match v.as_str() {
+                Some("off") => Fallback::Off,
+                Some("rg") => Fallback::Rg,
+                _ => return Err(format!("must be \"off\" or \"rg\", not {v}")),
+            };
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "force_fallback",
+        default: "false",
+        doc: "Serve from local ripgrep now, whatever the server's state (the one-click switch).",
+        fix: "true or false",
+        apply: |l, v| Ok(l.force_fallback = boolean(v)?),
+    },
+    KeyDef {
+        name: "fallback_roots",
+        default: "[]",
+        doc: "Absolute directories the ripgrep fallback may search. Empty means the bridge's \
+              working directory, which is the project the client started the server in.",
+        fix: "a list of absolute paths, e.g. [\"/home/me/src\"]",
+        apply: |l, v| {
+            let list = v
+                .as_array()
+                .ok_or_else(|| format!("must be a list of paths, not {}", v.type_str()))?;
+            let mut roots = Vec::with_capacity(list.len());
+            for item in list {
+                let s = item.as_str().ok_or_else(|| {
+                    format!("must list paths as strings, not {}", item.type_str())
+                })?;
+                let path = match s.strip_prefix("~/") {
+                    Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
+                    None => PathBuf::from(s),
+                };
+                if !path.is_absolute() {
+                    return Err(format!("lists {s:?}, which is not an absolute path"));
+                }
+                roots.push(path);
+            }
+            Ok(l.fallback_roots = roots)
+        },
+    },
+    KeyDef {
+        name: "clamp",
+        default: "{}",
+        doc: "Per-tool caps on numeric arguments, e.g. `{ \"advanced-search\" = { maxResults = 500 } }`: \
+              a larger value is lowered to the cap and the call goes through.",
+        fix: "a table of tool names to tables of argument caps, e.g. { search = { maxResults = 500 } }",
+        apply: |l, v| {
+            let tools = v
+                .as_table()
+                .ok_or_else(|| format!("must be a table, not {}", v.type_str()))?;
+            let mut clamp = std::collections::BTreeMap::new();
+            for (tool, caps) in tools {
+                let caps = caps
+                    .as_table()
+                    .ok_or_else(|| format!("entry `{tool}` must be a table of argument = cap"))?;
+                let mut out = std::collections::BTreeMap::new();
+                for (arg, cap) in caps {
+                    let cap = match cap {
+                        Value::Integer(n) => *n as f64,
+                        Value::Float(f) => *f,
+                        other => {
+                            return Err(format!(
+                                "cap `{tool}.{arg}` must be a number, not {}",
+                                other.type_str()
+                            ));
+                        }
+                    };
+                    if !cap.is_finite() || cap < 0.0 {
+                        return Err(format!("cap `{tool}.{arg}` must be a finite number ≥ 0"));
+                    }
+                    out.insert(arg.clone(), cap);
+                }
+                clamp.insert(tool.clone(), out);
+            }
+            Ok(l.clamp = clamp)
+        },
+    },
+    KeyDef {
+        name: "result_soft_cap_bytes",
+        default: "0",
+        doc: "Truncate a larger tool result's text content, with a visible note telling the \
+              model how to narrow its query (0 = off). Off by default because the bridge has no \
+              size cliff; set it for clients that break on large results (the TypeScript SDK \
+              drops the connection above 10 MiB).",
+        fix: "a size in bytes from 0 to 4294967296, e.g. 8388608",
+        apply: |l, v| Ok(l.result_soft_cap_bytes = int(v, 0, 4 * GIB, " bytes")?.unsigned_abs()),
+    },
+];

@@ -1,0 +1,377 @@
+//! config.toml: limits per server, loaded in two phases.
+//!
+//! Phase one reads the file into raw layers (`[defaults]`, `[servers.NAME]`, `--set`
+//! overrides) keeping each value's line. Phase two resolves the layers for one server into
+//! typed, validated [`Limits`]. Every value in the file is validated at load time, not only the
+//! ones in use, so a typo is reported the first time any bridge starts. Errors name the file,
+//! the line, the key and the fix; unknown keys are warnings, so an older or newer config keeps
+//! loading.
+
+mod keys;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+pub use keys::{KEYS, KeyDef};
+
+/// The fallback mode of a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fallback {
+    #[default]
+    Off,
+    Rg,
+}
+
+/// Validated, resolved limits of one server. See [`KEYS`] for meaning, defaults and reasons.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    pub idle_timeout: Duration,
+    pub max_timeout: Duration,
+    pub startup_timeout: Duration,
+    pub stderr_is_activity: bool,
+    pub max_message_bytes: usize,
+    pub retries: u32,
+    pub backoff: Duration,
+    pub max_backoff: Duration,
+    pub circuit_failures: u32,
+    pub circuit_cooldown: Duration,
+    pub debug: bool,
+    pub fallback: Fallback,
+    pub force_fallback: bool,
+    pub fallback_roots: Vec<PathBuf>,
+    pub clamp: BTreeMap<String, BTreeMap<String, f64>>,
+    pub result_soft_cap_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let mut limits = Limits {
+            idle_timeout: Duration::ZERO,
+            max_timeout: Duration::ZERO,
+            startup_timeout: Duration::ZERO,
+            stderr_is_activity: false,
+            max_message_bytes: 0,
+            retries: 0,
+            backoff: Duration::ZERO,
+            max_backoff: Duration::ZERO,
+            circuit_failures: 0,
+            circuit_cooldown: Duration::ZERO,
+            debug: false,
+            fallback: Fallback::Off,
+            force_fallback: false,
+            fallback_roots: Vec::new(),
+            clamp: BTreeMap::new(),
+            result_soft_cap_bytes: 0,
+        };
+        for key in KEYS {
+            let value: Value =
+                toml::from_str::<BTreeMap<String, Value>>(&format!("v = {}", key.default))
+                    .ok()
+                    .and_then(|mut m| m.remove("v"))
+                    .unwrap_or(Value::Boolean(false));
+            // The defaults are checked by a unit test; a bad one cannot reach users.
+            let _ = (key.apply)(&mut limits, &value);
+        }
+        limits
+    }
+}
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    File { path: PathBuf, line: usize },
+    Set,
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Set => f.write_str("--set"),
+            Origin::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// A config value that cannot be used. The message says where, what and how to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {}: {source}. Fix: make it readable, or set WARDEN_CONFIG to another file", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {} is not valid TOML: {message}Fix: correct the syntax at the line shown (the file was not changed)", path.display())]
+    Syntax { path: PathBuf, message: String },
+    #[error("{origin}: `{key}` {problem}. Fix: {fix}")]
+    Invalid {
+        origin: Origin,
+        key: String,
+        problem: String,
+        fix: String,
+    },
+    #[error("--set {arg:?} is not KEY=VALUE. Fix: write it like --set idle_timeout_ms=20000")]
+    BadSet { arg: String },
+}
+
+#[derive(Debug, Clone, Default)]
+struct Layer(BTreeMap<String, (Value, Origin)>);
+
+/// A loaded config file (or the defaults when there is none).
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub path: Option<PathBuf>,
+    defaults: Layer,
+    servers: BTreeMap<String, Layer>,
+    /// Unknown keys and tables, with where they are: reported, never fatal.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    defaults: BTreeMap<String, Spanned<Value>>,
+    #[serde(default)]
+    servers: BTreeMap<String, BTreeMap<String, Spanned<Value>>>,
+    #[serde(flatten)]
+    other: BTreeMap<String, Value>,
+}
+
+/// `$WARDEN_CONFIG`, else `<user config dir>/warden/config.toml`.
+pub fn default_path() -> Option<PathBuf> {
+    std::env::var_os("WARDEN_CONFIG")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::config_dir().map(|d| d.join("warden").join("config.toml")))
+}
+
+impl Config {
+    /// Loads `path`; a missing file means defaults.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config {
+                    path: Some(path.to_owned()),
+                    ..Config::default()
+                });
+            }
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let line_of = |span: std::ops::Range<usize>| {
+            1 + text[..span.start.min(text.len())].matches('\n').count()
+        };
+        let layer = |table: BTreeMap<String, Spanned<Value>>| {
+            Layer(
+                table
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let origin = Origin::File {
+                            path: path.to_owned(),
+                            line: line_of(v.span()),
+                        };
+                        (k, (v.into_inner(), origin))
+                    })
+                    .collect(),
+            )
+        };
+        let mut config = Config {
+            path: Some(path.to_owned()),
+            defaults: layer(raw.defaults),
+            servers: raw
+                .servers
+                .into_iter()
+                .map(|(name, t)| (name, layer(t)))
+                .collect(),
+            warnings: Vec::new(),
+        };
+        for key in raw.other.keys() {
+            config.warnings.push(format!(
+                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME])",
+                path.display()
+            ));
+        }
+        let mut scratch = Limits::default();
+        let layers = std::iter::once(("defaults".to_owned(), &config.defaults)).chain(
+            config
+                .servers
+                .iter()
+                .map(|(n, l)| (format!("servers.{n}"), l)),
+        );
+        let mut warnings = Vec::new();
+        for (table, layer) in layers {
+            for (key, (value, origin)) in &layer.0 {
+                match KEYS.iter().find(|k| k.name == key) {
+                    Some(def) => {
+                        check(def, &mut scratch, value, origin, &format!("{table}.{key}"))?
+                    }
+                    None => warnings.push(format!(
+                        "{origin}: unknown key `{table}.{key}` ignored{}",
+                        suggest(key)
+                    )),
+                }
+            }
+        }
+        config.warnings.extend(warnings);
+        Ok(config)
+    }
+
+    /// The limits of `server`: built-in defaults, then `[defaults]`, then `[servers.NAME]`,
+    /// then the `--set` overrides.
+    pub fn limits_for(&self, server: &str, overrides: &Overrides) -> Result<Limits, ConfigError> {
+        let mut limits = Limits::default();
+        let server_layer = self.servers.get(server);
+        let layers = [Some(&self.defaults), server_layer, Some(&overrides.0)];
+        for layer in layers.into_iter().flatten() {
+            for (key, (value, origin)) in &layer.0 {
+                if let Some(def) = KEYS.iter().find(|k| k.name == key) {
+                    check(def, &mut limits, value, origin, key)?;
+                }
+            }
+        }
+        cross_check(&limits, server)?;
+        Ok(limits)
+    }
+
+    /// Names of the servers that have a `[servers.NAME]` table.
+    pub fn server_names(&self) -> impl Iterator<Item = &str> {
+        self.servers.keys().map(String::as_str)
+    }
+}
+
+fn check(
+    def: &KeyDef,
+    limits: &mut Limits,
+    value: &Value,
+    origin: &Origin,
+    key: &str,
+) -> Result<(), ConfigError> {
+    (def.apply)(limits, value).map_err(|problem| ConfigError::Invalid {
+        origin: origin.clone(),
+        key: key.to_owned(),
+        problem,
+        fix: format!("{} (default: {})", def.fix, def.default),
+    })
+}
+
+fn cross_check(l: &Limits, server: &str) -> Result<(), ConfigError> {
+    let invalid = |key: &str, problem: String, fix: &str| ConfigError::Invalid {
+        origin: Origin::Default,
+        key: format!("servers.{server}.{key}"),
+        problem,
+        fix: fix.to_owned(),
+    };
+    if l.max_timeout < l.idle_timeout {
+        return Err(invalid(
+            "max_timeout_ms",
+            format!(
+                "({} ms) is below idle_timeout_ms ({} ms)",
+                l.max_timeout.as_millis(),
+                l.idle_timeout.as_millis()
+            ),
+            "raise max_timeout_ms or lower idle_timeout_ms: the hard maximum must be at least the idle limit",
+        ));
+    }
+    if l.max_backoff < l.backoff {
+        return Err(invalid(
+            "max_backoff_ms",
+            format!(
+                "({} ms) is below backoff_ms ({} ms)",
+                l.max_backoff.as_millis(),
+                l.backoff.as_millis()
+            ),
+            "raise max_backoff_ms or lower backoff_ms",
+        ));
+    }
+    Ok(())
+}
+
+fn suggest(key: &str) -> String {
+    let close = KEYS.iter().map(|k| k.name).min_by_key(|k| strsim(k, key));
+    match close {
+        Some(k) if strsim(k, key) <= 3 => format!(" (did you mean `{k}`?)"),
+        _ => String::new(),
+    }
+}
+
+/// Levenshtein distance, for "did you mean".
+fn strsim(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// `--set KEY=VALUE` overrides of one session.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides(Layer);
+
+impl Overrides {
+    /// Parses `KEY=VALUE` items. VALUE is TOML (`20000`, `true`, `"rg"`, `["/src"]`); a bare
+    /// word that is not TOML is taken as a string, so `--set fallback=rg` works.
+    pub fn parse<S: AsRef<str>>(items: &[S]) -> Result<Overrides, ConfigError> {
+        let mut layer = Layer::default();
+        for item in items {
+            let item = item.as_ref();
+            let Some((key, value)) = item.split_once('=') else {
+                return Err(ConfigError::BadSet {
+                    arg: item.to_owned(),
+                });
+            };
+            let key = key.trim();
+            if !KEYS.iter().any(|k| k.name == key) {
+                return Err(ConfigError::Invalid {
+                    origin: Origin::Set,
+                    key: key.to_owned(),
+                    problem: format!("is not a config key{}", suggest(key)),
+                    fix: format!(
+                        "use one of: {}",
+                        KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
+            let value = toml::from_str::<BTreeMap<String, Value>>(&format!("v = {value}"))
+                .ok()
+                .and_then(|mut m| m.remove("v"))
+                .unwrap_or_else(|| Value::String(value.to_owned()));
+            let def = KEYS.iter().find(|k| k.name == key);
+            if let Some(def) = def {
+                check(def, &mut Limits::default(), &value, &Origin::Set, key)?;
+            }
+            layer.0.insert(key.to_owned(), (value, Origin::Set));
+        }
+        Ok(Overrides(layer))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+//! Session events as JSON lines: metadata only (method, id, tool, duration, outcome, sizes),
+//! never message contents. One file per server, rotated by size.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One event. Fields that do not apply are left out of the JSON.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Event {
+    pub ts_ms: u64,
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_in: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_out: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Event {
+    pub fn new(kind: &'static str) -> Event {
+        let ts_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Event {
+            ts_ms,
+            kind,
+            ..Event::default()
+        }
+    }
+
+    pub fn detail(mut self, detail: impl Into<String>) -> Event {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
+/// An append-only JSONL file that rotates to `.1`, `.2`, … when it grows past `max_bytes`.
+/// Several bridges of one server may append to the same file: each line is one `write`, and
+/// only the writer whose file is still current renames it.
+pub struct JsonlLog {
+    path: PathBuf,
+    file: File,
+    size: u64,
+    max_bytes: u64,
+    keep: u32,
+}
+
+impl JsonlLog {
+    pub const DEFAULT_MAX_BYTES: u64 = 8 << 20;
+    pub const DEFAULT_KEEP: u32 = 3;
+
+    pub fn open(path: &Path, max_bytes: u64, keep: u32) -> io::Result<JsonlLog> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = open_append(path)?;
+        let size = file.metadata()?.len();
+        Ok(JsonlLog {
+            path: path.to_owned(),
+            file,
+            size,
+            max_bytes,
+            keep,
+        })
+    }
+
+    /// Appends one record (a line is added).
+    pub fn append(&mut self, record: &impl Serialize) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.size += line.len() as u64;
+        if self.size > self.max_bytes {
+            self.rotate()?;
+        }
+        Ok(())
+    }
+
+    fn rotate(&mut self) -> io::Result<()> {
+        if self.is_current() {
+            for n in (1..self.keep).rev() {
+                let _ = std::fs::rename(numbered(&self.path, n), numbered(&self.path, n + 1));
+            }
+            std::fs::rename(&self.path, numbered(&self.path, 1))?;
+        }
+        self.file = open_append(&self.path)?;
+        self.size = self.file.metadata()?.len();
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    fn is_current(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(&self.path), self.file.metadata()) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn is_current(&self) -> bool {
+        true
+    }
+}
+
+fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+fn numbered(path: &Path, n: u32) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(format!(".{n}"));
+    PathBuf::from(s)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn rotates_and_keeps_a_bounded_number_of_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("logs/x.jsonl");
+        let mut log = JsonlLog::open(&path, 1000, 2).unwrap();
+        for i in 0..200 {
+            log.append(&Event::new("request").detail(format!("n{i}")))
+                .unwrap();
+        }
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        for p in [path.clone(), numbered(&path, 1), numbered(&path, 2)] {
+            assert!(std::fs::metadata(&p).unwrap().len() <= 1100);
+            for line in std::fs::read_to_string(&p).unwrap().lines() {
+                let v: Value = serde_json::from_str(line).unwrap();
+                assert_eq!(v["kind"], "request");
+            }
+        }
+        let last = std::fs::read_to_string(&path).unwrap();
+        assert!(last.contains("n199"));
+    }
+}

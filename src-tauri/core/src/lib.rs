@@ -1,0 +1,8 @@
+//! MCP Warden's core: everything but the GUI. The `warden` CLI and the tray app are thin
+//! shells over this crate; it never depends on Tauri.
+
+pub mod bridge;
+pub mod config;
+pub mod events;
+pub mod paths;
+pub mod protocol;

@@ -1,0 +1,306 @@
+//! Line framing without a size cliff.
+//!
+//! MCP over stdio is one JSON-RPC message per line. Real relays died on this in two ways: a
+//! fixed line limit (asyncio's 64 KiB `readline`) that kills the reader on the first large
+//! result, and a read loop that handled one message per wake-up and stranded the rest of a burst
+//! in its buffer. [`FrameReader`] scans each byte once (no quadratic rescans), returns every
+//! complete line already buffered before it reads again, and turns a line over the limit into a
+//! [`Frame::Oversize`] while streaming it away, keeping only its head and tail so the waiting
+//! request can still be found and answered.
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// How much of an oversized line's start is kept to find its `id`.
+pub const HEAD_KEEP: usize = 4096;
+/// How much of an oversized line's end is kept (SDKs often serialise `id` last).
+pub const TAIL_KEEP: usize = 4096;
+/// Smallest free space offered to a read; pipes hand out at most their capacity per read.
+const MIN_READ: usize = 64 * 1024;
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// One unit read off a stdio stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A complete line: no terminator, no trailing `\r`, no BOM; never blank.
+    Message(Bytes),
+    /// A line longer than the limit. Its bytes were discarded; `len` counts them all.
+    Oversize { head: Bytes, tail: Bytes, len: u64 },
+}
+
+#[derive(Debug)]
+struct Discard {
+    head: Bytes,
+    tail: Vec<u8>,
+    len: u64,
+}
+
+impl Discard {
+    fn push(&mut self, data: &[u8]) {
+        self.len += data.len() as u64;
+        push_tail(&mut self.tail, data);
+    }
+
+    fn finish(self) -> Frame {
+        Frame::Oversize {
+            head: self.head,
+            tail: Bytes::from(self.tail),
+            len: self.len,
+        }
+    }
+}
+
+fn push_tail(tail: &mut Vec<u8>, data: &[u8]) {
+    if data.len() >= TAIL_KEEP {
+        tail.clear();
+        tail.extend_from_slice(&data[data.len() - TAIL_KEEP..]);
+    } else {
+        tail.extend_from_slice(data);
+        if tail.len() > TAIL_KEEP {
+            tail.drain(..tail.len() - TAIL_KEEP);
+        }
+    }
+}
+
+fn oversize_of(line: &[u8]) -> Frame {
+    let mut tail = Vec::with_capacity(TAIL_KEEP);
+    push_tail(&mut tail, line);
+    Frame::Oversize {
+        head: Bytes::copy_from_slice(&line[..line.len().min(HEAD_KEEP)]),
+        tail: Bytes::from(tail),
+        len: line.len() as u64,
+    }
+}
+
+/// Reads [`Frame`]s from a byte stream. Cancel-safe between calls of [`FrameReader::next`] only
+/// in the sense that no complete frame is ever lost: partial data stays buffered.
+#[derive(Debug)]
+pub struct FrameReader<R> {
+    inner: R,
+    buf: BytesMut,
+    /// Bytes at the start of `buf` already known to hold no `\n`.
+    scanned: usize,
+    max: usize,
+    at_start: bool,
+    discard: Option<Discard>,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    /// `max` is the largest line (without terminator) returned as a message.
+    pub fn new(inner: R, max: usize) -> Self {
+        Self {
+            inner,
+            buf: BytesMut::with_capacity(MIN_READ),
+            scanned: 0,
+            max,
+            at_start: true,
+            discard: None,
+            eof: false,
+        }
+    }
+
+    /// Changes the limit for lines not yet started.
+    pub fn set_max(&mut self, max: usize) {
+        self.max = max;
+    }
+
+    /// The next frame, or `None` at end of stream. A last line without a terminator is still
+    /// returned as a frame.
+    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            if let Some(frame) = self.take_buffered() {
+                return Ok(Some(frame));
+            }
+            if self.eof {
+                return Ok(self.take_rest());
+            }
+            if self.buf.capacity() - self.buf.len() < MIN_READ {
+                // Grow geometrically so a huge line costs amortised O(n) copies.
+                self.buf.reserve(MIN_READ.max(self.buf.len()));
+            }
+            if self.inner.read_buf(&mut self.buf).await? == 0 {
+                self.eof = true;
+            }
+        }
+    }
+
+    /// A complete frame from the buffer, if one is there; otherwise prepares for the next read.
+    fn take_buffered(&mut self) -> Option<Frame> {
+        loop {
+            let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
+                self.scanned = self.buf.len();
+                self.spill_if_over_limit();
+                return None;
+            };
+            let line = self.buf.split_to(self.scanned + pos + 1);
+            self.scanned = 0;
+            let body = &line[..line.len() - 1];
+            if let Some(mut discard) = self.discard.take() {
+                discard.push(body);
+                return Some(discard.finish());
+            }
+            if let Some(frame) = self.frame_of(line.freeze()) {
+                return Some(frame);
+            }
+        }
+    }
+
+    /// While a line is longer than the limit, its bytes are streamed away.
+    fn spill_if_over_limit(&mut self) {
+        if let Some(discard) = &mut self.discard {
+            discard.push(&self.buf);
+            self.buf.clear();
+            self.scanned = 0;
+        } else if self.buf.len() > self.max {
+            let head = Bytes::copy_from_slice(&self.buf[..HEAD_KEEP.min(self.buf.len())]);
+            let mut discard = Discard {
+                head,
+                tail: Vec::with_capacity(TAIL_KEEP),
+                len: 0,
+            };
+            discard.push(&self.buf);
+            self.discard = Some(discard);
+            self.buf.clear();
+            self.scanned = 0;
+        }
+    }
+
+    fn take_rest(&mut self) -> Option<Frame> {
+        if let Some(discard) = self.discard.take() {
+            return Some(discard.finish());
+        }
+        if self.buf.is_empty() {
+            return None;
+        }
+        self.scanned = 0;
+        let rest = self.buf.split().freeze();
+        self.frame_of(rest)
+    }
+
+    /// Trims terminator, `\r` and a leading BOM; skips blank lines.
+    fn frame_of(&mut self, mut line: Bytes) -> Option<Frame> {
+        if line.last() == Some(&b'\n') {
+            line.truncate(line.len() - 1);
+        }
+        if line.last() == Some(&b'\r') {
+            line.truncate(line.len() - 1);
+        }
+        if std::mem::take(&mut self.at_start) && line.starts_with(BOM) {
+            let _ = line.split_to(BOM.len());
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        if line.len() > self.max {
+            return Some(oversize_of(&line));
+        }
+        Some(Frame::Message(line))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
+        let mut reader = FrameReader::new(input, max);
+        let mut out = Vec::new();
+        while let Some(f) = reader.next().await.unwrap() {
+            out.push(f);
+        }
+        out
+    }
+
+    fn msg(s: &str) -> Frame {
+        Frame::Message(Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    #[tokio::test]
+    async fn splits_lines_and_tolerates_crlf_bom_and_blank_lines() {
+        let input = b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \r\n{\"b\":2}\n{\"c\":3}";
+        assert_eq!(
+            frames(input, 1024).await,
+            vec![msg("{\"a\":1}"), msg("{\"b\":2}"), msg("{\"c\":3}")]
+        );
+    }
+
+    #[tokio::test]
+    async fn bom_only_stripped_at_stream_start() {
+        let input = b"{}\n\xEF\xBB\xBF{}\n";
+        let got = frames(input, 1024).await;
+        assert_eq!(
+            got[1],
+            Frame::Message(Bytes::from_static(b"\xEF\xBB\xBF{}"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_burst_in_one_read_yields_every_message_without_more_input() {
+        // The writer keeps the pipe open: a reader that waits for more input before handing
+        // out the second and third message would hang here.
+        let (mut tx, rx) = tokio::io::duplex(1 << 16);
+        tx.write_all(b"{\"id\":1}\n{\"method\":\"x\"}\n{\"id\":2}\n")
+            .await
+            .unwrap();
+        let mut reader = FrameReader::new(rx, 1024);
+        for want in ["{\"id\":1}", "{\"method\":\"x\"}", "{\"id\":2}"] {
+            assert_eq!(reader.next().await.unwrap(), Some(msg(want)));
+        }
+        drop(tx);
+        assert_eq!(reader.next().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn large_line_passes_whole() {
+        let big = format!("{{\"x\":\"{}\"}}", "a".repeat(5 << 20));
+        let input = format!("{big}\n{{}}\n");
+        let got = frames(input.as_bytes(), 16 << 20).await;
+        assert_eq!(got, vec![msg(&big), msg("{}")]);
+    }
+
+    #[tokio::test]
+    async fn oversize_line_is_streamed_away_keeping_head_and_tail() {
+        let body = "b".repeat(300_000);
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"result\":\"{body}\",\"id\":7}}");
+        let input = format!("{line}\n{{\"ok\":1}}\n");
+        let (mut tx, rx) = tokio::io::duplex(8192);
+        let writer = tokio::spawn(async move { tx.write_all(input.as_bytes()).await.unwrap() });
+        let mut reader = FrameReader::new(rx, 100_000);
+        let Some(Frame::Oversize { head, tail, len }) = reader.next().await.unwrap() else {
+            panic!("expected oversize");
+        };
+        assert_eq!(len, line.len() as u64);
+        assert!(head.starts_with(b"{\"jsonrpc\""));
+        assert_eq!(head.len(), HEAD_KEEP);
+        assert!(tail.ends_with(b"\"id\":7}"));
+        assert!(tail.len() <= TAIL_KEEP);
+        assert_eq!(reader.next().await.unwrap(), Some(msg("{\"ok\":1}")));
+        // Streaming: the reader never held more than a few reads' worth of the line.
+        assert!(
+            reader.buf.capacity() < 1 << 20,
+            "capacity {}",
+            reader.buf.capacity()
+        );
+        writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn oversize_line_arriving_in_one_piece_and_at_eof() {
+        let got = frames(b"0123456789\n{}\nabcdefghijk", 5).await;
+        assert_eq!(got.len(), 3);
+        assert!(matches!(&got[0], Frame::Oversize { len: 10, .. }));
+        assert_eq!(got[1], msg("{}"));
+        assert!(matches!(&got[2], Frame::Oversize { len: 11, .. }));
+    }
+
+    #[tokio::test]
+    async fn partial_line_then_eof_is_returned() {
+        assert_eq!(
+            frames(b"{\"id\":1}\n{\"id\":", 1024).await,
+            vec![msg("{\"id\":1}"), msg("{\"id\":")]
+        );
+    }
+}
