@@ -1,1 +1,121 @@
-fn main() {}
+//! `warden`: the stdio bridge and command-line tools of MCP Warden.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use warden_core::bridge;
+use warden_core::config::{Config, Overrides};
+
+#[derive(Parser)]
+#[command(
+    name = "warden",
+    version,
+    about = "Keeps local MCP servers healthy",
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run COMMAND as an MCP server and relay stdio to it, with timeouts, limits and logging.
+    ///
+    /// IDEs launch this instead of the server: `warden bridge --server rg -- npx -y mcp-ripgrep`.
+    Bridge {
+        /// Name of the server in config.toml, logs and the UI (default: COMMAND's file name).
+        #[arg(long)]
+        server: Option<String>,
+        /// Config file (default: $WARDEN_CONFIG, else <config dir>/warden/config.toml).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Override one config key for this session, e.g. --set idle_timeout_ms=20000.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// The server command and its arguments.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    match cli.command {
+        Command::Bridge {
+            server,
+            config,
+            set,
+            command,
+        } => bridge_main(server, config, &set, command),
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WARDEN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .with_env_filter(filter)
+        .init();
+}
+
+fn bridge_main(
+    server: Option<String>,
+    config: Option<PathBuf>,
+    set: &[String],
+    command: Vec<OsString>,
+) -> ExitCode {
+    let server = server.unwrap_or_else(|| {
+        command
+            .first()
+            .map(|c| {
+                PathBuf::from(c).file_name().map_or_else(
+                    || c.to_string_lossy().into_owned(),
+                    |n| n.to_string_lossy().into_owned(),
+                )
+            })
+            .unwrap_or_else(|| "server".to_owned())
+    });
+    let fail = |msg: String| {
+        eprintln!("warden: {msg}");
+        ExitCode::from(2)
+    };
+    let loaded = match config.or_else(warden_core::config::default_path) {
+        Some(path) => Config::load(&path),
+        None => Ok(Config::default()),
+    };
+    let config = match loaded {
+        Ok(c) => c,
+        Err(e) => return fail(e.to_string()),
+    };
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
+    let limits = match Overrides::parse(set).and_then(|o| config.limits_for(&server, &o)) {
+        Ok(l) => l,
+        Err(e) => return fail(e.to_string()),
+    };
+    let options = bridge::Options {
+        event_log: Some(warden_core::paths::event_log(&server)),
+        server: server.clone(),
+        command,
+        limits,
+    };
+    match bridge::run(options) {
+        Ok(bridge::Exit::Clean) => ExitCode::SUCCESS,
+        Ok(bridge::Exit::Failed(reason)) => {
+            eprintln!("warden: {reason}");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("warden: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,377 @@
-fn main() {}
+//! A scriptable MCP server for deterministic fault injection (tests and benchmarks).
+//!
+//! It speaks just enough MCP (initialize, ping, tools/list, tools/call) and each tool is a
+//! fault: a huge line, a hang, progress then a hang, stdout noise, a crash mid-request,
+//! invalid UTF-8, a partial line then EOF, stderr chatter, a server→client request.
+//! Every cancellation it receives is echoed to the client as `notifications/message` with
+//! `data = "cancelled <id>"`, so tests can await it instead of sleeping.
+//!
+//! Flags: `--slow-start-ms N` (delay before reading), `--banner` (a non-JSON line on stdout
+//! at start), `--ignore-stdin-eof`, `--ignore-sigterm`, `--grandchild` (spawn a sleeping
+//! child in the same process group), `--pid-file PATH` (pids of this process and the
+//! grandchild, one per line).
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+#[derive(Default)]
+struct Flags {
+    slow_start_ms: u64,
+    banner: bool,
+    ignore_stdin_eof: bool,
+    ignore_sigterm: bool,
+    grandchild: bool,
+    pid_file: Option<String>,
+    sleeper: bool,
+}
+
+fn flags() -> Flags {
+    let mut f = Flags::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--slow-start-ms" => {
+                f.slow_start_ms = args.next().and_then(|v| v.parse().ok()).unwrap_or(0)
+            }
+            "--banner" => f.banner = true,
+            "--ignore-stdin-eof" => f.ignore_stdin_eof = true,
+            "--ignore-sigterm" => f.ignore_sigterm = true,
+            "--grandchild" => f.grandchild = true,
+            "--pid-file" => f.pid_file = args.next(),
+            "--sleeper" => f.sleeper = true,
+            other => {
+                eprintln!("mcp-fake-server: unknown flag {other}");
+                std::process::exit(2);
+            }
+        }
+    }
+    f
+}
+
+type Out = Arc<Mutex<std::io::Stdout>>;
+
+fn send_raw(out: &Out, bytes: &[u8]) {
+    let mut o = out
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _ = o.write_all(bytes);
+    let _ = o.flush();
+}
+
+fn send(out: &Out, msg: &Value) {
+    let mut line = msg.to_string().into_bytes();
+    line.push(b'\n');
+    send_raw(out, &line);
+}
+
+fn result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+fn text(s: &str) -> Value {
+    json!({"content": [{"type": "text", "text": s}]})
+}
+
+struct State {
+    out: Out,
+    tasks: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    next_id: Mutex<u64>,
+}
+
+fn tools() -> Value {
+    let t = |name: &str, desc: &str| json!({"name": name, "description": desc, "inputSchema": {"type": "object"}});
+    json!({"tools": [
+        t("echo", "returns {text}"),
+        t("big", "returns a text of {bytes} bytes in one line"),
+        t("hang", "never answers"),
+        t("sleep", "answers after {ms}"),
+        t("progress", "reports progress {steps} times every {interval_ms}, then answers (or hangs if {then_hang})"),
+        t("noise", "writes {lines} non-JSON lines to stdout, then answers"),
+        t("crash", "exits with {code} without answering"),
+        t("invalid_utf8", "answers with invalid UTF-8"),
+        t("partial_then_exit", "writes half a line, then exits"),
+        t("partial_then_hang", "writes half a line, then hangs"),
+        t("stderr", "writes {lines} stderr lines every {interval_ms}, then answers"),
+        t("sample", "asks the client for sampling/createMessage, answers with its reply"),
+        t("burst", "writes {n} notifications and the answer in one write"),
+    ]})
+}
+
+async fn call(state: Arc<State>, id: Value, params: Value) {
+    let out = &state.out;
+    let args = params.get("arguments").cloned().unwrap_or(json!({}));
+    let num = |k: &str, d: u64| args.get(k).and_then(Value::as_u64).unwrap_or(d);
+    let token = params.pointer("/_meta/progressToken").cloned();
+    match params.get("name").and_then(Value::as_str).unwrap_or("") {
+        "echo" => send(
+            out,
+            &result(
+                &id,
+                text(args.get("text").and_then(Value::as_str).unwrap_or("")),
+            ),
+        ),
+        "big" => {
+            let body = "x".repeat(usize::try_from(num("bytes", 1 << 20)).unwrap_or(0));
+            let mut line =
+                br#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":""#.to_vec();
+            line.extend_from_slice(body.as_bytes());
+            line.extend_from_slice(format!("\"}}]}},\"id\":{id}}}\n").as_bytes());
+            send_raw(out, &line);
+        }
+        "hang" => std::future::pending::<()>().await,
+        "sleep" => {
+            tokio::time::sleep(Duration::from_millis(num("ms", 100))).await;
+            send(out, &result(&id, text("slept")));
+        }
+        "progress" => {
+            let steps = num("steps", 3);
+            for i in 1..=steps {
+                tokio::time::sleep(Duration::from_millis(num("interval_ms", 100))).await;
+                if let Some(token) = &token {
+                    let p = json!({"progressToken": token, "progress": i, "total": steps, "message": format!("step {i}/{steps}")});
+                    send(
+                        out,
+                        &json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": p}),
+                    );
+                }
+            }
+            if args
+                .get("then_hang")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+            {
+                std::future::pending::<()>().await;
+            }
+            send(out, &result(&id, text("done")));
+        }
+        "noise" => {
+            for i in 0..num("lines", 3) {
+                send_raw(out, format!("noise line {i}: not JSON\n").as_bytes());
+            }
+            send(out, &result(&id, text("after noise")));
+        }
+        "crash" => {
+            eprintln!("fake server: crashing on purpose");
+            std::process::exit(i32::try_from(num("code", 3)).unwrap_or(3));
+        }
+        "invalid_utf8" => {
+            let mut line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+            )
+            .into_bytes();
+            line.extend_from_slice(b"bad \xff\xfe bytes\"}]}}\n");
+            send_raw(out, &line);
+        }
+        "partial_then_exit" => {
+            send_raw(
+                out,
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"te"#)
+                    .as_bytes(),
+            );
+            std::process::exit(0);
+        }
+        "partial_then_hang" => {
+            send_raw(
+                out,
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"te"#)
+                    .as_bytes(),
+            );
+            std::future::pending::<()>().await;
+        }
+        "stderr" => {
+            for i in 0..num("lines", 5) {
+                eprintln!("fake server: working {i}");
+                tokio::time::sleep(Duration::from_millis(num("interval_ms", 100))).await;
+            }
+            send(out, &result(&id, text("stderr done")));
+        }
+        "sample" => {
+            let (tx, rx) = oneshot::channel();
+            let sid = {
+                let mut n = state
+                    .next_id
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                *n += 1;
+                *n - 1
+            };
+            state
+                .waiting
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(sid.to_string(), tx);
+            let p = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10});
+            send(
+                out,
+                &json!({"jsonrpc": "2.0", "id": sid, "method": "sampling/createMessage", "params": p}),
+            );
+            let reply = rx.await.unwrap_or(Value::Null);
+            send(out, &result(&id, text(&format!("client said {reply}"))));
+        }
+        "burst" => {
+            let mut buf = Vec::new();
+            for i in 0..num("n", 10) {
+                let m = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": format!("burst {i}")}});
+                buf.extend_from_slice(m.to_string().as_bytes());
+                buf.push(b'\n');
+            }
+            buf.extend_from_slice(result(&id, text("burst done")).to_string().as_bytes());
+            buf.push(b'\n');
+            send_raw(out, &buf);
+        }
+        other => send(
+            out,
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": format!("unknown tool {other}")}}),
+        ),
+    }
+}
+
+fn handle(state: &Arc<State>, msg: Value) {
+    let out = &state.out;
+    let id = msg.get("id").cloned();
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    let params = msg.get("params").cloned().unwrap_or(json!({}));
+    match (method, id) {
+        ("initialize", Some(id)) => send(
+            out,
+            &result(
+                &id,
+                json!({"protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2025-11-25")),
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "mcp-fake-server", "version": "1.0.0"}}),
+            ),
+        ),
+        ("ping", Some(id)) => send(out, &result(&id, json!({}))),
+        ("tools/list", Some(id)) => send(out, &result(&id, tools())),
+        ("tools/call", Some(id)) => {
+            let key = id.to_string();
+            let task = tokio::spawn(call(Arc::clone(state), id, params));
+            state
+                .tasks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(key, task.abort_handle());
+        }
+        ("notifications/cancelled", None) => {
+            let rid = params.get("requestId").cloned().unwrap_or(Value::Null);
+            if let Some(task) = state
+                .tasks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&rid.to_string())
+            {
+                task.abort();
+            }
+            let note = json!({"level": "info", "data": format!("cancelled {rid}")});
+            send(
+                out,
+                &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": note}),
+            );
+        }
+        ("", Some(id)) => {
+            // A response to one of our requests.
+            let waiter = state
+                .waiting
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&id.to_string());
+            if let Some(tx) = waiter {
+                let _ = tx.send(msg.get("result").cloned().unwrap_or(Value::Null));
+            }
+        }
+        (_, Some(id)) => send(
+            out,
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}}),
+        ),
+        _ => {}
+    }
+}
+
+fn main() {
+    let f = flags();
+    if f.sleeper {
+        // A grandchild that ignores SIGTERM and stdin: only SIGKILL of the group ends it.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let _term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+            std::future::pending::<()>().await;
+        });
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        let _term = if f.ignore_sigterm {
+            Some(tokio::signal::unix::signal(
+                tokio::signal::unix::SignalKind::terminate(),
+            ))
+        } else {
+            None
+        };
+        let mut pids = vec![std::process::id().to_string()];
+        let _grandchild = if f.grandchild {
+            let exe = std::env::current_exe().expect("current exe");
+            let child = std::process::Command::new(exe)
+                .arg("--sleeper")
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .expect("grandchild");
+            pids.push(child.id().to_string());
+            Some(child)
+        } else {
+            None
+        };
+        if let Some(path) = &f.pid_file {
+            std::fs::write(path, pids.join("\n") + "\n").expect("pid file");
+        }
+        if f.slow_start_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(f.slow_start_ms)).await;
+        }
+        let state = Arc::new(State {
+            out: Arc::new(Mutex::new(std::io::stdout())),
+            tasks: Mutex::default(),
+            waiting: Mutex::default(),
+            next_id: Mutex::new(0),
+        });
+        if f.banner {
+            send_raw(
+                &state.out,
+                b"fake server starting (this line is not JSON)\n",
+            );
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            loop {
+                let mut line = Vec::new();
+                match stdin.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        while let Some(line) = rx.recv().await {
+            match serde_json::from_slice::<Value>(&line) {
+                Ok(msg) => handle(&state, msg),
+                Err(e) => eprintln!("fake server: bad line from client: {e}"),
+            }
+        }
+        if f.ignore_stdin_eof {
+            std::future::pending::<()>().await;
+        }
+    });
+}

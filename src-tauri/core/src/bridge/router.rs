@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::config::Limits;
 use crate::events::Event;
@@ -167,7 +167,7 @@ impl Router {
                 progress: p.progress.as_deref().map(str::to_owned),
             })
             .collect();
-        v.sort_by(|a, b| b.age.cmp(&a.age));
+        v.sort_by_key(|view| std::cmp::Reverse(view.age));
         v
     }
 

@@ -51,7 +51,7 @@ pub const KEYS: &[KeyDef] = &[
               Claude Desktop and Cline) give up on their own, so the user sees Warden's \
               explanation instead of a bare 'Request timed out'.",
         fix: "a duration in milliseconds from 100 to 86400000, e.g. 50000",
-        apply: |l, v| Ok(l.idle_timeout = ms(v, 100, DAY_MS)?),
+        apply: |l, v| ms(v, 100, DAY_MS).map(|x| l.idle_timeout = x),
     },
     KeyDef {
         name: "max_timeout_ms",
@@ -60,7 +60,7 @@ pub const KEYS: &[KeyDef] = &[
               long indexing or build tools finish while still bounding a tool that reports \
               progress forever.",
         fix: "a duration in milliseconds from 1000 to 604800000 (a week), at least idle_timeout_ms",
-        apply: |l, v| Ok(l.max_timeout = ms(v, 1000, 7 * DAY_MS)?),
+        apply: |l, v| ms(v, 1000, 7 * DAY_MS).map(|x| l.max_timeout = x),
     },
     KeyDef {
         name: "startup_timeout_ms",
@@ -69,7 +69,7 @@ pub const KEYS: &[KeyDef] = &[
               that download packages (often 10-40 s) while staying under the 60 s clients allow \
               for `initialize`.",
         fix: "a duration in milliseconds from 100 to 3600000, e.g. 45000",
-        apply: |l, v| Ok(l.startup_timeout = ms(v, 100, 3_600_000)?),
+        apply: |l, v| ms(v, 100, 3_600_000).map(|x| l.startup_timeout = x),
     },
     KeyDef {
         name: "stderr_is_activity",
@@ -78,7 +78,7 @@ pub const KEYS: &[KeyDef] = &[
               default: a server that is writing logs is alive (npm install chatter, build \
               output); turn it off for servers that log on a timer while stuck.",
         fix: "true or false",
-        apply: |l, v| Ok(l.stderr_is_activity = boolean(v)?),
+        apply: |l, v| boolean(v).map(|x| l.stderr_is_activity = x),
     },
     KeyDef {
         name: "max_message_bytes",
@@ -88,8 +88,8 @@ pub const KEYS: &[KeyDef] = &[
               may take; larger lines are dropped while streaming and the request gets an error.",
         fix: "a size in bytes from 1024 to 4294967296 (4 GiB), e.g. 268435456",
         apply: |l, v| {
-            let n = int(v, 1024, 4 * GIB, " bytes")?;
-            Ok(l.max_message_bytes = usize::try_from(n).unwrap_or(usize::MAX))
+            int(v, 1024, 4 * GIB, " bytes")
+                .map(|n| l.max_message_bytes = usize::try_from(n).unwrap_or(usize::MAX))
         },
     },
     KeyDef {
@@ -99,7 +99,7 @@ pub const KEYS: &[KeyDef] = &[
               tools, requests that never reached the server) is re-sent after a transient \
               failure. Two rides out a restart without hiding a server that keeps failing.",
         fix: "a whole number from 0 to 10",
-        apply: |l, v| Ok(l.retries = u32::try_from(int(v, 0, 10, "")?).unwrap_or(0)),
+        apply: |l, v| int(v, 0, 10, "").map(|n| l.retries = u32::try_from(n).unwrap_or(0)),
     },
     KeyDef {
         name: "backoff_ms",
@@ -107,7 +107,7 @@ pub const KEYS: &[KeyDef] = &[
         doc: "First restart/retry delay; it doubles on each consecutive failure. 250 ms makes a \
               one-off crash nearly invisible.",
         fix: "a duration in milliseconds from 10 to 600000, e.g. 250",
-        apply: |l, v| Ok(l.backoff = ms(v, 10, 600_000)?),
+        apply: |l, v| ms(v, 10, 600_000).map(|x| l.backoff = x),
     },
     KeyDef {
         name: "max_backoff_ms",
@@ -115,7 +115,7 @@ pub const KEYS: &[KeyDef] = &[
         doc: "Upper bound of the doubling restart/retry delay, so a crash-looping server is \
               retried twice a minute rather than hammered or abandoned.",
         fix: "a duration in milliseconds from 10 to 3600000, at least backoff_ms",
-        apply: |l, v| Ok(l.max_backoff = ms(v, 10, 3_600_000)?),
+        apply: |l, v| ms(v, 10, 3_600_000).map(|x| l.max_backoff = x),
     },
     KeyDef {
         name: "circuit_failures",
@@ -123,14 +123,16 @@ pub const KEYS: &[KeyDef] = &[
         doc: "Consecutive failures (crashes, start-up failures, timeouts) that open the circuit \
               breaker, after which requests fail at once instead of each waiting for a timeout.",
         fix: "a whole number from 1 to 1000, e.g. 5",
-        apply: |l, v| Ok(l.circuit_failures = u32::try_from(int(v, 1, 1000, "")?).unwrap_or(1)),
+        apply: |l, v| {
+            int(v, 1, 1000, "").map(|n| l.circuit_failures = u32::try_from(n).unwrap_or(1))
+        },
     },
     KeyDef {
         name: "circuit_cooldown_ms",
         default: "30000",
         doc: "Time the breaker stays open before one trial request may half-open it.",
         fix: "a duration in milliseconds from 100 to 86400000, e.g. 30000",
-        apply: |l, v| Ok(l.circuit_cooldown = ms(v, 100, DAY_MS)?),
+        apply: |l, v| ms(v, 100, DAY_MS).map(|x| l.circuit_cooldown = x),
     },
     KeyDef {
         name: "debug",
@@ -138,7 +140,7 @@ pub const KEYS: &[KeyDef] = &[
         doc: "Full message logging for this server into its debug log, secrets redacted. Off by \
               default: messages can be large and private.",
         fix: "true or false",
-        apply: |l, v| Ok(l.debug = boolean(v)?),
+        apply: |l, v| boolean(v).map(|x| l.debug = x),
     },
     KeyDef {
         name: "fallback",
@@ -161,7 +163,7 @@ pub const KEYS: &[KeyDef] = &[
         default: "false",
         doc: "Serve from local ripgrep now, whatever the server's state (the one-click switch).",
         fix: "true or false",
-        apply: |l, v| Ok(l.force_fallback = boolean(v)?),
+        apply: |l, v| boolean(v).map(|x| l.force_fallback = x),
     },
     KeyDef {
         name: "fallback_roots",
@@ -187,7 +189,8 @@ pub const KEYS: &[KeyDef] = &[
                 }
                 roots.push(path);
             }
-            Ok(l.fallback_roots = roots)
+            l.fallback_roots = roots;
+            Ok(())
         },
     },
     KeyDef {
@@ -224,7 +227,8 @@ pub const KEYS: &[KeyDef] = &[
                 }
                 clamp.insert(tool.clone(), out);
             }
-            Ok(l.clamp = clamp)
+            l.clamp = clamp;
+            Ok(())
         },
     },
     KeyDef {
@@ -235,6 +239,8 @@ pub const KEYS: &[KeyDef] = &[
               size cliff; set it for clients that break on large results (the TypeScript SDK \
               drops the connection above 10 MiB).",
         fix: "a size in bytes from 0 to 4294967296, e.g. 8388608",
-        apply: |l, v| Ok(l.result_soft_cap_bytes = int(v, 0, 4 * GIB, " bytes")?.unsigned_abs()),
+        apply: |l, v| {
+            int(v, 0, 4 * GIB, " bytes").map(|n| l.result_soft_cap_bytes = n.unsigned_abs())
+        },
     },
 ];

@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
+use serde_json::Value;
 
 const S: Duration = Duration::from_secs(1);
 

@@ -1,0 +1,343 @@
+//! A test client for `warden bridge`: spawns the real binary in front of the fake server (or
+//! the fake server alone), writes JSON lines, and awaits the lines it expects.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+pub const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
+pub const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
+/// Generous bound for anything that should happen "at once".
+pub const SOON: Duration = Duration::from_secs(10);
+
+pub struct Session {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    pub stderr: Arc<Mutex<String>>,
+    stderr_done: Option<tokio::task::JoinHandle<()>>,
+    pub dir: tempfile::TempDir,
+    next_id: i64,
+}
+
+pub struct Builder {
+    sets: Vec<String>,
+    fake_flags: Vec<String>,
+    config: Option<String>,
+    direct: bool,
+    command: Option<Vec<String>>,
+    pid_file: bool,
+}
+
+pub fn bridge() -> Builder {
+    Builder {
+        sets: Vec::new(),
+        fake_flags: Vec::new(),
+        config: None,
+        direct: false,
+        command: None,
+        pid_file: false,
+    }
+}
+
+impl Builder {
+    pub fn set(mut self, kv: &str) -> Self {
+        self.sets.push(kv.to_owned());
+        self
+    }
+    pub fn fake(mut self, flag: &str) -> Self {
+        self.fake_flags.push(flag.to_owned());
+        self
+    }
+    pub fn config(mut self, toml: &str) -> Self {
+        self.config = Some(toml.to_owned());
+        self
+    }
+    /// The fake server writes its pid (and its grandchild's) to `<dir>/pids`.
+    pub fn pid_file(mut self) -> Self {
+        self.pid_file = true;
+        self
+    }
+    /// The fake server without the bridge (for comparison).
+    pub fn direct(mut self) -> Self {
+        self.direct = true;
+        self
+    }
+    /// Another server command instead of the fake server.
+    pub fn command(mut self, argv: &[&str]) -> Self {
+        self.command = Some(argv.iter().map(|s| s.to_string()).collect());
+        self
+    }
+
+    pub fn spawn(self) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        if let Some(text) = &self.config {
+            std::fs::write(&config, text).unwrap();
+        }
+        let mut server: Vec<String> = self.command.clone().unwrap_or_else(|| {
+            let mut v = vec![FAKE.to_owned()];
+            v.extend(self.fake_flags.iter().cloned());
+            if self.pid_file {
+                v.push("--pid-file".to_owned());
+                v.push(dir.path().join("pids").to_string_lossy().into_owned());
+            }
+            v
+        });
+        let mut cmd = if self.direct {
+            let mut c = Command::new(server.remove(0));
+            c.args(&server);
+            c
+        } else {
+            let mut c = Command::new(WARDEN);
+            c.args(["bridge", "--server", "fake"]);
+            for s in &self.sets {
+                c.args(["--set", s]);
+            }
+            c.arg("--").args(&server);
+            c
+        };
+        cmd.env("WARDEN_CONFIG", &config)
+            .env("WARDEN_STATE_DIR", dir.path().join("state"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut err = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let mut line = Vec::new();
+                match stdout.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&stderr);
+        let stderr_done = tokio::spawn(async move {
+            let mut buf = vec![0; 4096];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 {
+                    return;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Session {
+            child,
+            stdin,
+            lines,
+            stderr,
+            stderr_done: Some(stderr_done),
+            dir,
+            next_id: 100,
+        }
+    }
+}
+
+impl Session {
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("config.toml")
+    }
+
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    pub async fn send(&mut self, msg: &Value) {
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
+        self.send_raw(&line).await;
+    }
+
+    /// The next line from the bridge's stdout, raw; `None` at EOF.
+    pub async fn recv_raw_within(&mut self, limit: Duration) -> Option<Vec<u8>> {
+        tokio::time::timeout(limit, self.lines.recv())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "nothing from the bridge within {limit:?}; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                )
+            })
+    }
+
+    /// The next message; panics on EOF, on a non-JSON line, or after [`SOON`].
+    pub async fn recv(&mut self) -> Value {
+        let line = self
+            .recv_raw_within(SOON)
+            .await
+            .expect("bridge stdout closed");
+        serde_json::from_slice(&line).unwrap_or_else(|e| {
+            panic!(
+                "bridge wrote a non-JSON line ({e}): {:?}",
+                String::from_utf8_lossy(&line[..line.len().min(200)])
+            )
+        })
+    }
+
+    /// Messages until one satisfies `pred` (returned); the others are returned too.
+    pub async fn recv_until(&mut self, pred: impl Fn(&Value) -> bool) -> (Value, Vec<Value>) {
+        let mut skipped = Vec::new();
+        loop {
+            let v = self.recv().await;
+            if pred(&v) {
+                return (v, skipped);
+            }
+            skipped.push(v);
+        }
+    }
+
+    pub async fn response(&mut self, id: &Value) -> (Value, Vec<Value>) {
+        let id = id.clone();
+        self.recv_until(move |v| v.get("id") == Some(&id) && v.get("method").is_none())
+            .await
+    }
+
+    pub fn next_id(&mut self) -> Value {
+        self.next_id += 1;
+        json!(self.next_id)
+    }
+
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.response(&id).await.0
+    }
+
+    /// Sends a tools/call and returns its id without waiting.
+    pub async fn start_call(&mut self, tool: &str, args: Value, token: Option<Value>) -> Value {
+        let id = self.next_id();
+        let mut params = json!({"name": tool, "arguments": args});
+        if let Some(t) = token {
+            params["_meta"] = json!({"progressToken": t});
+        }
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            .await;
+        id
+    }
+
+    pub async fn call(&mut self, tool: &str, args: Value) -> Value {
+        let id = self.start_call(tool, args, None).await;
+        self.response(&id).await.0
+    }
+
+    pub async fn initialize(&mut self) -> Value {
+        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "warden-tests", "version": "1"}});
+        let r = self.request("initialize", params).await;
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        r
+    }
+
+    /// Closes the bridge's stdin and waits for it to exit.
+    pub async fn close(&mut self) -> ExitStatus {
+        self.stdin.take();
+        self.wait().await
+    }
+
+    /// Waits for the process to exit and for all it wrote to stderr.
+    pub async fn wait(&mut self) -> ExitStatus {
+        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("bridge did not exit")
+            .unwrap();
+        if let Some(done) = self.stderr_done.take() {
+            let _ = tokio::time::timeout(SOON, done).await;
+        }
+        status
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn events(&self) -> Vec<Value> {
+        let path = self.state_dir().join("logs").join("fake.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+pub fn error_kind(v: &Value) -> &str {
+    v.pointer("/error/data/kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+pub fn text_of(v: &Value) -> &str {
+    v.pointer("/result/content/0/text")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+pub fn alive(pid: u32) -> bool {
+    // A zombie has exited; only its parent's wait is missing.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Waits until none of `pids` lives; returns how long it took, or `None` after `limit`.
+/// (A process that is not our child has no exit event to await, so this polls.)
+pub async fn all_gone(pids: &[u32], limit: Duration) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if pids.iter().all(|&p| !alive(p)) {
+            return Some(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
+pub fn read_pids(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+pub async fn wait_for_file(path: &Path) {
+    let start = Instant::now();
+    while !path.exists() || read_pids(path).is_empty() {
+        assert!(start.elapsed() < SOON, "{} never appeared", path.display());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

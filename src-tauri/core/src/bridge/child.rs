@@ -1,0 +1,313 @@
+//! The real server process: spawned without a shell in its own process group, tied to the
+//! bridge's life, and shut down the way MCP asks (close stdin, wait, SIGTERM, wait, SIGKILL),
+//! for the whole group so that grandchildren (npx → node) go too.
+
+use std::ffi::OsString;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
+
+/// How long the server gets after its stdin closes, and again after SIGTERM (the TS and Python
+/// SDKs use the same 2 s + 2 s).
+pub const GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start server command {command:?}: {source}. {hint}")]
+pub struct SpawnError {
+    pub command: String,
+    pub source: std::io::Error,
+    pub hint: String,
+}
+
+/// A running server: its pid (which is also its process-group id) and a watch of its exit,
+/// described for people ("exited with status 1").
+pub struct Server {
+    pub pid: u32,
+    pub exit: watch::Receiver<Option<String>>,
+    group: GroupGuard,
+}
+
+/// The server's standard streams.
+pub struct Pipes {
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+}
+
+impl Server {
+    /// Spawns `command` (program and arguments; no shell).
+    pub fn spawn(command: &[OsString]) -> Result<(Server, Pipes), SpawnError> {
+        let Some((program, args)) = command.split_first() else {
+            return Err(SpawnError {
+                command: String::new(),
+                source: std::io::ErrorKind::InvalidInput.into(),
+                hint: "Give the server command after `--`.".into(),
+            });
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        sys::configure(&mut cmd);
+        let mut child = cmd.spawn().map_err(|source| {
+            let hint = match source.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "Is {:?} installed and on PATH? Clients often start servers with a minimal PATH; use an absolute path if unsure.",
+                    program
+                ),
+                std::io::ErrorKind::PermissionDenied => "Check that the file is executable.".to_owned(),
+                _ => String::new(),
+            };
+            SpawnError { command: shown(command), source, hint }
+        })?;
+        let pid = child.id().unwrap_or_default();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(SpawnError {
+                command: shown(command),
+                source: std::io::ErrorKind::BrokenPipe.into(),
+                hint: String::new(),
+            });
+        };
+        sys::grow_pipes(&stdin, &stdout);
+        let (tx, exit) = watch::channel(None);
+        tokio::spawn(wait(child, tx));
+        let server = Server {
+            pid,
+            exit,
+            group: GroupGuard {
+                pgid: pid,
+                armed: true,
+            },
+        };
+        Ok((
+            server,
+            Pipes {
+                stdin,
+                stdout,
+                stderr,
+            },
+        ))
+    }
+
+    pub fn exited(&self) -> Option<String> {
+        self.exit.borrow().clone()
+    }
+
+    /// Waits up to `limit` for the server to exit and its whole group to be gone.
+    pub async fn wait_gone(&mut self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        if tokio::time::timeout_at(deadline, self.exit.wait_for(Option::is_some))
+            .await
+            .is_err()
+        {
+            return false;
+        }
+        // Grandchildren have no exit notification we can await; look at the group.
+        while sys::group_alive(self.pid) {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        true
+    }
+
+    /// The MCP stdio shutdown, after the caller closed the server's stdin: wait, SIGTERM the
+    /// group, wait, SIGKILL the group. Returns how the server exited.
+    pub async fn shut_down(&mut self, grace: Duration) -> String {
+        if !self.wait_gone(grace).await {
+            sys::signal_group(self.pid, sys::Signal::Term);
+            if !self.wait_gone(grace).await {
+                sys::signal_group(self.pid, sys::Signal::Kill);
+                self.wait_gone(grace).await;
+            }
+        }
+        self.group.armed = false;
+        self.exited().unwrap_or_else(|| "did not exit".to_owned())
+    }
+
+    /// Ends the group at once (the server is unusable).
+    pub async fn kill(&mut self) -> String {
+        sys::signal_group(self.pid, sys::Signal::Kill);
+        self.wait_gone(GRACE).await;
+        self.group.armed = false;
+        self.exited().unwrap_or_else(|| "did not exit".to_owned())
+    }
+}
+
+async fn wait(mut child: Child, tx: watch::Sender<Option<String>>) {
+    let text = match child.wait().await {
+        Ok(status) => describe(status),
+        Err(e) => format!("could not be waited for ({e})"),
+    };
+    let _ = tx.send(Some(text));
+}
+
+fn shown(command: &[OsString]) -> String {
+    command
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// "exited with status 1", "was killed by signal 9 (SIGKILL)".
+pub fn describe(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return format!("was killed by signal {sig} ({})", sys::signal_name(sig));
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => "exited".to_owned(),
+    }
+}
+
+/// Kills the group if the bridge unwinds without a clean shutdown.
+struct GroupGuard {
+    pgid: u32,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            sys::signal_group(self.pgid, sys::Signal::Kill);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod sys {
+    use std::os::fd::AsRawFd;
+
+    pub enum Signal {
+        Term,
+        Kill,
+    }
+
+    pub fn configure(cmd: &mut tokio::process::Command) {
+        cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        {
+            let parent = std::process::id() as libc::pid_t;
+            // SAFETY: the closure runs in the forked child before exec and only calls
+            // async-signal-safe functions (prctl, getppid).
+            unsafe {
+                cmd.pre_exec(move || {
+                    // Die with the bridge, even if it is killed with SIGKILL.
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // The bridge may have died before prctl took effect.
+                    if libc::getppid() != parent {
+                        return Err(std::io::Error::other("the bridge exited during spawn"));
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+
+    /// Bigger pipes mean fewer wake-ups per large message (Linux; best effort).
+    pub fn grow_pipes(stdin: &impl AsRawFd, stdout: &impl AsRawFd) {
+        #[cfg(target_os = "linux")]
+        for fd in [stdin.as_raw_fd(), stdout.as_raw_fd()] {
+            // SAFETY: fcntl on a pipe fd we own; failure is harmless.
+            unsafe {
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (stdin, stdout);
+    }
+
+    pub fn signal_group(pgid: u32, signal: Signal) {
+        let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+            return;
+        };
+        if pgid <= 1 {
+            return;
+        }
+        let sig = match signal {
+            Signal::Term => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
+        // SAFETY: plain syscall; the group id is our child's, which cannot be reused while
+        // any member of the group lives.
+        unsafe {
+            libc::killpg(pgid, sig);
+        }
+    }
+
+    /// Whether any process of the group still runs. Zombies do not count: an orphaned
+    /// grandchild that was killed waits for init to reap it, which may take a while.
+    pub fn group_alive(pgid: u32) -> bool {
+        let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks for existence.
+        if pgid <= 1 || unsafe { libc::killpg(pgid, 0) } != 0 {
+            return false;
+        }
+        #[cfg(target_os = "linux")]
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            let group = pgid.to_string();
+            return dir.flatten().any(|entry| {
+                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                    return false;
+                };
+                // Fields after the parenthesised name: state ppid pgrp …
+                let mut fields = stat
+                    .rsplit_once(')')
+                    .map_or("", |(_, rest)| rest)
+                    .split_whitespace();
+                let state = fields.next();
+                let pgrp = fields.nth(1);
+                pgrp == Some(group.as_str()) && state != Some("Z")
+            });
+        }
+        true
+    }
+
+    pub fn signal_name(sig: i32) -> &'static str {
+        match sig {
+            libc::SIGHUP => "SIGHUP",
+            libc::SIGINT => "SIGINT",
+            libc::SIGQUIT => "SIGQUIT",
+            libc::SIGABRT => "SIGABRT",
+            libc::SIGKILL => "SIGKILL",
+            libc::SIGSEGV => "SIGSEGV",
+            libc::SIGPIPE => "SIGPIPE",
+            libc::SIGTERM => "SIGTERM",
+            libc::SIGBUS => "SIGBUS",
+            _ => "signal",
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod sys {
+    //! Without process groups the direct child is all we can stop (`kill_on_drop`); a Job
+    //! Object would extend this to its descendants on Windows.
+    pub enum Signal {
+        Term,
+        Kill,
+    }
+    pub fn configure(_: &mut tokio::process::Command) {}
+    pub fn grow_pipes<A, B>(_: &A, _: &B) {}
+    pub fn signal_group(_: u32, _: Signal) {}
+    pub fn group_alive(_: u32) -> bool {
+        false
+    }
+}
