@@ -373,5 +373,34 @@ impl Overrides {
     }
 }
 
+/// docs/config.md: every key with its default and the reason for it, from [`KEYS`].
+pub fn reference_markdown() -> String {
+    let mut md = String::from(
+        "# config.toml reference\n\n\
+         <!-- Generated from src-tauri/core/src/config/keys.rs by \
+         `UPDATE_DOCS=1 cargo test -p warden-core config`; do not edit by hand. -->\n\n\
+         Path: `$WARDEN_CONFIG`, else `<user config dir>/warden/config.toml` \
+         (`~/.config/warden/config.toml` on Linux). A missing file means the defaults below.\n\n\
+         Every key may appear in `[defaults]` and in `[servers.NAME]` (the latter wins), and \
+         `warden bridge --set KEY=VALUE` overrides one key for one session. A bad value is \
+         refused with the file, line, key and fix; an unknown key is a warning, so older and \
+         newer files keep loading. Keys marked *(planned)* are validated now and take effect \
+         when the feature lands.\n\n\
+         ```toml\n[defaults]\nidle_timeout_ms = 50000\n\n[servers.ripgrep]\n\
+         max_message_bytes = 536870912\nclamp = { \"advanced-search\" = { maxResults = 500 } }\n```\n\n\
+         | key | default | meaning and reason |\n|---|---|---|\n",
+    );
+    for key in KEYS {
+        let planned = if key.planned { " *(planned)*" } else { "" };
+        md.push_str(&format!(
+            "| `{}`{planned} | `{}` | {} |\n",
+            key.name,
+            key.default,
+            key.doc.replace('|', "\\|")
+        ));
+    }
+    md
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what building and testing MCP Warden needs on Debian/Ubuntu. Idempotent: it
+# skips what is already there. Used by scripts/test.sh, scripts/run-app.sh and CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(ripgrep python3-venv)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} (apt)"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+command -v cargo >/dev/null || { echo "setup: Rust is missing: install it from https://rustup.rs" >&2; exit 1; }
+command -v npm >/dev/null || { echo "setup: Node.js and npm are missing: install Node 20 or newer" >&2; exit 1; }
+
+# Real MCP servers for the end-to-end tests, pinned by tests/e2e/package-lock.json.
+if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package-lock.json -nt tests/e2e/node_modules ]; then
+  echo "setup: npm ci (tests/e2e)"
+  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+  touch tests/e2e/node_modules
+fi
+
+# The real Python MCP SDK client, pinned by tests/e2e/requirements.txt.
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  python3 -m venv .venv
+fi
+if [ ! -f .venv/.installed ] || [ tests/e2e/requirements.txt -nt .venv/.installed ]; then
+  echo "setup: pip install -r tests/e2e/requirements.txt"
+  .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
+  touch .venv/.installed
+fi

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Sets up and runs every test: formatting, lints, Rust unit and integration tests, and the
+# end-to-end tests with real MCP servers and the real Python SDK client.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== warden-core and the CLI never link a GUI stack"
+if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -qE '^(tauri|wry|webkit2gtk) '; then
+  echo "warden-core or warden-cli depends on tauri" >&2; exit 1
+fi
+echo "== cargo test"
+cargo test --workspace --locked
+echo "== end-to-end tests (real servers, Python SDK client)"
+cargo build -p warden-cli --locked
+WARDEN_BIN="$PWD/target/debug/warden" .venv/bin/python -m pytest -q tests/e2e
