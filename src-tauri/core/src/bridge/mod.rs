@@ -172,7 +172,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         links.clone(),
         Arc::clone(&stderr_tail),
     ));
-    let watchdog = tokio::spawn(watchdog(links.clone()));
+    let mut watchdog = tokio::spawn(watchdog(links.clone()));
     let mut signals = Signals::new();
 
     // Phase 1: relay until one side ends.
@@ -182,6 +182,11 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         r = &mut server_pump => End::Server(task_result("reading from the server", r)),
         r = &mut server_writer => End::Server(task_result("writing to the server", r)),
         _ = server.exit.wait_for(Option::is_some) => End::Server(Ok(())),
+        // The watchdog never returns; if it panics, timeouts would stop silently.
+        r = &mut watchdog => End::Server(Err(match r {
+            Ok(()) => "the watchdog stopped".to_owned(),
+            Err(e) => format!("the watchdog failed: {e}"),
+        })),
         () = signals.recv() => End::Client(Ok(())),
     };
 
@@ -194,7 +199,13 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
             finish_relay(&mut server_pump).await;
             let _ = links.side_client.send(Line::Finish);
             let _ = tokio::time::timeout(Duration::from_secs(5), &mut client_writer).await;
-            sink.event(Event::new("session_end").detail(format!("client closed; server {how}")));
+            let why = result
+                .as_ref()
+                .err()
+                .map_or(String::new(), |e| format!(" after an error: {e}"));
+            sink.event(
+                Event::new("session_end").detail(format!("client closed{why}; server {how}")),
+            );
             match result {
                 Ok(()) => Exit::Clean,
                 Err(why) => Exit::Failed(why),
