@@ -9,7 +9,9 @@
 //! Flags: `--slow-start-ms N` (delay before reading), `--banner` (a non-JSON line on stdout
 //! at start), `--ignore-stdin-eof`, `--ignore-sigterm`, `--grandchild` (spawn a sleeping
 //! child in the same process group), `--pid-file PATH` (pids of this process and the
-//! grandchild, one per line).
+//! grandchild, one per line), `--start-count FILE` (counts starts in FILE), `--crash-until N`
+//! (starts 1..=N exit at once with status 1), `--tools-by-start` (adds a tool `v<start>`, so
+//! the tool list changes on every restart).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -28,6 +30,9 @@ struct Flags {
     grandchild: bool,
     pid_file: Option<String>,
     sleeper: bool,
+    start_count: Option<String>,
+    crash_until: u64,
+    tools_by_start: bool,
 }
 
 fn flags() -> Flags {
@@ -44,6 +49,11 @@ fn flags() -> Flags {
             "--grandchild" => f.grandchild = true,
             "--pid-file" => f.pid_file = args.next(),
             "--sleeper" => f.sleeper = true,
+            "--start-count" => f.start_count = args.next(),
+            "--crash-until" => {
+                f.crash_until = args.next().and_then(|v| v.parse().ok()).unwrap_or(0)
+            }
+            "--tools-by-start" => f.tools_by_start = true,
             other => {
                 eprintln!("mcp-fake-server: unknown flag {other}");
                 std::process::exit(2);
@@ -82,15 +92,22 @@ struct State {
     tasks: Mutex<HashMap<String, tokio::task::AbortHandle>>,
     waiting: Mutex<HashMap<String, oneshot::Sender<Value>>>,
     next_id: Mutex<u64>,
+    start: u64,
+    tools_by_start: bool,
 }
 
-fn tools() -> Value {
+fn tools(state: &State) -> Value {
     let t = |name: &str, desc: &str| json!({"name": name, "description": desc, "inputSchema": {"type": "object"}});
-    json!({"tools": [
-        t("echo", "returns {text}"),
+    let read_only = |name: &str, desc: &str| {
+        let mut tool = t(name, desc);
+        tool["annotations"] = json!({"readOnlyHint": true});
+        tool
+    };
+    let mut list = json!({"tools": [
+        read_only("echo", "returns {text}"),
         t("big", "returns a text of {bytes} bytes in one line"),
         t("hang", "never answers"),
-        t("sleep", "answers after {ms}"),
+        read_only("sleep", "answers after {ms}"),
         t("progress", "reports progress {steps} times every {interval_ms}, then answers (or hangs if {then_hang})"),
         t("noise", "writes {lines} non-JSON lines to stdout, then answers"),
         t("crash", "exits with {code} without answering"),
@@ -100,7 +117,16 @@ fn tools() -> Value {
         t("stderr", "writes {lines} stderr lines every {interval_ms}, then answers"),
         t("sample", "asks the client for sampling/createMessage, answers with its reply"),
         t("burst", "writes {n} notifications and the answer in one write"),
-    ]})
+    ]});
+    if state.tools_by_start {
+        if let Some(tools) = list["tools"].as_array_mut() {
+            tools.push(t(
+                &format!("v{}", state.start),
+                "exists only in this server process",
+            ));
+        }
+    }
+    list
 }
 
 async fn call(state: Arc<State>, id: Value, params: Value) {
@@ -247,7 +273,7 @@ fn handle(state: &Arc<State>, msg: Value) {
             ),
         ),
         ("ping", Some(id)) => send(out, &result(&id, json!({}))),
-        ("tools/list", Some(id)) => send(out, &result(&id, tools())),
+        ("tools/list", Some(id)) => send(out, &result(&id, tools(state))),
         ("tools/call", Some(id)) => {
             let key = id.to_string();
             let task = tokio::spawn(call(Arc::clone(state), id, params));
@@ -331,6 +357,22 @@ fn main() {
         } else {
             None
         };
+        let start = match &f.start_count {
+            Some(path) => {
+                let n = std::fs::read_to_string(path)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .unwrap_or(0)
+                    + 1;
+                std::fs::write(path, n.to_string()).expect("start count");
+                n
+            }
+            None => 1,
+        };
+        if start <= f.crash_until {
+            eprintln!("fake server: start #{start} crashes on purpose");
+            std::process::exit(1);
+        }
         if let Some(path) = &f.pid_file {
             std::fs::write(path, pids.join("\n") + "\n").expect("pid file");
         }
@@ -342,6 +384,8 @@ fn main() {
             tasks: Mutex::default(),
             waiting: Mutex::default(),
             next_id: Mutex::new(0),
+            start,
+            tools_by_start: f.tools_by_start,
         });
         if f.banner {
             send_raw(

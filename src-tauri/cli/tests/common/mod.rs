@@ -189,10 +189,9 @@ impl Session {
 
     /// The next message; panics on EOF, on a non-JSON line, or after [`SOON`].
     pub async fn recv(&mut self) -> Value {
-        let line = self
-            .recv_raw_within(SOON)
-            .await
-            .expect("bridge stdout closed");
+        let Some(line) = self.recv_raw_within(SOON).await else {
+            panic!("bridge stdout closed; stderr:\n{}", self.stderr_text());
+        };
         serde_json::from_slice(&line).unwrap_or_else(|e| {
             panic!(
                 "bridge wrote a non-JSON line ({e}): {:?}",

@@ -1,16 +1,21 @@
 //! The bridge: one process between an MCP client (stdin/stdout) and one stdio server (a child
-//! process), relaying both ways with the router's rules.
+//! process), relaying both ways with the router's rules, restarting the server when it dies.
 //!
 //! Tasks, all on one current-thread runtime:
 //! - client pump: frames from our stdin → router → server writer
-//! - server pump: frames from the child's stdout → router → client writer
-//! - two writers: batch queued lines into few system calls; bridge-made lines (errors,
-//!   cancellations) go through an unbounded side queue so they never wait behind a full pipe
-//! - stderr pump: child stderr → sink thread (passthrough) and a tail kept for error messages
-//! - watchdog: sleeps until the router's next deadline
+//! - client writer; watchdog (sleeps until the router's next deadline)
+//! - per server process ("generation"): server pump (child stdout → router → client writer),
+//!   server writer, stderr pump (→ sink thread, and a tail kept for error messages)
 //!
-//! Every task's end is observed by [`run`]: whatever stops first decides the shutdown, and
-//! every request still waiting gets an explicit error. Nothing stalls silently.
+//! Writers batch queued lines into few system calls; bridge-made lines (errors,
+//! cancellations, replays) go through an unbounded side queue so they never wait behind a full
+//! pipe. Lines for the server carry the generation they were routed for: a line routed for a
+//! server that has died goes back to the router instead of reaching its successor before the
+//! replayed handshake.
+//!
+//! Every task's end is observed by [`run`]: a client that leaves ends the session; a server
+//! that ends is restarted with backoff (or the breaker opens); every request still waiting
+//! gets an explicit error. Nothing stalls silently.
 
 pub mod child;
 pub mod router;
@@ -20,6 +25,7 @@ mod stdio;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -32,7 +38,7 @@ use crate::config::Limits;
 use crate::events::Event;
 use crate::protocol::FrameReader;
 use child::Server;
-use router::{Out, Router};
+use router::{Out, Restart, Router};
 use sink::Sink;
 
 /// Lines queued towards one side before the pump feeding it waits (backpressure).
@@ -73,8 +79,12 @@ pub fn run(options: Options) -> Result<Exit, Error> {
     runtime.block_on(run_async(options))
 }
 
+/// A queued line, tagged with the server generation it was routed for (0 for the client).
+type Tagged = (u64, Line);
+
 enum Line {
     Data(Bytes),
+    /// Write what is queued, then close.
     Finish,
 }
 
@@ -89,10 +99,11 @@ enum Side {
 #[derive(Clone)]
 struct Links {
     router: Arc<Mutex<Router>>,
-    to_client: mpsc::Sender<Bytes>,
-    to_server: mpsc::Sender<Bytes>,
-    side_client: mpsc::UnboundedSender<Line>,
-    side_server: mpsc::UnboundedSender<Line>,
+    to_client: mpsc::Sender<Tagged>,
+    to_server: mpsc::Sender<Tagged>,
+    side_client: mpsc::UnboundedSender<Tagged>,
+    side_server: mpsc::UnboundedSender<Tagged>,
+    life: mpsc::UnboundedSender<Out>,
     sink: Arc<Sink>,
     wake: Arc<Notify>,
 }
@@ -102,26 +113,141 @@ impl Links {
         self.router.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Sends what the router produced; `pump` is the side whose bounded queue may apply
-    /// backpressure (`None`: the watchdog, which never waits).
-    async fn dispatch(&self, outs: &mut Vec<Out>, pump: Option<Side>) {
-        for out in outs.drain(..) {
-            match out {
-                Out::Client(line) if pump == Some(Side::Server) => {
-                    let _ = self.to_client.send(line).await;
-                }
-                Out::Server(line) if pump == Some(Side::Client) => {
-                    let _ = self.to_server.send(line).await;
-                }
-                Out::Client(line) => {
-                    let _ = self.side_client.send(Line::Data(line));
-                }
-                Out::Server(line) => {
-                    let _ = self.side_server.send(Line::Data(line));
-                }
-                Out::Event(event) => self.sink.event(event),
-                Out::WakeWatchdog => self.wake.notify_one(),
+    /// Sends what the router produced for server generation `generation` through the side
+    /// queues, which never wait.
+    fn send_now(&self, out: Out, generation: u64) {
+        match out {
+            Out::Client(line) => {
+                let _ = self.side_client.send((0, Line::Data(line)));
             }
+            Out::Server(line) => {
+                let _ = self.side_server.send((generation, Line::Data(line)));
+            }
+            Out::Event(event) => self.sink.event(event),
+            Out::WakeWatchdog => self.wake.notify_one(),
+            Out::KillServer | Out::StartServer => {
+                let _ = self.life.send(out);
+            }
+        }
+    }
+
+    /// Runs `f` on the router and dispatches its output at once (side queues).
+    fn route_now(&self, f: impl FnOnce(&mut Router, &mut Vec<Out>)) {
+        let mut outs = Vec::new();
+        let generation = {
+            let mut router = self.router();
+            f(&mut router, &mut outs);
+            router.generation()
+        };
+        for out in outs {
+            self.send_now(out, generation);
+        }
+    }
+
+    /// Runs `f` on the router for the pump of `side`: lines towards the other side go
+    /// through its bounded queue, so a slow reader slows this pump down (backpressure).
+    async fn route(&self, side: Side, f: impl FnOnce(&mut Router, &mut Vec<Out>)) {
+        let mut outs = Vec::new();
+        let generation = {
+            let mut router = self.router();
+            f(&mut router, &mut outs);
+            router.generation()
+        };
+        for out in outs.drain(..) {
+            match (side, out) {
+                (Side::Server, Out::Client(line)) => {
+                    let _ = self.to_client.send((0, Line::Data(line))).await;
+                }
+                (Side::Client, Out::Server(line)) => {
+                    let _ = self.to_server.send((generation, Line::Data(line))).await;
+                }
+                (_, other) => self.send_now(other, generation),
+            }
+        }
+    }
+}
+
+/// The queues the server writer of the current generation drains.
+struct ServerQueues {
+    data: mpsc::Receiver<Tagged>,
+    side: mpsc::UnboundedReceiver<Tagged>,
+}
+
+/// One server process and its tasks.
+struct Generation {
+    id: u64,
+    server: Server,
+    pump: JoinHandle<std::io::Result<()>>,
+    writer: JoinHandle<std::io::Result<()>>,
+    stderr: JoinHandle<()>,
+    tail: Arc<Mutex<VecDeque<u8>>>,
+}
+
+impl Generation {
+    fn start(
+        server: Server,
+        pipes: child::Pipes,
+        id: u64,
+        links: &Links,
+        queues: &Arc<tokio::sync::Mutex<ServerQueues>>,
+        max: usize,
+    ) -> Generation {
+        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+        Generation {
+            id,
+            server,
+            pump: tokio::spawn(pump(pipes.stdout, max, links.clone(), Side::Server)),
+            writer: tokio::spawn(server_writer(
+                Box::pin(pipes.stdin),
+                Arc::clone(queues),
+                id,
+                links.clone(),
+            )),
+            stderr: tokio::spawn(pump_stderr(pipes.stderr, links.clone(), Arc::clone(&tail))),
+            tail,
+        }
+    }
+
+    /// Resolves when the server can no longer be talked to; says why when it is an error.
+    async fn ended(&mut self) -> Result<(), String> {
+        tokio::select! {
+            r = &mut self.pump => task_result("reading from the server", r),
+            r = &mut self.writer => task_result("writing to the server", r),
+            _ = self.server.exit.wait_for(Option::is_some) => Ok(()),
+        }
+    }
+
+    /// After the server ended: relay what it already wrote, make sure the process group is
+    /// gone, and describe how it ended.
+    async fn finish(mut self, why: Result<(), String>) -> (String, String) {
+        finish_relay(&mut self.pump).await;
+        let exited = tokio::time::timeout(
+            Duration::from_secs(1),
+            self.server.exit.wait_for(Option::is_some),
+        )
+        .await
+        .is_ok();
+        let how = if exited {
+            self.server.shut_down(Duration::from_millis(500)).await
+        } else {
+            format!("stopped talking and {}", self.server.kill().await)
+        };
+        let how = match why {
+            Ok(()) => how,
+            Err(e) => format!("{how} ({e})"),
+        };
+        self.stop_tasks().await;
+        (how, tail_text(&self.tail))
+    }
+
+    async fn stop_tasks(&mut self) {
+        self.pump.abort();
+        self.stderr.abort();
+        self.writer.abort();
+        // The writer holds the server queues; wait until it let go of them. (A finished
+        // writer has; its handle may already have been polled to completion.)
+        if !self.writer.is_finished() {
+            let _ = (&mut self.writer).await;
         }
     }
 }
@@ -133,17 +259,13 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         limits,
         event_log,
     } = options;
-    let (mut server, pipes) = Server::spawn(&command)?;
+    let (first, first_pipes) = Server::spawn(&command)?;
     let sink = Arc::new(Sink::start(&name, event_log));
-    let started = Event::new("session_start").detail(format!(
+    sink.event(Event::new("session_start").detail(format!(
         "pid {} serving {:?}",
-        server.pid,
-        command
-            .iter()
-            .map(|a| a.to_string_lossy())
-            .collect::<Vec<_>>()
-    ));
-    sink.event(started);
+        first.pid,
+        command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>()
+    )));
 
     let max = limits.max_message_bytes;
     let router = Arc::new(Mutex::new(Router::new(&name, Arc::new(limits))));
@@ -151,123 +273,133 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let (to_server, server_rx) = mpsc::channel(QUEUE);
     let (side_client, side_client_rx) = mpsc::unbounded_channel();
     let (side_server, side_server_rx) = mpsc::unbounded_channel();
+    let (life, mut life_rx) = mpsc::unbounded_channel();
     let links = Links {
         router,
         to_client,
         to_server,
         side_client,
         side_server,
+        life,
         sink: Arc::clone(&sink),
         wake: Arc::default(),
     };
+    let queues = Arc::new(tokio::sync::Mutex::new(ServerQueues {
+        data: server_rx,
+        side: side_server_rx,
+    }));
 
     let (client_in, client_out) = stdio::client_io();
-    let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
     let mut client_pump = tokio::spawn(pump(client_in, max, links.clone(), Side::Client));
-    let mut server_pump = tokio::spawn(pump(pipes.stdout, max, links.clone(), Side::Server));
-    let mut client_writer = tokio::spawn(writer(client_out, client_rx, side_client_rx));
-    let mut server_writer = tokio::spawn(writer(Box::pin(pipes.stdin), server_rx, side_server_rx));
-    let stderr_pump = tokio::spawn(pump_stderr(
-        pipes.stderr,
-        links.clone(),
-        Arc::clone(&stderr_tail),
-    ));
+    let mut client_writer = tokio::spawn(client_writer(client_out, client_rx, side_client_rx));
     let mut watchdog = tokio::spawn(watchdog(links.clone()));
     let mut signals = Signals::new();
 
-    // Phase 1: relay until one side ends.
-    let end = tokio::select! {
-        r = &mut client_pump => End::Client(task_result("reading from the client", r)),
-        r = &mut client_writer => End::Client(task_result("writing to the client", r)),
-        r = &mut server_pump => End::Server(task_result("reading from the server", r)),
-        r = &mut server_writer => End::Server(task_result("writing to the server", r)),
-        _ = server.exit.wait_for(Option::is_some) => End::Server(Ok(())),
-        // The watchdog never returns; if it panics, timeouts would stop silently.
-        r = &mut watchdog => End::Server(Err(match r {
-            Ok(()) => "the watchdog stopped".to_owned(),
-            Err(e) => format!("the watchdog failed: {e}"),
-        })),
-        () = signals.recv() => End::Client(Ok(())),
+    let mut current = Some(Generation::start(
+        first,
+        first_pipes,
+        1,
+        &links,
+        &queues,
+        max,
+    ));
+    links.route_now(|r, out| r.server_started(Instant::now(), out));
+    let mut waiting = Restart::OnRequest;
+
+    let client_end = loop {
+        // A server runs: relay until one side ends.
+        if let Some(generation) = current.as_mut() {
+            let server_end = tokio::select! {
+                r = &mut client_pump => break task_result("reading from the client", r),
+                r = &mut client_writer => break task_result("writing to the client", r),
+                () = signals.recv() => break Ok(()),
+                r = &mut watchdog => break Err(watchdog_failure(r)),
+                why = generation.ended() => why,
+                Some(order) = life_rx.recv() => {
+                    if matches!(order, Out::KillServer) {
+                        generation.server.kill().await;
+                    }
+                    continue;
+                }
+            };
+            let Some(generation) = current.take() else {
+                continue;
+            };
+            let (how, tail) = generation.finish(server_end).await;
+            links.route_now(|r, out| waiting = r.server_gone(&how, &tail, Instant::now(), out));
+            continue;
+        }
+        // No server: wait for the backoff to pass (or, with the breaker open, for a request).
+        let delay = match waiting {
+            Restart::After(delay) => delay,
+            Restart::OnRequest => Duration::MAX,
+        };
+        tokio::select! {
+            r = &mut client_pump => break task_result("reading from the client", r),
+            r = &mut client_writer => break task_result("writing to the client", r),
+            () = signals.recv() => break Ok(()),
+            r = &mut watchdog => break Err(watchdog_failure(r)),
+            () = sleep_for(delay) => {}
+            Some(order) = life_rx.recv() => {
+                if !matches!(order, Out::StartServer) {
+                    continue;
+                }
+            }
+        }
+        let generation = links.router().generation() + 1;
+        match Server::spawn(&command) {
+            Ok((server, pipes)) => {
+                current = Some(Generation::start(
+                    server, pipes, generation, &links, &queues, max,
+                ));
+                links.route_now(|r, out| r.server_started(Instant::now(), out));
+            }
+            Err(e) => links
+                .route_now(|r, out| waiting = r.start_failed(&e.to_string(), Instant::now(), out)),
+        }
     };
 
-    let exit = match end {
-        End::Client(result) => {
-            // The client is done: close the server's stdin and shut it down, still relaying
-            // what it writes meanwhile (answers to the last requests).
-            let _ = links.side_server.send(Line::Finish);
-            let how = server.shut_down(child::GRACE).await;
-            finish_relay(&mut server_pump).await;
-            let _ = links.side_client.send(Line::Finish);
-            let _ = tokio::time::timeout(Duration::from_secs(5), &mut client_writer).await;
-            let why = result
-                .as_ref()
-                .err()
-                .map_or(String::new(), |e| format!(" after an error: {e}"));
-            sink.event(
-                Event::new("session_end").detail(format!("client closed{why}; server {how}")),
-            );
-            match result {
-                Ok(()) => Exit::Clean,
-                Err(why) => Exit::Failed(why),
-            }
+    // The client is done (or we were asked to stop): close the server's stdin and shut it
+    // down, still relaying what it writes meanwhile (answers to the last requests).
+    links.route_now(|r, out| r.client_gone(Instant::now(), out));
+    let how = match current {
+        Some(mut generation) => {
+            let _ = links.side_server.send((generation.id, Line::Finish));
+            let how = generation.server.shut_down(child::GRACE).await;
+            finish_relay(&mut generation.pump).await;
+            generation.stop_tasks().await;
+            how
         }
-        End::Server(result) => {
-            // The server is gone (or unusable): relay what it already wrote, fail every
-            // waiting request with the reason, and stop.
-            finish_relay(&mut server_pump).await;
-            let exited = tokio::time::timeout(
-                Duration::from_secs(1),
-                server.exit.wait_for(Option::is_some),
-            )
-            .await
-            .is_ok();
-            let how = if exited {
-                server.shut_down(Duration::from_millis(500)).await
-            } else {
-                format!("stopped talking and {}", server.kill().await)
-            };
-            let how = match result {
-                Ok(()) => how,
-                Err(why) => format!("{how} ({why})"),
-            };
-            let tail = tail_text(&stderr_tail);
-            let mut outs = Vec::new();
-            let failed = {
-                let mut r = links.router();
-                let n = r.pending_requests();
-                r.server_gone(&how, &tail, Instant::now(), &mut outs);
-                n
-            };
-            links.dispatch(&mut outs, None).await;
-            let _ = links.side_client.send(Line::Finish);
-            let _ = tokio::time::timeout(Duration::from_secs(5), &mut client_writer).await;
-            sink.event(Event::new("server_exit").detail(how.clone()));
-            let mut reason = format!("server `{name}` {how}");
-            if failed > 0 {
-                reason.push_str(&format!(
-                    "; {failed} waiting request(s) were answered with server_exited"
-                ));
-            }
-            if let Some(last) = tail.trim().lines().last() {
-                reason.push_str(&format!(". Its last stderr line: {last}"));
-            }
-            Exit::Failed(reason)
-        }
+        None => "was not running".to_owned(),
     };
-    for task in [&client_pump, &server_pump] {
-        task.abort();
-    }
-    stderr_pump.abort();
+    let _ = links.side_client.send((0, Line::Finish));
+    let _ = tokio::time::timeout(Duration::from_secs(5), &mut client_writer).await;
+    let why = client_end
+        .as_ref()
+        .err()
+        .map_or(String::new(), |e| format!(" after an error: {e}"));
+    sink.event(Event::new("session_end").detail(format!("client closed{why}; server {how}")));
+    client_pump.abort();
     watchdog.abort();
-    server_writer.abort();
     sink.close();
-    Ok(exit)
+    Ok(match client_end {
+        Ok(()) => Exit::Clean,
+        Err(why) => Exit::Failed(why),
+    })
 }
 
-/// Which side ended the relay, and whether it ended in an error.
-enum End {
-    Client(Result<(), String>),
-    Server(Result<(), String>),
+async fn sleep_for(delay: Duration) {
+    match tokio::time::Instant::now().checked_add(delay) {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn watchdog_failure(r: Result<(), tokio::task::JoinError>) -> String {
+    match r {
+        Ok(()) => "the watchdog stopped".to_owned(),
+        Err(e) => format!("the watchdog failed: {e}"),
+    }
 }
 
 fn task_result(
@@ -295,49 +427,81 @@ async fn pump<R: AsyncRead + Send + Unpin>(
     side: Side,
 ) -> std::io::Result<()> {
     let mut reader = FrameReader::new(input, max);
-    let mut outs = Vec::with_capacity(4);
     while let Some(frame) = reader.next().await? {
-        {
-            let mut router = links.router();
-            match side {
-                Side::Client => router.from_client(frame, Instant::now(), &mut outs),
-                Side::Server => router.from_server(frame, Instant::now(), &mut outs),
-            }
-            reader.set_max(router.limits().max_message_bytes);
-        }
-        links.dispatch(&mut outs, Some(side)).await;
+        let mut new_max = max;
+        links
+            .route(side, |router, out| {
+                match side {
+                    Side::Client => router.from_client(frame, Instant::now(), out),
+                    Side::Server => router.from_server(frame, Instant::now(), out),
+                }
+                new_max = router.limits().max_message_bytes;
+            })
+            .await;
+        reader.set_max(new_max);
     }
     Ok(())
 }
 
-async fn writer<W: AsyncWrite + Send + ?Sized>(
-    out: std::pin::Pin<Box<W>>,
-    mut data: mpsc::Receiver<Bytes>,
-    mut side: mpsc::UnboundedReceiver<Line>,
+type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
+
+async fn client_writer(
+    out: BoxWriter,
+    mut data: mpsc::Receiver<Tagged>,
+    mut side: mpsc::UnboundedReceiver<Tagged>,
+) -> std::io::Result<()> {
+    write_loop(out, &mut data, &mut side, |_, line| Some(line)).await
+}
+
+/// Writes the lines routed for generation `generation`; a line routed for another one goes
+/// back to the router.
+async fn server_writer(
+    out: BoxWriter,
+    queues: Arc<tokio::sync::Mutex<ServerQueues>>,
+    generation: u64,
+    links: Links,
+) -> std::io::Result<()> {
+    let mut queues = queues.lock().await;
+    let ServerQueues { data, side } = &mut *queues;
+    write_loop(out, data, side, |tag, line| {
+        if tag == generation {
+            return Some(line);
+        }
+        if let Line::Data(bytes) = line {
+            links.route_now(|r, out| r.undelivered(bytes, Instant::now(), out));
+        }
+        None
+    })
+    .await
+}
+
+async fn write_loop<W: AsyncWrite + Send + ?Sized>(
+    out: Pin<Box<W>>,
+    data: &mut mpsc::Receiver<Tagged>,
+    side: &mut mpsc::UnboundedReceiver<Tagged>,
+    mut accept: impl FnMut(u64, Line) -> Option<Line>,
 ) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, out);
     let mut finishing = false;
     loop {
-        let line = tokio::select! {
+        let (tag, line) = tokio::select! {
             biased;
-            Some(line) = side.recv(), if !finishing => line,
-            Some(line) = data.recv() => Line::Data(line),
+            Some(item) = side.recv(), if !finishing => item,
+            Some(item) = data.recv() => item,
             else => break,
         };
-        match line {
-            Line::Data(bytes) => write_line(&mut out, &bytes).await?,
-            Line::Finish => finishing = true,
-        }
-        // Batch whatever else is ready into the same flush.
+        let mut next = accept(tag, line);
         loop {
-            match side.try_recv() {
-                Ok(Line::Data(bytes)) => write_line(&mut out, &bytes).await?,
-                Ok(Line::Finish) => finishing = true,
-                Err(_) => break,
+            match next.take() {
+                Some(Line::Data(bytes)) => write_line(&mut out, &bytes).await?,
+                Some(Line::Finish) => finishing = true,
+                None => {}
             }
-        }
-        while let Ok(bytes) = data.try_recv() {
-            write_line(&mut out, &bytes).await?;
+            // Batch whatever else is ready into the same flush.
+            next = match side.try_recv().or_else(|_| data.try_recv()) {
+                Ok((tag, line)) => accept(tag, line),
+                Err(_) => break,
+            };
         }
         out.flush().await?;
         if finishing && data.is_empty() {
@@ -380,10 +544,9 @@ fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
 }
 
 async fn watchdog(links: Links) {
-    let mut outs = Vec::new();
     loop {
-        let next = links.router().tick(Instant::now(), &mut outs);
-        links.dispatch(&mut outs, None).await;
+        let mut next = None;
+        links.route_now(|r, out| next = r.tick(Instant::now(), out));
         match next {
             Some(at) => {
                 tokio::select! {

@@ -101,7 +101,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "retries",
-        planned: true,
+        planned: false,
         default: "2",
         doc: "How many times a safe request (list/read/get, ping, read-only or idempotent \
               tools, requests that never reached the server) is re-sent after a transient \
@@ -111,7 +111,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "backoff_ms",
-        planned: true,
+        planned: false,
         default: "250",
         doc: "First restart/retry delay; it doubles on each consecutive failure. 250 ms makes a \
               one-off crash nearly invisible.",
@@ -120,7 +120,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "max_backoff_ms",
-        planned: true,
+        planned: false,
         default: "30000",
         doc: "Upper bound of the doubling restart/retry delay, so a crash-looping server is \
               retried twice a minute rather than hammered or abandoned.",
@@ -129,7 +129,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "circuit_failures",
-        planned: true,
+        planned: false,
         default: "5",
         doc: "Consecutive failures (crashes, start-up failures, timeouts) that open the circuit \
               breaker, after which requests fail at once instead of each waiting for a timeout.",
@@ -140,7 +140,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "circuit_cooldown_ms",
-        planned: true,
+        planned: false,
         default: "30000",
         doc: "Time the breaker stays open before one trial request may half-open it.",
         fix: "a duration in milliseconds from 100 to 86400000, e.g. 30000",
@@ -259,6 +259,31 @@ pub const KEYS: &[KeyDef] = &[
         fix: "a size in bytes from 0 to 4294967296, e.g. 8388608",
         apply: |l, v| {
             int(v, 0, 4 * GIB, " bytes").map(|n| l.result_soft_cap_bytes = n.unsigned_abs())
+        },
+    },
+    KeyDef {
+        name: "idempotent_tools",
+        default: "[]",
+        doc: "Tools that are safe to call twice, so a call in flight when the server crashed \
+              may be re-sent after the restart. Tools the server marks `readOnlyHint` or \
+              `idempotentHint` count already; list others here. Empty by default: re-running a \
+              tool that writes could do its work twice.",
+        fix: "a list of tool names, e.g. [\"search\", \"read_file\"]",
+        planned: false,
+        apply: |l, v| {
+            let list = v
+                .as_array()
+                .ok_or_else(|| format!("must be a list of tool names, not {}", v.type_str()))?;
+            let names = list
+                .iter()
+                .map(|item| {
+                    item.as_str().map(str::to_owned).ok_or_else(|| {
+                        format!("must list tool names as strings, not {}", item.type_str())
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            l.idempotent_tools = names;
+            Ok(())
         },
     },
 ];

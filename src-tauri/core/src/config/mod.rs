@@ -46,6 +46,7 @@ pub struct Limits {
     pub fallback_roots: Vec<PathBuf>,
     pub clamp: BTreeMap<String, BTreeMap<String, f64>>,
     pub result_soft_cap_bytes: u64,
+    pub idempotent_tools: Vec<String>,
 }
 
 impl Default for Limits {
@@ -67,6 +68,7 @@ impl Default for Limits {
             fallback_roots: Vec::new(),
             clamp: BTreeMap::new(),
             result_soft_cap_bytes: 0,
+            idempotent_tools: Vec::new(),
         };
         for key in KEYS {
             let value: Value =

@@ -91,6 +91,8 @@ pub struct Peek<'a> {
     pub message: Option<Cow<'a, str>>,
     /// Whether `params.task` is present (a task-augmented request).
     pub task_augmented: bool,
+    /// `params` as it is on the wire, when it is an object.
+    pub params: Option<&'a RawValue>,
     is_object: bool,
 }
 
@@ -203,6 +205,7 @@ impl<'de> de::DeserializeSeed<'de> for ParamsSeed<'_, 'de> {
         }
         let params: ParamsDe<'de> = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
         let p = self.0;
+        p.params = Some(raw);
         p.name = params.name.and_then(str_of);
         p.task_id = params.task_id.and_then(str_of);
         p.message = params.message.and_then(str_of);

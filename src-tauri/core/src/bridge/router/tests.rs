@@ -333,3 +333,202 @@ fn server_gone_fails_everything_and_cancels_server_requests() {
     assert_eq!(c[2]["params"]["requestId"], 0);
     assert_eq!(t.r.pending_requests(), 0);
 }
+
+// ---- life cycle ---------------------------------------------------------------------------
+
+fn initialized(t: &mut T) {
+    t.r.server_started(t.at(0.0), &mut t.out);
+    t.client(0.0, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c"}}}"#);
+    t.server(
+        0.1,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}"#,
+    );
+    t.client(
+        0.1,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    t.client(
+        0.1,
+        r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}"#,
+    );
+    t.server(0.1, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    t.client(
+        0.1,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"file:///a"}}"#,
+    );
+    t.server(0.1, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    t.take();
+}
+
+fn restart_of(out: &[Out]) -> Vec<&Out> {
+    out.iter()
+        .filter(|o| matches!(o, Out::KillServer | Out::StartServer))
+        .collect()
+}
+
+#[test]
+fn restart_replays_the_handshake_then_releases_held_requests_in_order() {
+    let mut t = T::new();
+    initialized(&mut t);
+    assert_eq!(
+        t.r.server_gone("exited with status 1", "", t.at(1.0), &mut t.out),
+        Restart::After(Duration::from_millis(250))
+    );
+    t.take();
+    // While down: pings are answered here, requests wait.
+    t.client(1.1, r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    t.client(1.1, &call("10", ""));
+    let (c, s) = t.take();
+    assert_eq!(c[0]["id"], "p");
+    assert!(s.is_empty());
+    t.r.server_started(t.at(1.5), &mut t.out);
+    let (_, s) = t.take();
+    assert_eq!(
+        s.len(),
+        1,
+        "only the replayed initialize before its answer: {s:?}"
+    );
+    assert_eq!(s[0]["method"], "initialize");
+    assert_eq!(s[0]["params"]["clientInfo"]["name"], "c");
+    let own = s[0]["id"].as_str().unwrap().to_owned();
+    assert!(own.starts_with("__warden/"));
+    t.server(
+        1.6,
+        &format!(r#"{{"jsonrpc":"2.0","id":"{own}","result":{{}}}}"#),
+    );
+    let (c, s) = t.take();
+    assert!(
+        c.is_empty(),
+        "the replayed handshake's answer is swallowed: {c:?}"
+    );
+    let methods: Vec<&str> = s
+        .iter()
+        .map(|m| m["method"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/initialized",
+            "logging/setLevel",
+            "resources/subscribe",
+            "tools/call"
+        ]
+    );
+    assert_eq!(s[3]["id"], 10);
+}
+
+#[test]
+fn held_requests_are_bounded_by_the_startup_timeout() {
+    let mut t = T::new();
+    initialized(&mut t);
+    t.r.server_gone("exited", "", t.at(1.0), &mut t.out);
+    t.client(1.0, &call("5", ""));
+    t.take();
+    t.tick(10.9);
+    assert_eq!(t.r.pending_requests(), 1);
+    t.tick(11.0);
+    let (c, s) = t.take();
+    assert_eq!(c[0]["error"]["data"]["kind"], "startup_timeout");
+    assert!(
+        s.is_empty(),
+        "a request that never reached a server is not cancelled there"
+    );
+}
+
+#[test]
+fn backoff_doubles_up_to_the_cap_and_the_breaker_opens() {
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        circuit_failures: 6,
+        max_backoff: Duration::from_millis(1500),
+        ..(**t.r.limits()).clone()
+    });
+    t.r.server_started(t.at(0.0), &mut t.out);
+    let delays: Vec<Restart> = (0..6)
+        .map(|i| t.r.start_failed("boom", t.at(i as f64), &mut t.out))
+        .collect();
+    let ms = |n| Restart::After(Duration::from_millis(n));
+    assert_eq!(
+        delays,
+        [
+            ms(250),
+            ms(500),
+            ms(1000),
+            ms(1500),
+            ms(1500),
+            Restart::OnRequest
+        ]
+    );
+    assert!(t.r.circuit_open());
+    t.take();
+    t.client(6.0, &call("1", ""));
+    let (c, _) = t.take();
+    assert_eq!(c[0]["error"]["data"]["kind"], "circuit_open");
+    // After the cool-down (30 s by default) a request is a trial that starts a server.
+    t.client(40.0, &call("2", ""));
+    assert_eq!(restart_of(&t.out).len(), 1);
+    assert!(matches!(restart_of(&t.out)[0], Out::StartServer));
+}
+
+#[test]
+fn safe_requests_are_retried_a_bounded_number_of_times() {
+    let mut t = T::new();
+    initialized(&mut t);
+    t.client(
+        1.0,
+        r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"x"}}"#,
+    );
+    t.take();
+    for attempt in 0..3 {
+        t.r.server_gone("exited", "", t.at(2.0 + attempt as f64), &mut t.out);
+        let (c, _) = t.take();
+        if attempt < 2 {
+            assert!(c.is_empty(), "attempt {attempt}: {c:?}");
+            t.r.server_started(t.at(2.5 + attempt as f64), &mut t.out);
+            let (_, s) = t.take();
+            let own = s[0]["id"].as_str().unwrap().to_owned();
+            t.server(
+                2.6 + attempt as f64,
+                &format!(r#"{{"jsonrpc":"2.0","id":"{own}","result":{{}}}}"#),
+            );
+            let (_, s) = t.take();
+            assert!(s.iter().any(|m| m["id"] == 7), "re-sent: {s:?}");
+        } else {
+            assert_eq!(c[0]["error"]["data"]["kind"], "server_exited");
+            assert!(
+                c[0]["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("re-sent 2 time(s)")
+            );
+        }
+    }
+}
+
+#[test]
+fn timeouts_in_a_row_open_the_breaker_and_end_the_stuck_server() {
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        circuit_failures: 2,
+        ..(**t.r.limits()).clone()
+    });
+    initialized(&mut t);
+    t.client(1.0, &call("1", ""));
+    t.tick(6.0);
+    assert!(restart_of(&t.out).is_empty());
+    t.client(6.0, &call("2", ""));
+    t.tick(11.0);
+    assert!(matches!(restart_of(&t.out)[..], [Out::KillServer]));
+    assert!(t.r.circuit_open());
+    t.take();
+    // The killed server's end does not count again, and requests fail fast.
+    assert_eq!(
+        t.r.server_gone(
+            "was killed by signal 9 (SIGKILL)",
+            "",
+            t.at(11.1),
+            &mut t.out
+        ),
+        Restart::OnRequest
+    );
+}

@@ -5,6 +5,9 @@
 //! keeps the rules testable without processes and keeps the lock it lives under short.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+
+mod lifecycle;
+pub use lifecycle::Restart;
 use std::fmt::Write as _;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -28,6 +31,11 @@ pub enum Out {
     Event(Event),
     /// A deadline may now be earlier than the watchdog's current sleep.
     WakeWatchdog,
+    /// The server is stuck (its handshake or requests keep timing out): end it, and the
+    /// session restarts it.
+    KillServer,
+    /// Start a server now (a half-open trial after the circuit breaker's cool-down).
+    StartServer,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +58,11 @@ struct Pending {
     last_activity: Instant,
     bytes_in: usize,
     progress: Option<Box<str>>,
+    /// The request as sent, kept when it is safe to send again after a crash.
+    retry_line: Option<Bytes>,
+    attempts: u32,
+    /// Set while the request waits for a (re)started server instead of being in flight.
+    held_since: Option<Instant>,
 }
 
 /// A request waiting for the server, as heartbeats and status show it.
@@ -106,6 +119,8 @@ pub struct Stats {
     pub bytes_from_client: u64,
     pub bytes_from_server: u64,
     pub noise_lines: u64,
+    pub restarts: u64,
+    pub retries: u64,
 }
 
 pub struct Router {
@@ -118,9 +133,10 @@ pub struct Router {
     tokens: HashMap<Id, Id>,
     dead: Recent<Id>,
     dead_tokens: Recent<Id>,
-    own_ids: HashSet<Id>,
+    own_ids: HashMap<Id, lifecycle::Own>,
     next_own: u64,
     last_stderr: Option<Instant>,
+    life: lifecycle::Life,
     pub stats: Stats,
 }
 
@@ -137,9 +153,10 @@ impl Router {
             tokens: HashMap::new(),
             dead: Recent::new(RECENT),
             dead_tokens: Recent::new(RECENT),
-            own_ids: HashSet::new(),
+            own_ids: HashMap::new(),
             next_own: 0,
             last_stderr: None,
+            life: lifecycle::Life::default(),
             stats: Stats::default(),
         }
     }
@@ -203,8 +220,15 @@ impl Router {
                 return;
             }
         };
+        if !self.life.ready() {
+            return self.client_while_not_ready(&peek, line.clone(), now, out);
+        }
         match peek.kind() {
-            Kind::Request => self.client_request(&peek, line.len(), now, out),
+            Kind::Request => {
+                if !self.client_request(&peek, &line, now, out) {
+                    return;
+                }
+            }
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
                 if let Some(id) = &peek.request_id {
                     if let Some(p) = self.c2s.remove(id) {
@@ -224,9 +248,25 @@ impl Router {
         out.push(Out::Server(line));
     }
 
-    fn client_request(&mut self, peek: &Peek<'_>, size: usize, now: Instant, out: &mut Vec<Out>) {
-        let Some(id) = peek.id.clone() else { return };
+    /// Tracks a request; `false` when the bridge answered it itself (circuit open).
+    fn client_request(
+        &mut self,
+        peek: &Peek<'_>,
+        line: &Bytes,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) -> bool {
+        let Some(id) = peek.id.clone() else {
+            return true;
+        };
         let method = peek.method.as_deref().unwrap_or_default();
+        self.remember_handshake(method, peek);
+        let tool = if method == "tools/call" {
+            peek.name.as_deref()
+        } else {
+            None
+        };
+        let retry_line = self.retry_safe(method, tool).then(|| line.clone());
         let class = match method {
             "initialize" => Class::Initialize,
             "tasks/result" => Class::TaskResult,
@@ -244,8 +284,11 @@ impl Router {
             class,
             started: now,
             last_activity: now,
-            bytes_in: size,
+            bytes_in: line.len(),
             progress: None,
+            retry_line,
+            attempts: 0,
+            held_since: None,
         };
         self.stats.requests += 1;
         if let Some(token) = &pending.token {
@@ -255,6 +298,7 @@ impl Router {
             out.push(Out::WakeWatchdog);
         }
         self.c2s.insert(id, pending);
+        true
     }
 
     fn client_oversize(&mut self, head: &[u8], tail: &[u8], len: u64, out: &mut Vec<Out>) {
@@ -303,13 +347,14 @@ impl Router {
         match peek.kind() {
             Kind::Response => {
                 if let Some(id) = &peek.id {
-                    if self.own_ids.remove(id) {
-                        return;
+                    if let Some(own) = self.own_ids.remove(id) {
+                        return self.own_response(own, &peek, now, out);
                     }
                     if let Some(p) = self.c2s.remove(id) {
                         if let Some(token) = &p.token {
                             self.tokens.remove(token);
                         }
+                        self.server_answered(&p, &peek, out);
                         let outcome = if peek.has_error { "error" } else { "ok" };
                         if peek.has_error {
                             self.stats.errors += 1;
@@ -463,15 +508,19 @@ impl Router {
         let mut next: Option<Instant> = None;
         for (id, p) in &self.c2s {
             let hard = (p.class != Class::Initialize).then(|| p.started + self.limits.max_timeout);
-            let idle = match p.class {
-                Class::Normal if !paused => Some(self.activity(p) + self.limits.idle_timeout),
-                Class::Initialize => Some(p.started + self.limits.startup_timeout),
+            let idle = match (p.held_since, p.class) {
+                // Waiting for a (re)started server: bounded by the start-up limit.
+                (Some(since), _) => Some(since + self.limits.startup_timeout),
+                (None, Class::Normal) if !paused => {
+                    Some(self.activity(p) + self.limits.idle_timeout)
+                }
+                (None, Class::Initialize) => Some(p.started + self.limits.startup_timeout),
                 _ => None,
             };
             if hard.is_some_and(|t| t <= now) {
                 expired.push((id.clone(), ErrorKind::MaxTimeout));
             } else if idle.is_some_and(|t| t <= now) {
-                let kind = if p.class == Class::Initialize {
+                let kind = if p.class == Class::Initialize || p.held_since.is_some() {
                     ErrorKind::StartupTimeout
                 } else {
                     ErrorKind::Timeout
@@ -486,6 +535,9 @@ impl Router {
         for (id, kind) in expired {
             self.expire(id, kind, now, out);
         }
+        if let Some(t) = self.life_tick(now, out) {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
         next
     }
 
@@ -495,6 +547,7 @@ impl Router {
         };
         self.stats.timeouts += 1;
         self.bury(id.clone(), p.token.clone());
+        let was_held = p.held_since.is_some();
         let elapsed = now.saturating_duration_since(p.started);
         let l = &self.limits;
         let (msg, limit) = match kind {
@@ -507,6 +560,17 @@ impl Router {
                     l.max_timeout.as_millis()
                 ),
                 l.max_timeout,
+            ),
+            ErrorKind::StartupTimeout if was_held => (
+                format!(
+                    "Request timed out: server `{}` was (re)starting and did not become ready within {} (startup_timeout_ms = {}), so {} was never sent. {}",
+                    self.server,
+                    secs(l.startup_timeout),
+                    l.startup_timeout.as_millis(),
+                    describe(&p),
+                    self.life.last_exit_note(),
+                ),
+                l.startup_timeout,
             ),
             ErrorKind::StartupTimeout => (
                 format!(
@@ -541,9 +605,10 @@ impl Router {
             data,
         )));
         match (p.class, &p.task_id) {
+            _ if was_held => {}
             (Class::Initialize, _) => {}
             (Class::TaskResult, Some(task_id)) => {
-                let own = self.own_id();
+                let own = self.own_id(lifecycle::Own::Swallow);
                 let cancel = json!({"jsonrpc": "2.0", "id": own.to_value(), "method": "tasks/cancel", "params": {"taskId": &**task_id}});
                 out.push(Out::Server(Bytes::from(cancel.to_string())));
             }
@@ -556,52 +621,8 @@ impl Router {
             }
         }
         out.push(Out::Event(self.finished(&id, &p, now, kind.as_str(), None)));
-    }
-
-    // ---- the end of a server ----------------------------------------------------------------
-
-    /// The server is gone: every waiting request fails now with `server_exited`, and the
-    /// client is told that the server's own requests will not be answered.
-    pub fn server_gone(&mut self, exit: &str, stderr_tail: &str, now: Instant, out: &mut Vec<Out>) {
-        let mut ids: Vec<Id> = self.c2s.keys().cloned().collect();
-        ids.sort_by_key(|id| id.to_json());
-        for id in ids {
-            let Some(p) = self.c2s.remove(&id) else {
-                continue;
-            };
-            self.bury(id.clone(), p.token.clone());
-            self.stats.errors += 1;
-            let mut msg = format!(
-                "Server exited: `{}` {exit} while {} was in flight.",
-                self.server,
-                describe(&p)
-            );
-            if !stderr_tail.trim().is_empty() {
-                let last = stderr_tail.trim().lines().last().unwrap_or_default();
-                let _ = write!(msg, " Its last stderr line: {last}");
-            }
-            let data = json!({"exit": exit, "stderr_tail": stderr_tail, "method": &*p.method});
-            out.push(Out::Client(error_response(
-                Some(&id),
-                ErrorKind::ServerExited,
-                &self.server,
-                &msg,
-                data,
-            )));
-            out.push(Out::Event(self.finished(
-                &id,
-                &p,
-                now,
-                "server_exited",
-                None,
-            )));
-        }
-        for (id, _) in self.s2c.drain() {
-            let reason = format!("server `{}` exited", self.server);
-            out.push(Out::Client(notification(
-                "notifications/cancelled",
-                json!({"requestId": id.to_value(), "reason": reason}),
-            )));
+        if !was_held {
+            self.count_failure(now, &format!("{} timed out", describe(&p)), out);
         }
     }
 
@@ -615,10 +636,11 @@ impl Router {
         self.dead.insert(id);
     }
 
-    fn own_id(&mut self) -> Id {
+    /// A request id of the bridge's own, in a space no client uses.
+    fn own_id(&mut self, purpose: lifecycle::Own) -> Id {
         self.next_own += 1;
         let id = Id::Str(format!("__warden/{}", self.next_own).into());
-        self.own_ids.insert(id.clone());
+        self.own_ids.insert(id.clone(), purpose);
         id
     }
 

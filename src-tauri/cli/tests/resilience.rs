@@ -1,0 +1,249 @@
+//! Restart, safe retries and the circuit breaker, with faults injected into the fake server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+fn server_pid(s: &Session) -> u32 {
+    read_pids(&s.dir.path().join("pids"))[0]
+}
+
+fn counted(b: Builder, dir_flag: &str) -> Builder {
+    b.fake("--start-count").fake(dir_flag)
+}
+
+#[tokio::test]
+async fn kill_9_mid_request_fails_unsafe_calls_retries_safe_ones_and_goes_on() {
+    let mut s = bridge().pid_file().set("idle_timeout_ms=20000").spawn();
+    s.initialize().await;
+    s.request("tools/list", json!({})).await; // teaches the bridge which tools are read-only
+    let pid = server_pid(&s);
+    let hang = s.start_call("hang", json!({}), None).await;
+    let sleep = s.start_call("sleep", json!({"ms": 1500}), None).await;
+    // Both calls are with the server (it echoes nothing until it answers): kill it now.
+    let ping = s.request("ping", json!({})).await;
+    assert!(ping.get("result").is_some());
+    let start = Instant::now();
+    signal(pid, "KILL");
+
+    let (err, _) = s.response(&hang).await;
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "error took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(error_kind(&err), "server_exited");
+    assert_eq!(
+        err["error"]["data"]["exit"],
+        "was killed by signal 9 (SIGKILL)"
+    );
+    let msg = err["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("did not re-send") && msg.contains("idempotent_tools"),
+        "{msg}"
+    );
+
+    // `sleep` is read-only: re-sent to the restarted server, answered once.
+    let (ok, _) = s.response(&sleep).await;
+    assert_eq!(text_of(&ok), "slept", "{ok}");
+    // The client never initialized again: the bridge replayed the handshake.
+    let r = s.call("echo", json!({"text": "same session"})).await;
+    assert_eq!(text_of(&r), "same session");
+    assert_ne!(server_pid(&s), pid);
+    assert!(s.close().await.success());
+
+    let events = s.events();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    for want in ["server_exit", "retry", "restart", "replayed"] {
+        assert!(kinds.contains(&want), "no {want} event in {kinds:?}");
+    }
+    let sleeps = events
+        .iter()
+        .filter(|e| e["tool"] == "sleep" && e["outcome"] == "ok")
+        .count();
+    assert_eq!(sleeps, 1, "the retried call is answered exactly once");
+}
+
+#[tokio::test]
+async fn a_crash_loop_opens_the_breaker_and_a_trial_closes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let mut s = bridge()
+        .fake("--start-count")
+        .fake(starts.to_str().unwrap())
+        .fake("--crash-until")
+        .fake("4")
+        .set("circuit_failures=3")
+        .set("backoff_ms=20")
+        .set("circuit_cooldown_ms=800")
+        .spawn();
+    // Starts 1-3 crash. The initialize fails with server_exited (it was in flight and its
+    // retries ran out) or circuit_open (it was waiting when the breaker opened): either way
+    // at once and with the reason.
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let r = s.request("initialize", params.clone()).await;
+    assert!(
+        ["server_exited", "circuit_open"].contains(&error_kind(&r)),
+        "{r}"
+    );
+    assert!(r.to_string().contains("crashes on purpose"), "{r}");
+    let mut r = s.request("tools/list", json!({})).await;
+    while error_kind(&r) != "circuit_open" {
+        r = s.request("tools/list", json!({})).await;
+    }
+    assert_eq!(r["error"]["code"], -32000);
+    let retry_after = r["error"]["data"]["retry_after_ms"].as_u64().unwrap();
+    assert!(retry_after > 0 && retry_after <= 800);
+
+    // While open, errors are immediate.
+    let start = Instant::now();
+    let r = s.request("tools/list", json!({})).await;
+    assert_eq!(error_kind(&r), "circuit_open");
+    assert!(start.elapsed() < Duration::from_millis(500));
+    let wait = r["error"]["data"]["retry_after_ms"].as_u64().unwrap();
+
+    // After the cool-down one trial starts the server: start 4 crashes too, so it reopens.
+    tokio::time::sleep(Duration::from_millis(wait + 50)).await;
+    let r = s.request("initialize", params.clone()).await;
+    assert!(
+        ["server_exited", "circuit_open"].contains(&error_kind(&r)),
+        "{r}"
+    );
+    assert!(r.to_string().contains("start #4 crashes"), "{r}");
+    let r = s.request("tools/list", json!({})).await;
+    assert_eq!(error_kind(&r), "circuit_open", "{r}");
+    let wait = r["error"]["data"]["retry_after_ms"].as_u64().unwrap();
+
+    // Start 5 works: the trial succeeds and the breaker closes.
+    tokio::time::sleep(Duration::from_millis(wait + 50)).await;
+    let r = s.request("initialize", params).await;
+    assert_eq!(r["result"]["serverInfo"]["name"], "mcp-fake-server", "{r}");
+    let r = s.call("echo", json!({"text": "closed"})).await;
+    assert_eq!(text_of(&r), "closed");
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().trim(), "5");
+    assert!(s.close().await.success());
+    let circuit: Vec<String> = s
+        .events()
+        .iter()
+        .filter(|e| e["kind"] == "circuit")
+        .map(|e| {
+            e["detail"]
+                .as_str()
+                .unwrap_or("")
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        circuit,
+        ["open", "half_open", "open", "half_open", "closed"]
+    );
+}
+
+#[tokio::test]
+async fn sigstop_times_out_then_recovers_after_sigcont() {
+    let mut s = bridge().pid_file().set("idle_timeout_ms=500").spawn();
+    s.initialize().await;
+    let pid = server_pid(&s);
+    signal(pid, "STOP");
+    let r = s.call("echo", json!({"text": "frozen"})).await;
+    assert_eq!(error_kind(&r), "timeout");
+    signal(pid, "CONT");
+    let r = s.call("echo", json!({"text": "thawed"})).await;
+    assert_eq!(text_of(&r), "thawed");
+    assert_eq!(server_pid(&s), pid, "no restart was needed");
+}
+
+#[tokio::test]
+async fn a_stuck_server_is_restarted_once_the_breaker_opens() {
+    let mut s = bridge()
+        .pid_file()
+        .set("idle_timeout_ms=300")
+        .set("circuit_failures=2")
+        .set("circuit_cooldown_ms=300")
+        .spawn();
+    s.initialize().await;
+    let pid = server_pid(&s);
+    signal(pid, "STOP");
+    for _ in 0..2 {
+        let r = s.call("echo", json!({"text": "x"})).await;
+        assert_eq!(error_kind(&r), "timeout");
+    }
+    // Two timeouts in a row: the breaker opened and the stuck server was killed.
+    let r = s.call("echo", json!({"text": "x"})).await;
+    assert_eq!(error_kind(&r), "circuit_open", "{r}");
+    let wait = r["error"]["data"]["retry_after_ms"].as_u64().unwrap();
+    tokio::time::sleep(Duration::from_millis(wait + 50)).await;
+    let r = s.call("echo", json!({"text": "fresh server"})).await;
+    assert_eq!(text_of(&r), "fresh server", "{r}");
+    assert_ne!(server_pid(&s), pid);
+    assert!(!alive(pid), "the stuck server was not stopped");
+}
+
+#[tokio::test]
+async fn ids_never_collide_with_the_bridge_replay() {
+    let mut s = bridge().pid_file().spawn();
+    s.initialize().await;
+    s.request("tools/list", json!({})).await; // `echo` is read-only: safe to re-send
+    let pid = server_pid(&s);
+    signal(pid, "KILL");
+    // Right away, while the bridge restarts and replays with its own ids, the client uses
+    // 0, "0" and a string id.
+    for id in [json!(0), json!("0"), json!("__client/1")] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": id.to_string()}}});
+        s.send(&call).await;
+    }
+    for id in [json!(0), json!("0"), json!("__client/1")] {
+        let (r, _) = s.response(&id).await;
+        assert_eq!(text_of(&r), id.to_string(), "{r}");
+    }
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_after_restart_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let mut s = counted(
+        bridge().pid_file().fake("--tools-by-start"),
+        starts.to_str().unwrap(),
+    )
+    .spawn();
+    s.initialize().await;
+    let tools = s.request("tools/list", json!({})).await;
+    assert!(tools.to_string().contains("\"v1\""));
+    signal(server_pid(&s), "KILL");
+    let (note, _) = s.recv_until(|v| v["method"].is_string()).await;
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+    let tools = s.request("tools/list", json!({})).await;
+    assert!(tools.to_string().contains("\"v2\""), "{tools}");
+}
+
+#[tokio::test]
+async fn a_session_without_initialize_restarts_without_replay() {
+    let mut s = bridge().pid_file().spawn();
+    let r = s.request("tools/list", json!({})).await;
+    assert!(r["result"]["tools"].is_array());
+    let pid = server_pid(&s);
+    signal(pid, "KILL");
+    let r = s.request("tools/list", json!({})).await;
+    assert!(r["result"]["tools"].is_array(), "{r}");
+    assert!(s.close().await.success());
+    assert!(!s.events().iter().any(|e| e["kind"] == "replayed"));
+    let _ = Value::Null;
+}

@@ -1,0 +1,652 @@
+//! A server's life as the router sees it: restarts with the client's handshake replayed,
+//! requests held while no server is ready, safe retries after a crash, and the circuit
+//! breaker that turns a failing server into immediate, explained errors.
+
+use std::collections::BTreeSet;
+use std::hash::{DefaultHasher, Hasher};
+
+use super::*;
+
+/// What the bridge's own requests were for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Own {
+    /// Answer not needed (replayed `logging/setLevel`, `resources/subscribe`, `tasks/cancel`).
+    Swallow,
+    /// The replayed `initialize`: its answer makes the new server ready.
+    Init,
+    /// `tools/list` after a restart: a changed list is announced to the client.
+    ToolsCheck,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// A server runs and (if the client had initialized) knows the client: requests flow.
+    Ready,
+    /// A restarted server is being given the client's handshake; requests wait.
+    Replaying { since: Instant },
+    /// No server: one is being (re)started; requests wait up to `startup_timeout_ms`.
+    Down,
+    /// The breaker is open: requests fail at once until `until`, then one may try again.
+    Open { until: Instant },
+}
+
+/// What the session should do after its server ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restart {
+    /// Start the next server after this delay (exponential backoff).
+    After(Duration),
+    /// The breaker is open: start one when the router asks (`Out::StartServer`).
+    OnRequest,
+}
+
+#[derive(Debug)]
+struct Held {
+    line: Bytes,
+    id: Option<Id>,
+}
+
+#[derive(Debug)]
+pub(super) struct Life {
+    phase: Phase,
+    held: VecDeque<Held>,
+    /// The client's `initialize` params once the server accepted them (replayed on restart).
+    init_params: Option<String>,
+    /// Params of an `initialize` in flight, until it succeeds.
+    init_pending: Option<String>,
+    log_level: Option<String>,
+    subscriptions: BTreeSet<String>,
+    /// Tools the server marks read-only or idempotent.
+    safe_tools: HashSet<String>,
+    tools_fingerprint: Option<u64>,
+    failures: u32,
+    trial: bool,
+    /// Why the bridge itself ended the server, when it did.
+    kill_reason: Option<String>,
+    last_exit: Option<String>,
+    generation: u64,
+}
+
+impl Default for Life {
+    fn default() -> Self {
+        Life {
+            phase: Phase::Ready,
+            held: VecDeque::new(),
+            init_params: None,
+            init_pending: None,
+            log_level: None,
+            subscriptions: BTreeSet::new(),
+            safe_tools: HashSet::new(),
+            tools_fingerprint: None,
+            failures: 0,
+            trial: false,
+            kill_reason: None,
+            last_exit: None,
+            generation: 0,
+        }
+    }
+}
+
+impl Life {
+    pub(super) fn ready(&self) -> bool {
+        self.phase == Phase::Ready
+    }
+
+    pub(super) fn last_exit_note(&self) -> String {
+        match &self.last_exit {
+            Some(exit) => format!("Last time, the server {exit}."),
+            None => String::new(),
+        }
+    }
+}
+
+const SAFE_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/list",
+    "server/discover",
+];
+
+impl Router {
+    /// Which server process the router is talking to (1 for the first).
+    pub fn generation(&self) -> u64 {
+        self.life.generation
+    }
+
+    /// Whether the breaker is open.
+    pub fn circuit_open(&self) -> bool {
+        matches!(self.life.phase, Phase::Open { .. })
+    }
+
+    pub(super) fn retry_safe(&self, method: &str, tool: Option<&str>) -> bool {
+        match (method, tool) {
+            ("tools/call", Some(tool)) => {
+                self.life.safe_tools.contains(tool)
+                    || self.limits.idempotent_tools.iter().any(|t| t == tool)
+            }
+            _ => SAFE_METHODS.contains(&method),
+        }
+    }
+
+    /// Keeps what a restarted server must be told again.
+    pub(super) fn remember_handshake(&mut self, method: &str, peek: &Peek<'_>) {
+        let params = || peek.params.map(|p| p.get().to_owned());
+        match method {
+            "initialize" => self.life.init_pending = params(),
+            "logging/setLevel" => self.life.log_level = params(),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let uri = peek
+                    .params
+                    .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+                    .and_then(|v| v.get("uri").and_then(|u| u.as_str()).map(str::to_owned));
+                if let Some(uri) = uri {
+                    if method == "resources/subscribe" {
+                        self.life.subscriptions.insert(uri);
+                    } else {
+                        self.life.subscriptions.remove(&uri);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A client request got its answer from the server: the server works.
+    pub(super) fn server_answered(&mut self, p: &Pending, peek: &Peek<'_>, out: &mut Vec<Out>) {
+        if self.life.failures > 0 || self.life.trial {
+            if self.life.trial {
+                out.push(Out::Event(
+                    Event::new("circuit").detail("closed: the trial request succeeded"),
+                ));
+            }
+            self.life.failures = 0;
+            self.life.trial = false;
+        }
+        if peek.has_error {
+            return;
+        }
+        match &*p.method {
+            "initialize" => self.life.init_params = self.life.init_pending.take(),
+            "tools/list" => {
+                if let Some(result) = peek.result {
+                    self.life.tools_fingerprint = Some(self.learn_tools(result));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Notes which tools may be retried; returns a fingerprint of the list.
+    fn learn_tools(&mut self, result: &serde_json::value::RawValue) -> u64 {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(result.get()) else {
+            return 0;
+        };
+        let tools = v
+            .get("tools")
+            .and_then(|t| t.as_array())
+            .cloned()
+            .unwrap_or_default();
+        for tool in &tools {
+            let hint = |k: &str| {
+                tool.pointer(&format!("/annotations/{k}"))
+                    .and_then(|h| h.as_bool())
+                    .unwrap_or(false)
+            };
+            if let Some(name) = tool.get("name").and_then(|n| n.as_str()) {
+                if hint("readOnlyHint") || hint("idempotentHint") {
+                    self.life.safe_tools.insert(name.to_owned());
+                } else {
+                    self.life.safe_tools.remove(name);
+                }
+            }
+        }
+        let mut h = DefaultHasher::new();
+        h.write(serde_json::Value::Array(tools).to_string().as_bytes());
+        h.finish()
+    }
+
+    /// A client message while no server is ready: answer pings, hold the rest (bounded by
+    /// `startup_timeout_ms`), or fail at once while the breaker is open.
+    pub(super) fn client_while_not_ready(
+        &mut self,
+        peek: &Peek<'_>,
+        line: Bytes,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) {
+        let kind = peek.kind();
+        if let Phase::Open { until } = self.life.phase {
+            if kind != Kind::Request {
+                return;
+            }
+            if now < until {
+                let retry_after = until - now;
+                let msg = format!(
+                    "Circuit open: server `{}` failed {} times in a row ({}), so Warden is not sending it requests for now. Try again in {}; Warden will then start it again. To stop this, fix the server or raise circuit_failures in config.toml.",
+                    self.server,
+                    self.life.failures,
+                    self.life.last_exit.as_deref().unwrap_or("no detail"),
+                    secs(retry_after)
+                );
+                let data = json!({"retry_after_ms": retry_after.as_millis() as u64, "failures": self.life.failures});
+                out.push(Out::Client(error_response(
+                    peek.id.as_ref(),
+                    ErrorKind::CircuitOpen,
+                    &self.server,
+                    &msg,
+                    data,
+                )));
+                return;
+            }
+            self.life.phase = Phase::Down;
+            self.life.trial = true;
+            out.push(Out::Event(
+                Event::new("circuit").detail("half_open: one trial request may start the server"),
+            ));
+            out.push(Out::StartServer);
+        }
+        match kind {
+            Kind::Request if peek.method.as_deref() == Some("ping") => {
+                if let Some(id) = &peek.id {
+                    let pong = json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}});
+                    out.push(Out::Client(Bytes::from(pong.to_string())));
+                }
+            }
+            Kind::Request => {
+                if self.client_request(peek, &line, now, out) {
+                    if let Some(p) = peek.id.as_ref().and_then(|id| self.c2s.get_mut(id)) {
+                        p.held_since = Some(now);
+                    }
+                    self.life.held.push_back(Held {
+                        line,
+                        id: peek.id.clone(),
+                    });
+                }
+            }
+            Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
+                if let Some(id) = &peek.request_id {
+                    if let Some(p) = self.c2s.remove(id) {
+                        self.stats.cancelled += 1;
+                        self.bury(id.clone(), p.token.clone());
+                        out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
+                    }
+                }
+            }
+            // Answers to server requests: the server that asked is gone.
+            Kind::Response => {}
+            Kind::Notification | Kind::Other => self.life.held.push_back(Held { line, id: None }),
+        }
+    }
+
+    /// A line that was queued for a server that is gone now: send it to the current one, or
+    /// hold it. It never reached a server, so this is always safe.
+    pub fn undelivered(&mut self, line: Bytes, now: Instant, out: &mut Vec<Out>) {
+        let Ok(peek) = Peek::parse(&line) else { return };
+        let id = match peek.kind() {
+            Kind::Request => match peek.id.clone().filter(|id| self.c2s.contains_key(id)) {
+                Some(id) => Some(id),
+                None => return,
+            },
+            Kind::Notification | Kind::Other => None,
+            Kind::Response => return,
+        };
+        if self.life.ready() {
+            if let Some(p) = id.as_ref().and_then(|id| self.c2s.get_mut(id)) {
+                p.last_activity = now;
+            }
+            out.push(Out::Server(line));
+        } else {
+            if let Some(p) = id.as_ref().and_then(|id| self.c2s.get_mut(id)) {
+                p.held_since = Some(now);
+            }
+            self.life.held.push_back(Held { line, id });
+        }
+    }
+
+    fn flush_held(&mut self, now: Instant, out: &mut Vec<Out>) {
+        while let Some(held) = self.life.held.pop_front() {
+            if let Some(id) = &held.id {
+                let Some(p) = self.c2s.get_mut(id) else {
+                    continue;
+                }; // timed out or cancelled meanwhile
+                p.held_since = None;
+                p.last_activity = now;
+            }
+            out.push(Out::Server(held.line));
+        }
+    }
+
+    /// A server process started (the first, or a restart).
+    pub fn server_started(&mut self, now: Instant, out: &mut Vec<Out>) {
+        self.life.generation += 1;
+        self.life.kill_reason = None;
+        if self.life.generation > 1 {
+            self.stats.restarts += 1;
+            out.push(Out::Event(Event::new("restart").detail(format!(
+                "server process #{} started",
+                self.life.generation
+            ))));
+        }
+        match self.life.init_params.clone() {
+            Some(params) => {
+                let id = self.own_id(Own::Init);
+                let msg = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"initialize","params":{params}}}"#,
+                    id.to_json()
+                );
+                out.push(Out::Server(Bytes::from(msg)));
+                self.life.phase = Phase::Replaying { since: now };
+            }
+            None => {
+                self.life.phase = Phase::Ready;
+                self.flush_held(now, out);
+            }
+        }
+        out.push(Out::WakeWatchdog);
+    }
+
+    pub(super) fn own_response(
+        &mut self,
+        own: Own,
+        peek: &Peek<'_>,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) {
+        match own {
+            Own::Swallow => {}
+            Own::Init if peek.has_error => {
+                self.life.kill_reason = Some("refused the replayed `initialize`".to_owned());
+                self.life.phase = Phase::Down;
+                out.push(Out::KillServer);
+            }
+            Own::Init => {
+                out.push(Out::Server(notification(
+                    "notifications/initialized",
+                    json!({}),
+                )));
+                if let Some(params) = self.life.log_level.clone() {
+                    let id = self.own_id(Own::Swallow);
+                    let msg = format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"method":"logging/setLevel","params":{params}}}"#,
+                        id.to_json()
+                    );
+                    out.push(Out::Server(Bytes::from(msg)));
+                }
+                for uri in self.life.subscriptions.clone() {
+                    let id = self.own_id(Own::Swallow);
+                    let msg = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": "resources/subscribe", "params": {"uri": uri}});
+                    out.push(Out::Server(Bytes::from(msg.to_string())));
+                }
+                if self.life.tools_fingerprint.is_some() {
+                    let id = self.own_id(Own::ToolsCheck);
+                    let msg =
+                        json!({"jsonrpc": "2.0", "id": id.to_value(), "method": "tools/list"});
+                    out.push(Out::Server(Bytes::from(msg.to_string())));
+                }
+                self.life.phase = Phase::Ready;
+                out.push(Out::Event(
+                    Event::new("replayed")
+                        .detail("the client's handshake was replayed to the new server"),
+                ));
+                self.flush_held(now, out);
+            }
+            Own::ToolsCheck => {
+                let Some(result) = peek.result else { return };
+                let before = self.life.tools_fingerprint;
+                let after = self.learn_tools(result);
+                self.life.tools_fingerprint = Some(after);
+                if before != Some(after) {
+                    out.push(Out::Client(notification(
+                        "notifications/tools/list_changed",
+                        json!({}),
+                    )));
+                    out.push(Out::Event(
+                        Event::new("tools_changed").detail("the restarted server has other tools"),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Deadlines of the life cycle itself: a replayed handshake that takes too long.
+    pub(super) fn life_tick(&mut self, now: Instant, out: &mut Vec<Out>) -> Option<Instant> {
+        let Phase::Replaying { since } = self.life.phase else {
+            return None;
+        };
+        let deadline = since + self.limits.startup_timeout;
+        if now < deadline {
+            return Some(deadline);
+        }
+        self.life.kill_reason = Some(format!(
+            "did not answer the replayed `initialize` within {} (startup_timeout_ms)",
+            secs(self.limits.startup_timeout)
+        ));
+        self.life.phase = Phase::Down;
+        out.push(Out::KillServer);
+        None
+    }
+
+    /// A failure that is not the server's exit (a timeout): may open the breaker.
+    pub(super) fn count_failure(&mut self, now: Instant, why: &str, out: &mut Vec<Out>) {
+        self.life.failures += 1;
+        if self.life.failures >= self.limits.circuit_failures && self.life.ready() {
+            self.life.kill_reason = Some(format!(
+                "was stuck ({} failures in a row, the last: {why})",
+                self.life.failures
+            ));
+            self.life.last_exit = self.life.kill_reason.clone();
+            self.open_circuit(now, out);
+            out.push(Out::KillServer);
+        }
+    }
+
+    fn open_circuit(&mut self, now: Instant, out: &mut Vec<Out>) {
+        let until = now + self.limits.circuit_cooldown;
+        self.life.phase = Phase::Open { until };
+        self.life.trial = false;
+        out.push(Out::Event(Event::new("circuit").detail(format!(
+            "open: {} failures in a row; requests fail at once for {}",
+            self.life.failures,
+            secs(self.limits.circuit_cooldown)
+        ))));
+        // Requests waiting for a server will not get one soon: answer them now.
+        let held: Vec<Held> = self.life.held.drain(..).collect();
+        for held in held {
+            let Some(id) = held.id else { continue };
+            let Some(p) = self.c2s.remove(&id) else {
+                continue;
+            };
+            self.bury(id.clone(), p.token.clone());
+            let msg = format!(
+                "Circuit open: server `{}` failed {} times in a row ({}). Warden did not send {}; try again in {}.",
+                self.server,
+                self.life.failures,
+                self.life.last_exit.as_deref().unwrap_or("no detail"),
+                describe(&p),
+                secs(self.limits.circuit_cooldown)
+            );
+            let data = json!({"retry_after_ms": self.limits.circuit_cooldown.as_millis() as u64, "failures": self.life.failures});
+            out.push(Out::Client(error_response(
+                Some(&id),
+                ErrorKind::CircuitOpen,
+                &self.server,
+                &msg,
+                data,
+            )));
+            out.push(Out::Event(self.finished(
+                &id,
+                &p,
+                now,
+                "circuit_open",
+                None,
+            )));
+        }
+    }
+
+    /// The server could not be started at all.
+    pub fn start_failed(&mut self, why: &str, now: Instant, out: &mut Vec<Out>) -> Restart {
+        self.life.last_exit = Some(why.to_owned());
+        out.push(Out::Event(Event::new("start_failed").detail(why)));
+        self.after_failure(now, out)
+    }
+
+    fn after_failure(&mut self, now: Instant, out: &mut Vec<Out>) -> Restart {
+        self.life.failures += 1;
+        if self.life.failures >= self.limits.circuit_failures {
+            self.open_circuit(now, out);
+            return Restart::OnRequest;
+        }
+        self.life.phase = Phase::Down;
+        let doublings = self.life.failures.saturating_sub(1).min(20);
+        Restart::After(
+            self.limits
+                .backoff
+                .saturating_mul(1 << doublings)
+                .min(self.limits.max_backoff),
+        )
+    }
+
+    /// The server process is gone. Requests in flight are re-sent to the next server when
+    /// that is safe, and fail now with `server_exited` (exit status, stderr tail) when not;
+    /// the client is told that the server's own requests will not be answered.
+    pub fn server_gone(
+        &mut self,
+        exit: &str,
+        stderr_tail: &str,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) -> Restart {
+        let exit = match self.life.kill_reason.take() {
+            Some(reason) => format!("{reason}, so Warden stopped it"),
+            None => exit.to_owned(),
+        };
+        let last_line = stderr_tail.trim().lines().last().map(str::to_owned);
+        self.life.last_exit = Some(match &last_line {
+            Some(line) => format!("{exit}; its last stderr line: {line}"),
+            None => exit.clone(),
+        });
+        let was_open = matches!(self.life.phase, Phase::Open { .. });
+        let restart = if was_open {
+            Restart::OnRequest
+        } else {
+            self.after_failure(now, out)
+        };
+        let can_retry = !self.circuit_open();
+
+        let mut in_flight: Vec<(Id, Instant)> = self
+            .c2s
+            .iter()
+            .filter(|(_, p)| p.held_since.is_none())
+            .map(|(id, p)| (id.clone(), p.started))
+            .collect();
+        in_flight.sort_by_key(|(_, started)| *started);
+        let mut retried = VecDeque::new();
+        for (id, _) in in_flight {
+            let Some(p) = self.c2s.get_mut(&id) else {
+                continue;
+            };
+            if let Some(line) = p
+                .retry_line
+                .clone()
+                .filter(|_| can_retry && p.attempts < self.limits.retries)
+            {
+                p.attempts += 1;
+                p.held_since = Some(now);
+                self.stats.retries += 1;
+                let detail = format!(
+                    "{} will be re-sent to the restarted server (attempt {})",
+                    describe(p),
+                    p.attempts + 1
+                );
+                out.push(Out::Event(Event {
+                    id: Some(id.to_value()),
+                    ..Event::new("retry").detail(detail)
+                }));
+                retried.push_back(Held { line, id: Some(id) });
+                continue;
+            }
+            let Some(p) = self.c2s.remove(&id) else {
+                continue;
+            };
+            self.bury(id.clone(), p.token.clone());
+            self.stats.errors += 1;
+            let mut msg = format!(
+                "Server exited: `{}` {exit} while {} was in flight.",
+                self.server,
+                describe(&p)
+            );
+            if p.retry_line.is_some() && !can_retry {
+                let _ = write!(
+                    msg,
+                    " Warden did not re-send it: the circuit breaker opened after {} failures in a row.",
+                    self.life.failures
+                );
+            } else if p.retry_line.is_some() {
+                let _ = write!(
+                    msg,
+                    " It was already re-sent {} time(s) (retries = {}).",
+                    p.attempts, self.limits.retries
+                );
+            } else if let Some(tool) = &p.tool {
+                let _ = write!(
+                    msg,
+                    " Warden did not re-send it: tool `{tool}` is not marked read-only or idempotent, so it may already have taken effect (list it in idempotent_tools if it is safe to repeat)."
+                );
+            }
+            if let Some(line) = &last_line {
+                let _ = write!(msg, " Its last stderr line: {line}");
+            }
+            let data = json!({"exit": exit, "stderr_tail": stderr_tail, "method": &*p.method});
+            out.push(Out::Client(error_response(
+                Some(&id),
+                ErrorKind::ServerExited,
+                &self.server,
+                &msg,
+                data,
+            )));
+            out.push(Out::Event(self.finished(
+                &id,
+                &p,
+                now,
+                "server_exited",
+                None,
+            )));
+        }
+        retried.extend(self.life.held.drain(..));
+        self.life.held = retried;
+        for (id, _) in self.s2c.drain() {
+            let reason = format!("server `{}` exited", self.server);
+            out.push(Out::Client(notification(
+                "notifications/cancelled",
+                json!({"requestId": id.to_value(), "reason": reason}),
+            )));
+        }
+        out.push(Out::Event(
+            Event::new("server_exit").detail(self.life.last_exit.clone().unwrap_or_default()),
+        ));
+        restart
+    }
+
+    /// The client left: requests it was still waiting for are logged as abandoned.
+    pub fn client_gone(&mut self, now: Instant, out: &mut Vec<Out>) {
+        let pending: Vec<(Id, Pending)> = self.c2s.drain().collect();
+        for (id, p) in pending {
+            out.push(Out::Event(self.finished(
+                &id,
+                &p,
+                now,
+                "client_closed",
+                None,
+            )));
+        }
+    }
+}
