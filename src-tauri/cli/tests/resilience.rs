@@ -247,3 +247,37 @@ async fn a_session_without_initialize_restarts_without_replay() {
     assert!(!s.events().iter().any(|e| e["kind"] == "replayed"));
     let _ = Value::Null;
 }
+
+#[tokio::test]
+async fn guardrails_clamp_arguments_and_cut_oversized_results() {
+    let mut s = bridge()
+        .set("clamp={ sleep = { ms = 10 } }")
+        .set("result_soft_cap_bytes=100000")
+        .spawn();
+    s.initialize().await;
+    let start = Instant::now();
+    let r = s.call("sleep", json!({"ms": 60000})).await;
+    assert_eq!(text_of(&r), "slept");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "the call was not clamped"
+    );
+
+    let r = s.call("big", json!({"bytes": 3_000_000})).await;
+    let text = text_of(&r);
+    assert!(text.len() < 101_000, "{}", text.len());
+    assert!(
+        text.contains("[Warden cut this result at 100000 of 3000000 bytes"),
+        "{}",
+        &text[text.len() - 300..]
+    );
+    assert!(s.close().await.success());
+    let events = s.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "clamped" && e["detail"] == "ms 60000 lowered to 10"),
+        "{events:?}"
+    );
+    assert!(events.iter().any(|e| e["kind"] == "truncated"));
+}

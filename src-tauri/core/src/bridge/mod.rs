@@ -18,6 +18,7 @@
 //! gets an explicit error. Nothing stalls silently.
 
 pub mod child;
+mod guard;
 pub mod router;
 mod sink;
 mod stdio;

@@ -211,7 +211,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "clamp",
-        planned: true,
+        planned: false,
         default: "{}",
         doc: "Per-tool caps on numeric arguments, e.g. `{ \"advanced-search\" = { maxResults = 500 } }`: \
               a larger value is lowered to the cap and the call goes through.",
@@ -250,7 +250,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "result_soft_cap_bytes",
-        planned: true,
+        planned: false,
         default: "0",
         doc: "Truncate a larger tool result's text content, with a visible note telling the \
               model how to narrow its query (0 = off). Off by default because the bridge has no \

@@ -8,6 +8,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 mod lifecycle;
 pub use lifecycle::Restart;
+
+use super::guard;
 use std::fmt::Write as _;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -220,8 +222,11 @@ impl Router {
                 return;
             }
         };
+        let line = self
+            .clamp(&peek, &line, out)
+            .unwrap_or_else(|| line.clone());
         if !self.life.ready() {
-            return self.client_while_not_ready(&peek, line.clone(), now, out);
+            return self.client_while_not_ready(&peek, line, now, out);
         }
         match peek.kind() {
             Kind::Request => {
@@ -301,6 +306,24 @@ impl Router {
         true
     }
 
+    /// The `clamp` guardrail: a `tools/call` with arguments over their caps goes through
+    /// with the caps instead.
+    fn clamp(&self, peek: &Peek<'_>, line: &[u8], out: &mut Vec<Out>) -> Option<Bytes> {
+        if peek.method.as_deref() != Some("tools/call") {
+            return None;
+        }
+        let tool = peek.name.as_deref()?;
+        let (clamped, notes) = guard::clamp(line, self.limits.clamp.get(tool)?)?;
+        let event = Event {
+            method: Some("tools/call".into()),
+            tool: Some(tool.to_owned()),
+            id: peek.id.as_ref().map(Id::to_value),
+            ..Event::new("clamped")
+        };
+        out.push(Out::Event(event.detail(notes.join("; "))));
+        Some(clamped)
+    }
+
     fn client_oversize(&mut self, head: &[u8], tail: &[u8], len: u64, out: &mut Vec<Out>) {
         self.stats.bytes_from_client += len;
         let id = find_id_in_fragments(head, tail);
@@ -344,6 +367,7 @@ impl Router {
                 return self.server_unusable(head, tail, line.len() as u64, Some(e), now, out);
             }
         };
+        let mut replacement = None;
         match peek.kind() {
             Kind::Response => {
                 if let Some(id) = &peek.id {
@@ -355,6 +379,7 @@ impl Router {
                             self.tokens.remove(token);
                         }
                         self.server_answered(&p, &peek, out);
+                        replacement = self.soft_cap(&p, id, &line, out);
                         let outcome = if peek.has_error { "error" } else { "ok" };
                         if peek.has_error {
                             self.stats.errors += 1;
@@ -399,7 +424,26 @@ impl Router {
             },
             Kind::Other => {}
         }
-        out.push(Out::Client(line));
+        out.push(Out::Client(replacement.unwrap_or(line)));
+    }
+
+    /// The `result_soft_cap_bytes` guardrail: an oversized tool result is cut, with a note.
+    fn soft_cap(&self, p: &Pending, id: &Id, line: &[u8], out: &mut Vec<Out>) -> Option<Bytes> {
+        let cap = usize::try_from(self.limits.result_soft_cap_bytes).unwrap_or(usize::MAX);
+        if cap == 0 || line.len() <= cap || &*p.method != "tools/call" {
+            return None;
+        }
+        let (cut, before) = guard::soft_cap(line, cap)?;
+        let event = Event {
+            method: Some("tools/call".into()),
+            tool: p.tool.as_deref().map(str::to_owned),
+            id: Some(id.to_value()),
+            ..Event::new("truncated")
+        };
+        out.push(Out::Event(
+            event.detail(format!("result text cut from {before} to {cap} bytes")),
+        ));
+        Some(cut)
     }
 
     /// A server line that cannot be relayed: too large, or not JSON. If it answers a waiting
