@@ -529,7 +529,7 @@ async fn pump_stderr<R: AsyncRead + Unpin>(
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        links.router().on_stderr(Instant::now());
+        links.route_now(|r, out| r.on_stderr(Instant::now(), &buf[..n], out));
         links.sink.stderr(Bytes::copy_from_slice(&buf[..n]));
         let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
         tail.extend(&buf[..n]);

@@ -64,6 +64,9 @@ pub(super) struct Life {
     kill_reason: Option<String>,
     last_exit: Option<String>,
     generation: u64,
+    /// Whether the current server has written a message yet (it is past its cold start).
+    pub(super) answered: bool,
+    last_installing: Option<Instant>,
 }
 
 impl Default for Life {
@@ -82,6 +85,8 @@ impl Default for Life {
             kill_reason: None,
             last_exit: None,
             generation: 0,
+            answered: false,
+            last_installing: None,
         }
     }
 }
@@ -98,6 +103,22 @@ impl Life {
         }
     }
 }
+
+/// What package managers print while a server's cold start downloads it (npx, uvx, pip).
+const INSTALL_CHATTER: &[&str] = &[
+    "npm WARN",
+    "npm notice",
+    "npm http",
+    "Need to install the following packages",
+    "added ",
+    "Collecting ",
+    "Downloading ",
+    "Installing collected packages",
+    "Resolved ",
+    "Prepared ",
+    "Installed ",
+    "Building wheel",
+];
 
 const SAFE_METHODS: &[&str] = &[
     "initialize",
@@ -212,6 +233,29 @@ impl Router {
         let mut h = DefaultHasher::new();
         h.write(serde_json::Value::Array(tools).to_string().as_bytes());
         h.finish()
+    }
+
+    /// Package-manager output from a server that has not spoken yet: the cold start is
+    /// downloading, not hung. Shown as `installing` events (at most one every 2 s).
+    pub(super) fn note_installing(&mut self, now: Instant, chunk: &[u8], out: &mut Vec<Out>) {
+        if self.life.answered
+            || self
+                .life
+                .last_installing
+                .is_some_and(|t| now.duration_since(t) < Duration::from_secs(2))
+        {
+            return;
+        }
+        let text = String::from_utf8_lossy(chunk);
+        let Some(line) = text
+            .lines()
+            .find(|l| INSTALL_CHATTER.iter().any(|p| l.contains(p)))
+        else {
+            return;
+        };
+        self.life.last_installing = Some(now);
+        let line: String = line.trim().chars().take(200).collect();
+        out.push(Out::Event(Event::new("installing").detail(line)));
     }
 
     /// A client message while no server is ready: answer pings, hold the rest (bounded by
@@ -329,6 +373,7 @@ impl Router {
     pub fn server_started(&mut self, now: Instant, out: &mut Vec<Out>) {
         self.life.generation += 1;
         self.life.kill_reason = None;
+        self.life.answered = false;
         if self.life.generation > 1 {
             self.stats.restarts += 1;
             out.push(Out::Event(Event::new("restart").detail(format!(

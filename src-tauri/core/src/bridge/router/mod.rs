@@ -360,7 +360,10 @@ impl Router {
         };
         self.stats.bytes_from_server += line.len() as u64;
         let peek = match Peek::parse(&line) {
-            Ok(peek) => peek,
+            Ok(peek) => {
+                self.life.answered = true;
+                peek
+            }
             Err(e) => {
                 let head = &line[..line.len().min(HEAD_KEEP)];
                 let tail = &line[line.len().saturating_sub(TAIL_KEEP)..];
@@ -523,8 +526,9 @@ impl Router {
     }
 
     /// Server stderr output: activity for the idle clocks when so configured.
-    pub fn on_stderr(&mut self, now: Instant) {
+    pub fn on_stderr(&mut self, now: Instant, chunk: &[u8], out: &mut Vec<Out>) {
         self.last_stderr = Some(now);
+        self.note_installing(now, chunk, out);
     }
 
     fn s2c_done(&mut self, id: &Id, now: Instant) {

@@ -130,7 +130,7 @@ fn progress_resets_the_idle_clock_but_not_the_hard_limit() {
 fn stderr_is_activity_when_configured() {
     let mut t = T::new();
     t.client(0.0, &call("1", ""));
-    t.r.on_stderr(t.at(4.0));
+    t.r.on_stderr(t.at(4.0), b"log", &mut t.out);
     t.tick(6.0);
     assert_eq!(t.r.pending_requests(), 1);
     t.tick(9.0);
@@ -142,7 +142,7 @@ fn stderr_is_activity_when_configured() {
         ..(**t.r.limits()).clone()
     });
     t.client(0.0, &call("1", ""));
-    t.r.on_stderr(t.at(4.0));
+    t.r.on_stderr(t.at(4.0), b"log", &mut t.out);
     t.tick(6.0);
     assert_eq!(t.r.pending_requests(), 0);
 }
@@ -531,4 +531,31 @@ fn timeouts_in_a_row_open_the_breaker_and_end_the_stuck_server() {
         ),
         Restart::OnRequest
     );
+}
+
+#[test]
+fn install_chatter_before_the_first_message_is_an_installing_event() {
+    let mut t = T::new();
+    t.r.server_started(t.at(0.0), &mut t.out);
+    t.out.clear();
+    t.r.on_stderr(
+        t.at(0.5),
+        b"npm WARN exec The following package was not found and will be installed\n",
+        &mut t.out,
+    );
+    t.r.on_stderr(t.at(0.6), b"npm http fetch GET 200\n", &mut t.out);
+    let installing = |out: &[Out]| {
+        out.iter()
+            .filter(|o| matches!(o, Out::Event(e) if e.kind == "installing"))
+            .count()
+    };
+    assert_eq!(installing(&t.out), 1, "throttled");
+    t.r.on_stderr(t.at(3.0), b"added 93 packages in 4s\n", &mut t.out);
+    assert_eq!(installing(&t.out), 2);
+    t.server(
+        3.5,
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#,
+    );
+    t.r.on_stderr(t.at(9.0), b"npm WARN deprecated\n", &mut t.out);
+    assert_eq!(installing(&t.out), 2, "not once the server speaks");
 }
