@@ -489,3 +489,20 @@ fn signal(pid: u32, sig: &str) {
         .success();
     assert!(ok);
 }
+
+/// Lines over 1 MiB are relayed as they arrive. When such a line then passes
+/// max_message_bytes, the client's copy of it is ended early (one line that is not valid
+/// JSON, which clients drop), and the request gets message_too_large.
+#[tokio::test]
+async fn a_streamed_line_over_the_limit_is_ended_and_answered() {
+    let mut s = bridge().set("max_message_bytes=3000000").spawn();
+    s.initialize().await;
+    let id = s.start_call("big", json!({"bytes": 5_000_000}), None).await;
+    let cut = s.recv_raw_within(SOON).await.expect("the cut line");
+    assert!(serde_json::from_slice::<Value>(&cut).is_err());
+    assert!(cut.len() <= 3_000_001, "{}", cut.len());
+    let (err, _) = s.response(&id).await;
+    assert_eq!(error_kind(&err), "message_too_large", "{err}");
+    let r = s.call("echo", json!({"text": "fine"})).await;
+    assert_eq!(text_of(&r), "fine");
+}

@@ -37,7 +37,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::Limits;
 use crate::events::Event;
-use crate::protocol::FrameReader;
+use crate::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
 use child::Server;
 use router::{Out, Restart, Router};
 use sink::Sink;
@@ -84,10 +84,19 @@ pub fn run(options: Options) -> Result<Exit, Error> {
 type Tagged = (u64, Line);
 
 enum Line {
+    /// A whole line (the newline is added when written).
     Data(Bytes),
+    /// Part of a line relayed as it arrives; nothing else is written until its `End`.
+    Part(Bytes),
+    End,
     /// Write what is queued, then close.
     Finish,
 }
+
+/// Lines from the server longer than this are relayed as they arrive (cut-through) instead of
+/// being held whole: a 100 MB result costs one pipe transfer of time, not two, and little
+/// memory. Such a line is not parsed whole; its id comes from its head or tail.
+const STREAM_OVER: usize = 1 << 20;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
@@ -428,8 +437,44 @@ async fn pump<R: AsyncRead + Send + Unpin>(
     side: Side,
 ) -> std::io::Result<()> {
     let mut reader = FrameReader::new(input, max);
+    let mut streaming = Streamed::default();
+    if side == Side::Server {
+        reader.set_streaming(Some(STREAM_OVER));
+    }
     while let Some(frame) = reader.next().await? {
-        let mut new_max = max;
+        let frame = match frame {
+            Frame::Begin(bytes) => {
+                streaming = Streamed {
+                    active: true,
+                    ..Streamed::default()
+                };
+                streaming.push(&bytes);
+                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                continue;
+            }
+            Frame::Part { bytes, end } => {
+                streaming.push(&bytes);
+                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                if end {
+                    let _ = links.to_client.send((0, Line::End)).await;
+                    let mut done = std::mem::take(&mut streaming);
+                    let tail = done.tail.make_contiguous();
+                    links.route_now(|r, out| {
+                        r.streamed(&done.head, tail, done.len, Instant::now(), out)
+                    });
+                }
+                continue;
+            }
+            // A streamed line went over the limit: end the client's copy of it (the client
+            // drops it as invalid), then the request gets its error as for any oversize line.
+            oversize @ Frame::Oversize { .. } if streaming.active => {
+                streaming = Streamed::default();
+                let _ = links.to_client.send((0, Line::End)).await;
+                oversize
+            }
+            frame => frame,
+        };
+        let (mut new_max, mut soft_cap) = (max, 0);
         links
             .route(side, |router, out| {
                 match side {
@@ -437,11 +482,37 @@ async fn pump<R: AsyncRead + Send + Unpin>(
                     Side::Server => router.from_server(frame, Instant::now(), out),
                 }
                 new_max = router.limits().max_message_bytes;
+                soft_cap = router.limits().result_soft_cap_bytes;
             })
             .await;
         reader.set_max(new_max);
+        if side == Side::Server {
+            // A result that may have to be cut must be held whole.
+            reader.set_streaming((soft_cap == 0).then_some(STREAM_OVER));
+        }
     }
     Ok(())
+}
+
+/// The head and tail of a line being relayed in parts: where its id is.
+#[derive(Default)]
+struct Streamed {
+    active: bool,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    len: u64,
+}
+
+impl Streamed {
+    fn push(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        let room = HEAD_KEEP.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        let take = bytes.len().min(TAIL_KEEP);
+        self.tail.extend(&bytes[bytes.len() - take..]);
+        let excess = self.tail.len().saturating_sub(TAIL_KEEP);
+        self.tail.drain(..excess);
+    }
 }
 
 type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
@@ -484,10 +555,12 @@ async fn write_loop<W: AsyncWrite + Send + ?Sized>(
 ) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, out);
     let mut finishing = false;
+    // Inside a line relayed in parts, nothing may be written between its parts.
+    let mut in_line = false;
     loop {
         let (tag, line) = tokio::select! {
             biased;
-            Some(item) = side.recv(), if !finishing => item,
+            Some(item) = side.recv(), if !finishing && !in_line => item,
             Some(item) = data.recv() => item,
             else => break,
         };
@@ -495,11 +568,24 @@ async fn write_loop<W: AsyncWrite + Send + ?Sized>(
         loop {
             match next.take() {
                 Some(Line::Data(bytes)) => write_line(&mut out, &bytes).await?,
+                Some(Line::Part(bytes)) => {
+                    in_line = true;
+                    out.write_all(&bytes).await?;
+                }
+                Some(Line::End) => {
+                    in_line = false;
+                    out.write_all(b"\n").await?;
+                }
                 Some(Line::Finish) => finishing = true,
                 None => {}
             }
             // Batch whatever else is ready into the same flush.
-            next = match side.try_recv().or_else(|_| data.try_recv()) {
+            let ready = if in_line {
+                data.try_recv()
+            } else {
+                side.try_recv().or_else(|_| data.try_recv())
+            };
+            next = match ready {
                 Ok((tag, line)) => accept(tag, line),
                 Err(_) => break,
             };

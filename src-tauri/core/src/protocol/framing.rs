@@ -24,8 +24,14 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub enum Frame {
     /// A complete line: no terminator, no trailing `\r`, no BOM; never blank.
     Message(Bytes),
-    /// A line longer than the limit. Its bytes were discarded; `len` counts them all.
+    /// A line longer than the limit. Its bytes were discarded; `len` counts them all. If the
+    /// line was being streamed (`Begin`/`Part`), its start was already handed out.
     Oversize { head: Bytes, tail: Bytes, len: u64 },
+    /// With streaming on: the start of a line too large to hold whole; `Part`s follow.
+    Begin(Bytes),
+    /// The next part of a streamed line; `end` when it completes the line (terminator
+    /// excluded).
+    Part { bytes: Bytes, end: bool },
 }
 
 #[derive(Debug)]
@@ -84,7 +90,14 @@ pub struct FrameReader<R> {
     at_start: bool,
     discard: Option<Discard>,
     eof: bool,
+    /// Lines longer than this are handed out in parts as they arrive (cut-through).
+    stream_over: Option<usize>,
+    /// Bytes of the line being streamed so far, and its head (for the id if it overflows).
+    streaming: Option<(u64, Bytes)>,
 }
+
+/// Reads while streaming: as large as a grown pipe, so a big line moves in few steps.
+const STREAM_READ: usize = 1 << 20;
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// `max` is the largest line (without terminator) returned as a message.
@@ -97,7 +110,15 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             at_start: true,
             discard: None,
             eof: false,
+            stream_over: None,
+            streaming: None,
         }
+    }
+
+    /// Hands out lines longer than `over` bytes in parts as they arrive ([`Frame::Begin`],
+    /// [`Frame::Part`]) instead of holding them whole; `None` turns this off.
+    pub fn set_streaming(&mut self, over: Option<usize>) {
+        self.stream_over = over;
     }
 
     /// Changes the limit for lines not yet started.
@@ -115,9 +136,14 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             if self.eof {
                 return Ok(self.take_rest());
             }
-            if self.buf.capacity() - self.buf.len() < MIN_READ {
+            let min_read = if self.streaming.is_some() {
+                STREAM_READ
+            } else {
+                MIN_READ
+            };
+            if self.buf.capacity() - self.buf.len() < min_read {
                 // Grow geometrically so a huge line costs amortised O(n) copies.
-                self.buf.reserve(MIN_READ.max(self.buf.len()));
+                self.buf.reserve(min_read.max(self.buf.len()));
             }
             if self.inner.read_buf(&mut self.buf).await? == 0 {
                 self.eof = true;
@@ -130,20 +156,77 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         loop {
             let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
                 self.scanned = self.buf.len();
-                self.spill_if_over_limit();
-                return None;
+                return self.no_line_end_yet();
             };
-            let line = self.buf.split_to(self.scanned + pos + 1);
+            let mut line = self.buf.split_to(self.scanned + pos + 1);
             self.scanned = 0;
             let body = &line[..line.len() - 1];
             if let Some(mut discard) = self.discard.take() {
                 discard.push(body);
                 return Some(discard.finish());
             }
+            if let Some((len, head)) = self.streaming.take() {
+                line.truncate(line.len() - 1);
+                if line.last() == Some(&b'\r') {
+                    line.truncate(line.len() - 1);
+                }
+                let total = len + line.len() as u64;
+                if total > self.max as u64 {
+                    let mut discard = Discard {
+                        head,
+                        tail: Vec::new(),
+                        len,
+                    };
+                    discard.push(&line);
+                    return Some(discard.finish());
+                }
+                return Some(Frame::Part {
+                    bytes: line.freeze(),
+                    end: true,
+                });
+            }
             if let Some(frame) = self.frame_of(line.freeze()) {
                 return Some(frame);
             }
         }
+    }
+
+    /// No line end in the buffer: hand out a part of a streamed line, start streaming, or
+    /// spill an over-limit line.
+    fn no_line_end_yet(&mut self) -> Option<Frame> {
+        if let Some((len, head)) = &mut self.streaming {
+            self.scanned = 0;
+            if self.buf.is_empty() {
+                return None;
+            }
+            if *len + self.buf.len() as u64 > self.max as u64 {
+                let mut discard = Discard {
+                    head: head.clone(),
+                    tail: Vec::new(),
+                    len: *len,
+                };
+                discard.push(&self.buf);
+                self.buf.clear();
+                self.discard = Some(discard);
+                self.streaming = None;
+                return None;
+            }
+            *len += self.buf.len() as u64;
+            return Some(Frame::Part {
+                bytes: self.buf.split().freeze(),
+                end: false,
+            });
+        }
+        let stream = self.stream_over.is_some_and(|over| self.buf.len() > over);
+        if self.discard.is_none() && stream && self.buf.len() <= self.max {
+            self.at_start = false;
+            let head = Bytes::copy_from_slice(&self.buf[..HEAD_KEEP.min(self.buf.len())]);
+            self.streaming = Some((self.buf.len() as u64, head));
+            self.scanned = 0;
+            return Some(Frame::Begin(self.buf.split().freeze()));
+        }
+        self.spill_if_over_limit();
+        None
     }
 
     /// While a line is longer than the limit, its bytes are streamed away.
@@ -169,6 +252,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     fn take_rest(&mut self) -> Option<Frame> {
         if let Some(discard) = self.discard.take() {
             return Some(discard.finish());
+        }
+        if self.streaming.take().is_some() {
+            self.scanned = 0;
+            return Some(Frame::Part {
+                bytes: self.buf.split().freeze(),
+                end: true,
+            });
         }
         if self.buf.is_empty() {
             return None;
@@ -294,6 +384,73 @@ mod tests {
         assert!(matches!(&got[0], Frame::Oversize { len: 10, .. }));
         assert_eq!(got[1], msg("{}"));
         assert!(matches!(&got[2], Frame::Oversize { len: 11, .. }));
+    }
+
+    #[tokio::test]
+    async fn streaming_hands_out_a_large_line_in_parts() {
+        let big = "s".repeat(3_000_000);
+        let input = format!("{{\"a\":1}}\n{big}\r\n{{\"b\":2}}\n");
+        let (mut tx, rx) = tokio::io::duplex(64 * 1024);
+        let writer = tokio::spawn(async move { tx.write_all(input.as_bytes()).await.unwrap() });
+        let mut reader = FrameReader::new(rx, 10_000_000);
+        reader.set_streaming(Some(1_000_000));
+        assert_eq!(reader.next().await.unwrap(), Some(msg("{\"a\":1}")));
+        let mut got = Vec::new();
+        let mut parts = 0;
+        loop {
+            match reader.next().await.unwrap() {
+                Some(Frame::Begin(b)) => {
+                    assert!(got.is_empty() && b.len() > 1_000_000);
+                    got.extend_from_slice(&b);
+                }
+                Some(Frame::Part { bytes, end }) => {
+                    parts += 1;
+                    got.extend_from_slice(&bytes);
+                    if end {
+                        break;
+                    }
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(got, big.as_bytes());
+        assert!(parts >= 1);
+        assert!(
+            reader.buf.capacity() <= 4 << 20,
+            "held {} bytes",
+            reader.buf.capacity()
+        );
+        assert_eq!(reader.next().await.unwrap(), Some(msg("{\"b\":2}")));
+        writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_streamed_line_over_the_limit_becomes_oversize() {
+        let line = format!("{{\"id\":9,\"x\":\"{}\"}}", "q".repeat(5_000_000));
+        let input = format!("{line}\n{{}}\n");
+        let (mut tx, rx) = tokio::io::duplex(64 * 1024);
+        let writer = tokio::spawn(async move { tx.write_all(input.as_bytes()).await.unwrap() });
+        let mut reader = FrameReader::new(rx, 2_000_000);
+        reader.set_streaming(Some(100_000));
+        let mut streamed = 0;
+        loop {
+            match reader.next().await.unwrap().unwrap() {
+                Frame::Begin(b)
+                | Frame::Part {
+                    bytes: b,
+                    end: false,
+                } => streamed += b.len(),
+                Frame::Oversize { head, len, .. } => {
+                    assert_eq!(len, line.len() as u64);
+                    assert!(head.starts_with(b"{\"id\":9"));
+                    break;
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(streamed <= 2_000_000);
+        assert_eq!(reader.next().await.unwrap(), Some(msg("{}")));
+        writer.await.unwrap();
     }
 
     #[tokio::test]

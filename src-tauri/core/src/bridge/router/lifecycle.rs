@@ -183,15 +183,7 @@ impl Router {
 
     /// A client request got its answer from the server: the server works.
     pub(super) fn server_answered(&mut self, p: &Pending, peek: &Peek<'_>, out: &mut Vec<Out>) {
-        if self.life.failures > 0 || self.life.trial {
-            if self.life.trial {
-                out.push(Out::Event(
-                    Event::new("circuit").detail("closed: the trial request succeeded"),
-                ));
-            }
-            self.life.failures = 0;
-            self.life.trial = false;
-        }
+        self.server_works(out);
         if peek.has_error {
             return;
         }
@@ -204,6 +196,17 @@ impl Router {
             }
             _ => {}
         }
+    }
+
+    /// An answer came: the failures in a row are over (and a trial closes the breaker).
+    pub(super) fn server_works(&mut self, out: &mut Vec<Out>) {
+        if self.life.trial {
+            out.push(Out::Event(
+                Event::new("circuit").detail("closed: the trial request succeeded"),
+            ));
+        }
+        self.life.failures = 0;
+        self.life.trial = false;
     }
 
     /// Notes which tools may be retried; returns a fingerprint of the list.

@@ -202,6 +202,8 @@ impl Router {
             Frame::Oversize { head, tail, len } => {
                 return self.client_oversize(&head, &tail, len, out);
             }
+            // The client pump does not stream.
+            Frame::Begin(_) | Frame::Part { .. } => return,
         };
         self.stats.bytes_from_client += line.len() as u64;
         let peek = match Peek::parse(&line) {
@@ -357,6 +359,8 @@ impl Router {
                 self.stats.bytes_from_server += len;
                 return self.server_unusable(&head, &tail, len, None, now, out);
             }
+            // The pump relays streamed parts itself, then calls `streamed`.
+            Frame::Begin(_) | Frame::Part { .. } => return,
         };
         self.stats.bytes_from_server += line.len() as u64;
         let peek = match Peek::parse(&line) {
@@ -428,6 +432,33 @@ impl Router {
             Kind::Other => {}
         }
         out.push(Out::Client(replacement.unwrap_or(line)));
+    }
+
+    /// A line that was too large to hold whole has been relayed to the client as it arrived
+    /// (cut-through); `head` and `tail` are its first and last bytes. Only its id is known:
+    /// the request it answers is done.
+    pub fn streamed(
+        &mut self,
+        head: &[u8],
+        tail: &[u8],
+        len: u64,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) {
+        self.stats.bytes_from_server += len;
+        self.life.answered = true;
+        let Some(id) = find_id_in_fragments(head, tail) else {
+            return;
+        };
+        let Some(p) = self.c2s.remove(&id) else {
+            return;
+        };
+        if let Some(token) = &p.token {
+            self.tokens.remove(token);
+        }
+        self.server_works(out);
+        let bytes = usize::try_from(len).unwrap_or(usize::MAX);
+        out.push(Out::Event(self.finished(&id, &p, now, "ok", Some(bytes))));
     }
 
     /// The `result_soft_cap_bytes` guardrail: an oversized tool result is cut, with a note.
