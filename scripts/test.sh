@@ -15,7 +15,8 @@ if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -qE '^
   echo "warden-core or warden-cli depends on tauri" >&2; exit 1
 fi
 echo "== cargo test"
-cargo test --workspace --locked
+# The rg-server parity test compares with the real mcp-ripgrep.
+MCP_RIPGREP_BIN="$PWD/tests/e2e/node_modules/.bin/mcp-ripgrep" cargo test --workspace --locked
 echo "== end-to-end tests (real servers, Python SDK client)"
 cargo build -p warden-cli --locked
 WARDEN_BIN="$PWD/target/debug/warden" .venv/bin/python -m pytest -q tests/e2e

@@ -4,9 +4,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use warden_core::bridge;
+use clap::{Parser, Subcommand, ValueEnum};
 use warden_core::config::{Config, Overrides};
+use warden_core::{bridge, fallback};
 
 #[derive(Parser)]
 #[command(
@@ -39,6 +39,32 @@ enum Command {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<OsString>,
     },
+    /// Serve ripgrep search over stdio as an MCP server, with the tools of mcp-ripgrep.
+    ///
+    /// Searches run with `rg` ($WARDEN_RG, else rg on PATH) or, without one, a built-in engine.
+    /// Paths outside the roots are refused.
+    RgServer {
+        /// A directory that searches may touch (repeatable; default: the current directory).
+        /// Relative `path` arguments start at the first one.
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
+        /// Largest output text of one result, in bytes; longer output is cut with a note.
+        #[arg(long, value_name = "N", default_value_t = fallback::DEFAULT_MAX_OUTPUT_BYTES)]
+        max_output_bytes: usize,
+        /// Which engine searches.
+        #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+        engine: EngineArg,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EngineArg {
+    /// rg if found, else built-in.
+    Auto,
+    /// The rg binary.
+    Rg,
+    /// ripgrep's crates, built into warden.
+    Builtin,
 }
 
 fn main() -> ExitCode {
@@ -51,6 +77,22 @@ fn main() -> ExitCode {
             set,
             command,
         } => bridge_main(server, config, &set, command),
+        Command::RgServer {
+            roots,
+            max_output_bytes,
+            engine,
+        } => {
+            let engine = match engine {
+                EngineArg::Auto => fallback::EngineChoice::Auto,
+                EngineArg::Rg => fallback::EngineChoice::Rg,
+                EngineArg::Builtin => fallback::EngineChoice::Builtin,
+            };
+            ExitCode::from(fallback::rg_server_main(fallback::ServerOptions {
+                roots,
+                engine,
+                max_output_bytes,
+            }))
+        }
     }
 }
 

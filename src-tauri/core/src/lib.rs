@@ -4,5 +4,6 @@
 pub mod bridge;
 pub mod config;
 pub mod events;
+pub mod fallback;
 pub mod paths;
 pub mod protocol;
