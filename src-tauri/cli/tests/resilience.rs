@@ -281,3 +281,111 @@ async fn guardrails_clamp_arguments_and_cut_oversized_results() {
     );
     assert!(events.iter().any(|e| e["kind"] == "truncated"));
 }
+
+fn search_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\nneedle one\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "needle two\nomega\n").unwrap();
+    dir
+}
+
+fn tool_names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn force_fallback_serves_ripgrep_tools_from_the_start() {
+    let tree = search_tree();
+    let root = tree.path().to_str().unwrap();
+    let mut s = bridge()
+        .set("force_fallback=true")
+        .set(&format!("fallback_roots=[{root:?}]"))
+        .spawn();
+    s.initialize().await;
+    let list = s.request("tools/list", json!({})).await;
+    assert_eq!(
+        tool_names(&list),
+        [
+            "advanced-search",
+            "count-matches",
+            "list-file-types",
+            "list-files",
+            "search"
+        ]
+    );
+    let r = s
+        .call("search", json!({"pattern": "needle", "path": root}))
+        .await;
+    let text = text_of(&r);
+    assert!(
+        text.contains("needle one") && text.contains("needle two"),
+        "{text}"
+    );
+    let r = s
+        .call("search", json!({"pattern": "x", "path": "/etc"}))
+        .await;
+    assert_eq!(r["result"]["isError"], true, "outside the roots: {r}");
+}
+
+#[tokio::test]
+async fn an_open_breaker_falls_back_to_ripgrep_and_a_later_trial_goes_back() {
+    let tree = search_tree();
+    let root = tree.path().to_str().unwrap();
+    let starts = tree.path().join("starts");
+    let mut s = counted(bridge(), starts.to_str().unwrap())
+        .fake("--crash-until")
+        .fake("3")
+        .set("fallback=rg")
+        .set(&format!("fallback_roots=[{root:?}]"))
+        .set("circuit_failures=2")
+        .set("backoff_ms=10")
+        .set("circuit_cooldown_ms=700")
+        .spawn();
+    // Starts 1 and 2 crash: the breaker opens and local ripgrep answers instead.
+    s.initialize().await;
+    let list = s.request("tools/list", json!({})).await;
+    assert!(tool_names(&list).contains(&"search".to_owned()), "{list}");
+    let r = s
+        .call("search", json!({"pattern": "needle", "path": root}))
+        .await;
+    assert!(text_of(&r).contains("needle one"), "{r}");
+
+    // After the cool-down a request tries the server again: start 3 crashes, so the
+    // fallback comes back and answers it; after the next cool-down start 4 works.
+    tokio::time::sleep(Duration::from_millis(750)).await;
+    let r = s
+        .call("search", json!({"pattern": "needle", "path": root}))
+        .await;
+    assert!(text_of(&r).contains("needle two"), "{r}");
+    tokio::time::sleep(Duration::from_millis(750)).await;
+    let r = s.request("tools/list", json!({})).await;
+    let names = tool_names(&r);
+    assert!(
+        names.contains(&"echo".to_owned()),
+        "the real server is back: {names:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().trim(), "4");
+    assert!(s.close().await.success());
+    let fallback: Vec<String> = s
+        .events()
+        .iter()
+        .filter(|e| e["kind"] == "fallback")
+        .map(|e| {
+            e["detail"]
+                .as_str()
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(fallback, ["on", "off", "on", "off"]);
+}

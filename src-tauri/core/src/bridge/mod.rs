@@ -262,6 +262,19 @@ impl Generation {
     }
 }
 
+/// The command line of the local ripgrep fallback: this executable's `rg-server`, searching
+/// `fallback_roots` (default: the bridge's working directory).
+fn fallback_command(limits: &Limits) -> Vec<OsString> {
+    let exe =
+        std::env::current_exe().map_or_else(|_| OsString::from("warden"), PathBuf::into_os_string);
+    let mut cmd = vec![exe, "rg-server".into()];
+    for root in &limits.fallback_roots {
+        cmd.push("--root".into());
+        cmd.push(root.clone().into_os_string());
+    }
+    cmd
+}
+
 async fn run_async(options: Options) -> Result<Exit, Error> {
     let Options {
         server: name,
@@ -269,7 +282,13 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         limits,
         event_log,
     } = options;
-    let (first, first_pipes) = Server::spawn(&command)?;
+    let first_is_fallback = limits.force_fallback;
+    let first_command = if first_is_fallback {
+        fallback_command(&limits)
+    } else {
+        command.clone()
+    };
+    let (first, first_pipes) = Server::spawn(&first_command)?;
     let sink = Arc::new(Sink::start(&name, event_log));
     sink.event(Event::new("session_start").detail(format!(
         "pid {} serving {:?}",
@@ -313,7 +332,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         &queues,
         max,
     ));
-    links.route_now(|r, out| r.server_started(Instant::now(), out));
+    links.route_now(|r, out| r.server_started(first_is_fallback, Instant::now(), out));
     let mut waiting = Restart::OnRequest;
 
     let client_end = loop {
@@ -356,13 +375,22 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
                 }
             }
         }
-        let generation = links.router().generation() + 1;
-        match Server::spawn(&command) {
+        let (generation, fallback, cmd) = {
+            let r = links.router();
+            let fallback = r.wants_fallback();
+            let cmd = if fallback {
+                fallback_command(r.limits())
+            } else {
+                command.clone()
+            };
+            (r.generation() + 1, fallback, cmd)
+        };
+        match Server::spawn(&cmd) {
             Ok((server, pipes)) => {
                 current = Some(Generation::start(
                     server, pipes, generation, &links, &queues, max,
                 ));
-                links.route_now(|r, out| r.server_started(Instant::now(), out));
+                links.route_now(|r, out| r.server_started(fallback, Instant::now(), out));
             }
             Err(e) => links
                 .route_now(|r, out| waiting = r.start_failed(&e.to_string(), Instant::now(), out)),

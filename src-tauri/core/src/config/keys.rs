@@ -157,7 +157,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "fallback",
-        planned: true,
+        planned: false,
         default: "\"off\"",
         doc: "`\"rg\"` serves ripgrep tools locally when the server is down (circuit open); \
               `\"off\"` reports the failure. Off by default: only search servers can be \
@@ -174,7 +174,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "force_fallback",
-        planned: true,
+        planned: false,
         default: "false",
         doc: "Serve from local ripgrep now, whatever the server's state (the one-click switch).",
         fix: "true or false",
@@ -182,7 +182,7 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "fallback_roots",
-        planned: true,
+        planned: false,
         default: "[]",
         doc: "Absolute directories the ripgrep fallback may search. Empty means the bridge's \
               working directory, which is the project the client started the server in.",

@@ -19,7 +19,7 @@ pub(super) enum Own {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+pub(super) enum Phase {
     /// A server runs and (if the client had initialized) knows the client: requests flow.
     Ready,
     /// A restarted server is being given the client's handshake; requests wait.
@@ -47,26 +47,33 @@ struct Held {
 
 #[derive(Debug)]
 pub(super) struct Life {
-    phase: Phase,
+    pub(super) phase: Phase,
     held: VecDeque<Held>,
     /// The client's `initialize` params once the server accepted them (replayed on restart).
-    init_params: Option<String>,
+    pub(super) init_params: Option<String>,
     /// Params of an `initialize` in flight, until it succeeds.
-    init_pending: Option<String>,
-    log_level: Option<String>,
-    subscriptions: BTreeSet<String>,
+    pub(super) init_pending: Option<String>,
+    pub(super) log_level: Option<String>,
+    pub(super) subscriptions: BTreeSet<String>,
     /// Tools the server marks read-only or idempotent.
-    safe_tools: HashSet<String>,
-    tools_fingerprint: Option<u64>,
-    failures: u32,
-    trial: bool,
+    pub(super) safe_tools: HashSet<String>,
+    pub(super) tools_fingerprint: Option<u64>,
+    pub(super) failures: u32,
+    pub(super) trial: bool,
     /// Why the bridge itself ended the server, when it did.
-    kill_reason: Option<String>,
-    last_exit: Option<String>,
-    generation: u64,
+    pub(super) kill_reason: Option<String>,
+    pub(super) last_exit: Option<String>,
+    pub(super) generation: u64,
     /// Whether the current server has written a message yet (it is past its cold start).
     pub(super) answered: bool,
-    last_installing: Option<Instant>,
+    pub(super) last_installing: Option<Instant>,
+    /// The current server process is the local ripgrep fallback.
+    pub(super) serving_fallback: bool,
+    /// Breaker-triggered fallback: serve locally until then, then try the server again.
+    pub(super) fallback_until: Option<Instant>,
+    /// The current process is being replaced on purpose (fallback on or off): its end is no
+    /// failure, and the next one starts at once.
+    pub(super) swap: bool,
 }
 
 impl Default for Life {
@@ -87,6 +94,9 @@ impl Default for Life {
             generation: 0,
             answered: false,
             last_installing: None,
+            serving_fallback: false,
+            fallback_until: None,
+            swap: false,
         }
     }
 }
@@ -151,7 +161,8 @@ impl Router {
     pub(super) fn retry_safe(&self, method: &str, tool: Option<&str>) -> bool {
         match (method, tool) {
             ("tools/call", Some(tool)) => {
-                self.life.safe_tools.contains(tool)
+                self.fallback_tool_is_safe(tool)
+                    || self.life.safe_tools.contains(tool)
                     || self.limits.idempotent_tools.iter().any(|t| t == tool)
             }
             _ => SAFE_METHODS.contains(&method),
@@ -373,10 +384,13 @@ impl Router {
     }
 
     /// A server process started (the first, or a restart).
-    pub fn server_started(&mut self, now: Instant, out: &mut Vec<Out>) {
+    /// A server process started (the first, or a restart); `fallback` when it is the local
+    /// ripgrep server standing in for the real one.
+    pub fn server_started(&mut self, fallback: bool, now: Instant, out: &mut Vec<Out>) {
         self.life.generation += 1;
         self.life.kill_reason = None;
         self.life.answered = false;
+        self.life.serving_fallback = fallback;
         if self.life.generation > 1 {
             self.stats.restarts += 1;
             out.push(Out::Event(Event::new("restart").detail(format!(
@@ -549,7 +563,11 @@ impl Router {
 
     fn after_failure(&mut self, now: Instant, out: &mut Vec<Out>) -> Restart {
         self.life.failures += 1;
-        if self.life.failures >= self.limits.circuit_failures {
+        // A failed half-open trial reopens at once.
+        if self.life.trial || self.life.failures >= self.limits.circuit_failures {
+            if let Some(restart) = self.fallback_on_failure(now, out) {
+                return restart;
+            }
             self.open_circuit(now, out);
             return Restart::OnRequest;
         }
@@ -583,7 +601,10 @@ impl Router {
             None => exit.clone(),
         });
         let was_open = matches!(self.life.phase, Phase::Open { .. });
-        let restart = if was_open {
+        let restart = if std::mem::take(&mut self.life.swap) {
+            self.life.phase = Phase::Down;
+            Restart::After(Duration::ZERO)
+        } else if was_open {
             Restart::OnRequest
         } else {
             self.after_failure(now, out)

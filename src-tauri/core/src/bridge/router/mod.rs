@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod fallback;
 mod lifecycle;
 pub use lifecycle::Restart;
 
@@ -168,8 +169,9 @@ impl Router {
     }
 
     /// New limits apply to requests from now on and to the running clocks.
-    pub fn set_limits(&mut self, limits: Arc<Limits>, out: &mut Vec<Out>) {
+    pub fn set_limits(&mut self, limits: Arc<Limits>, now: Instant, out: &mut Vec<Out>) {
         self.limits = limits;
+        self.follow_force_fallback(now, out);
         out.push(Out::WakeWatchdog);
     }
 
@@ -227,6 +229,9 @@ impl Router {
         let line = self
             .clamp(&peek, &line, out)
             .unwrap_or_else(|| line.clone());
+        if peek.kind() == Kind::Request {
+            self.maybe_leave_fallback(now, out);
+        }
         if !self.life.ready() {
             return self.client_while_not_ready(&peek, line, now, out);
         }

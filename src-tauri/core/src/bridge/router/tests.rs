@@ -337,7 +337,7 @@ fn server_gone_fails_everything_and_cancels_server_requests() {
 // ---- life cycle ---------------------------------------------------------------------------
 
 fn initialized(t: &mut T) {
-    t.r.server_started(t.at(0.0), &mut t.out);
+    t.r.server_started(false, t.at(0.0), &mut t.out);
     t.client(0.0, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c"}}}"#);
     t.server(
         0.1,
@@ -381,7 +381,7 @@ fn restart_replays_the_handshake_then_releases_held_requests_in_order() {
     let (c, s) = t.take();
     assert_eq!(c[0]["id"], "p");
     assert!(s.is_empty());
-    t.r.server_started(t.at(1.5), &mut t.out);
+    t.r.server_started(false, t.at(1.5), &mut t.out);
     let (_, s) = t.take();
     assert_eq!(
         s.len(),
@@ -443,7 +443,7 @@ fn backoff_doubles_up_to_the_cap_and_the_breaker_opens() {
         max_backoff: Duration::from_millis(1500),
         ..(**t.r.limits()).clone()
     });
-    t.r.server_started(t.at(0.0), &mut t.out);
+    t.r.server_started(false, t.at(0.0), &mut t.out);
     let delays: Vec<Restart> = (0..6)
         .map(|i| t.r.start_failed("boom", t.at(i as f64), &mut t.out))
         .collect();
@@ -484,7 +484,7 @@ fn safe_requests_are_retried_a_bounded_number_of_times() {
         let (c, _) = t.take();
         if attempt < 2 {
             assert!(c.is_empty(), "attempt {attempt}: {c:?}");
-            t.r.server_started(t.at(2.5 + attempt as f64), &mut t.out);
+            t.r.server_started(false, t.at(2.5 + attempt as f64), &mut t.out);
             let (_, s) = t.take();
             let own = s[0]["id"].as_str().unwrap().to_owned();
             t.server(
@@ -536,7 +536,7 @@ fn timeouts_in_a_row_open_the_breaker_and_end_the_stuck_server() {
 #[test]
 fn install_chatter_before_the_first_message_is_an_installing_event() {
     let mut t = T::new();
-    t.r.server_started(t.at(0.0), &mut t.out);
+    t.r.server_started(false, t.at(0.0), &mut t.out);
     t.out.clear();
     t.r.on_stderr(
         t.at(0.5),
@@ -558,4 +558,39 @@ fn install_chatter_before_the_first_message_is_an_installing_event() {
     );
     t.r.on_stderr(t.at(9.0), b"npm WARN deprecated\n", &mut t.out);
     assert_eq!(installing(&t.out), 2, "not once the server speaks");
+}
+
+#[test]
+fn force_fallback_switches_either_way_mid_session() {
+    let mut t = T::new();
+    initialized(&mut t);
+    assert!(!t.r.wants_fallback());
+    let on = Arc::new(Limits {
+        force_fallback: true,
+        ..(**t.r.limits()).clone()
+    });
+    t.r.set_limits(on, t.at(1.0), &mut t.out);
+    assert!(matches!(restart_of(&t.out)[..], [Out::KillServer]));
+    t.take();
+    assert!(t.r.wants_fallback());
+    // The planned end is no failure: the fallback starts at once.
+    assert_eq!(
+        t.r.server_gone(
+            "was killed by signal 9 (SIGKILL)",
+            "",
+            t.at(1.1),
+            &mut t.out
+        ),
+        Restart::After(Duration::ZERO)
+    );
+    t.r.server_started(true, t.at(1.2), &mut t.out);
+    assert!(t.r.serving_fallback());
+    t.out.clear();
+    let off = Arc::new(Limits {
+        force_fallback: false,
+        ..(**t.r.limits()).clone()
+    });
+    t.r.set_limits(off, t.at(2.0), &mut t.out);
+    assert!(matches!(restart_of(&t.out)[..], [Out::KillServer]));
+    assert!(!t.r.wants_fallback());
 }
