@@ -128,26 +128,31 @@ fn bridge_main(
         eprintln!("warden: {msg}");
         ExitCode::from(2)
     };
-    let loaded = match config.or_else(warden_core::config::default_path) {
-        Some(path) => Config::load(&path),
-        None => Ok(Config::default()),
-    };
-    let config = match loaded {
+    let path = config.or_else(warden_core::config::default_path);
+    let config = match path
+        .as_deref()
+        .map_or_else(|| Ok(Config::default()), Config::load)
+    {
         Ok(c) => c,
         Err(e) => return fail(e.to_string()),
     };
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
-    let limits = match Overrides::parse(set).and_then(|o| config.limits_for(&server, &o)) {
+    let overrides = match Overrides::parse(set) {
+        Ok(o) => o,
+        Err(e) => return fail(e.to_string()),
+    };
+    let limits = match config.limits_for(&server, &overrides) {
         Ok(l) => l,
         Err(e) => return fail(e.to_string()),
     };
     let options = bridge::Options {
         event_log: Some(warden_core::paths::event_log(&server)),
-        server: server.clone(),
+        server,
         command,
         limits,
+        reload: path.map(|p| (p, overrides)),
     };
     match bridge::run(options) {
         Ok(bridge::Exit::Clean) => ExitCode::SUCCESS,

@@ -340,3 +340,34 @@ pub async fn wait_for_file(path: &Path) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+impl Session {
+    /// Replaces config.toml the way editors do: a new file renamed over the old one.
+    pub fn write_config(&self, text: &str) {
+        let tmp = self.dir.path().join(".config.toml.tmp");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, self.config_path()).unwrap();
+    }
+
+    /// Waits until the event log has `n` events of `kind` (the log is the bridge's only
+    /// report of a reload, so this polls it).
+    pub async fn wait_for_events(&self, kind: &str, n: usize) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let found: Vec<Value> = self
+                .events()
+                .into_iter()
+                .filter(|e| e["kind"] == kind)
+                .collect();
+            if found.len() >= n {
+                return found;
+            }
+            assert!(
+                start.elapsed() < SOON,
+                "no {kind} event #{n}: {:?}",
+                self.events()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}

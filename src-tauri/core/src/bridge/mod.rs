@@ -35,7 +35,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::config::Limits;
+use crate::config::{Config, ConfigWatch, Limits, Overrides};
 use crate::events::Event;
 use crate::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
 use child::Server;
@@ -52,6 +52,9 @@ pub struct Options {
     pub limits: Limits,
     /// The JSONL event log; `None` keeps no log.
     pub event_log: Option<PathBuf>,
+    /// config.toml to watch, and the `--set` overrides that stay on top of it: edits apply
+    /// to the running session.
+    pub reload: Option<(PathBuf, Overrides)>,
 }
 
 /// How a bridge session ended.
@@ -281,6 +284,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         command,
         limits,
         event_log,
+        reload,
     } = options;
     let first_is_fallback = limits.force_fallback;
     let first_command = if first_is_fallback {
@@ -322,6 +326,9 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let mut client_pump = tokio::spawn(pump(client_in, max, links.clone(), Side::Client));
     let mut client_writer = tokio::spawn(client_writer(client_out, client_rx, side_client_rx));
     let mut watchdog = tokio::spawn(watchdog(links.clone()));
+    let reloader = reload.map(|(path, overrides)| {
+        tokio::spawn(reload_config(links.clone(), path, name.clone(), overrides))
+    });
     let mut signals = Signals::new();
 
     let mut current = Some(Generation::start(
@@ -419,6 +426,9 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     sink.event(Event::new("session_end").detail(format!("client closed{why}; server {how}")));
     client_pump.abort();
     watchdog.abort();
+    if let Some(reloader) = reloader {
+        reloader.abort();
+    }
     sink.close();
     Ok(match client_end {
         Ok(()) => Exit::Clean,
@@ -656,6 +666,41 @@ fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
     let tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
     let bytes: Vec<u8> = tail.iter().copied().collect();
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Applies edits of config.toml to the running session; an invalid edit is refused (with an
+/// event and a line on stderr) and the last good settings stay.
+async fn reload_config(links: Links, path: PathBuf, server: String, overrides: Overrides) {
+    let mut watch = match ConfigWatch::new(&path) {
+        Ok(watch) => watch,
+        Err(e) => {
+            let why = format!(
+                "cannot watch {} ({e}); edits apply to new sessions only",
+                path.display()
+            );
+            links.sink.event(Event::new("config_rejected").detail(why));
+            return;
+        }
+    };
+    while watch.changed().await.is_some() {
+        match Config::load(&path).and_then(|c| c.limits_for(&server, &overrides)) {
+            Ok(limits) => {
+                if **links.router().limits() == limits {
+                    continue;
+                }
+                links.route_now(|r, out| r.set_limits(Arc::new(limits), Instant::now(), out));
+                links
+                    .sink
+                    .event(Event::new("config_reloaded").detail(path.display().to_string()));
+            }
+            Err(e) => {
+                tracing::warn!("config change refused, the previous settings stay in force: {e}");
+                links
+                    .sink
+                    .event(Event::new("config_rejected").detail(e.to_string()));
+            }
+        }
+    }
 }
 
 async fn watchdog(links: Links) {

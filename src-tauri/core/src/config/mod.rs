@@ -8,6 +8,7 @@
 //! loading.
 
 mod keys;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,6 +19,7 @@ use serde::Deserialize;
 use toml::{Spanned, Value};
 
 pub use keys::{KEYS, KeyDef};
+pub use watch::ConfigWatch;
 
 /// The fallback mode of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

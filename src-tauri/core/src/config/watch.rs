@@ -1,0 +1,85 @@
+//! Watching config.toml so running bridges pick up edits without a restart.
+//!
+//! The directory is watched, not the file: editors save by writing a new file and renaming it
+//! over the old one, which a watch on the file itself would lose. Bursts of events (one save is
+//! often several) are coalesced into one reload.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+
+/// Events closer together than this are one change.
+const SETTLE: Duration = Duration::from_millis(100);
+
+pub struct ConfigWatch {
+    _watcher: notify::RecommendedWatcher,
+    rx: mpsc::UnboundedReceiver<()>,
+}
+
+impl ConfigWatch {
+    /// Watches the directory of `path` (created if missing, so a config written later is seen).
+    pub fn new(path: &Path) -> notify::Result<ConfigWatch> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_owned();
+        let _ = std::fs::create_dir_all(&dir);
+        let name = path.file_name().map(ToOwned::to_owned);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let relevant = match &event {
+                    Ok(e) => e
+                        .paths
+                        .iter()
+                        .any(|p: &PathBuf| p.file_name() == name.as_deref()),
+                    Err(_) => true, // a watch error may have lost an event: reload to be sure
+                };
+                if relevant {
+                    let _ = tx.send(());
+                }
+            })?;
+        watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+        Ok(ConfigWatch {
+            _watcher: watcher,
+            rx,
+        })
+    }
+
+    /// Resolves after the file changed and the burst of events settled; `None` if the watch
+    /// ended.
+    pub async fn changed(&mut self) -> Option<()> {
+        self.rx.recv().await?;
+        while let Ok(Some(())) = tokio::time::timeout(SETTLE, self.rx.recv()).await {}
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn sees_writes_and_rename_saves_but_not_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let mut watch = ConfigWatch::new(&path).unwrap();
+        std::fs::write(dir.path().join("other.txt"), "x").unwrap();
+        std::fs::write(&path, "[defaults]\n").unwrap();
+        tokio::time::timeout(Duration::from_secs(5), watch.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        let tmp = dir.path().join(".config.toml.swp");
+        std::fs::write(&tmp, "[defaults]\nretries = 1\n").unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), watch.changed())
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
