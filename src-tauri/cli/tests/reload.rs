@@ -77,3 +77,64 @@ async fn force_fallback_switches_a_live_session_both_ways() {
     assert_eq!(note["method"], "notifications/tools/list_changed");
     assert!(names(&s.request("tools/list", json!({})).await).contains("\"echo\""));
 }
+
+fn debug_lines(s: &Session) -> Vec<serde_json::Value> {
+    let path = s.state_dir().join("logs/fake.debug.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_debug_flag_file_turns_full_logging_on_and_off_with_secrets_redacted() {
+    let mut s = bridge().config("[defaults]\n").spawn();
+    s.initialize().await;
+    s.call("echo", json!({"text": "before"})).await;
+    let flag = s.dir.path().join("fake").join("debug");
+    std::fs::create_dir_all(flag.parent().unwrap()).unwrap();
+    std::fs::write(&flag, "").unwrap();
+    s.wait_for_events("debug", 1).await;
+    let secret = json!({"text": "visible", "api_key": "sk-live-123", "headers": {"Authorization": "Bearer tok-456"}});
+    s.call("echo", secret).await;
+    // Within a second the whole messages are in the debug log, redacted.
+    let start = Instant::now();
+    let logged = loop {
+        let lines = debug_lines(&s);
+        if lines.iter().any(|l| l["from"] == "server") {
+            break lines;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "nothing logged within a second"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let text = serde_json::to_string(&logged).unwrap();
+    assert!(text.contains("visible"), "{text}");
+    assert!(
+        !text.contains("sk-live-123") && !text.contains("tok-456"),
+        "secret leaked: {text}"
+    );
+    assert!(
+        !text.contains("before"),
+        "logging started before it was turned on"
+    );
+    let client = logged.iter().find(|l| l["from"] == "client").unwrap();
+    assert_eq!(
+        client["message"]["params"]["arguments"]["api_key"],
+        "[redacted]"
+    );
+
+    std::fs::remove_file(&flag).unwrap();
+    s.wait_for_events("debug", 2).await;
+    let count = debug_lines(&s).len();
+    s.call("echo", json!({"text": "after"})).await;
+    assert!(s.close().await.success());
+    assert_eq!(
+        debug_lines(&s).len(),
+        count,
+        "still logging after it was turned off"
+    );
+}

@@ -7,3 +7,4 @@ pub mod events;
 pub mod fallback;
 pub mod paths;
 pub mod protocol;
+pub mod redact;

@@ -35,7 +35,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::config::{Config, ConfigWatch, Limits, Overrides};
+use crate::config::{Config, ConfigWatch, Limits, Overrides, debug_flag_path};
 use crate::events::Event;
 use crate::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
 use child::Server;
@@ -131,9 +131,11 @@ impl Links {
     fn send_now(&self, out: Out, generation: u64) {
         match out {
             Out::Client(line) => {
+                self.sink.debug("warden", &line);
                 let _ = self.side_client.send((0, Line::Data(line)));
             }
             Out::Server(line) => {
+                self.sink.debug("warden", &line);
                 let _ = self.side_server.send((generation, Line::Data(line)));
             }
             Out::Event(event) => self.sink.event(event),
@@ -495,6 +497,8 @@ async fn pump<R: AsyncRead + Send + Unpin>(
                 let _ = links.to_client.send((0, Line::Part(bytes))).await;
                 if end {
                     let _ = links.to_client.send((0, Line::End)).await;
+                    let note = format!(r#"{{"streamed_line_bytes":{}}}"#, streaming.len);
+                    links.sink.debug("server", &Bytes::from(note));
                     let mut done = std::mem::take(&mut streaming);
                     let tail = done.tail.make_contiguous();
                     links.route_now(|r, out| {
@@ -512,6 +516,16 @@ async fn pump<R: AsyncRead + Send + Unpin>(
             }
             frame => frame,
         };
+        if let Frame::Message(line) = &frame {
+            links.sink.debug(
+                if side == Side::Client {
+                    "client"
+                } else {
+                    "server"
+                },
+                line,
+            );
+        }
         let (mut new_max, mut soft_cap) = (max, 0);
         links
             .route(side, |router, out| {
@@ -669,9 +683,27 @@ fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
 }
 
 /// Applies edits of config.toml to the running session; an invalid edit is refused (with an
-/// event and a line on stderr) and the last good settings stay.
+/// event and a line on stderr) and the last good settings stay. Also follows the debug flag
+/// file: debug logging is on while `debug = true` or the flag file exists.
 async fn reload_config(links: Links, path: PathBuf, server: String, overrides: Overrides) {
-    let mut watch = match ConfigWatch::new(&path) {
+    let flag = debug_flag_path(&path, &server);
+    let set_debug = |limits_debug: bool| {
+        let on = limits_debug || flag.exists();
+        if on != links.sink.debug_on() {
+            links.sink.set_debug(on);
+            let detail = if on {
+                format!(
+                    "on: whole messages, secrets redacted, go to the debug log (turn off: debug = false and remove {})",
+                    flag.display()
+                )
+            } else {
+                "off".to_owned()
+            };
+            links.sink.event(Event::new("debug").detail(detail));
+        }
+    };
+    set_debug(links.router().limits().debug);
+    let mut watch = match ConfigWatch::new(&[path.clone(), flag.clone()]) {
         Ok(watch) => watch,
         Err(e) => {
             let why = format!(
@@ -685,6 +717,7 @@ async fn reload_config(links: Links, path: PathBuf, server: String, overrides: O
     while watch.changed().await.is_some() {
         match Config::load(&path).and_then(|c| c.limits_for(&server, &overrides)) {
             Ok(limits) => {
+                set_debug(limits.debug);
                 if **links.router().limits() == limits {
                     continue;
                 }

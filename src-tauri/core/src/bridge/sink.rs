@@ -1,10 +1,12 @@
 //! A background thread for everything the bridge writes that is not protocol: the server's
-//! stderr passed through to ours, and the JSONL event log. No terminal or file write ever
-//! runs on the relay's thread, so a client that does not drain our stderr cannot stall the
-//! relay, and logging costs the hot path a short lock and no system call.
+//! stderr passed through to ours, the JSONL event log, and (when on) the debug log of whole
+//! messages. No terminal or file write ever runs on the relay's thread, so a client that does
+//! not drain our stderr cannot stall the relay, and logging costs the hot path a short lock
+//! and no system call.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -13,10 +15,13 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::events::{Event, JsonlLog};
+use crate::redact::redact_line;
 
 /// Stderr held for the writer beyond this is dropped (and counted) rather than stalling.
 const STDERR_BACKLOG: usize = 1 << 20;
 const FLUSH_EVERY: Duration = Duration::from_millis(200);
+/// The debug log rotates at this size (keeping 2 older files): messages are large.
+const DEBUG_LOG_BYTES: u64 = 32 << 20;
 
 #[derive(Default)]
 struct Queue {
@@ -24,6 +29,8 @@ struct Queue {
     stderr: Vec<Bytes>,
     stderr_bytes: usize,
     dropped_stderr: u64,
+    /// Whole messages for the debug log: where from, and the line.
+    debug: Vec<(&'static str, Bytes)>,
     closed: bool,
 }
 
@@ -32,6 +39,7 @@ type Shared = Arc<(Mutex<Queue>, Condvar)>;
 pub struct Sink {
     shared: Shared,
     thread: Mutex<Option<JoinHandle<()>>>,
+    debug: AtomicBool,
 }
 
 #[derive(Serialize)]
@@ -42,8 +50,24 @@ struct Record<'a> {
     event: &'a Event,
 }
 
+/// One line of the debug log.
+#[derive(Serialize)]
+struct DebugRecord<'a> {
+    ts_ms: u64,
+    session: u32,
+    /// `client`: the client sent it; `server`: the server sent it.
+    from: &'a str,
+    message: serde_json::Value,
+}
+
+/// `<server>.jsonl` → `<server>.debug.jsonl`.
+pub fn debug_log_path(event_log: &Path) -> PathBuf {
+    event_log.with_extension("debug.jsonl")
+}
+
 impl Sink {
-    /// Starts the writer; `log` is the JSONL file (none: events are dropped).
+    /// Starts the writer; `log` is the JSONL event log (none: events are dropped). The debug
+    /// log, when on, is beside it ([`debug_log_path`]).
     pub fn start(server: &str, log: Option<PathBuf>) -> Sink {
         let shared: Shared = Arc::default();
         let thread_shared = Arc::clone(&shared);
@@ -55,6 +79,7 @@ impl Sink {
         Sink {
             shared,
             thread: Mutex::new(thread),
+            debug: AtomicBool::new(false),
         }
     }
 
@@ -65,6 +90,23 @@ impl Sink {
     /// Queues an event; it reaches the file within [`FLUSH_EVERY`].
     pub fn event(&self, event: Event) {
         self.queue().events.push(event);
+    }
+
+    /// Turns full message logging on or off.
+    pub fn set_debug(&self, on: bool) {
+        self.debug.store(on, Ordering::Relaxed);
+    }
+
+    pub fn debug_on(&self) -> bool {
+        self.debug.load(Ordering::Relaxed)
+    }
+
+    /// Queues a whole message for the debug log, if debug logging is on. It is redacted on
+    /// the writer thread, off the relay's path.
+    pub fn debug(&self, from: &'static str, line: &Bytes) {
+        if self.debug_on() {
+            self.queue().debug.push((from, line.clone()));
+        }
     }
 
     /// Queues server stderr for passthrough, now.
@@ -95,12 +137,60 @@ impl Sink {
     }
 }
 
+/// A log file opened on first use; a failure is reported once and then the log is skipped.
+struct LazyLog {
+    path: Option<PathBuf>,
+    max_bytes: u64,
+    keep: u32,
+    log: Option<JsonlLog>,
+    failed: bool,
+}
+
+impl LazyLog {
+    fn new(path: Option<PathBuf>, max_bytes: u64, keep: u32) -> LazyLog {
+        LazyLog {
+            path,
+            max_bytes,
+            keep,
+            log: None,
+            failed: false,
+        }
+    }
+
+    fn append(&mut self, server: &str, record: &impl Serialize) {
+        if self.log.is_none() && !self.failed {
+            let Some(path) = &self.path else { return };
+            match JsonlLog::open(path, self.max_bytes, self.keep) {
+                Ok(l) => self.log = Some(l),
+                Err(e) => {
+                    self.failed = true;
+                    eprintln!(
+                        "warden[{server}]: cannot write {}: {e} (relaying goes on without it; set WARDEN_STATE_DIR to a writable directory)",
+                        path.display()
+                    );
+                }
+            }
+        }
+        if let Some(log) = &mut self.log {
+            if let Err(e) = log.append(record) {
+                eprintln!("warden[{server}]: log write failed: {e}");
+                self.log = None;
+                self.failed = true;
+            }
+        }
+    }
+}
+
 fn writer(shared: &Shared, server: &str, log_path: Option<PathBuf>) {
     let session = std::process::id();
-    let mut log = None;
-    let mut log_failed = false;
+    let mut debug_log = LazyLog::new(log_path.as_deref().map(debug_log_path), DEBUG_LOG_BYTES, 2);
+    let mut log = LazyLog::new(
+        log_path,
+        JsonlLog::DEFAULT_MAX_BYTES,
+        JsonlLog::DEFAULT_KEEP,
+    );
     loop {
-        let (events, stderr, dropped, closed) = {
+        let (events, stderr, dropped, debug, closed) = {
             let mut q = shared.0.lock().unwrap_or_else(PoisonError::into_inner);
             if q.stderr.is_empty() && !q.closed {
                 q = shared
@@ -114,6 +204,7 @@ fn writer(shared: &Shared, server: &str, log_path: Option<PathBuf>) {
                 std::mem::take(&mut q.events),
                 std::mem::take(&mut q.stderr),
                 std::mem::take(&mut q.dropped_stderr),
+                std::mem::take(&mut q.debug),
                 q.closed,
             )
         };
@@ -130,31 +221,27 @@ fn writer(shared: &Shared, server: &str, log_path: Option<PathBuf>) {
             }
             let _ = err.flush();
         }
-        if !events.is_empty() {
-            if let Some(path) = log_path.as_ref().filter(|_| log.is_none() && !log_failed) {
-                match JsonlLog::open(path, JsonlLog::DEFAULT_MAX_BYTES, JsonlLog::DEFAULT_KEEP) {
-                    Ok(l) => log = Some(l),
-                    Err(e) => {
-                        log_failed = true;
-                        eprintln!(
-                            "warden[{server}]: cannot write the event log {}: {e} (relaying goes on without it; set WARDEN_STATE_DIR to a writable directory)",
-                            path.display()
-                        );
-                    }
-                }
-            }
-            if let Some(l) = &mut log {
-                for event in &events {
-                    if let Err(e) = l.append(&Record {
-                        server,
-                        session,
-                        event,
-                    }) {
-                        eprintln!("warden[{server}]: event log write failed: {e}");
-                        break;
-                    }
-                }
-            }
+        for event in &events {
+            log.append(
+                server,
+                &Record {
+                    server,
+                    session,
+                    event,
+                },
+            );
+        }
+        for (from, line) in &debug {
+            let ts_ms = Event::new("debug").ts_ms;
+            debug_log.append(
+                server,
+                &DebugRecord {
+                    ts_ms,
+                    session,
+                    from,
+                    message: redact_line(line),
+                },
+            );
         }
         if closed {
             return;

@@ -148,9 +148,10 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "debug",
-        planned: true,
+        planned: false,
         default: "false",
-        doc: "Full message logging for this server into its debug log, secrets redacted. Off by \
+        doc: "Full message logging for this server into `logs/<server>.debug.jsonl`, secrets \
+              redacted; also on while the file `<config dir>/<server>/debug` exists. Off by \
               default: messages can be large and private.",
         fix: "true or false",
         apply: |l, v| boolean(v).map(|x| l.debug = x),

@@ -147,6 +147,16 @@ struct RawFile {
     other: BTreeMap<String, Value>,
 }
 
+/// The file whose presence turns on debug logging for `server`:
+/// `<dir of config.toml>/<server>/debug`.
+pub fn debug_flag_path(config: &Path, server: &str) -> PathBuf {
+    config
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(crate::paths::file_stem(server))
+        .join("debug")
+}
+
 /// `$WARDEN_CONFIG`, else `<user config dir>/warden/config.toml`.
 pub fn default_path() -> Option<PathBuf> {
     std::env::var_os("WARDEN_CONFIG")

@@ -19,30 +19,34 @@ pub struct ConfigWatch {
 }
 
 impl ConfigWatch {
-    /// Watches the directory of `path` (created if missing, so a config written later is seen).
-    pub fn new(path: &Path) -> notify::Result<ConfigWatch> {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_owned();
-        let _ = std::fs::create_dir_all(&dir);
-        let name = path.file_name().map(ToOwned::to_owned);
+    /// Watches `files` through their directories (created if missing, so a file written later
+    /// is seen).
+    pub fn new(files: &[PathBuf]) -> notify::Result<ConfigWatch> {
+        let targets: Vec<PathBuf> = files
+            .iter()
+            .map(|f| match f.parent().filter(|d| !d.as_os_str().is_empty()) {
+                Some(_) => f.clone(),
+                None => Path::new(".").join(f),
+            })
+            .collect();
+        let watched = targets.clone();
         let (tx, rx) = mpsc::unbounded_channel();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                 let relevant = match &event {
-                    Ok(e) => e
-                        .paths
-                        .iter()
-                        .any(|p: &PathBuf| p.file_name() == name.as_deref()),
+                    Ok(e) => e.paths.iter().any(|p| watched.contains(p)),
                     Err(_) => true, // a watch error may have lost an event: reload to be sure
                 };
                 if relevant {
                     let _ = tx.send(());
                 }
             })?;
-        watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+        let mut dirs: Vec<&Path> = targets.iter().filter_map(|t| t.parent()).collect();
+        dirs.dedup();
+        for dir in dirs {
+            let _ = std::fs::create_dir_all(dir);
+            watcher.watch(dir, RecursiveMode::NonRecursive)?;
+        }
         Ok(ConfigWatch {
             _watcher: watcher,
             rx,
@@ -67,7 +71,7 @@ mod tests {
     async fn sees_writes_and_rename_saves_but_not_other_files() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
-        let mut watch = ConfigWatch::new(&path).unwrap();
+        let mut watch = ConfigWatch::new(std::slice::from_ref(&path)).unwrap();
         std::fs::write(dir.path().join("other.txt"), "x").unwrap();
         std::fs::write(&path, "[defaults]\n").unwrap();
         tokio::time::timeout(Duration::from_secs(5), watch.changed())
