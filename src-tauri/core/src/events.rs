@@ -1,19 +1,20 @@
 //! Session events as JSON lines: metadata only (method, id, tool, duration, outcome, sizes),
 //! never message contents. One file per server, rotated by size.
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One event. Fields that do not apply are left out of the JSON.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Event {
     pub ts_ms: u64,
-    pub kind: &'static str,
+    pub kind: Cow<'static, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -23,7 +24,7 @@ pub struct Event {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<&'static str>,
+    pub outcome: Option<Cow<'static, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_in: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,7 +40,7 @@ impl Event {
             .map_or(0, |d| d.as_millis() as u64);
         Event {
             ts_ms,
-            kind,
+            kind: Cow::Borrowed(kind),
             ..Event::default()
         }
     }

@@ -3,6 +3,8 @@
 
 pub mod bridge;
 pub mod config;
+#[cfg(unix)]
+pub mod control;
 pub mod events;
 pub mod fallback;
 pub mod paths;

@@ -741,7 +741,7 @@ impl Router {
             id: Some(id.to_value()),
             tool: p.tool.as_deref().map(str::to_owned),
             duration_ms: Some(now.saturating_duration_since(p.started).as_millis() as u64),
-            outcome: Some(outcome),
+            outcome: Some(outcome.into()),
             bytes_in: Some(p.bytes_in as u64),
             bytes_out: bytes_out.map(|b| b as u64),
             ..Event::new("request")

@@ -1,0 +1,157 @@
+//! Where the control socket lives and how it is kept private to the user.
+
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use tokio::net::{UnixListener, UnixStream};
+
+/// `$WARDEN_SOCKET`, else `$XDG_RUNTIME_DIR/warden/control.sock`, else
+/// `<temp dir>/warden-<uid>/control.sock`.
+pub fn socket_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("WARDEN_SOCKET").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|p| !p.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("warden").join("control.sock"),
+        None => std::env::temp_dir()
+            .join(format!("warden-{}", my_uid()))
+            .join("control.sock"),
+    }
+}
+
+#[allow(unsafe_code)]
+pub fn my_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+fn private_dir(dir: &Path) -> io::Result<()> {
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        }
+        Err(e) => Err(e),
+        Ok(meta) if meta.uid() != my_uid() => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} belongs to another user; set WARDEN_SOCKET to a path in a directory of yours",
+                dir.display()
+            ),
+        )),
+        Ok(meta) if meta.mode() & 0o077 != 0 => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is open to other users (mode {:o}); run `chmod 700 {}` or set WARDEN_SOCKET elsewhere",
+                dir.display(),
+                meta.mode() & 0o777,
+                dir.display()
+            ),
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Binds the socket: the directory is created 0700 (or must already be private and ours), a
+/// stale socket left by a dead supervisor is replaced, a live one is an error, and the socket
+/// is made 0600.
+pub async fn bind(path: &Path) -> io::Result<UnixListener> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    private_dir(dir)?;
+    if path.exists() {
+        if UnixStream::connect(path).await.is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!(
+                    "a supervisor is already running on {} (the tray app or `warden daemon`)",
+                    path.display()
+                ),
+            ));
+        }
+        std::fs::remove_file(path)?;
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Accepts the next connection of this user; connections of other users are refused.
+pub async fn accept(listener: &UnixListener) -> io::Result<UnixStream> {
+    loop {
+        let (stream, _) = listener.accept().await?;
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == my_uid() => return Ok(stream),
+            Ok(cred) => tracing::warn!(
+                "control socket: refused a connection from uid {}",
+                cred.uid()
+            ),
+            Err(e) => {
+                tracing::warn!("control socket: refused a connection whose peer is unknown: {e}")
+            }
+        }
+    }
+}
+
+/// Connects to the supervisor if one runs; the socket must be ours and private.
+pub async fn connect(path: &Path) -> io::Result<UnixStream> {
+    let meta = std::fs::metadata(path)?;
+    if meta.uid() != my_uid() || meta.mode() & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not a private socket of this user; not connecting",
+                path.display()
+            ),
+        ));
+    }
+    let stream = UnixStream::connect(path).await?;
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == my_uid() => Ok(stream),
+        _ => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the supervisor runs as another user",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn bind_makes_a_private_socket_and_refuses_open_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w").join("control.sock");
+        let listener = bind(&path).await.unwrap();
+        assert_eq!(
+            std::fs::metadata(path.parent().unwrap()).unwrap().mode() & 0o777,
+            0o700
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        let accepted = tokio::spawn(async move { accept(&listener).await.map(|_| ()) });
+        connect(&path).await.unwrap();
+        accepted.await.unwrap().unwrap();
+        // A second supervisor is refused while the first one's socket answers… (the first
+        // listener is gone now, so the stale socket is replaced).
+        bind(&path).await.unwrap();
+
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = bind(&open.join("control.sock"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("chmod 700"), "{err}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(
+            connect(&path).await.is_err(),
+            "a socket open to others is not trusted"
+        );
+    }
+}
