@@ -153,6 +153,10 @@ fn bridge_main(
         command,
         limits,
         reload: path.map(|p| (p, overrides)),
+        #[cfg(unix)]
+        control: Some(warden_core::control::socket::socket_path()),
+        #[cfg(not(unix))]
+        control: None,
     };
     match bridge::run(options) {
         Ok(bridge::Exit::Clean) => ExitCode::SUCCESS,

@@ -107,6 +107,8 @@ impl Builder {
         };
         cmd.env("WARDEN_CONFIG", &config)
             .env("WARDEN_STATE_DIR", dir.path().join("state"))
+            // Never the user's own supervisor.
+            .env("WARDEN_SOCKET", dir.path().join("run").join("control.sock"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -18,6 +18,8 @@
 //! gets an explicit error. Nothing stalls silently.
 
 pub mod child;
+#[cfg(unix)]
+mod control;
 mod guard;
 pub mod router;
 mod sink;
@@ -27,6 +29,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -55,6 +58,8 @@ pub struct Options {
     /// config.toml to watch, and the `--set` overrides that stay on top of it: edits apply
     /// to the running session.
     pub reload: Option<(PathBuf, Overrides)>,
+    /// The supervisor's control socket (`None`: never connect).
+    pub control: Option<PathBuf>,
 }
 
 /// How a bridge session ended.
@@ -119,6 +124,8 @@ struct Links {
     life: mpsc::UnboundedSender<Out>,
     sink: Arc<Sink>,
     wake: Arc<Notify>,
+    /// The pid of the running server process (0 while none runs).
+    server_pid: Arc<AtomicU32>,
 }
 
 impl Links {
@@ -287,14 +294,25 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         limits,
         event_log,
         reload,
+        control,
     } = options;
+    let started_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let session = format!("{}-{started_ms}", std::process::id());
+    let config_hash = {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut h = DefaultHasher::new();
+        format!("{limits:?}").hash(&mut h);
+        format!("{:016x}", h.finish())
+    };
     let first_is_fallback = limits.force_fallback;
     let first_command = if first_is_fallback {
         fallback_command(&limits)
     } else {
         command.clone()
     };
-    let (first, first_pipes) = Server::spawn(&first_command)?;
+    let (first, first_pipes) = Server::spawn(&first_command, &session)?;
     let sink = Arc::new(Sink::start(&name, event_log));
     sink.event(Event::new("session_start").detail(format!(
         "pid {} serving {:?}",
@@ -318,6 +336,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         life,
         sink: Arc::clone(&sink),
         wake: Arc::default(),
+        server_pid: Arc::new(AtomicU32::new(first.pid)),
     };
     let queues = Arc::new(tokio::sync::Mutex::new(ServerQueues {
         data: server_rx,
@@ -328,6 +347,24 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let mut client_pump = tokio::spawn(pump(client_in, max, links.clone(), Side::Client));
     let mut client_writer = tokio::spawn(client_writer(client_out, client_rx, side_client_rx));
     let mut watchdog = tokio::spawn(watchdog(links.clone()));
+    #[cfg(unix)]
+    let controller = control.map(|path| {
+        let hello = crate::control::Hello {
+            v: crate::control::VERSION,
+            session: session.clone(),
+            server: name.clone(),
+            pid: std::process::id(),
+            command: command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            config_hash,
+            started_ms,
+        };
+        tokio::spawn(control::run(links.clone(), path, hello))
+    });
+    #[cfg(not(unix))]
+    let _ = (control, config_hash);
     let reloader = reload.map(|(path, overrides)| {
         tokio::spawn(reload_config(links.clone(), path, name.clone(), overrides))
     });
@@ -364,6 +401,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
                 continue;
             };
             let (how, tail) = generation.finish(server_end).await;
+            links.server_pid.store(0, Ordering::Relaxed);
             links.route_now(|r, out| waiting = r.server_gone(&how, &tail, Instant::now(), out));
             continue;
         }
@@ -394,8 +432,9 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
             };
             (r.generation() + 1, fallback, cmd)
         };
-        match Server::spawn(&cmd) {
+        match Server::spawn(&cmd, &session) {
             Ok((server, pipes)) => {
+                links.server_pid.store(server.pid, Ordering::Relaxed);
                 current = Some(Generation::start(
                     server, pipes, generation, &links, &queues, max,
                 ));
@@ -430,6 +469,10 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     watchdog.abort();
     if let Some(reloader) = reloader {
         reloader.abort();
+    }
+    #[cfg(unix)]
+    if let Some(controller) = controller {
+        controller.abort();
     }
     sink.close();
     Ok(match client_end {

@@ -40,6 +40,8 @@ pub struct Sink {
     shared: Shared,
     thread: Mutex<Option<JoinHandle<()>>>,
     debug: AtomicBool,
+    /// The supervisor connection, which gets a copy of every event.
+    subscriber: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Event>>>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +82,7 @@ impl Sink {
             shared,
             thread: Mutex::new(thread),
             debug: AtomicBool::new(false),
+            subscriber: Mutex::new(None),
         }
     }
 
@@ -87,9 +90,25 @@ impl Sink {
         self.shared.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues an event; it reaches the file within [`FLUSH_EVERY`].
+    /// Queues an event; it reaches the file within [`FLUSH_EVERY`], and the supervisor (if
+    /// connected) at once.
     pub fn event(&self, event: Event) {
+        if let Some(tx) = &*self
+            .subscriber
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            let _ = tx.send(event.clone());
+        }
         self.queue().events.push(event);
+    }
+
+    /// Sets (or clears) the receiver of a copy of every event.
+    pub fn set_subscriber(&self, tx: Option<tokio::sync::mpsc::UnboundedSender<Event>>) {
+        *self
+            .subscriber
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = tx;
     }
 
     /// Turns full message logging on or off.

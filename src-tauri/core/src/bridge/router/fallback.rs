@@ -71,11 +71,22 @@ impl Router {
         self.swap(out);
     }
 
+    /// Restarts the server process on request (the tray's "restart"): planned, so not a
+    /// failure; requests in flight are re-sent when safe, new ones wait.
+    pub fn request_restart(&mut self, out: &mut Vec<Out>) {
+        if self.life.generation == 0 || self.life.swap {
+            return;
+        }
+        out.push(Out::Event(Event::new("restart_requested")));
+        self.swap(out);
+    }
+
     /// Replaces the running process with the other kind. Requests in flight are re-sent to
     /// the new one when safe, as after a crash; new ones wait for it.
     fn swap(&mut self, out: &mut Vec<Out>) {
         self.life.swap = true;
-        self.life.kill_reason = Some("was replaced on purpose".to_owned());
+        self.life.kill_reason =
+            Some("was stopped on purpose (restart or fallback switch)".to_owned());
         self.life.phase = Phase::Down;
         out.push(Out::KillServer);
     }

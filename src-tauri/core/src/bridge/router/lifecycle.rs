@@ -130,6 +130,17 @@ const INSTALL_CHATTER: &[&str] = &[
     "Building wheel",
 ];
 
+/// `name version` from `initialize` params' `clientInfo`.
+fn client_info(params: &serde_json::value::RawValue) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(params.get()).ok()?;
+    let info = v.get("clientInfo")?;
+    let name = info.get("name")?.as_str()?;
+    Some(match info.get("version").and_then(|v| v.as_str()) {
+        Some(version) => format!("{name} {version}"),
+        None => name.to_owned(),
+    })
+}
+
 const SAFE_METHODS: &[&str] = &[
     "initialize",
     "ping",
@@ -173,7 +184,10 @@ impl Router {
     pub(super) fn remember_handshake(&mut self, method: &str, peek: &Peek<'_>) {
         let params = || peek.params.map(|p| p.get().to_owned());
         match method {
-            "initialize" => self.life.init_pending = params(),
+            "initialize" => {
+                self.life.init_pending = params();
+                self.client = peek.params.and_then(client_info);
+            }
             "logging/setLevel" => self.life.log_level = params(),
             "resources/subscribe" | "resources/unsubscribe" => {
                 let uri = peek

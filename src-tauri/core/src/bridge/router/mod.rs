@@ -140,6 +140,8 @@ pub struct Router {
     next_own: u64,
     last_stderr: Option<Instant>,
     life: lifecycle::Life,
+    /// `name version` of the client, from its `initialize`.
+    pub client: Option<String>,
     pub stats: Stats,
 }
 
@@ -160,6 +162,7 @@ impl Router {
             next_own: 0,
             last_stderr: None,
             life: lifecycle::Life::default(),
+            client: None,
             stats: Stats::default(),
         }
     }

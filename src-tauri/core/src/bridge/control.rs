@@ -1,0 +1,147 @@
+//! The bridge's side of the control socket: it connects to the supervisor when one runs
+//! (retrying every heartbeat period, so a supervisor started later is found), says hello,
+//! reports a heartbeat with its in-flight requests every 2 s, forwards its events, and obeys
+//! commands. Without a supervisor nothing changes: the bridge relays and logs as before.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+use super::Links;
+use crate::control::{
+    Action, HEARTBEAT_MS, Heartbeat, Hello, Inflight, Message, SessionStats, socket,
+};
+use crate::events::Event;
+use crate::protocol::{Frame, FrameReader};
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Keeps a connection to the supervisor at `path` for as long as the session lives.
+pub(super) async fn run(links: Links, path: PathBuf, hello: Hello) {
+    let period = Duration::from_millis(HEARTBEAT_MS);
+    loop {
+        if let Ok(stream) = socket::connect(&path).await {
+            let reason = connected(&links, stream, &hello).await;
+            links.sink.set_subscriber(None);
+            tracing::debug!("control connection ended: {reason}");
+        }
+        tokio::time::sleep(period).await;
+    }
+}
+
+async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello) -> String {
+    let (read, mut write) = stream.into_split();
+    let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
+    links.sink.set_subscriber(Some(events_tx));
+    if let Err(e) = write
+        .write_all(&Message::Hello(hello.clone()).to_line())
+        .await
+    {
+        return e.to_string();
+    }
+    let mut reader = FrameReader::new(read, 1 << 20);
+    let mut tick = tokio::time::interval(Duration::from_millis(HEARTBEAT_MS));
+    loop {
+        let out = tokio::select! {
+            _ = tick.tick() => Message::Heartbeat(heartbeat(links, &hello.session)),
+            Some(event) = events.recv() => Message::Event { session: hello.session.clone(), event },
+            frame = reader.next() => match frame {
+                Ok(Some(Frame::Message(line))) => match Message::from_line(&line) {
+                    Ok(Some(Message::Command(cmd))) => {
+                        let (ok, message) = obey(links, cmd.action);
+                        Message::Ack { id: cmd.id, ok, message }
+                    }
+                    Ok(Some(Message::Error { message })) => return format!("the supervisor refused us: {message}"),
+                    _ => continue,
+                },
+                Ok(Some(_)) => continue,
+                Ok(None) => return "the supervisor closed the connection".to_owned(),
+                Err(e) => return e.to_string(),
+            },
+        };
+        if let Err(e) = write.write_all(&out.to_line()).await {
+            return e.to_string();
+        }
+    }
+}
+
+fn heartbeat(links: &Links, session: &str) -> Heartbeat {
+    let now = Instant::now();
+    let r = links.router();
+    let inflight = r
+        .inflight(now)
+        .into_iter()
+        .map(|v| Inflight {
+            id: v.id.to_value(),
+            method: v.method,
+            tool: v.tool,
+            age_ms: v.age.as_millis() as u64,
+            idle_ms: v.idle.as_millis() as u64,
+            progress: v.progress,
+        })
+        .collect();
+    let s = r.stats;
+    let pid = links.server_pid.load(Ordering::Relaxed);
+    Heartbeat {
+        session: session.to_owned(),
+        ts_ms: now_ms(),
+        client: r.client.clone(),
+        server_pid: (pid != 0).then_some(pid),
+        generation: r.generation(),
+        circuit_open: r.circuit_open(),
+        fallback: r.serving_fallback(),
+        debug: links.sink.debug_on(),
+        inflight,
+        stats: SessionStats {
+            requests: s.requests,
+            errors: s.errors,
+            timeouts: s.timeouts,
+            cancelled: s.cancelled,
+            restarts: s.restarts,
+            retries: s.retries,
+            bytes_from_client: s.bytes_from_client,
+            bytes_from_server: s.bytes_from_server,
+        },
+    }
+}
+
+/// Carries out a command now. Fallback and debug are also settings: the supervisor writes
+/// them to config.toml, which keeps them after this session.
+fn obey(links: &Links, action: Action) -> (bool, String) {
+    match action {
+        Action::Restart { .. } => {
+            links.route_now(|r, out| r.request_restart(out));
+            (true, "restarting the server".to_owned())
+        }
+        Action::Fallback { on, .. } => {
+            links.route_now(|r, out| {
+                let limits = crate::config::Limits {
+                    force_fallback: on,
+                    ..(**r.limits()).clone()
+                };
+                r.set_limits(Arc::new(limits), Instant::now(), out);
+            });
+            (true, format!("fallback {}", if on { "on" } else { "off" }))
+        }
+        Action::Debug { on, .. } => {
+            links.sink.set_debug(on);
+            links.sink.event(Event::new("debug").detail(if on {
+                "on: by command"
+            } else {
+                "off: by command"
+            }));
+            (
+                true,
+                format!("debug logging {}", if on { "on" } else { "off" }),
+            )
+        }
+    }
+}
