@@ -190,7 +190,7 @@ impl Drop for GroupGuard {
 
 #[cfg(unix)]
 #[allow(unsafe_code)]
-mod sys {
+pub(crate) mod sys {
     use std::os::fd::AsRawFd;
 
     pub enum Signal {
@@ -223,15 +223,22 @@ mod sys {
 
     /// Bigger pipes mean fewer wake-ups per large message (Linux; best effort).
     pub fn grow_pipes(stdin: &impl AsRawFd, stdout: &impl AsRawFd) {
+        grow_pipe(stdin.as_raw_fd());
+        grow_pipe(stdout.as_raw_fd());
+    }
+
+    /// Asks for a 1 MiB pipe buffer (Linux; best effort: not a pipe, or over the user's
+    /// limit, simply stays as it is).
+    pub fn grow_pipe(fd: std::os::fd::RawFd) {
         #[cfg(target_os = "linux")]
-        for fd in [stdin.as_raw_fd(), stdout.as_raw_fd()] {
+        {
             // SAFETY: fcntl on a pipe fd we own; failure is harmless.
             unsafe {
                 libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20);
             }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = (stdin, stdout);
+        let _ = fd;
     }
 
     pub fn signal_group(pgid: u32, signal: Signal) {
@@ -308,6 +315,7 @@ mod sys {
     }
     pub fn configure(_: &mut tokio::process::Command) {}
     pub fn grow_pipes<A, B>(_: &A, _: &B) {}
+    pub fn grow_pipe(_: i32) {}
     pub fn signal_group(_: u32, _: Signal) {}
     pub fn group_alive(_: u32) -> bool {
         false

@@ -19,6 +19,9 @@ pub fn client_io() -> (Reader, Writer) {
         .and_then(|s| s.into_reader())
         .unwrap_or_else(|| Box::pin(tokio::io::stdin()));
     // stdout shared with stderr (`2>&1`) stays blocking: O_NONBLOCK would reach stderr too.
+    // The client's pipe to us is usually 64 KiB: a bigger one moves large results in fewer
+    // wake-ups of the client.
+    super::child::sys::grow_pipe(std::os::fd::AsRawFd::as_raw_fd(&std::io::stdout()));
     let writer = (!unix::same_file(std::io::stdout().as_fd(), std::io::stderr().as_fd()))
         .then(|| unix::async_fd(std::io::stdout().as_fd(), false))
         .flatten()

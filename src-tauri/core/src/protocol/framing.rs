@@ -96,8 +96,9 @@ pub struct FrameReader<R> {
     streaming: Option<(u64, Bytes)>,
 }
 
-/// Reads while streaming: as large as a grown pipe, so a big line moves in few steps.
-const STREAM_READ: usize = 1 << 20;
+/// Reads while streaming: big enough that a large line moves in few steps, small enough
+/// that the parts queued for the client (at most 64) stay within 16 MiB.
+const STREAM_READ: usize = 256 * 1024;
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// `max` is the largest line (without terminator) returned as a message.
