@@ -551,20 +551,7 @@ impl Router {
                 secs(self.limits.circuit_cooldown)
             );
             let data = json!({"retry_after_ms": self.limits.circuit_cooldown.as_millis() as u64, "failures": self.life.failures});
-            out.push(Out::Client(error_response(
-                Some(&id),
-                ErrorKind::CircuitOpen,
-                &self.server,
-                &msg,
-                data,
-            )));
-            out.push(Out::Event(self.finished(
-                &id,
-                &p,
-                now,
-                "circuit_open",
-                None,
-            )));
+            self.fail(&id, &p, ErrorKind::CircuitOpen, &msg, data, now, out);
         }
     }
 
@@ -689,20 +676,7 @@ impl Router {
                 let _ = write!(msg, " Its last stderr line: {line}");
             }
             let data = json!({"exit": exit, "stderr_tail": stderr_tail, "method": &*p.method});
-            out.push(Out::Client(error_response(
-                Some(&id),
-                ErrorKind::ServerExited,
-                &self.server,
-                &msg,
-                data,
-            )));
-            out.push(Out::Event(self.finished(
-                &id,
-                &p,
-                now,
-                "server_exited",
-                None,
-            )));
+            self.fail(&id, &p, ErrorKind::ServerExited, &msg, data, now, out);
         }
         retried.extend(self.life.held.drain(..));
         self.life.held = retried;

@@ -531,20 +531,7 @@ impl Router {
                     json!({"bytes": len, "detail": e.to_string()}),
                 ),
             };
-            out.push(Out::Client(error_response(
-                Some(&id),
-                kind,
-                &self.server,
-                &msg,
-                data,
-            )));
-            out.push(Out::Event(self.finished(
-                &id,
-                &p,
-                now,
-                kind.as_str(),
-                Some(len as usize),
-            )));
+            self.fail(&id, &p, kind, &msg, data, now, out);
             return;
         }
         match parse {
@@ -729,6 +716,28 @@ impl Router {
         let id = Id::Str(format!("__warden/{}", self.next_own).into());
         self.own_ids.insert(id.clone(), purpose);
         id
+    }
+
+    /// Answers a request with the bridge's own error and logs how it ended.
+    #[allow(clippy::too_many_arguments)] // each is one part of the answer; a struct would only rename them
+    fn fail(
+        &self,
+        id: &Id,
+        p: &Pending,
+        kind: ErrorKind,
+        msg: &str,
+        data: serde_json::Value,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) {
+        out.push(Out::Client(error_response(
+            Some(id),
+            kind,
+            &self.server,
+            msg,
+            data,
+        )));
+        out.push(Out::Event(self.finished(id, p, now, kind.as_str(), None)));
     }
 
     fn finished(
