@@ -81,6 +81,27 @@ impl JsonlLog {
         })
     }
 
+    /// Appends records in one write (appends of whole lines stay atomic between processes).
+    pub fn append_all<'a, T: Serialize + 'a>(
+        &mut self,
+        records: impl IntoIterator<Item = &'a T>,
+    ) -> io::Result<()> {
+        let mut buf = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut buf, record)?;
+            buf.push(b'\n');
+        }
+        if buf.is_empty() {
+            return Ok(());
+        }
+        self.file.write_all(&buf)?;
+        self.size += buf.len() as u64;
+        if self.size > self.max_bytes {
+            self.rotate()?;
+        }
+        Ok(())
+    }
+
     /// Appends one record (a line is added).
     pub fn append(&mut self, record: &impl Serialize) -> io::Result<()> {
         let mut line = serde_json::to_vec(record)?;

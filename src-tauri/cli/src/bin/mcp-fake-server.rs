@@ -143,12 +143,25 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
             ),
         ),
         "big" => {
-            let body = "x".repeat(usize::try_from(num("bytes", 1 << 20)).unwrap_or(0));
-            let mut line =
-                br#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":""#.to_vec();
-            line.extend_from_slice(body.as_bytes());
-            line.extend_from_slice(format!("\"}}]}},\"id\":{id}}}\n").as_bytes());
-            send_raw(out, &line);
+            // Written in chunks from one small buffer, as a real server streams a large
+            // result: the line is never built in memory, so measurements see the relay.
+            let total = usize::try_from(num("bytes", 1 << 20)).unwrap_or(0);
+            let chunk = [b'x'; 64 * 1024];
+            let mut o = out
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ =
+                o.write_all(br#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":""#);
+            let mut left = total;
+            while left > 0 {
+                let n = left.min(chunk.len());
+                if o.write_all(&chunk[..n]).is_err() {
+                    break;
+                }
+                left -= n;
+            }
+            let _ = o.write_all(format!("\"}}]}},\"id\":{id}}}\n").as_bytes());
+            let _ = o.flush();
         }
         "hang" => std::future::pending::<()>().await,
         "sleep" => {

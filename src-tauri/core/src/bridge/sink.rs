@@ -176,7 +176,11 @@ impl LazyLog {
         }
     }
 
-    fn append(&mut self, server: &str, record: &impl Serialize) {
+    /// Appends the records in one write; nothing happens for none.
+    fn append(&mut self, server: &str, records: &[impl Serialize]) {
+        if records.is_empty() {
+            return;
+        }
         if self.log.is_none() && !self.failed {
             let Some(path) = &self.path else { return };
             match JsonlLog::open(path, self.max_bytes, self.keep) {
@@ -191,7 +195,7 @@ impl LazyLog {
             }
         }
         if let Some(log) = &mut self.log {
-            if let Err(e) = log.append(record) {
+            if let Err(e) = log.append_all(records) {
                 eprintln!("warden[{server}]: log write failed: {e}");
                 self.log = None;
                 self.failed = true;
@@ -240,28 +244,26 @@ fn writer(shared: &Shared, server: &str, log_path: Option<PathBuf>) {
             }
             let _ = err.flush();
         }
-        for event in &events {
-            log.append(
+        let records: Vec<Record<'_>> = events
+            .iter()
+            .map(|event| Record {
                 server,
-                &Record {
-                    server,
-                    session,
-                    event,
-                },
-            );
-        }
-        for (from, line) in &debug {
-            let ts_ms = Event::new("debug").ts_ms;
-            debug_log.append(
-                server,
-                &DebugRecord {
-                    ts_ms,
-                    session,
-                    from,
-                    message: redact_line(line),
-                },
-            );
-        }
+                session,
+                event,
+            })
+            .collect();
+        log.append(server, &records);
+        let ts_ms = Event::new("debug").ts_ms;
+        let debug: Vec<DebugRecord<'_>> = debug
+            .iter()
+            .map(|(from, line)| DebugRecord {
+                ts_ms,
+                session,
+                from,
+                message: redact_line(line),
+            })
+            .collect();
+        debug_log.append(server, &debug);
         if closed {
             return;
         }
