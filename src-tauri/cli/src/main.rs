@@ -1,5 +1,8 @@
 //! `warden`: the stdio bridge and command-line tools of MCP Warden.
 
+mod clients_cmd;
+
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,6 +58,14 @@ enum Command {
         #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
         engine: EngineArg,
     },
+    /// IDE and agent clients' MCP config files: list, wrap, unwrap, backups, restore.
+    ///
+    /// Wrapping routes a client's stdio servers through `warden bridge`; only the entries'
+    /// command and args change, and every change is backed up first.
+    Clients {
+        #[command(subcommand)]
+        command: clients_cmd::ClientsCommand,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -93,6 +104,7 @@ fn main() -> ExitCode {
                 max_output_bytes,
             }))
         }
+        Command::Clients { command } => clients_cmd::run(command),
     }
 }
 

@@ -2,6 +2,7 @@
 //! shells over this crate; it never depends on Tauri.
 
 pub mod bridge;
+pub mod clients;
 pub mod config;
 #[cfg(unix)]
 pub mod control;

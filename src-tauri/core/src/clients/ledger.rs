@@ -1,0 +1,106 @@
+//! What Warden did to which entry, in `$WARDEN_STATE_DIR/clients/ledger.json`:
+//! - wrap records, so unwrap can remove an `args` that wrap added and restore a command
+//!   literal that had to be re-quoted (everything else is undone from the file alone);
+//! - entries the user unwrapped, so the watcher does not wrap them again.
+//!
+//! A missing or unreadable ledger only makes those two cases less exact.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::edit::{EntryRef, WrapRecord};
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Data {
+    #[serde(default)]
+    files: BTreeMap<String, FileRecords>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct FileRecords {
+    #[serde(default)]
+    wrapped: Vec<WrapRecord>,
+    #[serde(default)]
+    user_unwrapped: Vec<EntryRef>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Ledger {
+    path: PathBuf,
+    data: Data,
+}
+
+impl Ledger {
+    pub fn load(state_dir: &Path) -> Ledger {
+        let path = state_dir.join("clients").join("ledger.json");
+        let data = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
+                tracing::warn!(
+                    "ignoring {}: {e} (unwrap stays exact except for entries that had no args)",
+                    path.display()
+                );
+                Data::default()
+            }),
+            Err(_) => Data::default(),
+        };
+        Ledger { path, data }
+    }
+
+    fn key(real: &Path) -> String {
+        real.to_string_lossy().into_owned()
+    }
+
+    pub fn records_for(&self, real: &Path) -> Vec<WrapRecord> {
+        self.data
+            .files
+            .get(&Self::key(real))
+            .map(|f| f.wrapped.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn user_unwrapped(&self, real: &Path, entry: &EntryRef) -> bool {
+        self.data
+            .files
+            .get(&Self::key(real))
+            .is_some_and(|f| f.user_unwrapped.contains(entry))
+    }
+
+    pub fn record_wrapped(&mut self, real: &Path, records: &[WrapRecord]) {
+        let f = self.data.files.entry(Self::key(real)).or_default();
+        for r in records {
+            f.wrapped.retain(|w| w.entry != r.entry);
+            f.user_unwrapped.retain(|e| *e != r.entry);
+            f.wrapped.push(r.clone());
+        }
+    }
+
+    pub fn record_unwrapped(&mut self, real: &Path, entries: &[EntryRef]) {
+        let f = self.data.files.entry(Self::key(real)).or_default();
+        for e in entries {
+            f.wrapped.retain(|w| w.entry != *e);
+            if !f.user_unwrapped.contains(e) {
+                f.user_unwrapped.push(e.clone());
+            }
+        }
+    }
+
+    pub fn save(&self) -> Result<(), String> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let fail = |e: std::io::Error| {
+            format!(
+                "cannot save {}: {e}; unwrap may leave an empty args list. Fix: check that WARDEN_STATE_DIR is writable",
+                self.path.display()
+            )
+        };
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let json = serde_json::to_vec_pretty(&self.data).map_err(|e| e.to_string())?;
+        let tmp = dir.join(format!(".ledger.{}.tmp", super::lock::token()));
+        std::fs::write(&tmp, json).map_err(fail)?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            fail(e)
+        })
+    }
+}

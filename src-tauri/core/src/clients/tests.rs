@@ -1,0 +1,680 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::detect::candidates;
+use super::lock::{self, LockKind};
+use super::write::{self, update_file_with};
+use super::*;
+
+const WARDEN: &str = "/opt/warden/bin/warden";
+
+fn home() -> (tempfile::TempDir, ClientEnv) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = ClientEnv::with_home(dir.path(), Os::Linux);
+    (dir, env)
+}
+
+fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn opts(filter: Filter) -> WrapOptions {
+    WrapOptions {
+        warden: PathBuf::from(WARDEN),
+        filter,
+        dry_run: false,
+    }
+}
+
+const CURSOR: &str = r#"{
+  "mcpServers": {
+    "rg": { "command": "npx", "args": ["-y", "mcp-ripgrep"], "env": { "K": "v" } },
+    "time": {
+      "command": "mcp-server-time"
+    }
+  }
+}
+"#;
+
+// ---------------------------------------------------------------- detection
+
+#[test]
+fn clients_detects_every_client_on_linux() {
+    let (dir, mut env) = home();
+    let h = dir.path();
+    let project = h.join("work/app");
+    env.projects.push(project.clone());
+    let json = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+    let files = [
+        (".config/Claude/claude_desktop_config.json", json),
+        (".claude.json", json),
+        (".cursor/mcp.json", json),
+        (
+            ".config/Code/User/mcp.json",
+            r#"{"servers": {"a": {"command": "x"}}}"#,
+        ),
+        (
+            ".config/Code/User/profiles/-5b1c2d/mcp.json",
+            r#"{"servers": {"a": {"command": "x"}}}"#,
+        ),
+        (".cline/data/settings/cline_mcp_settings.json", json),
+        (
+            ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+            json,
+        ),
+        (".codeium/windsurf/mcp_config.json", json),
+        (".config/zed/settings.json", r#"{"context_servers": {}}"#),
+        (".gemini/settings.json", json),
+        (".codex/config.toml", "[mcp_servers.a]\ncommand = \"x\"\n"),
+        (
+            ".config/opencode/opencode.json",
+            r#"{"mcp": {"a": {"type": "local", "command": ["x"]}}}"#,
+        ),
+        (".kiro/settings/mcp.json", json),
+        (".lmstudio/mcp.json", json),
+        (
+            ".continue/config.yaml",
+            "mcpServers:\n  - name: a\n    command: x\n",
+        ),
+        (
+            ".continue/mcpServers/block.yaml",
+            "mcpServers:\n  - name: b\n    command: x\n",
+        ),
+        (".continue/mcpServers/claude.json", json),
+        (".config/goose/config.yaml", "extensions: {}\n"),
+        ("work/app/.mcp.json", json),
+        ("work/app/.cursor/mcp.json", json),
+        ("work/app/.vscode/mcp.json", r#"{"servers": {}}"#),
+        ("work/app/.codex/config.toml", ""),
+    ];
+    for (rel, text) in files {
+        put(&h.join(rel), text);
+    }
+    let found = detect(&env);
+    for c in ClientId::ALL {
+        assert!(found.iter().any(|f| f.client == c), "{c} not detected");
+    }
+    assert_eq!(found.len(), files.len(), "{found:#?}");
+    let legacy = found
+        .iter()
+        .find(|f| f.path.to_string_lossy().contains("saoudrizwan"))
+        .unwrap();
+    assert!(
+        !legacy.active,
+        "the legacy Cline file is inactive once the shared one exists"
+    );
+    let profile = found
+        .iter()
+        .find(|f| f.path.to_string_lossy().contains("profiles"))
+        .unwrap();
+    assert_eq!(profile.dialect, Dialect::Vscode);
+    assert_eq!(profile.format, Format::Jsonc);
+    let project_file = found
+        .iter()
+        .find(|f| f.path == project.join(".mcp.json"))
+        .unwrap();
+    assert_eq!(project_file.scope, Scope::Project(project.clone()));
+    assert_eq!(
+        found
+            .iter()
+            .find(|f| f.path.ends_with(".continue/mcpServers/claude.json"))
+            .unwrap()
+            .dialect,
+        Dialect::McpServers
+    );
+    // Without the shared Cline file, the legacy one is what Cline reads.
+    std::fs::remove_file(h.join(".cline/data/settings/cline_mcp_settings.json")).unwrap();
+    let legacy = detect(&env)
+        .into_iter()
+        .find(|f| f.client == ClientId::Cline)
+        .unwrap();
+    assert!(legacy.active);
+}
+
+#[test]
+fn clients_honours_xdg_and_overrides() {
+    let (dir, mut env) = home();
+    let h = dir.path();
+    env.xdg_config_home = Some(h.join("xdg"));
+    env.vars.insert(
+        "CODEX_HOME".to_owned(),
+        h.join("codex-home").display().to_string(),
+    );
+    env.vars.insert(
+        "CLAUDE_CONFIG_DIR".to_owned(),
+        h.join("claude-cfg").display().to_string(),
+    );
+    env.vars.insert(
+        "CLINE_DIR".to_owned(),
+        h.join("cline-dir").display().to_string(),
+    );
+    let paths: Vec<PathBuf> = candidates(&env).into_iter().map(|f| f.path).collect();
+    for want in [
+        "xdg/zed/settings.json",
+        "xdg/goose/config.yaml",
+        "xdg/opencode/opencode.json",
+        "xdg/Claude/claude_desktop_config.json",
+        "xdg/Code/User/mcp.json",
+        "codex-home/config.toml",
+        "claude-cfg/.claude.json",
+        "cline-dir/data/settings/cline_mcp_settings.json",
+    ] {
+        assert!(paths.contains(&h.join(want)), "{want} missing");
+    }
+}
+
+#[test]
+fn clients_windows_and_macos_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let mut env = ClientEnv::with_home(h, Os::Windows);
+    env.appdata = Some(h.join("Roaming"));
+    env.localappdata = Some(h.join("Local"));
+    let json = r#"{"mcpServers": {"a": {"command": "cmd", "args": ["/c", "npx", "x"]}}}"#;
+    let msix = h.join(
+        "Local/Packages/Claude_pzs8sxrjxfjjc/LocalCache/Roaming/Claude/claude_desktop_config.json",
+    );
+    let legacy = h.join("Roaming/Claude/claude_desktop_config.json");
+    put(&msix, json);
+    put(&legacy, json);
+    let found = detect(&env);
+    let m = found.iter().find(|f| f.path == msix).unwrap();
+    let l = found.iter().find(|f| f.path == legacy).unwrap();
+    assert!(m.active);
+    assert!(!l.active, "%APPDATA% is not read by the MSIX install");
+    assert!(l.note.as_deref().unwrap().contains("MSIX"));
+    let paths: Vec<PathBuf> = candidates(&env).into_iter().map(|f| f.path).collect();
+    for want in [
+        "Roaming/Zed/settings.json",
+        "Roaming/Block/goose/config/config.yaml",
+        "Roaming/Code/User/mcp.json",
+        "Roaming/Cursor/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+        ".cursor/mcp.json",
+        ".codeium/windsurf/mcp_config.json",
+        ".config/opencode/opencode.json",
+    ] {
+        assert!(paths.contains(&h.join(want)), "windows: {want} missing");
+    }
+    let env = ClientEnv::with_home(h, Os::Macos);
+    let paths: Vec<PathBuf> = candidates(&env).into_iter().map(|f| f.path).collect();
+    for want in [
+        "Library/Application Support/Claude/claude_desktop_config.json",
+        "Library/Application Support/Code/User/mcp.json",
+        ".config/zed/settings.json",
+        ".config/goose/config.yaml",
+    ] {
+        assert!(paths.contains(&h.join(want)), "macos: {want} missing");
+    }
+}
+
+#[test]
+fn clients_infers_the_client_of_a_named_file() {
+    let cases = [
+        ("/x/.cursor/mcp.json", ClientId::Cursor, Dialect::McpServers),
+        (
+            "/h/.claude.json",
+            ClientId::ClaudeCode,
+            Dialect::ClaudeCodeUser,
+        ),
+        ("/p/.vscode/mcp.json", ClientId::Vscode, Dialect::Vscode),
+        ("/h/.codex/config.toml", ClientId::Codex, Dialect::Codex),
+        (
+            "/h/.config/goose/config.yaml",
+            ClientId::Goose,
+            Dialect::Goose,
+        ),
+        (
+            "/p/.continue/mcpServers/a.yaml",
+            ClientId::Continue,
+            Dialect::ContinueYaml,
+        ),
+        ("/h/.config/zed/settings.json", ClientId::Zed, Dialect::Zed),
+    ];
+    for (p, client, dialect) in cases {
+        let f = ConfigFile::infer(Path::new(p), None).unwrap();
+        assert_eq!((f.client, f.dialect), (client, dialect), "{p}");
+    }
+    assert!(ConfigFile::infer(Path::new("/tmp/whatever.json"), None).is_none());
+}
+
+// ---------------------------------------------------------------- file operations
+
+#[test]
+fn clients_wrap_then_unwrap_restores_bytes_and_lists_state() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, CURSOR);
+    let changes = wrap(&env, &opts(Filter::default())).unwrap();
+    assert_eq!(changes.len(), 1);
+    let c = &changes[0];
+    assert!(c.error.is_none(), "{:?}", c.error);
+    assert!(c.written);
+    assert_eq!(c.changed.len(), 2);
+    assert!(c.backup.is_some());
+    assert!(
+        c.diff
+            .contains("+      \"command\": \"/opt/warden/bin/warden\","),
+        "{}",
+        c.diff
+    );
+    assert!(c.notices.iter().any(|n| n.kind == NoticeKind::Approval));
+    let listing = list(&env);
+    let servers = &listing[0].servers;
+    assert!(matches!(
+        &servers[0].state,
+        EntryState::Wrapped { command, args, server, .. }
+            if command == "npx" && args == &["-y", "mcp-ripgrep"] && server.as_deref() == Some("rg")
+    ));
+    assert_eq!(servers[0].env_keys, ["K"]);
+    // Wrapping again writes nothing.
+    let again = wrap(&env, &opts(Filter::default())).unwrap();
+    assert!(!again[0].written && again[0].changed.is_empty());
+    assert_eq!(again[0].skipped.len(), 2);
+    // Unwrap: the entry without args loses the args Warden added.
+    let back = unwrap(&env, &UnwrapOptions::default()).unwrap();
+    assert!(back[0].written);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), CURSOR);
+}
+
+#[test]
+fn clients_dry_run_writes_nothing() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, CURSOR);
+    let mut o = opts(Filter::default());
+    o.dry_run = true;
+    let changes = wrap(&env, &o).unwrap();
+    assert!(!changes[0].written);
+    assert!(changes[0].diff.starts_with("--- /"), "{}", changes[0].diff);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), CURSOR);
+    assert!(backups(&env.state_dir).unwrap().is_empty());
+}
+
+#[test]
+fn clients_filters_by_client_file_and_server() {
+    let (dir, env) = home();
+    let cursor = dir.path().join(".cursor/mcp.json");
+    let kiro = dir.path().join(".kiro/settings/mcp.json");
+    put(&cursor, CURSOR);
+    put(&kiro, CURSOR);
+    let mut f = Filter {
+        client: Some(ClientId::Kiro),
+        ..Filter::default()
+    };
+    f.server = Some("rg".to_owned());
+    let changes = wrap(&env, &opts(f)).unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].file.client, ClientId::Kiro);
+    assert_eq!(changes[0].changed.len(), 1);
+    assert_eq!(std::fs::read_to_string(&cursor).unwrap(), CURSOR);
+    let by_file = wrap(
+        &env,
+        &opts(Filter {
+            file: Some(cursor.clone()),
+            ..Filter::default()
+        }),
+    )
+    .unwrap();
+    assert_eq!(by_file.len(), 1);
+    assert_eq!(by_file[0].file.path, cursor);
+    // A file outside detection, with --client.
+    let other = dir.path().join("elsewhere/servers.json");
+    put(&other, CURSOR);
+    let named = wrap(
+        &env,
+        &opts(Filter {
+            client: Some(ClientId::Windsurf),
+            file: Some(other.clone()),
+            server: None,
+        }),
+    )
+    .unwrap();
+    assert!(named[0].written);
+    let unknown = wrap(
+        &env,
+        &opts(Filter {
+            file: Some(other),
+            ..Filter::default()
+        }),
+    );
+    assert!(matches!(unknown, Err(ClientError::UnknownFile { .. })));
+}
+
+#[test]
+fn clients_malformed_file_is_refused_and_untouched() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    let bad =
+        "{\n  \"mcpServers\": {\n    \"a\": { \"command\": \"npx\" }\n    \"b\": {}\n  }\n}\n";
+    put(&path, bad);
+    let changes = wrap(&env, &opts(Filter::default())).unwrap();
+    let err = changes[0].error.as_ref().unwrap().to_string();
+    assert!(err.contains(&format!("{}:4:5:", path.display())), "{err}");
+    assert!(err.contains("not changed"), "{err}");
+    assert!(err.contains("Fix:"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), bad);
+    assert!(backups(&env.state_dir).unwrap().is_empty());
+    let listing = list(&env);
+    assert!(listing[0].error.is_some());
+}
+
+#[cfg(unix)]
+#[test]
+fn clients_follows_symlinks_and_keeps_the_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, env) = home();
+    let real = dir.path().join("dotfiles/cursor-mcp.json");
+    put(&real, CURSOR);
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let changes = wrap(&env, &opts(Filter::default())).unwrap();
+    assert!(changes[0].written, "{:?}", changes[0].error);
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&real).unwrap().contains(WARDEN));
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    // No temp files left behind.
+    let left: Vec<_> = std::fs::read_dir(real.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn clients_read_only_file_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, CURSOR);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let changes = wrap(&env, &opts(Filter::default())).unwrap();
+    assert!(matches!(
+        changes[0].error,
+        Some(ClientError::ReadOnly { .. })
+    ));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), CURSOR);
+}
+
+fn append_marker(path: &Path, n: u32) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.replacen("{", &format!("{{\n  \"marker{n}\": {n},"), 1);
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn clients_redoes_the_edit_when_the_client_wrote_meanwhile() {
+    let (dir, _env) = home();
+    let path = dir.path().join("mcp.json");
+    put(&path, CURSOR);
+    let mut edit = |bytes: &[u8]| {
+        let text = std::str::from_utf8(bytes).unwrap();
+        Ok(Some(
+            wrap_text(Dialect::McpServers, text, WARDEN, &|_| true)
+                .unwrap()
+                .text
+                .into_bytes(),
+        ))
+    };
+    let written = update_file_with(&path, LockKind::None, None, &mut edit, &mut |p, attempt| {
+        if attempt == 1 {
+            append_marker(p, 1);
+        }
+    })
+    .unwrap();
+    assert!(written.written);
+    assert_eq!(written.attempts, 2);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("\"marker1\": 1"),
+        "the client's write was lost"
+    );
+    assert!(text.contains(WARDEN));
+
+    // A file that changes on every attempt: give up, keep the client's content.
+    std::fs::write(&path, CURSOR).unwrap();
+    let err = update_file_with(&path, LockKind::None, None, &mut edit, &mut |p, a| {
+        append_marker(p, 100 + a);
+    })
+    .unwrap_err();
+    assert!(matches!(err, ClientError::Busy { .. }), "{err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(&format!("marker{}", 100 + write::MAX_ATTEMPTS)));
+}
+
+#[test]
+fn clients_waits_for_clines_lock() {
+    let (dir, env) = home();
+    let path = dir
+        .path()
+        .join(".cline/data/settings/cline_mcp_settings.json");
+    put(&path, CURSOR);
+    let held = lock::acquire(LockKind::ClineDir, &path, lock::TIMEOUT).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let env2 = env.clone();
+    let t = std::thread::spawn(move || {
+        let c = wrap(&env2, &opts(Filter::default())).unwrap();
+        tx.send(Instant::now()).unwrap();
+        c
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(rx.try_recv().is_err(), "wrote while Cline held its lock");
+    let released = Instant::now();
+    drop(held);
+    let done = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(done >= released);
+    let changes = t.join().unwrap();
+    assert!(changes[0].written, "{:?}", changes[0].error);
+    assert!(!lock::lock_dir(&path).exists(), "lock left behind");
+}
+
+#[test]
+fn clients_backups_are_kept_per_file_and_restore() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, CURSOR);
+    for _ in 0..8 {
+        assert!(wrap(&env, &opts(Filter::default())).unwrap()[0].written);
+        assert!(unwrap(&env, &UnwrapOptions::default()).unwrap()[0].written);
+    }
+    let all = backups(&env.state_dir).unwrap();
+    assert_eq!(all.len(), backup::KEEP_PER_FILE);
+    assert!(all.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+    let canonical = std::fs::canonicalize(&path).unwrap();
+    assert!(all.iter().all(|b| b.original == canonical));
+    // The newest backup is the wrapped state (taken before the last unwrap).
+    let newest = &all[0];
+    let out = restore(&env, &newest.id, false).unwrap();
+    assert!(out.written);
+    assert!(out.previous.is_some());
+    assert!(std::fs::read_to_string(&path).unwrap().contains(WARDEN));
+    // A dry run shows the diff and writes nothing; restoring a deleted file recreates it.
+    let plain = all
+        .iter()
+        .find(|b| std::fs::read(&b.file).unwrap() == CURSOR.as_bytes())
+        .unwrap();
+    let dry = restore(&env, &plain.id, true).unwrap();
+    assert!(
+        !dry.written
+            && dry
+                .diff
+                .contains("-      \"command\": \"/opt/warden/bin/warden\"")
+    );
+    std::fs::remove_file(&path).unwrap();
+    restore(&env, &plain.id, false).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), CURSOR);
+    assert!(matches!(
+        restore(&env, "no-such-backup", false),
+        Err(ClientError::NoSuchBackup { .. })
+    ));
+}
+
+#[test]
+fn clients_every_client_gets_notices() {
+    let (dir, env) = home();
+    for c in ClientId::ALL {
+        let f = ConfigFile::infer(&dir.path().join("x.json"), Some(c)).unwrap();
+        assert!(!notices_for(&f, &env).is_empty(), "{c}");
+    }
+    let f = ConfigFile::infer(
+        &dir.path().join("mcp_config.json"),
+        Some(ClientId::Windsurf),
+    )
+    .unwrap();
+    assert!(
+        notices_for(&f, &env)
+            .iter()
+            .any(|n| n.kind == NoticeKind::Allowlist)
+    );
+    let f = ConfigFile::infer(&dir.path().join("c.json"), Some(ClientId::ClaudeDesktop)).unwrap();
+    assert!(
+        notices_for(&f, &env)
+            .iter()
+            .any(|n| n.kind == NoticeKind::Restart)
+    );
+}
+
+// ---------------------------------------------------------------- watcher
+
+fn rename_write(path: &Path, text: &str) {
+    let tmp = path.with_extension("client-tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+fn next(rx: &mpsc::Receiver<WatchReport>, secs: u64) -> WatchReport {
+    rx.recv_timeout(Duration::from_secs(secs))
+        .expect("a watcher report")
+}
+
+fn watch_opts(auto: bool) -> WatchOptions {
+    let mut o = WatchOptions::new(PathBuf::from(WARDEN));
+    o.auto_rewrite = auto;
+    o
+}
+
+const ONE: &str = "{\n  \"mcpServers\": {\n    \"rg\": { \"command\": \"npx\", \"args\": [\"mcp-ripgrep\"] }\n  }\n}\n";
+const TWO: &str = "{\n  \"mcpServers\": {\n    \"rg\": { \"command\": \"npx\", \"args\": [\"mcp-ripgrep\"] },\n    \"new\": { \"command\": \"uvx\", \"args\": [\"mcp-new\"] }\n  }\n}\n";
+
+#[test]
+fn clients_watcher_wraps_new_servers_quickly_and_ignores_its_own_writes() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, ONE);
+    let (tx, rx) = mpsc::channel();
+    let watcher = ClientWatcher::start(env, watch_opts(true), move |r| {
+        let _ = tx.send(r);
+    })
+    .unwrap();
+    // Existing servers are left as they are; only new ones are wrapped.
+    std::thread::sleep(Duration::from_millis(200));
+    let added = Instant::now();
+    rename_write(&path, TWO);
+    match next(&rx, 5) {
+        WatchReport::Wrapped {
+            servers, notices, ..
+        } => {
+            assert!(
+                added.elapsed() < Duration::from_millis(1500),
+                "{:?}",
+                added.elapsed()
+            );
+            assert_eq!(servers.len(), 1);
+            assert_eq!(servers[0].name, "new");
+            assert!(notices.iter().any(|n| n.kind == NoticeKind::Approval));
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"--server\", \"new\""));
+    assert!(
+        text.contains("\"rg\": { \"command\": \"npx\""),
+        "rg was not new"
+    );
+    // Its own write produces no further report.
+    assert!(rx.recv_timeout(Duration::from_millis(800)).is_err());
+    watcher.stop();
+}
+
+#[test]
+fn clients_watcher_reports_only_when_auto_rewrite_is_off() {
+    let (dir, env) = home();
+    let path = dir.path().join(".kiro/settings/mcp.json");
+    put(&path, ONE);
+    let (tx, rx) = mpsc::channel();
+    let watcher = ClientWatcher::start(env, watch_opts(false), move |r| {
+        let _ = tx.send(r);
+    })
+    .unwrap();
+    assert!(!watcher.auto_rewrite());
+    std::thread::sleep(Duration::from_millis(200));
+    rename_write(&path, TWO);
+    match next(&rx, 5) {
+        WatchReport::NewServers { servers, .. } => assert_eq!(servers[0].name, "new"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
+}
+
+#[test]
+fn clients_watcher_backs_off_from_a_client_that_keeps_reverting() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, ONE);
+    let (tx, rx) = mpsc::channel();
+    let watcher = ClientWatcher::start(env.clone(), watch_opts(true), move |r| {
+        let _ = tx.send(r);
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    rename_write(&path, TWO);
+    assert!(matches!(next(&rx, 5), WatchReport::Wrapped { .. }));
+    // The client puts the original back, again and again.
+    for round in 1..=3 {
+        rename_write(&path, TWO);
+        match next(&rx, 5) {
+            WatchReport::Reverted { count, servers, .. } if round < 3 => {
+                assert_eq!(count, round);
+                assert_eq!(servers[0].name, "new");
+                assert!(matches!(next(&rx, 5), WatchReport::Wrapped { .. }));
+            }
+            WatchReport::GaveUp {
+                reverts, message, ..
+            } if round == 3 => {
+                assert_eq!(reverts, 3);
+                assert!(message.contains("leaves"), "{message}");
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
+    }
+    // Left alone: no more rewrites.
+    assert!(rx.recv_timeout(Duration::from_millis(800)).is_err());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
+    assert_eq!(watcher.given_up(), std::slice::from_ref(&path));
+}
+
+#[test]
+fn clients_watcher_respects_a_user_unwrap() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, ONE);
+    assert!(wrap(&env, &opts(Filter::default())).unwrap()[0].written);
+    let (tx, rx) = mpsc::channel();
+    let _watcher = ClientWatcher::start(env.clone(), watch_opts(true), move |r| {
+        let _ = tx.send(r);
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(unwrap(&env, &UnwrapOptions::default()).unwrap()[0].written);
+    assert!(rx.recv_timeout(Duration::from_millis(1000)).is_err());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), ONE);
+}

@@ -1,0 +1,498 @@
+//! Watching clients' config files, and wrapping servers that appear (auto-rewrite).
+//!
+//! A [`ClientWatcher`] runs on its own thread: a `notify` watch on the directories of every
+//! possible config file (editors and clients save by rename, so files are not watched
+//! directly), a settle delay to coalesce bursts, and a periodic rescan for files and
+//! directories created later.
+//!
+//! On a change it compares the file's entries with the last ones it saw:
+//! - a stdio server that is new: wrapped at once with auto-rewrite on (the default is off),
+//!   else reported;
+//! - a server that was wrapped and is now unwrapped, and not by `warden clients unwrap`:
+//!   the client reverted it. It is wrapped again, but after `revert_limit` reverts within
+//!   `revert_window` the file is left alone and reported (no fight loop).
+//!
+//! Its own writes are recognised by their bytes and not processed again.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::{RecursiveMode, Watcher};
+
+use super::edit::{self, EntryRef};
+use super::ledger::Ledger;
+use super::{
+    ClientEnv, ClientError, ConfigFile, EntryState, Notice, detect, detect::candidates, wrap_file,
+};
+
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Wrap new stdio servers automatically. Off by default.
+    pub auto_rewrite: bool,
+    /// The `warden` binary written into entries.
+    pub warden: PathBuf,
+    /// Quiet time after the last event before files are read.
+    pub settle: Duration,
+    /// Reverts within `revert_window` after which a file is left alone.
+    pub revert_limit: usize,
+    pub revert_window: Duration,
+    /// How often to look for config files and directories created since.
+    pub rescan_every: Duration,
+}
+
+impl WatchOptions {
+    pub fn new(warden: PathBuf) -> WatchOptions {
+        WatchOptions {
+            auto_rewrite: false,
+            warden,
+            settle: Duration::from_millis(150),
+            revert_limit: 3,
+            revert_window: Duration::from_secs(600),
+            rescan_every: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What the watcher saw or did.
+#[derive(Debug, Clone)]
+pub enum WatchReport {
+    /// New stdio servers that run unwrapped (auto-rewrite is off, or the file is left alone).
+    NewServers {
+        file: ConfigFile,
+        servers: Vec<EntryRef>,
+    },
+    /// Servers were wrapped; `notices` say what the client needs now (restart, approval...).
+    Wrapped {
+        file: ConfigFile,
+        servers: Vec<EntryRef>,
+        backup: Option<String>,
+        notices: Vec<Notice>,
+    },
+    /// The client put back the original command of servers Warden had wrapped.
+    Reverted {
+        file: ConfigFile,
+        servers: Vec<EntryRef>,
+        /// Reverts of this file within the window, this one included.
+        count: usize,
+    },
+    /// The client keeps reverting: Warden leaves this file alone until `resume`.
+    GaveUp {
+        file: ConfigFile,
+        servers: Vec<EntryRef>,
+        reverts: usize,
+        message: String,
+    },
+    /// A file could not be read, parsed or written.
+    Failed { file: ConfigFile, error: String },
+}
+
+/// The watcher; stops when dropped.
+pub struct ClientWatcher {
+    stop: Arc<AtomicBool>,
+    auto: Arc<AtomicBool>,
+    given_up: Arc<Mutex<BTreeSet<PathBuf>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ClientWatcher {
+    /// Starts watching the files `env` describes; `report` is called on the watcher's
+    /// thread.
+    pub fn start(
+        env: ClientEnv,
+        opts: WatchOptions,
+        report: impl FnMut(WatchReport) + Send + 'static,
+    ) -> Result<ClientWatcher, ClientError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let watcher = notify::recommended_watcher(move |ev| {
+            let _ = tx.send(ev);
+        })
+        .map_err(|e| {
+            ClientError::io(
+                "watch",
+                &env.home,
+                "raise the inotify watch limit (fs.inotify.max_user_watches)",
+                std::io::Error::other(e.to_string()),
+            )
+        })?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let auto = Arc::new(AtomicBool::new(opts.auto_rewrite));
+        let given_up = Arc::new(Mutex::new(BTreeSet::new()));
+        let mut state = Loop {
+            env,
+            opts,
+            watcher,
+            watched: BTreeSet::new(),
+            interesting: BTreeSet::new(),
+            interesting_dirs: BTreeSet::new(),
+            files: BTreeMap::new(),
+            auto: auto.clone(),
+            given_up: given_up.clone(),
+            report: Box::new(report),
+        };
+        state.rescan(false);
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("warden-client-watch".to_owned())
+            .spawn(move || state.run(&rx, &stop2))
+            .map_err(|e| {
+                ClientError::io("start the watcher thread for", Path::new("."), "retry", e)
+            })?;
+        Ok(ClientWatcher {
+            stop,
+            auto,
+            given_up,
+            thread: Some(thread),
+        })
+    }
+
+    /// The one switch: wrap new servers automatically, or only report them.
+    pub fn set_auto_rewrite(&self, on: bool) {
+        self.auto.store(on, Ordering::SeqCst);
+    }
+
+    pub fn auto_rewrite(&self) -> bool {
+        self.auto.load(Ordering::SeqCst)
+    }
+
+    /// Files left alone because their client kept reverting.
+    pub fn given_up(&self) -> Vec<PathBuf> {
+        self.given_up
+            .lock()
+            .map(|g| g.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Handles a file left alone again (after the user dealt with the client).
+    pub fn resume(&self, path: &Path) {
+        if let Ok(mut g) = self.given_up.lock() {
+            g.remove(path);
+        }
+    }
+
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ClientWatcher {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Unwrapped,
+    Wrapped,
+    Other,
+}
+
+struct FileState {
+    file: ConfigFile,
+    real: PathBuf,
+    last_seen: Option<Vec<u8>>,
+    own_write: Option<Vec<u8>>,
+    entries: BTreeMap<EntryRef, Kind>,
+    reverts: VecDeque<Instant>,
+    failed_on: Option<Vec<u8>>,
+}
+
+struct Loop {
+    env: ClientEnv,
+    opts: WatchOptions,
+    watcher: notify::RecommendedWatcher,
+    watched: BTreeSet<PathBuf>,
+    interesting: BTreeSet<PathBuf>,
+    interesting_dirs: BTreeSet<PathBuf>,
+    files: BTreeMap<PathBuf, FileState>,
+    auto: Arc<AtomicBool>,
+    given_up: Arc<Mutex<BTreeSet<PathBuf>>>,
+    report: Box<dyn FnMut(WatchReport) + Send>,
+}
+
+fn kinds(file: &ConfigFile, text: &str) -> Result<BTreeMap<EntryRef, Kind>, String> {
+    let entries = edit::entries(file.dialect, text).map_err(|e| {
+        format!(
+            "{}:{}:{}: {} (left untouched)",
+            file.path.display(),
+            e.line,
+            e.col,
+            e.message
+        )
+    })?;
+    Ok(entries
+        .into_iter()
+        .map(|e| {
+            let kind = match e.state {
+                EntryState::Unwrapped { .. } => Kind::Unwrapped,
+                EntryState::Wrapped { .. } => Kind::Wrapped,
+                EntryState::Skipped { .. } => Kind::Other,
+            };
+            (
+                EntryRef {
+                    scope: e.scope,
+                    name: e.name,
+                },
+                kind,
+            )
+        })
+        .collect())
+}
+
+impl Loop {
+    fn run(
+        &mut self,
+        rx: &std::sync::mpsc::Receiver<notify::Result<notify::Event>>,
+        stop: &AtomicBool,
+    ) {
+        let mut dirty_since: Option<Instant> = None;
+        let mut last_rescan = Instant::now();
+        while !stop.load(Ordering::SeqCst) {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Ok(event)) => {
+                    if event.paths.iter().any(|p| self.is_interesting(p)) {
+                        dirty_since = Some(Instant::now());
+                    }
+                }
+                Ok(Err(_)) => dirty_since = Some(Instant::now()),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            // Drain what is queued before deciding.
+            while let Ok(ev) = rx.try_recv() {
+                let hit = match ev {
+                    Ok(event) => event.paths.iter().any(|p| self.is_interesting(p)),
+                    Err(_) => true,
+                };
+                if hit {
+                    dirty_since = Some(Instant::now());
+                }
+            }
+            if dirty_since.is_some_and(|t| t.elapsed() >= self.opts.settle) {
+                dirty_since = None;
+                self.rescan(true);
+                last_rescan = Instant::now();
+            } else if last_rescan.elapsed() >= self.opts.rescan_every {
+                self.rescan(true);
+                last_rescan = Instant::now();
+            }
+        }
+    }
+
+    fn is_interesting(&self, p: &Path) -> bool {
+        self.interesting.contains(p)
+            || p.parent()
+                .is_some_and(|d| self.interesting_dirs.contains(d))
+    }
+
+    /// Refreshes watches and the file list, then processes every file (cheap when nothing
+    /// changed: one read and a comparison). `act`: false for the first snapshot.
+    fn rescan(&mut self, act: bool) {
+        let cands = candidates(&self.env);
+        for c in &cands {
+            self.interesting.insert(c.path.clone());
+            if let Ok(real) = std::fs::canonicalize(&c.path) {
+                self.interesting.insert(real);
+            }
+            if c.client == super::ClientId::Continue {
+                if let Some(d) = c.path.parent() {
+                    self.interesting_dirs.insert(d.to_owned());
+                }
+            }
+        }
+        for p in [".continue/mcpServers"] {
+            self.interesting_dirs.insert(self.env.home.join(p));
+            for proj in &self.env.projects {
+                self.interesting_dirs.insert(proj.join(p));
+            }
+        }
+        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+        for p in self.interesting.iter().chain(self.interesting_dirs.iter()) {
+            if let Some(d) = p.parent() {
+                dirs.insert(d.to_owned());
+            }
+        }
+        dirs.extend(self.interesting_dirs.iter().cloned());
+        for d in dirs {
+            if !self.watched.contains(&d)
+                && d.is_dir()
+                && self.watcher.watch(&d, RecursiveMode::NonRecursive).is_ok()
+            {
+                self.watched.insert(d);
+            }
+        }
+        let detected = detect(&self.env);
+        let present: BTreeSet<PathBuf> = detected.iter().map(|f| f.path.clone()).collect();
+        self.files.retain(|p, _| present.contains(p));
+        for file in detected {
+            if !self.files.contains_key(&file.path) {
+                let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+                self.files.insert(
+                    file.path.clone(),
+                    FileState {
+                        file: file.clone(),
+                        real,
+                        last_seen: None,
+                        own_write: None,
+                        entries: BTreeMap::new(),
+                        reverts: VecDeque::new(),
+                        failed_on: None,
+                    },
+                );
+            }
+            self.process(&file.path, act);
+        }
+    }
+
+    fn process(&mut self, path: &Path, act: bool) {
+        let auto = self.auto.load(Ordering::SeqCst);
+        let Some(st) = self.files.get_mut(path) else {
+            return;
+        };
+        let Ok(bytes) = std::fs::read(path) else {
+            return;
+        };
+        if st.last_seen.as_ref() == Some(&bytes) {
+            return;
+        }
+        if st.own_write.as_ref() == Some(&bytes) {
+            st.last_seen = Some(bytes);
+            return;
+        }
+        let file = st.file.clone();
+        let parsed = String::from_utf8(bytes.clone())
+            .map_err(|_| format!("{}: not UTF-8 text (left untouched)", path.display()))
+            .and_then(|text| kinds(&file, &text));
+        let current = match parsed {
+            Ok(c) => c,
+            Err(error) => {
+                if act && st.failed_on.as_ref() != Some(&bytes) {
+                    (self.report)(WatchReport::Failed {
+                        file: file.clone(),
+                        error,
+                    });
+                }
+                st.failed_on = Some(bytes.clone());
+                st.last_seen = Some(bytes);
+                return;
+            }
+        };
+        st.last_seen = Some(bytes);
+        let previous = std::mem::replace(&mut st.entries, current.clone());
+        if !act || !file.active {
+            return;
+        }
+        let ledger = Ledger::load(&self.env.state_dir);
+        let new_servers: Vec<EntryRef> = current
+            .iter()
+            .filter(|(id, k)| **k == Kind::Unwrapped && !previous.contains_key(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let reverted: Vec<EntryRef> = current
+            .iter()
+            .filter(|(id, k)| {
+                **k == Kind::Unwrapped
+                    && previous.get(*id) == Some(&Kind::Wrapped)
+                    && !ledger.user_unwrapped(&st.real, id)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        let left_alone =
+            |g: &Arc<Mutex<BTreeSet<PathBuf>>>| g.lock().map(|g| g.contains(path)).unwrap_or(false);
+        let mut alone = left_alone(&self.given_up);
+        let mut to_wrap: Vec<EntryRef> = Vec::new();
+        if !reverted.is_empty() && !alone {
+            let now = Instant::now();
+            st.reverts.push_back(now);
+            while st
+                .reverts
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > self.opts.revert_window)
+            {
+                st.reverts.pop_front();
+            }
+            let count = st.reverts.len();
+            if count >= self.opts.revert_limit {
+                if let Ok(mut g) = self.given_up.lock() {
+                    g.insert(path.to_owned());
+                }
+                alone = true;
+                let message = format!(
+                    "{} put the original command back {count} times within {} minutes; Warden leaves {} alone now. Fix: quit {} and run `warden clients wrap --file {}`, or keep these servers unwrapped",
+                    file.client.display_name(),
+                    self.opts.revert_window.as_secs() / 60,
+                    path.display(),
+                    file.client.display_name(),
+                    path.display(),
+                );
+                (self.report)(WatchReport::GaveUp {
+                    file: file.clone(),
+                    servers: reverted.clone(),
+                    reverts: count,
+                    message,
+                });
+            } else {
+                (self.report)(WatchReport::Reverted {
+                    file: file.clone(),
+                    servers: reverted.clone(),
+                    count,
+                });
+                if auto {
+                    to_wrap.extend(reverted.iter().cloned());
+                }
+            }
+        }
+        if auto && !alone {
+            to_wrap.extend(new_servers.iter().cloned());
+        } else if !new_servers.is_empty() {
+            (self.report)(WatchReport::NewServers {
+                file: file.clone(),
+                servers: new_servers,
+            });
+        }
+        if to_wrap.is_empty() {
+            return;
+        }
+        let change = wrap_file(
+            &self.env,
+            &file,
+            &self.opts.warden,
+            &|e| to_wrap.contains(e),
+            false,
+        );
+        if let Some(err) = change.error {
+            (self.report)(WatchReport::Failed {
+                file,
+                error: err.to_string(),
+            });
+            return;
+        }
+        if let Some(text) = change.new_text {
+            if let Ok(k) = kinds(&file, &text) {
+                st.entries = k;
+            }
+            let bytes = text.into_bytes();
+            st.own_write = Some(bytes.clone());
+            st.last_seen = Some(bytes);
+        }
+        if !change.changed.is_empty() {
+            (self.report)(WatchReport::Wrapped {
+                file,
+                servers: change.changed,
+                backup: change.backup,
+                notices: change.notices,
+            });
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! Writing a client's config file safely.
+//!
+//! 1. Resolve symlinks and write the real file (dotfile managers keep their link).
+//! 2. Take the client's own lock where it has one, and Warden's in-process lock.
+//! 3. Read; compute the new bytes from what was read.
+//! 4. Back the old bytes up; write a temp file in the same directory with the same mode,
+//!    fsync it.
+//! 5. Read the file again just before replacing it, then `stat` it: if its contents or its
+//!    identity/times changed (the client wrote it meanwhile), drop the temp file and start
+//!    again from 3 (bounded).
+//! 6. Rename the temp file over the real one (atomic), fsync the directory.
+//!
+//! Without a lock shared with the client, a client write landing between the final `stat`
+//! and the rename is replaced; only Cline offers such a lock.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use super::lock::{self, LockKind};
+use super::{ClientError, ClientId, backup};
+
+/// How many times the read-edit-check cycle runs before giving up on a busy file.
+pub(crate) const MAX_ATTEMPTS: u32 = 20;
+
+/// One writer per file at a time within this process (the watcher and a command may share
+/// it): the real paths being written.
+static WRITING: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+static WRITING_DONE: Condvar = Condvar::new();
+
+/// Marks `real` as being written by this process until dropped.
+struct InProcess(PathBuf);
+
+impl InProcess {
+    fn take(real: &Path) -> InProcess {
+        let mut busy = WRITING.lock().unwrap_or_else(|p| p.into_inner());
+        while busy.contains(real) {
+            busy = WRITING_DONE.wait(busy).unwrap_or_else(|p| p.into_inner());
+        }
+        busy.insert(real.to_owned());
+        InProcess(real.to_owned())
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        let mut busy = WRITING.lock().unwrap_or_else(|p| p.into_inner());
+        busy.remove(&self.0);
+        WRITING_DONE.notify_all();
+    }
+}
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Written {
+    pub written: bool,
+    pub backup: Option<String>,
+    pub attempts: u32,
+}
+
+type EditFn<'a> = dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>, ClientError> + 'a;
+
+/// Replaces the contents of `path` with what `edit` makes of them (`None`: leave it).
+/// `backup`: the state dir and client, to back the old contents up first.
+pub(crate) fn update_file(
+    path: &Path,
+    lock: LockKind,
+    backup: Option<(&Path, ClientId)>,
+    edit: &mut EditFn<'_>,
+) -> Result<Written, ClientError> {
+    update_file_with(path, lock, backup, edit, &mut |_, _| {})
+}
+
+/// [`update_file`] with a hook run between writing the temp file and the final check
+/// (tests use it to write the file "meanwhile").
+pub(crate) fn update_file_with(
+    path: &Path,
+    lock: LockKind,
+    backup: Option<(&Path, ClientId)>,
+    edit: &mut EditFn<'_>,
+    before_replace: &mut dyn FnMut(&Path, u32),
+) -> Result<Written, ClientError> {
+    let real = std::fs::canonicalize(path).map_err(|e| {
+        ClientError::io(
+            "resolve",
+            path,
+            "check that the file exists (a symlink must point to an existing file)",
+            e,
+        )
+    })?;
+    let _in_process = InProcess::take(&real);
+    let _held = lock::acquire(lock, path, lock::TIMEOUT)?;
+    let mut result = Written::default();
+    for attempt in 1..=MAX_ATTEMPTS {
+        result.attempts = attempt;
+        let old = std::fs::read(&real)
+            .map_err(|e| ClientError::io("read", &real, "check that the file is readable", e))?;
+        let meta = std::fs::metadata(&real)
+            .map_err(|e| ClientError::io("read", &real, "check that the file is readable", e))?;
+        let Some(new) = edit(&old)? else {
+            return Ok(result);
+        };
+        if new == old {
+            return Ok(result);
+        }
+        if meta.permissions().readonly() {
+            return Err(ClientError::ReadOnly { path: real });
+        }
+        if let Some((state_dir, client)) = backup {
+            result.backup = Some(backup::save(state_dir, client, &real, &old)?);
+        }
+        let tmp = write_temp(&real, &new, &meta)?;
+        before_replace(&real, attempt);
+        let unchanged = match still_same(&real, &old) {
+            Ok(same) => same,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(ClientError::io(
+                    "read",
+                    &real,
+                    "check that the file is readable",
+                    e,
+                ));
+            }
+        };
+        if !unchanged {
+            let _ = std::fs::remove_file(&tmp);
+            tracing::debug!(
+                "{} changed while being edited; redoing the edit",
+                real.display()
+            );
+            std::thread::sleep(Duration::from_millis(5 * u64::from(attempt)));
+            continue;
+        }
+        if let Err(e) = rename_retrying(&tmp, &real) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(ClientError::io(
+                "replace",
+                &real,
+                "check that the directory is writable and no program holds the file open",
+                e,
+            ));
+        }
+        sync_dir(&real);
+        result.written = true;
+        return Ok(result);
+    }
+    Err(ClientError::Busy {
+        path: real,
+        attempts: MAX_ATTEMPTS,
+    })
+}
+
+/// Whether `real` still holds `old`: its contents, then (the last thing before the rename,
+/// so that the window for a client's write to slip in is one `stat` call) its identity and
+/// times against those of what was read.
+fn still_same(real: &Path, old: &[u8]) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(real)?;
+    let before = f.metadata()?;
+    let mut now = Vec::with_capacity(old.len());
+    f.read_to_end(&mut now)?;
+    if now != old {
+        return Ok(false);
+    }
+    let after = std::fs::metadata(real)?;
+    Ok(same_file_state(&before, &after))
+}
+
+#[cfg(unix)]
+fn same_file_state(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (
+        a.dev(),
+        a.ino(),
+        a.size(),
+        a.mtime(),
+        a.mtime_nsec(),
+        a.ctime(),
+        a.ctime_nsec(),
+    ) == (
+        b.dev(),
+        b.ino(),
+        b.size(),
+        b.mtime(),
+        b.mtime_nsec(),
+        b.ctime(),
+        b.ctime_nsec(),
+    )
+}
+
+#[cfg(not(unix))]
+fn same_file_state(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
+}
+
+/// Writes `bytes` to a new file next to `real` with its mode (and owner, when allowed).
+fn write_temp(real: &Path, bytes: &[u8], meta: &std::fs::Metadata) -> Result<PathBuf, ClientError> {
+    let dir = real.parent().unwrap_or(Path::new("."));
+    let name = real
+        .file_name()
+        .map_or_else(|| "config".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(
+        ".{name}.warden-{}-{}.tmp",
+        std::process::id(),
+        TEMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let fail = |e: std::io::Error, tmp: &Path| {
+        let _ = std::fs::remove_file(tmp);
+        ClientError::io(
+            "write a temporary file in",
+            dir,
+            "check that the directory is writable and the disk is not full",
+            e,
+        )
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| fail(e, &tmp))?;
+    f.write_all(bytes).map_err(|e| fail(e, &tmp))?;
+    std::fs::set_permissions(&tmp, meta.permissions()).map_err(|e| fail(e, &tmp))?;
+    keep_owner(&tmp, meta);
+    f.sync_all().map_err(|e| fail(e, &tmp))?;
+    Ok(tmp)
+}
+
+#[cfg(unix)]
+fn keep_owner(tmp: &Path, meta: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(mine) = std::fs::metadata(tmp) {
+        if mine.uid() != meta.uid() || mine.gid() != meta.gid() {
+            // Works when running as root (e.g. sudo); otherwise the file keeps our owner.
+            let _ = std::os::unix::fs::chown(tmp, Some(meta.uid()), Some(meta.gid()));
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn keep_owner(_tmp: &Path, _meta: &std::fs::Metadata) {}
+
+/// On Windows a rename over a file another process holds open fails for a moment.
+fn rename_retrying(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut last = None;
+    for i in 0..5 {
+        match std::fs::rename(from, to) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && cfg!(windows) => {
+                last = Some(e);
+                std::thread::sleep(Duration::from_millis(50 * (i + 1)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("rename failed")))
+}
+
+fn sync_dir(real: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = real.parent() {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = real;
+}
+
+/// Creates `path` with `bytes` (mode 0600), atomically; for restoring a deleted file.
+pub(crate) fn create_file(path: &Path, bytes: &[u8]) -> Result<(), ClientError> {
+    let _in_process = InProcess::take(path);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| {
+        ClientError::io("create", dir, "check that the directory can be created", e)
+    })?;
+    let tmp = dir.join(format!(
+        ".warden-restore-{}-{}.tmp",
+        std::process::id(),
+        TEMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let res = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
+        }
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    res.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        ClientError::io("create", path, "check that the directory is writable", e)
+    })?;
+    sync_dir(path);
+    Ok(())
+}
