@@ -2,6 +2,8 @@
 
 mod clients_cmd;
 
+#[cfg(unix)]
+mod supervisor_cmd;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -66,6 +68,9 @@ enum Command {
         #[command(subcommand)]
         command: clients_cmd::ClientsCommand,
     },
+    #[cfg(unix)]
+    #[command(flatten)]
+    Supervisor(supervisor_cmd::Command),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -105,6 +110,8 @@ fn main() -> ExitCode {
             }))
         }
         Command::Clients { command } => clients_cmd::run(command),
+        #[cfg(unix)]
+        Command::Supervisor(command) => supervisor_cmd::run(command),
     }
 }
 

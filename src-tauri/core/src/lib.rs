@@ -11,3 +11,5 @@ pub mod fallback;
 pub mod paths;
 pub mod protocol;
 pub mod redact;
+#[cfg(unix)]
+pub mod supervisor;

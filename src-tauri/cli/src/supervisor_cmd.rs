@@ -1,0 +1,870 @@
+//! `warden daemon`, `warden status`, `warden probe` and the supervisor's commands (restart,
+//! fallback, debug, orphans, history, events): thin shells over `warden_core::supervisor`.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::Value;
+use warden_core::control::socket::socket_path;
+use warden_core::supervisor::api::{
+    ApiEvent, CommandOutcome, HistoryEntry, Orphan, ProbeReport, Request, Response, StatusReport,
+    StopResult,
+};
+use warden_core::supervisor::client::{Client, ClientError};
+use warden_core::supervisor::{
+    self, Options, OrphanPolicy, Supervisor, config_edit, history, orphans, probe,
+};
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the supervisor without a GUI until SIGTERM or Ctrl-C.
+    ///
+    /// Bridges connect to it on the control socket ($WARDEN_SOCKET, else a per-user runtime
+    /// path); `warden status` and the other commands ask it.
+    Daemon {
+        /// Probe every known server this often (0: only when asked).
+        #[arg(long, value_name = "SECS", default_value_t = 0)]
+        probe_interval_secs: u64,
+        /// Probe once at start every known server run by npx/uvx (fills their caches, so an
+        /// IDE's first start is fast).
+        #[arg(long)]
+        prewarm: bool,
+        /// What to do with server processes whose bridge is gone.
+        #[arg(long, value_enum, default_value_t = OrphansArg::Report)]
+        orphans: OrphansArg,
+        /// How often to look for orphans.
+        #[arg(long, value_name = "SECS", default_value_t = 30)]
+        orphan_interval_secs: u64,
+        /// How much of the persisted event history to load at start.
+        #[arg(long, value_name = "HOURS", default_value_t = 6)]
+        history_hours: u64,
+    },
+    /// Servers' health and live sessions, from the running supervisor.
+    Status {
+        /// The shape of CONTRACT.md, as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a server, handshake, list its tools, shut it down; report cold-start time and
+    /// tool count.
+    ///
+    /// `--server NAME` probes a server whose command Warden has seen (a bridge of it
+    /// connected to a supervisor); otherwise give the command after `--`.
+    Probe {
+        #[arg(long, conflicts_with = "command")]
+        server: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// Time the server has to answer each step.
+        #[arg(long, value_name = "MS", default_value_t = probe::DEFAULT_TIMEOUT.as_millis() as u64)]
+        timeout_ms: u64,
+        /// The server command and its arguments (no shell).
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Restart the server process of every live session of SERVER.
+    Restart {
+        server: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve SERVER from local ripgrep search now, or stop (`force_fallback` in config.toml).
+    Fallback {
+        server: String,
+        #[arg(value_enum)]
+        state: OnOff,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Full message logging of SERVER on or off (`debug` in config.toml).
+    Debug {
+        server: String,
+        #[arg(value_enum)]
+        state: OnOff,
+        #[arg(long)]
+        json: bool,
+    },
+    /// MCP server processes whose bridge is gone; `--stop` stops them (after asking).
+    Orphans {
+        #[arg(long)]
+        json: bool,
+        /// Stop them: SIGTERM, 2 s, SIGKILL.
+        #[arg(long)]
+        stop: bool,
+        /// Do not ask before stopping.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Only these pids (repeatable).
+        #[arg(long = "pid", value_name = "PID")]
+        pids: Vec<u32>,
+    },
+    /// The event history kept by the supervisor (or, when none runs, its file).
+    History {
+        #[arg(long)]
+        server: Option<String>,
+        /// Only the last N minutes.
+        #[arg(long, value_name = "N")]
+        since_minutes: Option<u64>,
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the supervisor's live events until interrupted (one JSON object per line with
+    /// --json).
+    Events {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OrphansArg {
+    /// Do not look for orphans.
+    Off,
+    /// Report them in status, events and history.
+    Report,
+    /// Stop them when found.
+    Stop,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+pub fn run(command: Command) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(format!("cannot start the runtime: {e}")),
+    };
+    runtime.block_on(async move {
+        match command {
+            Command::Daemon {
+                probe_interval_secs,
+                prewarm,
+                orphans,
+                orphan_interval_secs,
+                history_hours,
+            } => {
+                let mut opts = Options::from_env();
+                opts.probe_interval =
+                    (probe_interval_secs > 0).then(|| Duration::from_secs(probe_interval_secs));
+                opts.prewarm = prewarm;
+                opts.orphan_policy = match orphans {
+                    OrphansArg::Off => OrphanPolicy::Off,
+                    OrphansArg::Report => OrphanPolicy::Report,
+                    OrphansArg::Stop => OrphanPolicy::Stop,
+                };
+                opts.orphan_interval = Duration::from_secs(orphan_interval_secs.max(1));
+                opts.horizon = Duration::from_secs(history_hours * 3600);
+                daemon(opts).await
+            }
+            Command::Status { json } => status(json).await,
+            Command::Probe {
+                server,
+                json,
+                timeout_ms,
+                command,
+            } => probe_cmd(server, command, Duration::from_millis(timeout_ms), json).await,
+            Command::Restart { server, json } => {
+                command_cmd(Request::Restart { server }, json).await
+            }
+            Command::Fallback {
+                server,
+                state,
+                json,
+            } => {
+                let on = state == OnOff::On;
+                command_cmd(Request::Fallback { server, on }, json).await
+            }
+            Command::Debug {
+                server,
+                state,
+                json,
+            } => {
+                let on = state == OnOff::On;
+                command_cmd(Request::Debug { server, on }, json).await
+            }
+            Command::Orphans {
+                json,
+                stop,
+                yes,
+                pids,
+            } => orphans_cmd(json, stop, yes, &pids).await,
+            Command::History {
+                server,
+                since_minutes,
+                limit,
+                json,
+            } => history_cmd(server, since_minutes, limit, json).await,
+            Command::Events { json } => events_cmd(json).await,
+        }
+    })
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("warden: {message}");
+    ExitCode::FAILURE
+}
+
+/// Pretty JSON on stdout.
+macro_rules! print_json {
+    ($v:expr) => {
+        match serde_json::to_string_pretty($v) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("warden: cannot print JSON: {e}"),
+        }
+    };
+}
+
+/// A connection to the running supervisor; `Ok(None)` when none runs.
+async fn connect() -> Result<Option<Client>, ClientError> {
+    match Client::connect(&socket_path()).await {
+        Ok(c) => Ok(Some(c)),
+        Err(ClientError::NotRunning(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+async fn daemon(opts: Options) -> ExitCode {
+    let socket = opts.socket.clone();
+    let history = opts.history.clone();
+    let config = opts.config.clone();
+    let sup = match Supervisor::new(opts) {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(format!(
+                "cannot open the event history ({e}); check WARDEN_STATE_DIR"
+            ));
+        }
+    };
+    let shutdown = async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        }
+    };
+    let shown = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map_or_else(|| "(none)".to_owned(), |p| p.display().to_string())
+    };
+    eprintln!(
+        "warden daemon: supervising on {} (history {}, config {}); stop it with Ctrl-C or SIGTERM",
+        socket.display(),
+        shown(&history),
+        shown(&config)
+    );
+    match sup.run(shutdown).await {
+        Ok(()) => {
+            eprintln!("warden daemon: stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(format!(
+            "cannot serve the control socket {}: {e}",
+            socket.display()
+        )),
+    }
+}
+
+async fn status(json: bool) -> ExitCode {
+    let mut client = match Client::connect(&socket_path()).await {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    if json {
+        return match client.status_value().await {
+            Ok(v) => {
+                print_json!(&v);
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        };
+    }
+    match client.status().await {
+        Ok(report) => {
+            print!("{}", status_table(&report));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// Columns padded to their widest cell.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let mut s = String::new();
+        let last = cells.len().saturating_sub(1);
+        for (i, cell) in cells.into_iter().enumerate() {
+            if i == last {
+                s.push_str(&cell);
+            } else {
+                let pad = widths[i].saturating_sub(cell.chars().count());
+                s.push_str(&cell);
+                s.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        s.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(header.iter().map(|h| (*h).to_owned()).collect());
+    for row in rows {
+        out.push_str(&line(row.clone()));
+    }
+    out
+}
+
+fn status_table(r: &StatusReport) -> String {
+    let mut out = String::new();
+    if r.servers.is_empty() {
+        out.push_str("No servers known yet: bridges appear here when an IDE starts them through `warden bridge`.\n");
+    } else {
+        let rows: Vec<Vec<String>> = r
+            .servers
+            .iter()
+            .map(|s| {
+                vec![
+                    s.name.clone(),
+                    s.health.as_str().to_owned(),
+                    s.sessions.to_string(),
+                    s.inflight.to_string(),
+                    s.requests.to_string(),
+                    format!("{}/{}/{}", s.p50_ms, s.p95_ms, s.p99_ms),
+                    s.timeouts.to_string(),
+                    s.retries.to_string(),
+                    s.restarts.to_string(),
+                    s.reason.clone(),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &[
+                "SERVER",
+                "HEALTH",
+                "SESSIONS",
+                "INFLIGHT",
+                "REQUESTS",
+                "P50/95/99 MS",
+                "TIMEOUTS",
+                "RETRIES",
+                "RESTARTS",
+                "REASON",
+            ],
+            &rows,
+        ));
+        for s in r.servers.iter().filter(|s| s.last_error.is_some()) {
+            out.push_str(&format!(
+                "  {} last error: {}\n",
+                s.name,
+                s.last_error.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    if !r.sessions.is_empty() {
+        out.push('\n');
+        let rows: Vec<Vec<String>> = r
+            .sessions
+            .iter()
+            .map(|s| {
+                let state = match s.state {
+                    supervisor::api::SessionState::Live => "live",
+                    supervisor::api::SessionState::Unresponsive => "unresponsive",
+                    supervisor::api::SessionState::Disconnected => "disconnected",
+                };
+                let mut flags = Vec::new();
+                if s.circuit_open {
+                    flags.push("breaker open");
+                }
+                if s.fallback {
+                    flags.push("fallback");
+                }
+                if s.debug {
+                    flags.push("debug");
+                }
+                vec![
+                    s.id.clone(),
+                    s.server.clone(),
+                    s.pid.to_string(),
+                    s.client.clone().unwrap_or_else(|| "-".to_owned()),
+                    state.to_owned(),
+                    format!("{:.1} s ago", s.last_heartbeat_ms as f64 / 1000.0),
+                    s.inflight.len().to_string(),
+                    flags.join(", "),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &[
+                "SESSION",
+                "SERVER",
+                "PID",
+                "CLIENT",
+                "STATE",
+                "HEARTBEAT",
+                "INFLIGHT",
+                "FLAGS",
+            ],
+            &rows,
+        ));
+        for s in &r.sessions {
+            for i in &s.inflight {
+                out.push_str(&format!(
+                    "  {} request {} {}{}: {:.1} s old, idle {:.1} s{}\n",
+                    s.id,
+                    i.id,
+                    i.method,
+                    i.tool
+                        .as_deref()
+                        .map(|t| format!(" ({t})"))
+                        .unwrap_or_default(),
+                    i.age_ms as f64 / 1000.0,
+                    i.idle_ms as f64 / 1000.0,
+                    i.progress
+                        .as_deref()
+                        .map(|p| format!(", progress: {p}"))
+                        .unwrap_or_default(),
+                ));
+            }
+        }
+    } else {
+        out.push_str("\nNo live sessions.\n");
+    }
+    out
+}
+
+fn print_probe(r: &ProbeReport) {
+    let name = r
+        .server
+        .clone()
+        .unwrap_or_else(|| r.command.first().cloned().unwrap_or_default());
+    if r.ok {
+        let info = r
+            .server_info
+            .as_ref()
+            .map(|i| {
+                format!(
+                    " ({} {})",
+                    i.get("name").and_then(Value::as_str).unwrap_or("?"),
+                    i.get("version").and_then(Value::as_str).unwrap_or("")
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "{name}{info}: ok, cold start {} ms, {} tools{}",
+            r.cold_start_ms.unwrap_or(0),
+            r.tools.unwrap_or(0),
+            if r.tool_names.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", r.tool_names.join(", "))
+            }
+        );
+    } else {
+        println!(
+            "{name}: FAILED: {}",
+            r.error.as_deref().unwrap_or("no reason")
+        );
+        if !r.stderr_tail.trim().is_empty() {
+            println!("stderr (last lines):\n{}", r.stderr_tail.trim_end());
+        }
+    }
+    println!(
+        "  command: {}\n  shutdown: {} (total {} ms)",
+        r.command.join(" "),
+        r.shutdown,
+        r.total_ms
+    );
+}
+
+async fn probe_cmd(
+    server: Option<String>,
+    command: Vec<String>,
+    timeout: Duration,
+    json: bool,
+) -> ExitCode {
+    if server.is_none() && command.is_empty() {
+        return fail(
+            "give a server name or a command: `warden probe --server NAME` or `warden probe -- COMMAND [ARG]...`",
+        );
+    }
+    let command = (!command.is_empty()).then_some(command);
+    // A running supervisor probes (it records the result and knows the commands).
+    let report = match connect().await {
+        Err(e) => return fail(e),
+        Ok(Some(mut client)) => {
+            match client
+                .request(Request::Probe {
+                    server: server.clone(),
+                    command: command.clone(),
+                    timeout_ms: Some(timeout.as_millis() as u64),
+                })
+                .await
+            {
+                Ok(Response::Probe(r)) => r,
+                Ok(Response::Error(e)) => return fail(e.message),
+                Ok(_) => return fail("unexpected answer from the supervisor"),
+                Err(e) => return fail(e),
+            }
+        }
+        Ok(None) => {
+            let command = match (command, &server) {
+                (Some(c), _) => c,
+                (None, Some(name)) => match command_from_history(name) {
+                    Some(c) => c,
+                    None => return fail(supervisor::unknown_command_message(name)),
+                },
+                (None, None) => return fail("nothing to probe"),
+            };
+            probe::probe(server, &command, timeout).await
+        }
+    };
+    if json {
+        print_json!(&report);
+    } else {
+        print_probe(&report);
+    }
+    if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn command_from_history(server: &str) -> Option<Vec<String>> {
+    history::read_all(&history::default_path())
+        .into_iter()
+        .rev()
+        .filter(|e| e.server == server)
+        .find_map(|e| e.command)
+}
+
+fn print_outcome(o: &CommandOutcome, json: bool) {
+    if json {
+        print_json!(o);
+        return;
+    }
+    println!("{}", o.message);
+    for s in &o.sessions {
+        println!(
+            "  {} {} (pid {}): {}",
+            if s.ok { "ok  " } else { "FAIL" },
+            s.session,
+            s.pid,
+            s.message
+        );
+    }
+}
+
+async fn command_cmd(request: Request, json: bool) -> ExitCode {
+    match connect().await {
+        Err(e) => fail(e),
+        Ok(Some(mut client)) => match client.request(request).await {
+            Ok(Response::Command(o)) => {
+                print_outcome(&o, json);
+                if o.ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }
+            Ok(Response::Error(e)) => fail(e.message),
+            Ok(_) => fail("unexpected answer from the supervisor"),
+            Err(e) => fail(e),
+        },
+        Ok(None) => {
+            // Without a supervisor, settings still go to config.toml: bridges read it.
+            let (server, key, on) = match request {
+                Request::Fallback { server, on } => (server, "force_fallback", on),
+                Request::Debug { server, on } => (server, "debug", on),
+                _ => {
+                    return fail(
+                        "no supervisor is running; start the tray app or `warden daemon` (a restart is sent to the bridges through it)",
+                    );
+                }
+            };
+            let Some(path) = warden_core::config::default_path() else {
+                return fail(
+                    "no config file location is known: set WARDEN_CONFIG to your config.toml",
+                );
+            };
+            match config_edit::set_server_key(&path, &server, key, on) {
+                Ok(edit) => {
+                    let o = CommandOutcome {
+                        ok: true,
+                        message: format!(
+                            "{key} = {on} {} {} [servers.{server}]; no supervisor is running, so which bridges picked it up is not known (running bridges reload the file)",
+                            if edit == config_edit::Edit::Changed {
+                                "written to"
+                            } else {
+                                "already in"
+                            },
+                            path.display()
+                        ),
+                        config: Some(path),
+                        sessions: Vec::new(),
+                    };
+                    print_outcome(&o, json);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            }
+        }
+    }
+}
+
+fn print_orphans(list: &[Orphan]) {
+    if list.is_empty() {
+        println!("No orphaned server processes.");
+        return;
+    }
+    for o in list {
+        println!(
+            "pid {} {}: {}\n  {}",
+            o.pid,
+            o.server
+                .as_deref()
+                .map(|s| format!("(server {s})"))
+                .unwrap_or_default(),
+            o.reason,
+            o.command.join(" ")
+        );
+    }
+}
+
+async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCode {
+    let mut client = match connect().await {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let known = if client.is_none() {
+        local_knowledge()
+    } else {
+        orphans::Known::default()
+    };
+    let mut found = match &mut client {
+        Some(c) => match c.request(Request::Orphans).await {
+            Ok(Response::Orphans { orphans }) => orphans,
+            Ok(_) => return fail("unexpected answer from the supervisor"),
+            Err(e) => return fail(e),
+        },
+        None => orphans::scan(&known),
+    };
+    if !pids.is_empty() {
+        found.retain(|o| pids.contains(&o.pid));
+    }
+    if !stop {
+        if json {
+            print_json!(&found);
+        } else {
+            print_orphans(&found);
+        }
+        return ExitCode::SUCCESS;
+    }
+    if found.is_empty() {
+        if json {
+            print_json!(&Vec::<StopResult>::new());
+        } else {
+            println!("No orphaned server processes to stop.");
+        }
+        return ExitCode::SUCCESS;
+    }
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            return fail(
+                "stopping processes needs confirmation: run it in a terminal, or add --yes",
+            );
+        }
+        print_orphans(&found);
+        print!("Stop these {} processes? [y/N] ", found.len());
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            println!("Nothing stopped.");
+            return ExitCode::SUCCESS;
+        }
+    }
+    let targets: Vec<u32> = found.iter().map(|o| o.pid).collect();
+    let results = match &mut client {
+        Some(c) => match c.request(Request::StopOrphans { pids: targets }).await {
+            Ok(Response::Stopped { stopped }) => stopped,
+            Ok(_) => return fail("unexpected answer from the supervisor"),
+            Err(e) => return fail(e),
+        },
+        None => orphans::stop(&targets, &known).await,
+    };
+    if json {
+        print_json!(&results);
+    } else {
+        for r in &results {
+            println!(
+                "pid {}: {}{}",
+                r.pid,
+                if r.ok { "" } else { "NOT STOPPED: " },
+                r.message
+            );
+        }
+    }
+    if results.iter().all(|r| r.ok) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Sessions and commands from the history file, when no supervisor runs.
+fn local_knowledge() -> orphans::Known {
+    let mut known = orphans::Known::default();
+    for e in history::read_all(&history::default_path()) {
+        if let Some(s) = &e.session {
+            known.sessions.insert(s.clone(), e.server.clone());
+        }
+        if let Some(c) = e.command {
+            known.commands.retain(|(n, _)| n != &e.server);
+            known.commands.push((e.server.clone(), c));
+        }
+    }
+    known
+}
+
+fn print_entry(e: &HistoryEntry) {
+    let ev = &e.event;
+    let secs = ev.ts_ms / 1000;
+    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    let mut line = format!("{h:02}:{m:02}:{s:02}Z {:<12} {}", e.server, ev.kind);
+    if let Some(method) = &ev.method {
+        line.push_str(&format!(" {method}"));
+    }
+    if let Some(tool) = &ev.tool {
+        line.push_str(&format!(" ({tool})"));
+    }
+    if let Some(o) = &ev.outcome {
+        line.push_str(&format!(" {o}"));
+    }
+    if let Some(d) = ev.duration_ms {
+        line.push_str(&format!(" {d} ms"));
+    }
+    if let Some(d) = &ev.detail {
+        line.push_str(&format!(": {d}"));
+    }
+    println!("{line}");
+}
+
+async fn history_cmd(
+    server: Option<String>,
+    since_minutes: Option<u64>,
+    limit: usize,
+    json: bool,
+) -> ExitCode {
+    let since_ms = since_minutes.map(|m| supervisor::now_ms().saturating_sub(m * 60_000));
+    let entries = match connect().await {
+        Err(e) => return fail(e),
+        Ok(Some(mut c)) => match c
+            .request(Request::History {
+                server,
+                since_ms,
+                limit: Some(limit),
+            })
+            .await
+        {
+            Ok(Response::History { entries }) => entries,
+            Ok(_) => return fail("unexpected answer from the supervisor"),
+            Err(e) => return fail(e),
+        },
+        Ok(None) => {
+            let mut all: Vec<HistoryEntry> = history::read_all(&history::default_path())
+                .into_iter()
+                .filter(|e| server.as_deref().is_none_or(|s| e.server == s))
+                .filter(|e| since_ms.is_none_or(|t| e.event.ts_ms >= t))
+                .collect();
+            let cut = all.len().saturating_sub(limit);
+            all.drain(..cut);
+            all
+        }
+    };
+    if json {
+        print_json!(&entries);
+    } else if entries.is_empty() {
+        println!("No events.");
+    } else {
+        for e in &entries {
+            print_entry(e);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+async fn events_cmd(json: bool) -> ExitCode {
+    let mut client = match Client::connect(&socket_path()).await {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = client.subscribe().await {
+        return fail(e);
+    }
+    loop {
+        match client.next_event().await {
+            Ok(event) => {
+                if json {
+                    match serde_json::to_string(&event) {
+                        Ok(s) => println!("{s}"),
+                        Err(e) => return fail(e),
+                    }
+                } else {
+                    match &event {
+                        ApiEvent::Event { entry } => print_entry(entry),
+                        ApiEvent::Health {
+                            server,
+                            health,
+                            reason,
+                        } => println!("{server}: {} ({reason})", health.as_str()),
+                        ApiEvent::SessionOpened { session } => println!(
+                            "session {} of {} opened (pid {})",
+                            session.id, session.server, session.pid
+                        ),
+                        ApiEvent::SessionClosed {
+                            session, reason, ..
+                        } => println!("session {session} closed: {reason}"),
+                        ApiEvent::Probe { report } => print_probe(report),
+                        ApiEvent::Orphans { orphans } => print_orphans(orphans),
+                        ApiEvent::SessionUpdated { .. } => {}
+                    }
+                }
+                let _ = std::io::stdout().flush();
+            }
+            Err(ClientError::Closed) => {
+                eprintln!("warden: the supervisor stopped");
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => return fail(e),
+        }
+    }
+}

@@ -1,0 +1,1101 @@
+//! The supervisor with real processes: `warden daemon`, real `warden bridge`s in front of the
+//! fake server, and the command line (`warden status`, `probe`, `restart`, `fallback`,
+//! `debug`, `orphans`, `history`), each test in its own socket, state dir and config.
+//!
+//! Waiting is done by polling `warden status --json` (or the history) with a deadline: the
+//! supervisor's state has no event a separate process could await.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{FAKE, WARDEN, alive};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+const DEADLINE: Duration = Duration::from_secs(15);
+
+/// One test's world: a control socket, a state dir and a config file.
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("run").join("control.sock")
+    }
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("config.toml")
+    }
+    fn apply(&self, cmd: &mut Command) {
+        cmd.env("WARDEN_SOCKET", self.socket())
+            .env("WARDEN_STATE_DIR", self.state())
+            .env("WARDEN_CONFIG", self.config())
+            .env_remove("WARDEN_LOG");
+    }
+
+    /// `warden ARGS...`, to its end.
+    async fn warden(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(WARDEN);
+        cmd.args(args).stdin(Stdio::null()).kill_on_drop(true);
+        self.apply(&mut cmd);
+        tokio::time::timeout(Duration::from_secs(60), cmd.output())
+            .await
+            .expect("warden command did not end")
+            .unwrap()
+    }
+
+    async fn json(&self, args: &[&str]) -> Value {
+        let out = self.warden(args).await;
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "warden {args:?}: not JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+
+    async fn status(&self) -> Value {
+        self.json(&["status", "--json"]).await
+    }
+
+    /// Polls `warden status --json` until `pred` holds; returns that status.
+    async fn wait_status(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let out = self.warden(&["status", "--json"]).await;
+            if let Ok(v) = serde_json::from_slice::<Value>(&out.stdout) {
+                if pred(&v) {
+                    return v;
+                }
+                assert!(
+                    start.elapsed() < DEADLINE,
+                    "{what}: not within {DEADLINE:?}; last status:\n{v:#}"
+                );
+            } else {
+                assert!(
+                    start.elapsed() < DEADLINE,
+                    "{what}: no status within {DEADLINE:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn daemon(&self, args: &[&str]) -> Daemon {
+        let mut cmd = Command::new(WARDEN);
+        cmd.arg("daemon")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        self.apply(&mut cmd);
+        let child = cmd.spawn().unwrap();
+        let d = Daemon { child };
+        self.wait_status("the daemon answers", |_| true).await;
+        d
+    }
+
+    fn bridge(&self, server: &str, sets: &[&str], fake: &[&str]) -> Bridge {
+        self.bridge_of(server, sets, FAKE.as_ref(), fake)
+    }
+
+    fn bridge_of(
+        &self,
+        server: &str,
+        sets: &[&str],
+        program: &std::path::Path,
+        args: &[&str],
+    ) -> Bridge {
+        let mut cmd = Command::new(WARDEN);
+        cmd.args(["bridge", "--server", server]);
+        for s in sets {
+            cmd.args(["--set", s]);
+        }
+        cmd.arg("--").arg(program).args(args);
+        self.apply(&mut cmd);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = out.next_line().await {
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    if tx.send(v).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Bridge {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+        }
+    }
+
+    fn history_file(&self) -> PathBuf {
+        self.state().join("history.jsonl")
+    }
+}
+
+struct Daemon {
+    child: Child,
+}
+
+impl Daemon {
+    /// SIGTERM, and waits for a clean exit.
+    async fn stop(mut self) {
+        signal(self.child.id().unwrap(), "TERM");
+        let status = tokio::time::timeout(DEADLINE, self.child.wait())
+            .await
+            .expect("daemon did not stop on SIGTERM")
+            .unwrap();
+        assert!(status.success(), "daemon exit: {status}");
+    }
+}
+
+struct Bridge {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::UnboundedReceiver<Value>,
+    next_id: i64,
+}
+
+impl Bridge {
+    fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    async fn send(&mut self, msg: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    async fn start(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    async fn answer(&mut self, id: i64) -> Value {
+        loop {
+            let v = tokio::time::timeout(DEADLINE, self.lines.recv())
+                .await
+                .expect("no answer from the bridge")
+                .expect("bridge stdout closed");
+            if v["id"] == json!(id) && v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start(method, params).await;
+        self.answer(id).await
+    }
+
+    async fn initialize(&mut self) -> Value {
+        let r = self
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "warden-tests", "version": "1"}}),
+            )
+            .await;
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        r
+    }
+
+    async fn close(mut self) {
+        self.stdin.take();
+        tokio::time::timeout(DEADLINE, self.child.wait())
+            .await
+            .expect("bridge did not exit")
+            .unwrap();
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+fn session_of(status: &Value, pid: u32) -> Option<Value> {
+    status["sessions"]
+        .as_array()?
+        .iter()
+        .find(|s| s["pid"] == json!(pid))
+        .cloned()
+}
+
+fn server_of(status: &Value, name: &str) -> Option<Value> {
+    status["servers"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == name)
+        .cloned()
+}
+
+fn kinds(history: &Value) -> Vec<String> {
+    history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"]["kind"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_session_appears_at_once_and_a_hung_request_shows_its_growing_age() {
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge("fake", &["idle_timeout_ms=60000"], &[]);
+    b.initialize().await;
+    let handshake = Instant::now();
+    let pid = b.pid();
+    env.wait_status("the session", |s| session_of(s, pid).is_some())
+        .await;
+    let took = handshake.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "session appeared after {took:?}"
+    );
+    eprintln!("session in status {took:?} after the handshake");
+    // The client's name comes with the next heartbeat.
+    let s = env
+        .wait_status("the client's name", |s| {
+            session_of(s, pid).is_some_and(|x| x["client"] == "warden-tests 1")
+        })
+        .await;
+    let session = session_of(&s, pid).unwrap();
+    assert_eq!(session["server"], "fake");
+    assert_eq!(session["state"], "live");
+    assert!(session["last_heartbeat_ms"].as_u64().unwrap() < 3000);
+    assert_eq!(server_of(&s, "fake").unwrap()["health"], "healthy");
+
+    let hang = b
+        .start("tools/call", json!({"name": "hang", "arguments": {}}))
+        .await;
+    let inflight = |s: &Value| {
+        session_of(s, pid)
+            .and_then(|x| x["inflight"].as_array().cloned())
+            .and_then(|a| a.into_iter().find(|r| r["id"] == json!(hang)))
+    };
+    let s = env
+        .wait_status("the hung request", |s| inflight(s).is_some())
+        .await;
+    let first = inflight(&s).unwrap();
+    assert_eq!(first["method"], "tools/call");
+    assert_eq!(first["tool"], "hang");
+    assert_eq!(server_of(&s, "fake").unwrap()["inflight"], 1);
+    let age0 = first["age_ms"].as_u64().unwrap();
+    let s = env
+        .wait_status("the age grows by 2 s", |s| {
+            inflight(s).is_some_and(|r| r["age_ms"].as_u64().unwrap() >= age0 + 2000)
+        })
+        .await;
+    let later = inflight(&s).unwrap();
+    assert!(later["idle_ms"].as_u64().unwrap() >= age0 + 2000, "{later}");
+    // The readable table says the same.
+    let table = String::from_utf8(env.warden(&["status"]).await.stdout).unwrap();
+    assert!(table.contains("tools/call (hang)"), "{table}");
+    assert!(table.contains("healthy"), "{table}");
+    b.close().await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_stopped_bridge_becomes_unresponsive_after_three_heartbeats_and_a_killed_one_is_reaped() {
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge("fake", &[], &[]);
+    b.initialize().await;
+    let pid = b.pid();
+    env.wait_status("a heartbeat", |s| {
+        session_of(s, pid).is_some_and(|x| x["client"] == "warden-tests 1")
+    })
+    .await;
+    signal(pid, "STOP");
+    let stopped = Instant::now();
+    let s = env
+        .wait_status("unresponsive", |s| {
+            session_of(s, pid).is_some_and(|x| x["state"] == "unresponsive")
+        })
+        .await;
+    let took = stopped.elapsed();
+    eprintln!("SIGSTOPped bridge unresponsive after {took:?}");
+    // The last heartbeat came at most 2 s before the stop; three periods are 6 s.
+    assert!(
+        took >= Duration::from_millis(4000) && took < Duration::from_millis(9000),
+        "{took:?}"
+    );
+    let session = session_of(&s, pid).unwrap();
+    assert!(
+        session["last_heartbeat_ms"].as_u64().unwrap() >= 6000,
+        "{session}"
+    );
+    let server = server_of(&s, "fake").unwrap();
+    assert_eq!(server["health"], "down");
+    assert!(
+        server["reason"].as_str().unwrap().contains("no heartbeat"),
+        "{server}"
+    );
+    signal(pid, "CONT");
+    env.wait_status("live again", |s| {
+        session_of(s, pid).is_some_and(|x| x["state"] == "live")
+    })
+    .await;
+
+    signal(pid, "KILL");
+    let killed = Instant::now();
+    let s = env
+        .wait_status("reaped", |s| session_of(s, pid).is_none())
+        .await;
+    eprintln!("killed bridge reaped after {:?}", killed.elapsed());
+    assert_eq!(server_of(&s, "fake").unwrap()["health"], "idle");
+    let history = env.json(&["history", "--json", "--server", "fake"]).await;
+    let k = kinds(&history);
+    for kind in [
+        "session_open",
+        "session_unresponsive",
+        "session_responsive",
+        "session_reaped",
+    ] {
+        assert!(k.iter().any(|x| x == kind), "{kind} missing: {k:?}");
+    }
+    let _ = b.child.wait().await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_crash_loop_turns_the_server_down_with_the_reason() {
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let count = env.dir.path().join("starts");
+    let count = count.to_str().unwrap();
+    let mut b = env.bridge(
+        "crashy",
+        &[
+            "backoff_ms=50",
+            "max_backoff_ms=200",
+            "circuit_failures=4",
+            "circuit_cooldown_ms=60000",
+            "startup_timeout_ms=5000",
+        ],
+        &["--start-count", count, "--crash-until", "1000"],
+    );
+    let init = b
+        .start(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "warden-tests", "version": "1"}}),
+        )
+        .await;
+    let answer = b.answer(init).await;
+    assert!(answer.get("error").is_some(), "{answer}");
+    let s = env
+        .wait_status("down", |s| {
+            server_of(s, "crashy").is_some_and(|x| x["health"] == "down")
+        })
+        .await;
+    let server = server_of(&s, "crashy").unwrap();
+    let reason = server["reason"].as_str().unwrap();
+    eprintln!("crash loop: {reason}");
+    assert!(
+        reason.contains("breaker open") || reason.contains("crash loop"),
+        "{reason}"
+    );
+    let last_error = server["last_error"].as_str().unwrap_or("");
+    assert!(!last_error.is_empty(), "{server}");
+    assert!(server["restarts"].as_u64().unwrap() >= 2, "{server}");
+    // The table shows the reason too.
+    let table = String::from_utf8(env.warden(&["status"]).await.stdout).unwrap();
+    assert!(table.contains("down") && table.contains(reason), "{table}");
+    b.close().await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_restarted_supervisor_shows_the_earlier_history() {
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge("fake", &[], &[]);
+    b.initialize().await;
+    for i in 0..5 {
+        let r = b
+            .request(
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": format!("hi {i}")}}),
+            )
+            .await;
+        assert!(r.get("result").is_some());
+    }
+    let pid = b.pid();
+    env.wait_status("six requests", |s| {
+        server_of(s, "fake").is_some_and(|x| x["requests"] == 6)
+    })
+    .await;
+    b.close().await;
+    env.wait_status("the session gone", |s| session_of(s, pid).is_none())
+        .await;
+    daemon.stop().await;
+
+    let again = env.daemon(&[]).await;
+    let s = env.status().await;
+    let server = server_of(&s, "fake").expect("the server is known from the history");
+    assert_eq!(server["requests"], 6, "{server}");
+    assert_eq!(server["health"], "idle");
+    assert_eq!(
+        server["command"],
+        json!([FAKE]),
+        "the command is remembered for probes"
+    );
+    assert!(s["sessions"].as_array().unwrap().is_empty());
+    let history = env.json(&["history", "--json", "--server", "fake"]).await;
+    let k = kinds(&history);
+    assert!(k.iter().filter(|x| *x == "request").count() == 6, "{k:?}");
+    assert!(k.contains(&"session_open".to_owned()), "{k:?}");
+    // Known from the history: it can be probed by name.
+    let probe = env.json(&["probe", "--server", "fake", "--json"]).await;
+    assert_eq!(probe["ok"], true, "{probe}");
+    again.stop().await;
+    // Without a supervisor, the history file still answers.
+    let history = env.json(&["history", "--json", "--server", "fake"]).await;
+    assert!(kinds(&history).contains(&"probe".to_owned()));
+}
+
+#[tokio::test]
+async fn restart_is_acknowledged_and_fallback_and_debug_edit_config_keeping_comments() {
+    let env = Env::new();
+    let original = "# Warden settings, by hand\n[defaults]\nidle_timeout_ms = 50000 # under the client's 60 s\n\n[servers.fake] # the fake one\nretries = 2\n";
+    std::fs::write(env.config(), original).unwrap();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge(
+        "fake",
+        &[],
+        &["--pid-file", env.dir.path().join("pids").to_str().unwrap()],
+    );
+    b.initialize().await;
+    let pid = b.pid();
+    env.wait_status("the session", |s| session_of(s, pid).is_some())
+        .await;
+
+    let start = Instant::now();
+    let out = env.json(&["restart", "fake", "--json"]).await;
+    eprintln!("restart acknowledged in {:?}", start.elapsed());
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["sessions"][0]["pid"], pid);
+    assert_eq!(out["sessions"][0]["ok"], true);
+    env.wait_status("the restart counted", |s| {
+        server_of(s, "fake").is_some_and(|x| x["restarts"] == 1)
+    })
+    .await;
+    let r = b
+        .request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "after"}}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+
+    let start = Instant::now();
+    let out = env.json(&["debug", "fake", "on", "--json"]).await;
+    eprintln!("debug on picked up in {:?}", start.elapsed());
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["sessions"][0]["ok"], true, "{out}");
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("picked up by 1 of 1"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(env.config()).unwrap();
+    assert_eq!(text, format!("{original}debug = true\n"));
+    env.wait_status("debug in the heartbeat", |s| {
+        session_of(s, pid).is_some_and(|x| x["debug"] == true)
+    })
+    .await;
+
+    let out = env.json(&["fallback", "fake", "on", "--json"]).await;
+    assert_eq!(out["ok"], true, "{out}");
+    let text = std::fs::read_to_string(env.config()).unwrap();
+    assert_eq!(
+        text,
+        format!("{original}debug = true\nforce_fallback = true\n")
+    );
+    let s = env
+        .wait_status("fallback health", |s| {
+            server_of(s, "fake").is_some_and(|x| x["health"] == "fallback")
+        })
+        .await;
+    assert!(session_of(&s, pid).unwrap()["fallback"] == true);
+    // The fallback serves ripgrep's tools.
+    let tools = b.request("tools/list", json!({})).await;
+    assert!(tools.to_string().contains("advanced-search"), "{tools}");
+
+    let out = env.json(&["fallback", "fake", "off", "--json"]).await;
+    assert_eq!(out["ok"], true, "{out}");
+    let out = env.json(&["debug", "fake", "off", "--json"]).await;
+    assert_eq!(out["ok"], true, "{out}");
+    let text = std::fs::read_to_string(env.config()).unwrap();
+    assert_eq!(
+        text,
+        format!("{original}debug = false\nforce_fallback = false\n")
+    );
+    env.wait_status("back to the server", |s| {
+        server_of(s, "fake").is_some_and(|x| x["health"] != "fallback")
+    })
+    .await;
+
+    // A server with no session: the setting is written, and the outcome says so.
+    let out = env.json(&["debug", "other", "on", "--json"]).await;
+    assert!(
+        out["message"].as_str().unwrap().contains("no live session"),
+        "{out}"
+    );
+    let out = env.warden(&["restart", "other"]).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to restart"));
+    b.close().await;
+    daemon.stop().await;
+    // Without a supervisor the edit still happens, and says so.
+    let out = env.warden(&["debug", "other", "off"]).await;
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no supervisor is running"));
+    assert!(
+        std::fs::read_to_string(env.config())
+            .unwrap()
+            .ends_with("[servers.other]\ndebug = false\n")
+    );
+}
+
+#[tokio::test]
+async fn without_a_supervisor_status_says_what_to_do() {
+    let env = Env::new();
+    let out = env.warden(&["status"]).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no supervisor is running; start the tray app or `warden daemon`"),
+        "{err}"
+    );
+    let out = env.warden(&["restart", "x"]).await;
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no supervisor is running"));
+    let out = env.warden(&["probe", "--server", "never-seen"]).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not known") && err.contains("warden probe --"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn probe_reports_cold_start_and_tools_and_failures() {
+    let env = Env::new();
+    let start = Instant::now();
+    let r = env
+        .json(&["probe", "--json", "--", FAKE, "--slow-start-ms", "300"])
+        .await;
+    eprintln!("probe took {:?}: {r}", start.elapsed());
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["tools"], 13);
+    assert!(r["cold_start_ms"].as_u64().unwrap() >= 300, "{r}");
+    assert_eq!(r["server_info"]["name"], "mcp-fake-server");
+    assert_eq!(r["shutdown"], "exited with status 0");
+    let out = env
+        .warden(&[
+            "probe",
+            "--",
+            FAKE,
+            "--crash-until",
+            "1",
+            "--start-count",
+            env.dir.path().join("n").to_str().unwrap(),
+        ])
+        .await;
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("FAILED")
+            && text.contains("exited with status 1 before answering initialize"),
+        "{text}"
+    );
+    assert!(
+        text.contains("crashes on purpose"),
+        "stderr tail shown: {text}"
+    );
+}
+
+#[tokio::test]
+async fn known_servers_are_probed_on_schedule_and_npx_ones_prewarmed() {
+    let env = Env::new();
+    // An `npx` that is the fake server: a package runner as far as pre-warming can tell.
+    let npx = env.dir.path().join("npx");
+    std::os::unix::fs::symlink(FAKE, &npx).unwrap();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge_of("pkg", &[], &npx, &[]);
+    b.initialize().await;
+    let mut plain = env.bridge("plain", &[], &[]);
+    plain.initialize().await;
+    env.wait_status("both sessions", |s| {
+        s["sessions"].as_array().is_some_and(|a| a.len() == 2)
+    })
+    .await;
+    b.close().await;
+    plain.close().await;
+    daemon.stop().await;
+
+    // Pre-warm at start: only the npx server is probed.
+    let daemon = env.daemon(&["--prewarm"]).await;
+    let s = env
+        .wait_status("the pre-warm probe", |s| {
+            server_of(s, "pkg").is_some_and(|x| x["last_probe"]["ok"] == true)
+        })
+        .await;
+    let pkg = server_of(&s, "pkg").unwrap();
+    assert_eq!(pkg["last_probe"]["tools"], 13);
+    assert_eq!(pkg["health"], "idle");
+    assert!(
+        pkg["reason"].as_str().unwrap().contains("last probe"),
+        "{pkg}"
+    );
+    assert!(server_of(&s, "plain").unwrap()["last_probe"].is_null());
+    daemon.stop().await;
+
+    // On schedule: every known server.
+    let daemon = env.daemon(&["--probe-interval-secs", "1"]).await;
+    env.wait_status("scheduled probes", |s| {
+        ["pkg", "plain"]
+            .iter()
+            .all(|n| server_of(s, n).is_some_and(|x| x["last_probe"]["ok"] == true))
+    })
+    .await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn events_stream_live() {
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge("fake", &[], &[]);
+    b.initialize().await;
+    let mut cmd = Command::new(WARDEN);
+    cmd.args(["events", "--json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    env.apply(&mut cmd);
+    let mut events = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(events.stdout.take().unwrap()).lines();
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(DEADLINE, lines.next_line())
+            .await
+            .expect("no event")
+            .unwrap()
+            .expect("events ended");
+        serde_json::from_str(&line).unwrap()
+    };
+    // Heartbeats recur: the first one seen proves the stream is subscribed.
+    while next().await["kind"] != "session_updated" {}
+    b.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    )
+    .await;
+    loop {
+        let v = next().await;
+        if v["kind"] == "event" && v["entry"]["event"]["method"] == "tools/call" {
+            assert_eq!(v["entry"]["event"]["outcome"], "ok", "{v}");
+            assert_eq!(v["entry"]["server"], "fake");
+            break;
+        }
+    }
+    b.close().await;
+    let _ = events.kill().await;
+    daemon.stop().await;
+}
+
+/// A process that looks like a server left behind by a bridge that is gone.
+fn fake_orphan(dead_bridge: u32) -> Child {
+    Command::new(FAKE)
+        .arg("--sleeper")
+        .env("WARDEN_SESSION", format!("{dead_bridge}-1"))
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+async fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id().unwrap();
+    c.wait().await.unwrap();
+    pid
+}
+
+#[tokio::test]
+async fn orphans_are_found_and_stopped_when_asked_or_by_policy() {
+    let env = Env::new();
+    let dead = dead_pid().await;
+    let mut orphan = fake_orphan(dead);
+    let pid = orphan.id().unwrap();
+    let pid_s = pid.to_string();
+    let list = env.json(&["orphans", "--json"]).await;
+    let found = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["pid"] == pid)
+        .unwrap_or_else(|| panic!("{pid} not found in {list:#}"))
+        .clone();
+    assert_eq!(found["bridge_pid"], dead);
+    assert!(
+        found["reason"].as_str().unwrap().contains("is gone"),
+        "{found}"
+    );
+    // Stopping asks first; without a terminal it needs --yes.
+    let out = env.warden(&["orphans", "--stop", "--pid", &pid_s]).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+    assert!(alive(pid));
+    // The sleeper ignores SIGTERM: it takes the 2 s grace, then SIGKILL.
+    let out = env
+        .json(&["orphans", "--stop", "--yes", "--pid", &pid_s, "--json"])
+        .await;
+    assert_eq!(out[0]["ok"], true, "{out}");
+    tokio::time::timeout(DEADLINE, orphan.wait())
+        .await
+        .unwrap()
+        .unwrap();
+
+    // By policy, the daemon stops them itself.
+    let daemon = env
+        .daemon(&["--orphans", "stop", "--orphan-interval-secs", "1"])
+        .await;
+    let mut orphan = fake_orphan(dead);
+    let start = Instant::now();
+    tokio::time::timeout(DEADLINE, orphan.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    eprintln!("orphan stopped by policy after {:?}", start.elapsed());
+    // The daemon notes the stop once it has seen the process gone.
+    let start = Instant::now();
+    loop {
+        let k = kinds(&env.json(&["history", "--json"]).await);
+        if k.contains(&"orphan".to_owned()) && k.contains(&"orphan_stopped".to_owned()) {
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE, "{k:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_socket_directory_open_to_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let run = env.dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new(WARDEN);
+    cmd.arg("daemon").stdin(Stdio::null());
+    env.apply(&mut cmd);
+    let out = tokio::time::timeout(DEADLINE, cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("chmod 700"), "{err}");
+    assert!(!env.socket().exists());
+}
+
+/// Another user's connection is refused. Needs root (to run the daemon as `nobody`) and
+/// `setpriv`; otherwise it says why it did not run.
+#[tokio::test]
+async fn another_users_connection_is_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let root = std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false);
+    let setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !root || !setpriv {
+        eprintln!("skipped: needs root and setpriv to run the daemon as another user");
+        return;
+    }
+    let as_nobody = std::process::Command::new("setpriv")
+        .args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            WARDEN,
+            "--version",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !as_nobody {
+        eprintln!("skipped: uid 65534 cannot run {WARDEN} (a directory on its path is private)");
+        return;
+    }
+    let env = Env::new();
+    let nobody = 65534u32;
+    // The daemon (as nobody) owns its dirs; the test (root) connects anyway, which the file
+    // permissions would not stop: the peer-uid check must.
+    let base = env.dir.path();
+    std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for d in ["run", "state"] {
+        std::fs::create_dir(base.join(d)).unwrap();
+        std::os::unix::fs::chown(base.join(d), Some(nobody), Some(nobody)).unwrap();
+        std::fs::set_permissions(base.join(d), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args([
+        "--reuid",
+        "65534",
+        "--regid",
+        "65534",
+        "--clear-groups",
+        WARDEN,
+        "daemon",
+    ])
+    .stdin(Stdio::null())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
+    env.apply(&mut cmd);
+    let mut daemon = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while !env.socket().exists() {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the daemon as nobody did not bind"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(std::fs::metadata(env.socket()).unwrap().uid(), nobody);
+    // A raw connection: accepted by the kernel, dropped by the supervisor without an answer.
+    let mut stream = tokio::net::UnixStream::connect(env.socket()).await.unwrap();
+    let _ = stream.write_all(b"{\"type\":\"status\",\"id\":1}\n").await;
+    let mut buf = Vec::new();
+    let n = tokio::time::timeout(
+        DEADLINE,
+        tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut buf),
+    )
+    .await
+    .expect("the connection was neither answered nor closed");
+    assert!(
+        n.is_err() || buf.is_empty(),
+        "got an answer: {:?}",
+        String::from_utf8_lossy(&buf)
+    );
+    // `warden status` refuses a socket that is not ours, and says so.
+    let out = env.warden(&["status"]).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a private socket of this user"), "{err}");
+    signal(daemon.id().unwrap(), "TERM");
+    let status = tokio::time::timeout(DEADLINE, daemon.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut stderr = String::new();
+    if let Some(mut e) = daemon.stderr.take() {
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut e, &mut stderr).await;
+    }
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refused a connection from uid 0"),
+        "{stderr}"
+    );
+}
+
+/// Load: `SUPERVISOR_LOAD_SESSIONS` bridges (default 50), each sending a request every
+/// `SUPERVISOR_LOAD_INTERVAL_MS` (default 100) for `SUPERVISOR_LOAD_SECS` (default 30); the
+/// daemon's CPU time and memory are read from /proc. Run by scripts/bench-supervisor.sh,
+/// which writes docs/SUPERVISOR_LOAD.md.
+#[tokio::test]
+#[ignore = "load test: run scripts/bench-supervisor.sh"]
+async fn load_many_sessions_with_steady_traffic() {
+    let var = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let sessions = var("SUPERVISOR_LOAD_SESSIONS", 50) as usize;
+    let interval = Duration::from_millis(var("SUPERVISOR_LOAD_INTERVAL_MS", 100));
+    let secs = var("SUPERVISOR_LOAD_SECS", 30);
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let dpid = daemon.child.id().unwrap();
+    let mut bridges = Vec::new();
+    for _ in 0..sessions {
+        let mut b = env.bridge("load", &[], &[]);
+        b.initialize().await;
+        bridges.push(b);
+    }
+    env.wait_status("all sessions", |s| {
+        server_of(s, "load").is_some_and(|x| x["sessions"] == sessions)
+    })
+    .await;
+    // Heartbeats only, no traffic.
+    let idle_secs = var("SUPERVISOR_LOAD_IDLE_SECS", 10);
+    let cpu_idle0 = cpu_ticks(dpid);
+    let t_idle = Instant::now();
+    tokio::time::sleep(Duration::from_secs(idle_secs)).await;
+    let idle_cpu = (cpu_ticks(dpid) - cpu_idle0) as f64 / 100.0;
+    let idle_wall = t_idle.elapsed().as_secs_f64();
+    let rss_idle = rss_kib(dpid);
+
+    let cpu0 = cpu_ticks(dpid);
+    let t0 = Instant::now();
+    let mut rss_peak = 0;
+    let mut rss_samples = Vec::new();
+    let mut rss_timeline = Vec::new();
+    let mut tasks = Vec::new();
+    for mut b in bridges {
+        tasks.push(tokio::spawn(async move {
+            let mut timer = tokio::time::interval(interval);
+            let end = Instant::now() + Duration::from_secs(secs);
+            let mut n = 0u64;
+            while Instant::now() < end {
+                timer.tick().await;
+                let r = b
+                    .request(
+                        "tools/call",
+                        json!({"name": "echo", "arguments": {"text": "x"}}),
+                    )
+                    .await;
+                assert!(r.get("result").is_some());
+                n += 1;
+            }
+            (b, n)
+        }));
+    }
+    let mut status_ms = Vec::new();
+    while t0.elapsed() < Duration::from_secs(secs) {
+        let rss = rss_kib(dpid);
+        rss_peak = rss_peak.max(rss);
+        rss_samples.push(rss);
+        if rss_samples.len() % 10 == 1 {
+            rss_timeline.push(json!([t0.elapsed().as_secs(), rss]));
+        }
+        let t = Instant::now();
+        let _ = env.status().await;
+        status_ms.push(t.elapsed().as_millis() as u64);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let mut total = 0;
+    let mut done = Vec::new();
+    for t in tasks {
+        let (b, n) = t.await.unwrap();
+        total += n;
+        done.push(b);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = (cpu_ticks(dpid) - cpu0) as f64 / 100.0;
+    rss_peak = rss_peak.max(rss_kib(dpid));
+    let s = env.status().await;
+    let server = server_of(&s, "load").unwrap();
+    status_ms.sort_unstable();
+    let result = json!({
+        "sessions": sessions,
+        "interval_ms": interval.as_millis() as u64,
+        "seconds": wall,
+        "requests": total,
+        "requests_per_s": total as f64 / wall,
+        "supervisor_cpu_s": cpu,
+        "supervisor_cpu_percent": 100.0 * cpu / wall,
+        "supervisor_rss_peak_kib": rss_peak,
+        "supervisor_rss_end_kib": rss_kib(dpid),
+        "supervisor_rss_idle_kib": rss_idle,
+        "supervisor_rss_first_traffic_kib": rss_samples.first().copied().unwrap_or(0),
+        "idle_seconds": idle_wall,
+        "rss_timeline": rss_timeline,
+        "idle_cpu_percent": 100.0 * idle_cpu / idle_wall,
+        "status_ms_median": status_ms.get(status_ms.len() / 2).copied().unwrap_or(0),
+        "status_ms_max": status_ms.last().copied().unwrap_or(0),
+        "counted_requests": server["requests"],
+        "health": server["health"],
+        "history_events": s["supervisor"]["history_events"],
+        "history_bytes": std::fs::metadata(env.history_file()).map(|m| m.len()).unwrap_or(0),
+    });
+    eprintln!("{result:#}");
+    if let Ok(out) = std::env::var("SUPERVISOR_LOAD_OUT") {
+        std::fs::write(out, result.to_string()).unwrap();
+    }
+    // Every request reached the supervisor's metrics (the initializes too).
+    assert!(server["requests"].as_u64().unwrap() >= total, "{server}");
+    for b in done {
+        b.close().await;
+    }
+    daemon.stop().await;
+}
+
+fn proc_stat(pid: u32) -> Vec<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// utime + stime, in clock ticks (100 per second on Linux).
+fn cpu_ticks(pid: u32) -> u64 {
+    let f = proc_stat(pid);
+    // After the name: state(0) ppid(1) … utime(11) stime(12).
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}

@@ -1,0 +1,153 @@
+//! The command line's side of the control socket: `warden status`, commands and the typed API
+//! of a running supervisor.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use super::api::{ApiEvent, ApiMessage, Request, Response, StatusReport};
+use crate::control::{self, Message};
+use crate::protocol::{Frame, FrameReader};
+
+const MAX_LINE: usize = 64 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("no supervisor is running; start the tray app or `warden daemon` (no control socket answers at {})", .0.display())]
+    NotRunning(PathBuf),
+    #[error("cannot use the control socket {}: {reason}", path.display())]
+    Refused { path: PathBuf, reason: String },
+    #[error("the supervisor refused: {0}")]
+    Supervisor(String),
+    #[error(
+        "the supervisor closed the connection without answering (it refuses connections of other users; check that it runs as you)"
+    )]
+    Closed,
+    #[error("control socket: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub struct Client {
+    reader: FrameReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    next_id: u64,
+}
+
+impl Client {
+    /// Connects to the supervisor at `path` (see [`control::socket::socket_path`]).
+    pub async fn connect(path: &Path) -> Result<Client, ClientError> {
+        let stream = match control::socket::connect(path).await {
+            Ok(s) => s,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                ) =>
+            {
+                return Err(ClientError::NotRunning(path.to_owned()));
+            }
+            Err(e) => {
+                return Err(ClientError::Refused {
+                    path: path.to_owned(),
+                    reason: e.to_string(),
+                });
+            }
+        };
+        let (read, writer) = stream.into_split();
+        Ok(Client {
+            reader: FrameReader::new(read, MAX_LINE),
+            writer,
+            next_id: 1,
+        })
+    }
+
+    async fn send(&mut self, line: &[u8]) -> Result<(), ClientError> {
+        self.writer.write_all(line).await?;
+        Ok(())
+    }
+
+    async fn next_line(&mut self) -> Result<Value, ClientError> {
+        loop {
+            match self.reader.next().await? {
+                None => return Err(ClientError::Closed),
+                Some(Frame::Message(line)) => {
+                    if let Ok(v) = serde_json::from_slice::<Value>(&line) {
+                        if v.get("type").and_then(Value::as_str) == Some("error") {
+                            let msg = v
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("no reason given");
+                            return Err(ClientError::Supervisor(msg.to_owned()));
+                        }
+                        return Ok(v);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// `status` as the supervisor sent it (CONTRACT.md's shape, plus what newer versions add).
+    pub async fn status_value(&mut self) -> Result<Value, ClientError> {
+        let id = self.id();
+        self.send(&Message::Status { id }.to_line()).await?;
+        loop {
+            let v = self.next_line().await?;
+            if let Ok(Some(Message::StatusReply { id: got, status })) =
+                serde_json::from_value::<Message>(v).map(Some)
+            {
+                if got == id {
+                    return Ok(status);
+                }
+            }
+        }
+    }
+
+    pub async fn status(&mut self) -> Result<StatusReport, ClientError> {
+        let v = self.status_value().await?;
+        serde_json::from_value(v).map_err(|e| {
+            ClientError::Supervisor(format!(
+                "its status has an unexpected shape ({e}); are `warden` and the supervisor the same version?"
+            ))
+        })
+    }
+
+    /// One request of the typed API.
+    pub async fn request(&mut self, request: Request) -> Result<Response, ClientError> {
+        let id = self.id();
+        self.send(&ApiMessage::ApiRequest { id, request }.to_line())
+            .await?;
+        loop {
+            let v = self.next_line().await?;
+            if let Ok(ApiMessage::ApiResponse { id: got, response }) =
+                serde_json::from_value::<ApiMessage>(v)
+            {
+                if got == id {
+                    return Ok(response);
+                }
+            }
+        }
+    }
+
+    /// Turns this connection into the event stream; then call [`Client::next_event`].
+    pub async fn subscribe(&mut self) -> Result<(), ClientError> {
+        self.request(Request::Subscribe).await.map(|_| ())
+    }
+
+    /// The next event of a subscribed connection.
+    pub async fn next_event(&mut self) -> Result<ApiEvent, ClientError> {
+        loop {
+            let v = self.next_line().await?;
+            if let Ok(ApiMessage::ApiEvent { event }) = serde_json::from_value::<ApiMessage>(v) {
+                return Ok(event);
+            }
+        }
+    }
+}

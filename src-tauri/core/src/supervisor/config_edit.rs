@@ -1,0 +1,313 @@
+//! Format-preserving edits of config.toml: one key of `[servers.NAME]` is set, everything
+//! else (comments, order, spacing, other tables) stays byte for byte. The file (and its
+//! directory) is created when missing; the new text is checked with the same loader the
+//! bridges use, written next to the file and renamed over it, so a bridge's watcher never
+//! reads half a file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use toml_edit::{DocumentMut, Item, Table, Value};
+
+use crate::config::Config;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("cannot read {}: {source}. Fix: make it readable, or set WARDEN_CONFIG to another file", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not valid TOML, so it was not changed: {message}Fix: correct the syntax, then try again", path.display())]
+    Syntax { path: PathBuf, message: String },
+    #[error("{} has `{what}` that is not a table; it was not changed. Fix: make it a table like [servers.NAME]", path.display())]
+    Shape { path: PathBuf, what: String },
+    #[error("the edit would make {} invalid ({problem}); it was not changed", path.display())]
+    Invalid { path: PathBuf, problem: String },
+    #[error("cannot write {}: {source}. Fix: check the permissions of its directory", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Whether the file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    Changed,
+    Unchanged,
+}
+
+/// Sets `[servers.<server>] <key> = <value>` in `path`.
+pub fn set_server_key(
+    path: &Path,
+    server: &str,
+    key: &str,
+    value: impl Into<Value>,
+) -> Result<Edit, EditError> {
+    // Editors and dotfile managers link config files; edit the file the link points to.
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => return Err(EditError::Read { path, source }),
+    };
+    let new = edit_text(&path, &text, server, key, value.into())?;
+    if new == text {
+        return Ok(Edit::Unchanged);
+    }
+    if let Err(e) = Config::parse(&path, &new) {
+        return Err(EditError::Invalid {
+            path,
+            problem: e.to_string(),
+        });
+    }
+    replace(&path, new.as_bytes()).map_err(|source| EditError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(Edit::Changed)
+}
+
+/// The new text; `text` is not touched outside the one key.
+pub fn edit_text(
+    path: &Path,
+    text: &str,
+    server: &str,
+    key: &str,
+    value: Value,
+) -> Result<String, EditError> {
+    let mut doc: DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| EditError::Syntax {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+    let shape = |what: &str| EditError::Shape {
+        path: path.to_owned(),
+        what: what.to_owned(),
+    };
+    // Comments at the very end belong before a table added at the end.
+    let trailing = doc.trailing().as_str().unwrap_or("").to_owned();
+    let mut created = false;
+    let root = doc.as_table_mut();
+    if !root.contains_key("servers") {
+        let mut servers = Table::new();
+        // `[servers.NAME]` alone, without an empty `[servers]` header.
+        servers.set_implicit(true);
+        root.insert("servers", Item::Table(servers));
+    }
+    let servers = root.get_mut("servers").ok_or_else(|| shape("servers"))?;
+    match servers {
+        Item::Table(servers) => {
+            if !servers.contains_key(server) {
+                servers.insert(server, Item::Table(Table::new()));
+                created = true;
+            }
+            match servers.get_mut(server) {
+                Some(Item::Table(t)) => {
+                    if created && !trailing.is_empty() {
+                        t.decor_mut().set_prefix(trailing);
+                    }
+                    set(t, key, value)
+                }
+                Some(Item::Value(Value::InlineTable(t))) => {
+                    let existing = t.get_mut(key).map(|v| {
+                        let decor = v.decor().clone();
+                        (v, decor)
+                    });
+                    match existing {
+                        Some((v, decor)) => {
+                            *v = value;
+                            *v.decor_mut() = decor;
+                        }
+                        None => {
+                            t.insert(key, value);
+                        }
+                    }
+                }
+                _ => return Err(shape(&format!("servers.{server}"))),
+            }
+        }
+        Item::Value(Value::InlineTable(servers)) => {
+            if !servers.contains_key(server) {
+                servers.insert(server, Value::InlineTable(Default::default()));
+            }
+            match servers.get_mut(server) {
+                Some(Value::InlineTable(t)) => match t.get_mut(key) {
+                    Some(v) => {
+                        let decor = v.decor().clone();
+                        *v = value;
+                        *v.decor_mut() = decor;
+                    }
+                    None => {
+                        t.insert(key, value);
+                    }
+                },
+                _ => return Err(shape(&format!("servers.{server}"))),
+            }
+        }
+        _ => return Err(shape("servers")),
+    }
+    if created {
+        doc.set_trailing("");
+    }
+    Ok(doc.to_string())
+}
+
+fn set(table: &mut Table, key: &str, value: Value) {
+    match table.get_mut(key) {
+        Some(Item::Value(v)) => {
+            // Keep the comment after the value and the spacing around it.
+            let decor = v.decor().clone();
+            *v = value;
+            *v.decor_mut() = decor;
+        }
+        Some(item) => *item = Item::Value(value),
+        None => {
+            table.insert(key, Item::Value(value));
+        }
+    }
+}
+
+/// Writes `bytes` to a new file beside `path` (same permissions) and renames it over `path`.
+pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "config.toml".to_owned());
+    let tmp = dir.join(format!(".{name}.warden-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn edit(text: &str, server: &str, key: &str, on: bool) -> String {
+        edit_text(Path::new("c.toml"), text, server, key, on.into()).unwrap()
+    }
+
+    #[test]
+    fn keeps_comments_layout_and_other_tables() {
+        let text = "# my settings\n[defaults]\nidle_timeout_ms = 50000 # below the client's 60 s\n\n\
+                    [servers.rg]   # ripgrep\nretries = 2\nforce_fallback = false  # flipped by the tray\n\n\
+                    [servers.other]\ndebug = true\n";
+        let out = edit(text, "rg", "force_fallback", true);
+        assert_eq!(
+            out,
+            text.replace("force_fallback = false", "force_fallback = true")
+        );
+        let out = edit(&out, "rg", "debug", true);
+        assert_eq!(
+            out,
+            text.replace(
+                "force_fallback = false  # flipped by the tray\n",
+                "force_fallback = true  # flipped by the tray\ndebug = true\n"
+            )
+        );
+        // A new server gets its own table at the end; nothing else moves.
+        let out = edit(text, "new one", "debug", true);
+        assert!(out.starts_with(text), "{out}");
+        assert!(
+            out.ends_with("\n[servers.\"new one\"]\ndebug = true\n"),
+            "{out}"
+        );
+        let cfg = Config::parse(Path::new("c.toml"), &out).unwrap();
+        assert!(
+            cfg.limits_for("new one", &Default::default())
+                .unwrap()
+                .debug
+        );
+    }
+
+    #[test]
+    fn creates_what_is_missing_and_handles_inline_tables() {
+        assert_eq!(
+            edit("", "rg", "force_fallback", true),
+            "[servers.rg]\nforce_fallback = true\n"
+        );
+        assert_eq!(
+            edit("# only a comment\n", "rg", "debug", false),
+            "# only a comment\n[servers.rg]\ndebug = false\n"
+        );
+        assert_eq!(
+            edit(
+                "servers = { rg = { debug = false } } # inline\n",
+                "rg",
+                "debug",
+                true
+            ),
+            "servers = { rg = { debug = true } } # inline\n"
+        );
+        assert_eq!(
+            edit("[servers]\nrg = { retries = 1 }\n", "rg", "debug", true),
+            "[servers]\nrg = { retries = 1 , debug = true }\n"
+        );
+        let err = edit_text(
+            Path::new("c.toml"),
+            "servers = 3\n",
+            "rg",
+            "debug",
+            true.into(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not a table"), "{err}");
+        let err = edit_text(
+            Path::new("c.toml"),
+            "[servers\n",
+            "rg",
+            "debug",
+            true.into(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("not valid TOML, so it was not changed"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn writes_atomically_and_refuses_to_write_an_invalid_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("config.toml");
+        assert_eq!(
+            set_server_key(&path, "rg", "debug", true).unwrap(),
+            Edit::Changed
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[servers.rg]\ndebug = true\n"
+        );
+        assert_eq!(
+            set_server_key(&path, "rg", "debug", true).unwrap(),
+            Edit::Unchanged
+        );
+        // A value the loader refuses is never written.
+        let before = std::fs::read_to_string(&path).unwrap();
+        let err = set_server_key(&path, "rg", "debug", "yes")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("would make"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file is left behind");
+    }
+}

@@ -1,0 +1,272 @@
+//! Metrics of one server, fed by its events (live, or replayed from the persisted history):
+//! counts since the history began, latency percentiles over the last [`LATENCY_WINDOW`]
+//! answered requests, and the recent outcomes and exits that health is derived from.
+//! Everything is bounded: a busy server costs the same memory as a quiet one.
+
+use std::collections::VecDeque;
+
+use crate::events::Event;
+
+/// Answered requests whose durations make the percentiles.
+pub const LATENCY_WINDOW: usize = 1024;
+/// Outcomes and exits kept for health (older ones also fall out by time).
+const RECENT_CAP: usize = 4096;
+/// How far back "recent" reaches.
+pub const RECENT_MS: u64 = 5 * 60 * 1000;
+
+/// What a request's outcome says about the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Answered with a result.
+    Ok,
+    /// Answered with the server's own JSON-RPC error: the server works, the call did not.
+    ServerError,
+    /// `timeout`, `max_timeout`, `startup_timeout`.
+    Timeout,
+    /// `server_exited`, `circuit_open`, `message_too_large`, `invalid_response`, …
+    Failure,
+    /// `cancelled`, `client_closed`: says nothing about the server.
+    Neutral,
+}
+
+impl Class {
+    pub fn of(outcome: &str) -> Class {
+        match outcome {
+            "ok" => Class::Ok,
+            "error" => Class::ServerError,
+            "timeout" | "max_timeout" | "startup_timeout" => Class::Timeout,
+            "cancelled" | "client_closed" => Class::Neutral,
+            _ => Class::Failure,
+        }
+    }
+
+    fn answered(self) -> bool {
+        matches!(self, Class::Ok | Class::ServerError)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Metrics {
+    pub requests: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    pub retries: u64,
+    pub restarts: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// `(ts_ms, what)` of the last failure of any kind.
+    pub last_error: Option<(u64, String)>,
+    /// The last answer (result or server error).
+    pub last_answer_ms: Option<u64>,
+    /// Detail of the last `circuit` event, and of the last `fallback` event.
+    pub last_circuit: Option<(u64, String)>,
+    pub last_fallback: Option<(u64, String)>,
+    /// The last `installing` event (a package manager downloading before the first message).
+    pub last_installing_ms: Option<u64>,
+    pub last_seen_ms: Option<u64>,
+    latencies: VecDeque<u64>,
+    recent: VecDeque<(u64, Class)>,
+    /// Server exits and failed starts, `(ts_ms, detail)`.
+    exits: VecDeque<(u64, String)>,
+}
+
+impl Metrics {
+    /// Takes one event into account.
+    pub fn record(&mut self, e: &Event) {
+        let ts = e.ts_ms;
+        self.last_seen_ms = Some(self.last_seen_ms.map_or(ts, |s| s.max(ts)));
+        let detail = e.detail.clone().unwrap_or_default();
+        match &*e.kind {
+            "request" => {
+                self.requests += 1;
+                self.bytes_in += e.bytes_in.unwrap_or(0);
+                self.bytes_out += e.bytes_out.unwrap_or(0);
+                let outcome = e.outcome.as_deref().unwrap_or("ok");
+                let class = Class::of(outcome);
+                if class.answered() {
+                    self.last_answer_ms = Some(ts);
+                    if let Some(d) = e.duration_ms {
+                        if self.latencies.len() == LATENCY_WINDOW {
+                            self.latencies.pop_front();
+                        }
+                        self.latencies.push_back(d);
+                    }
+                }
+                match class {
+                    Class::Timeout => self.timeouts += 1,
+                    Class::Failure | Class::ServerError => self.errors += 1,
+                    Class::Ok | Class::Neutral => {}
+                }
+                if matches!(class, Class::Timeout | Class::Failure) {
+                    let what = match (&e.method, &e.tool) {
+                        (Some(m), Some(t)) => format!("{m} (tool {t})"),
+                        (Some(m), None) => m.clone(),
+                        _ => "a request".to_owned(),
+                    };
+                    let after = e
+                        .duration_ms
+                        .map(|d| format!(" after {d} ms"))
+                        .unwrap_or_default();
+                    self.set_error(ts, format!("{outcome}: {what}{after}"));
+                }
+                push_bounded(&mut self.recent, (ts, class));
+            }
+            "retry" => self.retries += 1,
+            "restart" => self.restarts += 1,
+            "server_exit" | "start_failed" => {
+                let what = if e.kind == "server_exit" {
+                    format!("server exited: {detail}")
+                } else {
+                    format!("server failed to start: {detail}")
+                };
+                push_bounded(&mut self.exits, (ts, what.clone()));
+                self.set_error(ts, what);
+            }
+            "circuit" => {
+                if detail.starts_with("open") {
+                    self.set_error(ts, format!("breaker {detail}"));
+                }
+                self.last_circuit = Some((ts, detail));
+            }
+            "fallback" => self.last_fallback = Some((ts, detail)),
+            "installing" => self.last_installing_ms = Some(ts),
+            "config_rejected" => self.set_error(ts, format!("config.toml refused: {detail}")),
+            "probe" if e.outcome.as_deref() == Some("error") => {
+                self.set_error(ts, format!("probe failed: {detail}"))
+            }
+            _ => {}
+        }
+    }
+
+    fn set_error(&mut self, ts: u64, what: String) {
+        if self.last_error.as_ref().is_none_or(|(t, _)| *t <= ts) {
+            self.last_error = Some((ts, what));
+        }
+    }
+
+    /// The `p`-th percentile (0–100, nearest rank) of the recent answered requests' durations.
+    pub fn percentile(&self, p: f64) -> u64 {
+        percentiles(&self.latencies, &[p])[0]
+    }
+
+    /// Several percentiles with one sort.
+    pub fn percentiles<const N: usize>(&self, ps: [f64; N]) -> [u64; N] {
+        let v = percentiles(&self.latencies, &ps);
+        let mut out = [0; N];
+        out.copy_from_slice(&v);
+        out
+    }
+
+    /// Outcomes since `since_ms`.
+    pub fn outcomes_since(&self, since_ms: u64) -> impl Iterator<Item = Class> + '_ {
+        self.recent
+            .iter()
+            .rev()
+            .take_while(move |(t, _)| *t >= since_ms)
+            .map(|(_, c)| *c)
+    }
+
+    /// Server exits and failed starts since `since_ms`, newest first.
+    pub fn exits_since(&self, since_ms: u64) -> impl Iterator<Item = &(u64, String)> + '_ {
+        self.exits
+            .iter()
+            .rev()
+            .take_while(move |(t, _)| *t >= since_ms)
+    }
+}
+
+fn push_bounded<T>(q: &mut VecDeque<T>, item: T) {
+    if q.len() == RECENT_CAP {
+        q.pop_front();
+    }
+    q.push_back(item);
+}
+
+fn percentiles(values: &VecDeque<u64>, ps: &[f64]) -> Vec<u64> {
+    if values.is_empty() {
+        return vec![0; ps.len()];
+    }
+    let mut sorted: Vec<u64> = values.iter().copied().collect();
+    sorted.sort_unstable();
+    ps.iter()
+        .map(|p| {
+            // Nearest rank: the smallest value with at least p % of the values at or below it.
+            let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+            sorted[rank.clamp(1, sorted.len()) - 1]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    pub fn request(ts: u64, outcome: &'static str, ms: u64) -> Event {
+        Event {
+            ts_ms: ts,
+            method: Some("tools/call".into()),
+            tool: Some("echo".into()),
+            duration_ms: Some(ms),
+            outcome: Some(outcome.into()),
+            bytes_in: Some(10),
+            bytes_out: Some(100),
+            ..Event::new("request")
+        }
+    }
+
+    #[test]
+    fn percentiles_use_nearest_rank_over_a_bounded_window() {
+        let mut m = Metrics::default();
+        assert_eq!(m.percentiles([50.0, 95.0, 99.0]), [0, 0, 0]);
+        for ms in 1..=100 {
+            m.record(&request(ms, "ok", ms));
+        }
+        assert_eq!(m.percentiles([50.0, 95.0, 99.0]), [50, 95, 99]);
+        assert_eq!(m.percentile(100.0), 100);
+        assert_eq!(m.percentile(0.0), 1);
+        // Timeouts are not latencies; they are counted apart.
+        m.record(&request(101, "timeout", 60_000));
+        assert_eq!(m.percentile(100.0), 100);
+        assert_eq!((m.requests, m.timeouts, m.errors), (101, 1, 0));
+        assert_eq!(
+            m.last_error.as_ref().unwrap().1,
+            "timeout: tools/call (tool echo) after 60000 ms"
+        );
+        assert_eq!((m.bytes_in, m.bytes_out), (1010, 10_100));
+        // The window is bounded: old durations fall out.
+        for i in 0..(LATENCY_WINDOW as u64) {
+            m.record(&request(200 + i, "ok", 7));
+        }
+        assert_eq!(m.percentiles([50.0, 99.0]), [7, 7]);
+        assert_eq!(m.latencies.len(), LATENCY_WINDOW);
+    }
+
+    #[test]
+    fn counts_and_errors_from_other_events() {
+        let mut m = Metrics::default();
+        m.record(&Event {
+            ts_ms: 5,
+            ..Event::new("server_exit").detail("exited with status 1")
+        });
+        m.record(&Event {
+            ts_ms: 6,
+            ..Event::new("restart").detail("server process #2 started")
+        });
+        m.record(&Event {
+            ts_ms: 7,
+            ..Event::new("retry")
+        });
+        assert_eq!((m.restarts, m.retries), (1, 1));
+        assert_eq!(
+            m.last_error,
+            Some((5, "server exited: exited with status 1".to_owned()))
+        );
+        assert_eq!(m.exits_since(0).count(), 1);
+        assert_eq!(m.exits_since(6).count(), 0);
+        // An older event replayed late does not hide a newer error.
+        m.record(&request(1, "server_exited", 3));
+        assert_eq!(m.last_error.as_ref().unwrap().0, 5);
+        assert_eq!(m.errors, 1);
+    }
+}
