@@ -18,6 +18,9 @@ use crate::control::{
 use crate::events::Event;
 use crate::protocol::{Frame, FrameReader};
 
+/// What `connected` returns after relaying the session's last event.
+const ENDED: &str = "the session ended";
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -31,6 +34,9 @@ pub(super) async fn run(links: Links, path: PathBuf, hello: Hello) {
         if let Ok(stream) = socket::connect(&path).await {
             let reason = connected(&links, stream, &hello).await;
             links.sink.set_subscriber(None);
+            if reason == ENDED {
+                return;
+            }
             tracing::debug!("control connection ended: {reason}");
         }
         tokio::time::sleep(period).await;
@@ -52,8 +58,16 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     loop {
         let out = tokio::select! {
             _ = tick.tick() => Message::Heartbeat(heartbeat(links, &hello.session)),
-            Some(event) = events.recv() => Message::Event { session: hello.session.clone(), event },
-            frame = reader.next() => match frame {
+            Some(event) = events.recv() => {
+                let last = event.kind == "session_end";
+                let message = Message::Event { session: hello.session.clone(), event };
+                if last {
+                    // The supervisor learns the session closed cleanly (not a crash).
+                    let _ = write.write_all(&message.to_line()).await;
+                    return ENDED.to_owned();
+                }
+                message
+            }frame = reader.next() => match frame {
                 Ok(Some(Frame::Message(line))) => match Message::from_line(&line) {
                     Ok(Some(Message::Command(cmd))) => {
                         let (ok, message) = obey(links, cmd.action);

@@ -471,8 +471,16 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         reloader.abort();
     }
     #[cfg(unix)]
-    if let Some(controller) = controller {
-        controller.abort();
+    if let Some(mut controller) = controller {
+        // When connected, let it pass `session_end` on to the supervisor.
+        let connected = sink.has_subscriber();
+        if !connected
+            || tokio::time::timeout(Duration::from_millis(500), &mut controller)
+                .await
+                .is_err()
+        {
+            controller.abort();
+        }
     }
     sink.close();
     Ok(match client_end {

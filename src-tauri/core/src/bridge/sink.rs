@@ -103,6 +103,14 @@ impl Sink {
         self.queue().events.push(event);
     }
 
+    /// Whether a supervisor connection receives the events.
+    pub fn has_subscriber(&self) -> bool {
+        self.subscriber
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
     /// Sets (or clears) the receiver of a copy of every event.
     pub fn set_subscriber(&self, tx: Option<tokio::sync::mpsc::UnboundedSender<Event>>) {
         *self
