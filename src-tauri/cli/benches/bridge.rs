@@ -718,6 +718,11 @@ fn report(r: &Results, repo: &Path) -> String {
          Numbers from a shared or virtual machine are noisy: compare direct with bridged \
          within one run, not across runs.\n"
     );
+    let _ = writeln!(
+        w,
+        "The supervisor under load (50 bridge sessions with steady traffic) is measured by \
+         `scripts/bench-supervisor.sh`: [SUPERVISOR_LOAD.md](SUPERVISOR_LOAD.md).\n"
+    );
     let _ = writeln!(w, "## Run\n");
     let _ = writeln!(w, "| | |\n|---|---|");
     let _ = writeln!(w, "| date | {} |", utc_now());
