@@ -146,7 +146,7 @@ async fn stop_one(o: &Orphan) -> StopResult {
         ok,
         message,
     };
-    if let Err(e) = sys::signal(o.pid, group, sys::Sig::Term) {
+    if let Err(e) = signal(o.pid, group, rustix::process::Signal::TERM) {
         if !sys::alive(o.pid) {
             return result(true, "already gone".to_owned());
         }
@@ -155,7 +155,7 @@ async fn stop_one(o: &Orphan) -> StopResult {
     if wait_gone(o.pid, GRACE).await {
         return result(true, "stopped by SIGTERM".to_owned());
     }
-    let _ = sys::signal(o.pid, group, sys::Sig::Kill);
+    let _ = signal(o.pid, group, rustix::process::Signal::KILL);
     if wait_gone(o.pid, GRACE).await {
         result(
             true,
@@ -185,15 +185,24 @@ pub fn alive(pid: u32) -> bool {
     sys::alive(pid)
 }
 
+/// Sends `sig` to a process, or to its whole group.
+fn signal(pid: u32, group: bool, sig: rustix::process::Signal) -> std::io::Result<()> {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    if group {
+        rustix::process::kill_process_group(pid, sig)?;
+    } else {
+        rustix::process::kill_process(pid, sig)?;
+    }
+    Ok(())
+}
+
 #[cfg(target_os = "linux")]
 mod sys {
     use super::Proc;
     use std::os::unix::fs::MetadataExt;
-
-    pub enum Sig {
-        Term,
-        Kill,
-    }
 
     pub fn uid() -> u32 {
         rustix::process::getuid().as_raw()
@@ -268,33 +277,11 @@ mod sys {
         }
         out
     }
-
-    pub fn signal(pid: u32, group: bool, sig: Sig) -> std::io::Result<()> {
-        let pid = i32::try_from(pid)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        let sig = match sig {
-            Sig::Term => rustix::process::Signal::TERM,
-            Sig::Kill => rustix::process::Signal::KILL,
-        };
-        if group {
-            rustix::process::kill_process_group(pid, sig)?;
-        } else {
-            rustix::process::kill_process(pid, sig)?;
-        }
-        Ok(())
-    }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod sys {
     use super::Proc;
-
-    pub enum Sig {
-        Term,
-        Kill,
-    }
 
     pub fn uid() -> u32 {
         rustix::process::getuid().as_raw()
@@ -314,23 +301,6 @@ mod sys {
     /// Without /proc the environment of other processes is not readable: nothing is found.
     pub fn processes() -> Vec<Proc> {
         Vec::new()
-    }
-
-    pub fn signal(pid: u32, group: bool, sig: Sig) -> std::io::Result<()> {
-        let pid = i32::try_from(pid)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        let sig = match sig {
-            Sig::Term => rustix::process::Signal::TERM,
-            Sig::Kill => rustix::process::Signal::KILL,
-        };
-        if group {
-            rustix::process::kill_process_group(pid, sig)?;
-        } else {
-            rustix::process::kill_process(pid, sig)?;
-        }
-        Ok(())
     }
 }
 
