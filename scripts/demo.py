@@ -31,7 +31,7 @@ async def main(warden: str) -> None:
         async with stdio_client(bridge(warden, state, "idle_timeout_ms=1500")) as (r, w):
             async with ClientSession(r, w) as s:
                 init = await s.initialize()
-                print(f"  connected to {init.serverInfo.name} {init.serverInfo.version} through the bridge")
+                print(f"  connected to {init.server_info.name} {init.server_info.version} through the bridge")
                 tools = await s.list_tools()
                 print(f"  {len(tools.tools)} tools, e.g. {', '.join(t.name for t in tools.tools[:4])}")
                 echo = await s.call_tool("echo", {"message": "hello through warden"})
