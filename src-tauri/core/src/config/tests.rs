@@ -133,3 +133,19 @@ fn docs_config_md_is_up_to_date() {
         "docs/config.md is stale: run `UPDATE_DOCS=1 cargo test -p warden-core config`"
     );
 }
+
+#[test]
+fn the_checked_in_v0_1_config_keeps_loading() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config/config-v0.1.toml");
+    let c = Config::load(&path).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let rg = c.limits_for("ripgrep", &Overrides::default()).unwrap();
+    assert_eq!(rg.fallback, Fallback::Rg);
+    assert_eq!(rg.idle_timeout, Duration::from_millis(45000));
+    assert_eq!(rg.clamp["search"]["maxResults"], 200.0);
+    assert_eq!(rg.idempotent_tools, ["search", "count-matches"]);
+    let ev = c
+        .limits_for("everything server", &Overrides::default())
+        .unwrap();
+    assert_eq!(ev.idle_timeout, Duration::from_millis(20000));
+}
