@@ -45,6 +45,9 @@ impl Env {
         cmd.env("WARDEN_SOCKET", self.socket())
             .env("WARDEN_STATE_DIR", self.state())
             .env("WARDEN_CONFIG", self.config())
+            // The IDE configs it finds are the test's own.
+            .env("HOME", self.dir.path().join("home"))
+            .env_remove("XDG_CONFIG_HOME")
             .env_remove("WARDEN_LOG");
     }
 
@@ -1098,4 +1101,19 @@ fn rss_kib(pid: u32) -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn servers_of_detected_ide_configs_are_known_and_can_be_probed_by_name() {
+    let env = Env::new();
+    let cursor = env.dir.path().join("home/.cursor");
+    std::fs::create_dir_all(&cursor).unwrap();
+    let config = serde_json::json!({"mcpServers": {"from-cursor": {"command": FAKE, "args": ["--slow-start-ms", "10"]}}});
+    std::fs::write(cursor.join("mcp.json"), config.to_string()).unwrap();
+    let _daemon = env.daemon(&[]).await;
+    let probe = env
+        .json(&["probe", "--server", "from-cursor", "--json"])
+        .await;
+    assert_eq!(probe["ok"], true, "{probe}");
+    assert_eq!(probe["tools"], 13, "{probe}");
 }

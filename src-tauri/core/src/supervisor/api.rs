@@ -299,7 +299,8 @@ pub struct StopResult {
 pub struct KnownServer {
     pub name: String,
     pub command: Option<Vec<String>>,
-    /// Where it is known from: `session` (live), `history`, `config`.
+    /// Where it is known from: `session` (live), `history`, `config`, `ide` (a detected
+    /// client config file).
     pub source: String,
 }
 
