@@ -481,15 +481,6 @@ async fn a_missing_server_command_is_a_clear_error() {
     );
 }
 
-fn signal(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-}
-
 /// Lines over 1 MiB are relayed as they arrive. When such a line then passes
 /// max_message_bytes, the client's copy of it is ended early (one line that is not valid
 /// JSON, which clients drop), and the request gets message_too_large.

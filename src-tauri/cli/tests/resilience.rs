@@ -9,15 +9,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{Value, json};
 
-fn signal(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill -{sig} {pid}");
-}
-
 fn server_pid(s: &Session) -> u32 {
     read_pids(&s.dir.path().join("pids"))[0]
 }

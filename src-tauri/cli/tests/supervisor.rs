@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{FAKE, WARDEN, alive};
+use common::{FAKE, WARDEN, alive, signal};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
@@ -246,15 +246,6 @@ impl Bridge {
             .expect("bridge did not exit")
             .unwrap();
     }
-}
-
-fn signal(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill -{sig} {pid}");
 }
 
 fn session_of(status: &Value, pid: u32) -> Option<Value> {

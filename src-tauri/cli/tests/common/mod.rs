@@ -373,3 +373,13 @@ impl Session {
         }
     }
 }
+
+/// Sends a signal with `kill(1)` (tests signal processes they did not spawn themselves).
+pub fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
