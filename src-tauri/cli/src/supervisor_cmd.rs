@@ -41,6 +41,11 @@ pub enum Command {
         /// How much of the persisted event history to load at start.
         #[arg(long, value_name = "HOURS", default_value_t = 6)]
         history_hours: u64,
+        /// Watch the IDE config files: report new unwrapped servers and clients that revert
+        /// Warden's edits, and wrap new servers when auto-rewrite is on (the tray app's
+        /// switch, kept in $WARDEN_STATE_DIR/auto-rewrite).
+        #[arg(long)]
+        watch_clients: bool,
     },
     /// Servers' health and live sessions, from the running supervisor.
     Status {
@@ -153,6 +158,7 @@ pub fn run(command: Command) -> ExitCode {
                 orphans,
                 orphan_interval_secs,
                 history_hours,
+                watch_clients,
             } => {
                 let mut opts = Options::from_env();
                 opts.probe_interval =
@@ -165,6 +171,8 @@ pub fn run(command: Command) -> ExitCode {
                 };
                 opts.orphan_interval = Duration::from_secs(orphan_interval_secs.max(1));
                 opts.horizon = Duration::from_secs(history_hours * 3600);
+                opts.watch_clients = watch_clients;
+                opts.warden_bin = std::env::current_exe().and_then(std::fs::canonicalize).ok();
                 daemon(opts).await
             }
             Command::Status { json } => status(json).await,
@@ -855,6 +863,10 @@ async fn events_cmd(json: bool) -> ExitCode {
                         } => println!("session {session} closed: {reason}"),
                         ApiEvent::Probe { report } => print_probe(report),
                         ApiEvent::Orphans { orphans } => print_orphans(orphans),
+                        ApiEvent::Client { message, .. } => println!("{message}"),
+                        ApiEvent::ConfigChanged { server } => {
+                            println!("config.toml changed for {server}")
+                        }
                         ApiEvent::SessionUpdated { .. } => {}
                     }
                 }

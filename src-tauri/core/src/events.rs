@@ -12,6 +12,7 @@ use serde_json::Value;
 
 /// One event. Fields that do not apply are left out of the JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct Event {
     pub ts_ms: u64,
     pub kind: Cow<'static, str>,

@@ -68,6 +68,47 @@ pub fn redact(v: &mut Value) {
     }
 }
 
+/// Redacts free text (a server's stderr) line by line: bearer tokens, and the value after
+/// `=` or `:` of a word that names a secret (`API_KEY=sk-1`, `password: x`).
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let lower = line.to_ascii_lowercase();
+        let secret_at = lower
+            .find("bearer ")
+            .map(|at| at + "bearer ".len())
+            .or_else(|| {
+                lower.char_indices().find_map(|(i, c)| {
+                    if c != '=' && c != ':' {
+                        return None;
+                    }
+                    let word = lower[..i]
+                        .trim_end()
+                        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                        .next()
+                        .unwrap_or("");
+                    (!word.is_empty() && is_secret_key(word)).then_some(i + 1)
+                })
+            });
+        match secret_at {
+            Some(at) => {
+                out.push_str(&line[..at]);
+                out.push_str(if at < line.len() && line[..at].ends_with(' ') {
+                    ""
+                } else {
+                    " "
+                });
+                out.push_str(REDACTED);
+                if line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -100,6 +141,16 @@ mod tests {
         assert_eq!(
             redact_line(b"not json"),
             json!("[8 bytes that are not JSON]")
+        );
+    }
+
+    #[test]
+    fn secrets_in_free_text_are_redacted() {
+        let text = "starting\nGITHUB_TOKEN=ghp_123 loaded\nAuthorization: Bearer abc\npassword: hunter2\nread 3 files: ok\n";
+        let out = redact_text(text);
+        assert_eq!(
+            out,
+            "starting\nGITHUB_TOKEN= [redacted]\nAuthorization: Bearer [redacted]\npassword: [redacted]\nread 3 files: ok\n"
         );
     }
 }

@@ -55,9 +55,11 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     }
     let mut reader = FrameReader::new(read, 1 << 20);
     let mut tick = tokio::time::interval(Duration::from_millis(HEARTBEAT_MS));
+    // A new connection gets the stderr tail with its first heartbeat.
+    let mut stderr_seq = 0;
     loop {
         let out = tokio::select! {
-            _ = tick.tick() => Message::Heartbeat(heartbeat(links, &hello.session)),
+            _ = tick.tick() => Message::Heartbeat(heartbeat(links, &hello.session, &mut stderr_seq)),
             Some(event) = events.recv() => {
                 let last = event.kind == "session_end";
                 let message = Message::Event { session: hello.session.clone(), event };
@@ -87,8 +89,19 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     }
 }
 
-fn heartbeat(links: &Links, session: &str) -> Heartbeat {
+fn heartbeat(links: &Links, session: &str, stderr_seq: &mut u64) -> Heartbeat {
     let now = Instant::now();
+    let stderr_tail = {
+        let recent = links
+            .recent_stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (recent.0 != *stderr_seq).then(|| {
+            *stderr_seq = recent.0;
+            let bytes: Vec<u8> = recent.1.iter().copied().collect();
+            crate::redact::redact_text(&String::from_utf8_lossy(&bytes))
+        })
+    };
     let r = links.router();
     let inflight = r
         .inflight(now)
@@ -124,6 +137,7 @@ fn heartbeat(links: &Links, session: &str) -> Heartbeat {
             bytes_from_client: s.bytes_from_client,
             bytes_from_server: s.bytes_from_server,
         },
+        stderr_tail,
     }
 }
 

@@ -48,6 +48,8 @@ use sink::Sink;
 /// Lines queued towards one side before the pump feeding it waits (backpressure).
 const QUEUE: usize = 64;
 const STDERR_TAIL: usize = 8 * 1024;
+/// The stderr tail the supervisor shows on a server's page.
+const RECENT_STDERR: usize = 4 * 1024;
 
 pub struct Options {
     pub server: String,
@@ -126,6 +128,9 @@ struct Links {
     wake: Arc<Notify>,
     /// The pid of the running server process (0 while none runs).
     server_pid: Arc<AtomicU32>,
+    /// The end of the server's stderr over all generations, and how often it grew (the
+    /// heartbeat sends it when that changed).
+    recent_stderr: Arc<Mutex<(u64, VecDeque<u8>)>>,
 }
 
 impl Links {
@@ -337,6 +342,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         sink: Arc::clone(&sink),
         wake: Arc::default(),
         server_pid: Arc::new(AtomicU32::new(first.pid)),
+        recent_stderr: Arc::default(),
     };
     let queues = Arc::new(tokio::sync::Mutex::new(ServerQueues {
         data: server_rx,
@@ -720,11 +726,24 @@ async fn pump_stderr<R: AsyncRead + Unpin>(
         };
         links.route_now(|r, out| r.on_stderr(Instant::now(), &buf[..n], out));
         links.sink.stderr(Bytes::copy_from_slice(&buf[..n]));
-        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-        tail.extend(&buf[..n]);
-        let excess = tail.len().saturating_sub(STDERR_TAIL);
-        tail.drain(..excess);
+        keep_tail(
+            &mut tail.lock().unwrap_or_else(PoisonError::into_inner),
+            &buf[..n],
+            STDERR_TAIL,
+        );
+        let mut recent = links
+            .recent_stderr
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        recent.0 += 1;
+        keep_tail(&mut recent.1, &buf[..n], RECENT_STDERR);
     }
+}
+
+fn keep_tail(tail: &mut VecDeque<u8>, bytes: &[u8], max: usize) {
+    tail.extend(bytes);
+    let excess = tail.len().saturating_sub(max);
+    tail.drain(..excess);
 }
 
 fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {

@@ -16,7 +16,8 @@ use super::{ClientEnv, ClientError, ClientId, unified_diff, write};
 /// Backups kept per config file.
 pub const KEEP_PER_FILE: usize = 10;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Backup {
     pub id: String,
     /// The backup's own file (`<id>.bak`).

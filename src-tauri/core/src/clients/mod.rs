@@ -45,6 +45,7 @@ pub use watch::{ClientWatcher, WatchOptions, WatchReport};
 
 /// The clients Warden knows, by their ids in CONTRACT.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum ClientId {
     ClaudeDesktop,
@@ -256,7 +257,8 @@ impl ClientError {
 }
 
 /// What the user has to do after a client's file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeKind {
     /// The client reads the file only at start: restart it.
@@ -271,7 +273,8 @@ pub enum NoticeKind {
     Note,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Notice {
     pub client: ClientId,
     pub kind: NoticeKind,
@@ -382,7 +385,8 @@ pub fn notices_for(file: &ConfigFile, env: &ClientEnv) -> Vec<Notice> {
 }
 
 /// A stdio server entry as listed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerEntry {
     pub name: String,
     /// Where the entry sits inside the file when that matters (Claude Code's per-project
@@ -394,7 +398,8 @@ pub struct ServerEntry {
     pub env_keys: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum EntryState {
     /// A stdio server that runs directly.

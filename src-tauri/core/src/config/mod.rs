@@ -266,6 +266,15 @@ impl Config {
         Ok(limits)
     }
 
+    /// The value of `key` for `server` as written in the file, where it is, and whether it
+    /// is `server`'s own (`[servers.NAME]`) or from `[defaults]`; `None`: the built-in default.
+    pub fn raw_value(&self, server: &str, key: &str) -> Option<(&Value, &Origin, bool)> {
+        if let Some((v, o)) = self.servers.get(server).and_then(|l| l.0.get(key)) {
+            return Some((v, o, true));
+        }
+        self.defaults.0.get(key).map(|(v, o)| (v, o, false))
+    }
+
     /// Names of the servers that have a `[servers.NAME]` table.
     pub fn server_names(&self) -> impl Iterator<Item = &str> {
         self.servers.keys().map(String::as_str)

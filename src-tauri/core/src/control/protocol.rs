@@ -64,6 +64,9 @@ pub struct Heartbeat {
     pub debug: bool,
     pub inflight: Vec<Inflight>,
     pub stats: SessionStats,
+    /// The end of the server's stderr (redacted), when it changed since the last heartbeat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

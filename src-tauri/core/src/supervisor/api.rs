@@ -11,10 +11,12 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::clients::{Backup, ClientId, Notice, ServerEntry};
 use crate::events::Event;
 
 /// What the UI and the command line may ask of the supervisor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Servers' health and live sessions.
@@ -53,10 +55,44 @@ pub enum Request {
     KnownServers,
     /// On the socket: the connection becomes an event stream ([`ApiMessage::ApiEvent`]).
     Subscribe,
+    /// Every config key for `server`: its effective value, where it comes from, its default.
+    Limits { server: String },
+    /// Sets `key` in `[servers.NAME]` of config.toml (or removes it: `value: null`) after
+    /// checking it like the bridges do; running bridges pick it up.
+    SetLimit {
+        server: String,
+        key: String,
+        #[serde(default)]
+        value: Option<Value>,
+    },
+    /// The detected IDE and agent config files and their stdio servers, wrapped or not.
+    Clients,
+    /// Wraps (or unwraps) the stdio servers of one file (all active files when `file` is
+    /// null), one server or all; `dry_run` computes the diff only.
+    ClientEdit {
+        wrap: bool,
+        #[serde(default)]
+        file: Option<PathBuf>,
+        #[serde(default)]
+        server: Option<String>,
+        #[serde(default)]
+        dry_run: bool,
+    },
+    /// The backups taken before each write of an IDE config file, newest first.
+    Backups,
+    /// Puts a backup back (after backing up the current contents); `dry_run`: the diff only.
+    Restore {
+        id: String,
+        #[serde(default)]
+        dry_run: bool,
+    },
+    /// The switch of the IDE config watcher: wrap new stdio servers automatically.
+    AutoRewrite { on: bool },
 }
 
 /// The answer to a [`Request`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Response {
     Status(StatusReport),
@@ -67,17 +103,25 @@ pub enum Response {
     Stopped { stopped: Vec<StopResult> },
     KnownServers { servers: Vec<KnownServer> },
     Subscribed,
+    Limits(LimitsReport),
+    Clients(ClientsReport),
+    ClientEdit { changes: Vec<FileChangeView> },
+    Backups { backups: Vec<Backup> },
+    Restore(RestoreView),
+    AutoRewrite { on: bool },
     Error(ApiError),
 }
 
 /// Errors at the UI boundary: a small code enum and a message for a person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// No such server or session.
@@ -101,6 +145,7 @@ impl ApiError {
 
 /// `warden status --json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StatusReport {
     pub servers: Vec<ServerStatus>,
     pub sessions: Vec<SessionStatus>,
@@ -109,6 +154,7 @@ pub struct StatusReport {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SupervisorInfo {
     pub pid: u32,
     pub socket: PathBuf,
@@ -121,6 +167,7 @@ pub struct SupervisorInfo {
 
 /// Health of a server, worst first in [`Health::rank`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Health {
     Starting,
@@ -145,6 +192,7 @@ impl Health {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerStatus {
     pub name: String,
     pub health: Health,
@@ -176,6 +224,7 @@ pub struct ServerStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SessionState {
     /// Heartbeats arrive.
@@ -188,6 +237,7 @@ pub enum SessionState {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionStatus {
     pub id: String,
     pub server: String,
@@ -207,9 +257,13 @@ pub struct SessionStatus {
     pub started_ms: u64,
     pub command: Vec<String>,
     pub inflight: Vec<InflightStatus>,
+    /// The end of the server's stderr (redacted by the bridge).
+    #[serde(default)]
+    pub stderr_tail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InflightStatus {
     pub id: Value,
     pub method: String,
@@ -220,21 +274,159 @@ pub struct InflightStatus {
     pub progress: Option<String>,
 }
 
+/// `Request::Limits`: the form of a server's limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LimitsReport {
+    pub server: String,
+    /// The config.toml read (and edited by `SetLimit`).
+    pub config: Option<PathBuf>,
+    pub keys: Vec<LimitValue>,
+    /// Unknown keys and tables of the file.
+    pub warnings: Vec<String>,
+    /// Why the file could not be used (the values shown are then the defaults).
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LimitValue {
+    pub key: String,
+    /// The effective value.
+    pub value: Value,
+    pub default: Value,
+    pub source: LimitSource,
+    /// The line of config.toml the value is on.
+    pub line: Option<usize>,
+    /// What it means and why the default is what it is.
+    pub doc: String,
+    /// What a good value looks like.
+    pub fix: String,
+    /// Validated but not acted on yet.
+    pub planned: bool,
+}
+
+/// Where an effective value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum LimitSource {
+    /// Built in.
+    Default,
+    /// `[defaults]` of config.toml.
+    Defaults,
+    /// `[servers.NAME]` of config.toml.
+    Server,
+}
+
+/// `Request::Clients`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ClientsReport {
+    pub files: Vec<ClientFile>,
+    /// Whether new stdio servers are wrapped as they appear.
+    pub auto_rewrite: bool,
+    /// Whether the watcher runs (it does in the tray app and `warden daemon`).
+    pub watching: bool,
+    /// The `warden` binary written into wrapped entries.
+    pub warden: Option<PathBuf>,
+}
+
+/// One detected config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ClientFile {
+    pub client: ClientId,
+    pub client_name: String,
+    pub path: PathBuf,
+    /// `json`, `jsonc`, `toml` or `yaml`.
+    pub format: String,
+    /// The project directory of a project-level file.
+    pub project: Option<PathBuf>,
+    /// Whether the client reads this file.
+    pub active: bool,
+    pub exists: bool,
+    pub servers: Vec<ServerEntry>,
+    /// Why the file cannot be read or parsed (it is then left alone).
+    pub error: Option<String>,
+    /// What the client needs after Warden changes this file (restart, approval, reload).
+    pub notices: Vec<Notice>,
+    /// The client kept reverting Warden's edits: the watcher leaves the file alone.
+    pub given_up: bool,
+}
+
+/// What wrapping or unwrapping did (or, in a dry run, would do) to one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FileChangeView {
+    pub client: ClientId,
+    pub path: PathBuf,
+    /// Servers changed.
+    pub changed: Vec<String>,
+    /// Servers left alone, with the reason.
+    pub skipped: Vec<SkippedEntry>,
+    /// Unified diff; empty when nothing changes.
+    pub diff: String,
+    pub written: bool,
+    /// The id of the backup taken before writing.
+    pub backup: Option<String>,
+    pub notices: Vec<Notice>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SkippedEntry {
+    pub name: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RestoreView {
+    pub backup: Backup,
+    pub written: bool,
+    /// The backup taken of the contents that were replaced.
+    pub previous: Option<String>,
+    pub diff: String,
+}
+
+/// What the IDE config watcher saw or did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ClientChangeKind {
+    /// New stdio servers run unwrapped.
+    NewServers,
+    /// Servers were wrapped automatically.
+    Wrapped,
+    /// The client put back the original command of wrapped servers.
+    Reverted,
+    /// The client keeps reverting: the file is left alone.
+    GaveUp,
+    /// A file could not be read, parsed or written.
+    Failed,
+}
+
 /// One event of the history: a bridge's event, or one the supervisor made (`session_open`,
 /// `session_unresponsive`, `session_reaped`, `probe`, `command`, `orphan` …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct HistoryEntry {
     pub server: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub session: Option<String>,
     pub event: Event,
     /// On `session_open`: the server command, so it can be probed later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub command: Option<Vec<String>>,
 }
 
 /// What a restart, fallback or debug command did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CommandOutcome {
     pub ok: bool,
     pub message: String,
@@ -245,6 +437,7 @@ pub struct CommandOutcome {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionAck {
     pub session: String,
     pub pid: u32,
@@ -253,6 +446,7 @@ pub struct SessionAck {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProbeReport {
     pub server: Option<String>,
     pub command: Vec<String>,
@@ -276,6 +470,7 @@ pub struct ProbeReport {
 
 /// A server process whose bridge is gone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Orphan {
     pub pid: u32,
     pub ppid: u32,
@@ -289,6 +484,7 @@ pub struct Orphan {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StopResult {
     pub pid: u32,
     pub ok: bool,
@@ -296,6 +492,7 @@ pub struct StopResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KnownServer {
     pub name: String,
     pub command: Option<Vec<String>>,
@@ -306,6 +503,7 @@ pub struct KnownServer {
 
 /// The event stream: what the UI redraws from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApiEvent {
     SessionOpened {
@@ -336,11 +534,24 @@ pub enum ApiEvent {
     Orphans {
         orphans: Vec<Orphan>,
     },
+    /// The IDE config watcher saw or did something to a client's file.
+    Client {
+        change: ClientChangeKind,
+        client: ClientId,
+        path: PathBuf,
+        servers: Vec<String>,
+        message: String,
+    },
+    /// `SetLimit`, `Fallback` or `Debug` changed config.toml.
+    ConfigChanged {
+        server: String,
+    },
 }
 
 /// The typed API on the control socket, one JSON object per line like
 /// [`Message`](crate::control::Message).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ApiMessage {
     ApiRequest { id: u64, request: Request },
@@ -354,6 +565,62 @@ impl ApiMessage {
         line.push(b'\n');
         line
     }
+}
+
+/// The TypeScript declarations of the API for the web UI (`ui/src/bindings/api.ts`).
+/// Integers are `number`: every count and millisecond value stays far below 2^53.
+#[cfg(feature = "ts")]
+pub fn typescript() -> String {
+    use ts_rs::TS;
+    let cfg = ts_rs::Config::new().with_large_int("number");
+    let decls = [
+        Request::decl(&cfg),
+        Response::decl(&cfg),
+        ApiError::decl(&cfg),
+        ErrorCode::decl(&cfg),
+        StatusReport::decl(&cfg),
+        SupervisorInfo::decl(&cfg),
+        Health::decl(&cfg),
+        ServerStatus::decl(&cfg),
+        SessionState::decl(&cfg),
+        SessionStatus::decl(&cfg),
+        InflightStatus::decl(&cfg),
+        HistoryEntry::decl(&cfg),
+        Event::decl(&cfg),
+        CommandOutcome::decl(&cfg),
+        SessionAck::decl(&cfg),
+        ProbeReport::decl(&cfg),
+        Orphan::decl(&cfg),
+        StopResult::decl(&cfg),
+        KnownServer::decl(&cfg),
+        LimitsReport::decl(&cfg),
+        LimitValue::decl(&cfg),
+        LimitSource::decl(&cfg),
+        ClientsReport::decl(&cfg),
+        ClientFile::decl(&cfg),
+        FileChangeView::decl(&cfg),
+        SkippedEntry::decl(&cfg),
+        RestoreView::decl(&cfg),
+        ClientChangeKind::decl(&cfg),
+        ClientId::decl(&cfg),
+        ServerEntry::decl(&cfg),
+        crate::clients::EntryState::decl(&cfg),
+        Notice::decl(&cfg),
+        crate::clients::NoticeKind::decl(&cfg),
+        Backup::decl(&cfg),
+        ApiEvent::decl(&cfg),
+        <Value as TS>::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from src-tauri/core/src/supervisor/api.rs by\n\
+         // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n",
+    );
+    for d in decls {
+        out.push_str("\nexport ");
+        out.push_str(&d);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -380,5 +647,23 @@ mod tests {
         assert_eq!(crate::control::Message::from_line(&line).unwrap(), None);
         let status = serde_json::to_value(StatusReport::default()).unwrap();
         assert!(status["servers"].is_array() && status["sessions"].is_array());
+    }
+
+    /// The committed bindings match the Rust declarations (CI fails on drift).
+    #[cfg(feature = "ts")]
+    #[test]
+    fn bindings() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/api.ts");
+        let want = typescript();
+        if std::env::var_os("UPDATE_BINDINGS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "ui/src/bindings/api.ts is out of date: run `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings` and commit it"
+        );
     }
 }

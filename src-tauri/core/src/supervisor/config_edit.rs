@@ -45,6 +45,27 @@ pub fn set_server_key(
     key: &str,
     value: impl Into<Value>,
 ) -> Result<Edit, EditError> {
+    let value = value.into();
+    change(path, server, |path, text| {
+        edit_text(path, text, server, key, value)
+    })
+}
+
+/// Removes `<key>` from `[servers.<server>]` in `path`, so the server gets `[defaults]` or
+/// the built-in default again. Nothing else changes.
+pub fn remove_server_key(path: &Path, server: &str, key: &str) -> Result<Edit, EditError> {
+    change(path, server, |path, text| {
+        remove_text(path, text, server, key)
+    })
+}
+
+/// Reads `path`, applies `edit`, checks the result with the bridges' loader (the file and
+/// `server`'s resolved limits), and replaces the file.
+fn change(
+    path: &Path,
+    server: &str,
+    edit: impl FnOnce(&Path, &str) -> Result<String, EditError>,
+) -> Result<Edit, EditError> {
     // Editors and dotfile managers link config files; edit the file the link points to.
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
     let text = match std::fs::read_to_string(&path) {
@@ -52,11 +73,13 @@ pub fn set_server_key(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(source) => return Err(EditError::Read { path, source }),
     };
-    let new = edit_text(&path, &text, server, key, value.into())?;
+    let new = edit(&path, &text)?;
     if new == text {
         return Ok(Edit::Unchanged);
     }
-    if let Err(e) = Config::parse(&path, &new) {
+    let checked =
+        Config::parse(&path, &new).and_then(|c| c.limits_for(server, &Default::default()));
+    if let Err(e) = checked {
         return Err(EditError::Invalid {
             path,
             problem: e.to_string(),
@@ -151,6 +174,24 @@ pub fn edit_text(
     }
     if created {
         doc.set_trailing("");
+    }
+    Ok(doc.to_string())
+}
+
+/// The new text without `[servers.<server>] <key>`; unchanged when it is not there.
+pub fn remove_text(path: &Path, text: &str, server: &str, key: &str) -> Result<String, EditError> {
+    let mut doc: DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| EditError::Syntax {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+    let table = doc
+        .get_mut("servers")
+        .and_then(|s| s.get_mut(server))
+        .and_then(Item::as_table_like_mut);
+    if let Some(t) = table {
+        t.remove(key);
     }
     Ok(doc.to_string())
 }

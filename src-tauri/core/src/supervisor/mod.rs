@@ -22,10 +22,12 @@ pub mod client;
 pub mod config_edit;
 pub mod health;
 pub mod history;
+mod ide;
 pub mod metrics;
 pub mod orphans;
 pub mod probe;
 mod serve;
+pub mod settings;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
@@ -91,6 +93,12 @@ pub struct Options {
     /// How long a fallback/debug command waits for sessions to pick up the edit.
     pub pickup_timeout: Duration,
     pub probe_timeout: Duration,
+    /// The `warden` binary written into wrapped IDE config entries.
+    pub warden_bin: Option<PathBuf>,
+    /// Watch the IDE config files (new servers, reverts; auto-rewrite when switched on).
+    pub watch_clients: bool,
+    /// Where the auto-rewrite switch is kept across restarts (`on` or `off`).
+    pub auto_rewrite_file: Option<PathBuf>,
 }
 
 impl Options {
@@ -109,6 +117,9 @@ impl Options {
             ack_timeout: Duration::from_secs(5),
             pickup_timeout: Duration::from_millis(2 * HEARTBEAT_MS + 1000),
             probe_timeout: probe::DEFAULT_TIMEOUT,
+            warden_bin: None,
+            watch_clients: false,
+            auto_rewrite_file: Some(crate::paths::state_dir().join("auto-rewrite")),
         }
     }
 }
@@ -121,6 +132,7 @@ pub struct Supervisor {
     next_id: AtomicU64,
     next_conn: AtomicU64,
     started_ms: u64,
+    watcher: Mutex<Option<crate::clients::ClientWatcher>>,
 }
 
 /// Lines to one bridge.
@@ -141,6 +153,8 @@ struct Session {
     ended: bool,
     last_reload_ms: Option<u64>,
     last_reject: Option<(u64, String)>,
+    /// The end of the server's stderr, as last reported.
+    stderr_tail: String,
 }
 
 #[derive(Default)]
@@ -191,6 +205,7 @@ impl Supervisor {
             next_id: AtomicU64::new(1),
             next_conn: AtomicU64::new(1),
             started_ms: now_ms(),
+            watcher: Mutex::new(None),
         }))
     }
 
@@ -215,6 +230,9 @@ impl Supervisor {
     /// pre-warm, orphan sweeps), until `shutdown` completes; then removes the socket.
     pub async fn run(self: &Arc<Self>, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
         let listener = control::socket::bind(&self.opts.socket).await?;
+        if self.opts.watch_clients {
+            self.start_client_watch();
+        }
         let tasks = [
             tokio::spawn(serve::serve(Arc::clone(self), listener)),
             tokio::spawn(Arc::clone(self).ticker()),
@@ -226,8 +244,100 @@ impl Supervisor {
             t.abort();
         }
         let _ = std::fs::remove_file(&self.opts.socket);
+        if let Some(w) = self.watcher().take() {
+            w.stop();
+        }
         self.lock().history.close();
         Ok(())
+    }
+
+    fn watcher(&self) -> MutexGuard<'_, Option<crate::clients::ClientWatcher>> {
+        self.watcher.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts the IDE config watcher; its reports become events and history.
+    fn start_client_watch(self: &Arc<Self>) {
+        let Some(warden) = self.opts.warden_bin.clone() else {
+            tracing::warn!("not watching IDE configs: the path of the warden binary is unknown");
+            return;
+        };
+        let env = match ide::env() {
+            Ok(env) => env,
+            Err(e) => {
+                tracing::warn!("not watching IDE configs: {}", e.message);
+                return;
+            }
+        };
+        let mut opts = crate::clients::WatchOptions::new(warden);
+        opts.auto_rewrite = self.saved_auto_rewrite();
+        let me = Arc::downgrade(self);
+        let started = crate::clients::ClientWatcher::start(env, opts, move |report| {
+            if let Some(me) = me.upgrade() {
+                me.on_client_report(report);
+            }
+        });
+        match started {
+            Ok(w) => *self.watcher() = Some(w),
+            Err(e) => tracing::warn!("not watching IDE configs: {e}"),
+        }
+    }
+
+    fn saved_auto_rewrite(&self) -> bool {
+        self.opts
+            .auto_rewrite_file
+            .as_deref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .is_some_and(|s| s.trim() == "on")
+    }
+
+    fn on_client_report(&self, report: crate::clients::WatchReport) {
+        let (event, line) = ide::watch_event(report);
+        let ApiEvent::Client { client, change, .. } = &event else {
+            return;
+        };
+        let kind = match change {
+            api::ClientChangeKind::NewServers => "client_new_servers",
+            api::ClientChangeKind::Wrapped => "client_wrapped",
+            api::ClientChangeKind::Reverted => "client_reverted",
+            api::ClientChangeKind::GaveUp => "client_gave_up",
+            api::ClientChangeKind::Failed => "client_failed",
+        };
+        let entry = HistoryEntry {
+            server: format!("client:{client}"),
+            session: None,
+            event: Event::new(kind).detail(line),
+            command: None,
+        };
+        let mut st = self.lock();
+        st.history.push(entry.clone());
+        drop(st);
+        self.emit(ApiEvent::Event { entry });
+        self.emit(event);
+    }
+
+    fn set_auto_rewrite(&self, on: bool) -> Result<bool, ApiError> {
+        if let Some(path) = &self.opts.auto_rewrite_file {
+            let write = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(path, if on { "on\n" } else { "off\n" }));
+            write.map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!("cannot save the switch to {}: {e}", path.display()),
+                )
+            })?;
+        }
+        match self.watcher().as_ref() {
+            Some(w) => {
+                w.set_auto_rewrite(on);
+                Ok(on)
+            }
+            None => Err(ApiError::new(
+                ErrorCode::Invalid,
+                "the IDE config watcher is not running here (start the tray app, or `warden daemon --watch-clients`); the switch was saved for its next start",
+            )),
+        }
     }
 
     async fn ticker(self: Arc<Self>) {
@@ -300,8 +410,13 @@ impl Supervisor {
             if back { " (reconnected)" } else { "" },
             hello.command.join(" ")
         );
+        let before = st.sessions.remove(&hello.session);
         let session = Session {
-            heartbeat: st.sessions.remove(&hello.session).and_then(|s| s.heartbeat),
+            stderr_tail: before
+                .as_ref()
+                .map(|s| s.stderr_tail.clone())
+                .unwrap_or_default(),
+            heartbeat: before.and_then(|s| s.heartbeat),
             live_pid: peer_pid.unwrap_or(hello.pid),
             hello,
             last_report: Instant::now(),
@@ -334,6 +449,10 @@ impl Supervisor {
             return;
         };
         s.last_report = Instant::now();
+        let mut hb = hb;
+        if let Some(tail) = hb.stderr_tail.take() {
+            s.stderr_tail = tail;
+        }
         s.heartbeat = Some(hb);
         let back = s.state == SessionState::Unresponsive;
         s.state = SessionState::Live;
@@ -539,15 +658,20 @@ impl Supervisor {
             },
             Request::Restart { server } => Response::Command(self.restart(&server).await),
             Request::Fallback { server, on } => {
-                match self.set_flag(&server, "force_fallback", on).await {
+                match self
+                    .set_key(&server, "force_fallback", Some(on.into()))
+                    .await
+                {
                     Ok(o) => Response::Command(o),
                     Err(e) => Response::Error(e),
                 }
             }
-            Request::Debug { server, on } => match self.set_flag(&server, "debug", on).await {
-                Ok(o) => Response::Command(o),
-                Err(e) => Response::Error(e),
-            },
+            Request::Debug { server, on } => {
+                match self.set_key(&server, "debug", Some(on.into())).await {
+                    Ok(o) => Response::Command(o),
+                    Err(e) => Response::Error(e),
+                }
+            }
             Request::Probe {
                 server,
                 command,
@@ -584,7 +708,91 @@ impl Supervisor {
                 servers: self.known_servers(),
             },
             Request::Subscribe => Response::Subscribed,
+            Request::Limits { server } => {
+                let path = self.opts.config.clone();
+                blocking(move || Response::Limits(settings::limits(path.as_deref(), &server))).await
+            }
+            Request::SetLimit { server, key, value } => {
+                match self.set_limit(&server, &key, value).await {
+                    Ok(o) => Response::Command(o),
+                    Err(e) => Response::Error(e),
+                }
+            }
+            Request::Clients => {
+                let sup = Arc::clone(self);
+                blocking(move || match ide::env() {
+                    Ok(env) => Response::Clients(ide::report(
+                        &env,
+                        sup.watcher().as_ref(),
+                        sup.opts.warden_bin.as_deref(),
+                    )),
+                    Err(e) => Response::Error(e),
+                })
+                .await
+            }
+            Request::ClientEdit {
+                wrap,
+                file,
+                server,
+                dry_run,
+            } => {
+                let warden = self.opts.warden_bin.clone();
+                blocking(move || {
+                    match ide::env().and_then(|env| {
+                        ide::edit(&env, warden.as_deref(), wrap, file, server, dry_run)
+                    }) {
+                        Ok(changes) => Response::ClientEdit { changes },
+                        Err(e) => Response::Error(e),
+                    }
+                })
+                .await
+            }
+            Request::Backups => {
+                blocking(|| match ide::env().and_then(|env| ide::backups(&env)) {
+                    Ok(backups) => Response::Backups { backups },
+                    Err(e) => Response::Error(e),
+                })
+                .await
+            }
+            Request::Restore { id, dry_run } => {
+                blocking(move || {
+                    match ide::env().and_then(|env| ide::restore(&env, &id, dry_run)) {
+                        Ok(r) => Response::Restore(r),
+                        Err(e) => Response::Error(e),
+                    }
+                })
+                .await
+            }
+            Request::AutoRewrite { on } => match self.set_auto_rewrite(on) {
+                Ok(on) => Response::AutoRewrite { on },
+                Err(e) => Response::Error(e),
+            },
         }
+    }
+
+    /// `SetLimit`: checks the key and value, then edits like `set_flag`.
+    async fn set_limit(
+        self: &Arc<Self>,
+        server: &str,
+        key: &str,
+        value: Option<serde_json::Value>,
+    ) -> Result<CommandOutcome, ApiError> {
+        let Some(def) = crate::config::KEYS.iter().find(|k| k.name == key) else {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                format!("`{key}` is not a config key (see docs/config.md)"),
+            ));
+        };
+        let value = match value {
+            None => None,
+            Some(v) => Some(settings::to_toml(&v).map_err(|problem| {
+                ApiError::new(
+                    ErrorCode::Invalid,
+                    format!("`{key}`: {problem}. Fix: {}", def.fix),
+                )
+            })?),
+        };
+        self.set_key(server, def.name, value).await
     }
 
     /// `warden status`.
@@ -763,12 +971,13 @@ impl Supervisor {
         self.record(&mut st, entry);
     }
 
-    /// Writes `[servers.<server>] <key> = on` and waits for the sessions to pick it up.
-    async fn set_flag(
+    /// Writes `[servers.<server>] <key> = <value>` (removes the key for `None`) and waits
+    /// for the sessions to pick it up.
+    async fn set_key(
         self: &Arc<Self>,
         server: &str,
         key: &'static str,
-        on: bool,
+        value: Option<toml_edit::Value>,
     ) -> Result<CommandOutcome, ApiError> {
         let Some(path) = self.opts.config.clone() else {
             return Err(ApiError::new(
@@ -778,22 +987,32 @@ impl Supervisor {
         };
         let mut events = self.subscribe();
         let edited_ms = now_ms();
+        let shown = value.as_ref().map_or_else(
+            || "(default)".to_owned(),
+            |v| v.to_string().trim().to_owned(),
+        );
+        let on = value.as_ref().and_then(toml_edit::Value::as_bool);
         let edit = {
             let path = path.clone();
             let server = server.to_owned();
-            tokio::task::spawn_blocking(move || {
-                config_edit::set_server_key(&path, &server, key, on)
+            tokio::task::spawn_blocking(move || match value {
+                Some(v) => config_edit::set_server_key(&path, &server, key, v),
+                None => config_edit::remove_server_key(&path, &server, key),
             })
             .await
             .map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?
             .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?
         };
-        let flag = |hb: &Heartbeat| {
-            if key == "debug" {
-                hb.debug
-            } else {
-                hb.fallback
-            }
+        if edit == config_edit::Edit::Changed {
+            self.emit(ApiEvent::ConfigChanged {
+                server: server.to_owned(),
+            });
+        }
+        // Whether a session's heartbeat shows the value already (for the two flags it reports).
+        let running_with = |hb: &Heartbeat| match (key, on) {
+            ("debug", Some(on)) => hb.debug == on,
+            ("force_fallback", Some(on)) => hb.fallback == on,
+            _ => true,
         };
         // Which sessions picked it up: a reload after the edit, or the flag already set.
         let judge = |st: &State| -> Vec<Verdict> {
@@ -809,9 +1028,9 @@ impl Supervisor {
                     } else if s.last_reload_ms.is_some_and(|t| t >= edited_ms) {
                         Some((true, "reloaded config.toml".to_owned()))
                     } else if edit == config_edit::Edit::Unchanged
-                        && s.heartbeat.as_ref().is_some_and(|hb| flag(hb) == on)
+                        && s.heartbeat.as_ref().is_some_and(running_with)
                     {
-                        Some((true, format!("already running with {key} = {on}")))
+                        Some((true, format!("already running with {key} = {shown}")))
                     } else {
                         None
                     };
@@ -866,7 +1085,7 @@ impl Supervisor {
         let outcome = CommandOutcome {
             ok: picked == sessions.len(),
             message: format!(
-                "{key} = {on} {written} {} [servers.{server}]; {who}",
+                "{key} = {shown} {written} {} [servers.{server}]; {who}",
                 path.display()
             ),
             config: Some(path),
@@ -1068,6 +1287,16 @@ impl Supervisor {
     }
 }
 
+/// Runs file work off the async threads.
+async fn blocking(work: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Response::Error(ApiError::new(
+            ErrorCode::Io,
+            format!("the request failed: {e}"),
+        ))
+    })
+}
+
 /// Why `warden probe --server NAME` cannot go on, and what to do.
 /// The stdio servers of the detected IDE and agent configs, with their original commands
 /// (behind `warden bridge` for wrapped ones), named as the bridge would name them.
@@ -1149,6 +1378,7 @@ fn session_status(s: &Session, now: Instant) -> SessionStatus {
         config_hash: s.hello.config_hash.clone(),
         started_ms: s.hello.started_ms,
         command: s.hello.command.clone(),
+        stderr_tail: s.stderr_tail.clone(),
         inflight: hb
             .map(|h| {
                 h.inflight

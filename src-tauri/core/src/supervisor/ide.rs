@@ -1,0 +1,204 @@
+//! The supervisor's side of the IDE and agent config files: listing, wrap/unwrap with a
+//! diff preview, backups and restore, and the watcher with its auto-rewrite switch, as
+//! API types. The work itself is [`crate::clients`]'s.
+
+use std::path::{Path, PathBuf};
+
+use super::api::{
+    ApiError, ApiEvent, ClientChangeKind, ClientFile, ClientsReport, ErrorCode, FileChangeView,
+    RestoreView, SkippedEntry,
+};
+use crate::clients::{
+    self, ClientEnv, ClientError, ClientWatcher, FileChange, Filter, Scope, UnwrapOptions,
+    WatchReport, WrapOptions,
+};
+
+fn api_error(e: &ClientError) -> ApiError {
+    let code = match e {
+        ClientError::Parse { .. } | ClientError::NotUtf8 { .. } => ErrorCode::Invalid,
+        ClientError::UnknownFile { .. } => ErrorCode::NotFound,
+        _ => ErrorCode::Io,
+    };
+    ApiError::new(code, e.to_string())
+}
+
+pub(super) fn env() -> Result<ClientEnv, ApiError> {
+    ClientEnv::from_process().map_err(|e| api_error(&e))
+}
+
+/// Every detected file with its servers.
+pub(super) fn report(
+    env: &ClientEnv,
+    watcher: Option<&ClientWatcher>,
+    warden: Option<&Path>,
+) -> ClientsReport {
+    let given_up = watcher.map(ClientWatcher::given_up).unwrap_or_default();
+    let files = clients::list(env)
+        .into_iter()
+        .map(|l| {
+            let f = &l.file;
+            ClientFile {
+                client: f.client,
+                client_name: f.client.display_name().to_owned(),
+                path: f.path.clone(),
+                format: f.format.to_string(),
+                project: match &f.scope {
+                    Scope::User => None,
+                    Scope::Project(dir) => Some(dir.clone()),
+                },
+                active: f.active,
+                exists: f.path.exists(),
+                servers: l.servers,
+                error: l.error.map(|e| e.to_string()),
+                notices: clients::notices_for(f, env),
+                given_up: given_up.contains(&f.path),
+            }
+        })
+        .collect();
+    ClientsReport {
+        files,
+        auto_rewrite: watcher.is_some_and(ClientWatcher::auto_rewrite),
+        watching: watcher.is_some(),
+        warden: warden.map(Path::to_owned),
+    }
+}
+
+/// Wraps or unwraps the servers of one file (or of every active file).
+pub(super) fn edit(
+    env: &ClientEnv,
+    warden: Option<&Path>,
+    wrap: bool,
+    file: Option<PathBuf>,
+    server: Option<String>,
+    dry_run: bool,
+) -> Result<Vec<FileChangeView>, ApiError> {
+    let filter = Filter {
+        client: None,
+        file,
+        server,
+    };
+    let changes = if wrap {
+        let warden = warden.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Invalid,
+                "the path of the warden binary is not known, so nothing can be wrapped: start the app or `warden daemon` from its installed location",
+            )
+        })?;
+        clients::wrap(
+            env,
+            &WrapOptions {
+                warden: warden.to_owned(),
+                filter,
+                dry_run,
+            },
+        )
+    } else {
+        clients::unwrap(env, &UnwrapOptions { filter, dry_run })
+    };
+    Ok(changes
+        .map_err(|e| api_error(&e))?
+        .into_iter()
+        .map(change_view)
+        .collect())
+}
+
+fn change_view(c: FileChange) -> FileChangeView {
+    FileChangeView {
+        client: c.file.client,
+        path: c.file.path,
+        changed: c.changed.into_iter().map(|e| e.name).collect(),
+        skipped: c
+            .skipped
+            .into_iter()
+            .map(|(e, reason)| SkippedEntry {
+                name: e.name,
+                reason,
+            })
+            .collect(),
+        diff: c.diff,
+        written: c.written,
+        backup: c.backup,
+        notices: c.notices,
+        error: c.error.map(|e| e.to_string()),
+    }
+}
+
+pub(super) fn backups(env: &ClientEnv) -> Result<Vec<clients::Backup>, ApiError> {
+    let mut all = clients::backups(&env.state_dir).map_err(|e| api_error(&e))?;
+    all.sort_by_key(|b| std::cmp::Reverse(b.created_unix_ms));
+    Ok(all)
+}
+
+pub(super) fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> Result<RestoreView, ApiError> {
+    let r = clients::restore(env, id, dry_run).map_err(|e| api_error(&e))?;
+    Ok(RestoreView {
+        backup: r.backup,
+        written: r.written,
+        previous: r.previous,
+        diff: r.diff,
+    })
+}
+
+/// A watcher report as an API event, and the line for the history.
+pub(super) fn watch_event(report: WatchReport) -> (ApiEvent, String) {
+    let names = |servers: &[clients::EntryRef]| -> Vec<String> {
+        servers.iter().map(|e| e.name.clone()).collect()
+    };
+    let (change, file, servers, message) = match report {
+        WatchReport::NewServers { file, servers } => {
+            let message = format!(
+                "{}: new stdio server(s) {} run without the bridge; wrap them from the Clients page",
+                file.client.display_name(),
+                names(&servers).join(", ")
+            );
+            (ClientChangeKind::NewServers, file, names(&servers), message)
+        }
+        WatchReport::Wrapped {
+            file,
+            servers,
+            notices,
+            ..
+        } => {
+            let mut message = format!(
+                "{}: wrapped {}",
+                file.client.display_name(),
+                names(&servers).join(", ")
+            );
+            for n in notices {
+                message.push_str(". ");
+                message.push_str(&n.message);
+            }
+            (ClientChangeKind::Wrapped, file, names(&servers), message)
+        }
+        WatchReport::Reverted {
+            file,
+            servers,
+            count,
+        } => {
+            let message = format!(
+                "{} put back the original command of {} (revert {count})",
+                file.client.display_name(),
+                names(&servers).join(", ")
+            );
+            (ClientChangeKind::Reverted, file, names(&servers), message)
+        }
+        WatchReport::GaveUp {
+            file,
+            servers,
+            message,
+            ..
+        } => (ClientChangeKind::GaveUp, file, names(&servers), message),
+        WatchReport::Failed { file, error } => (ClientChangeKind::Failed, file, Vec::new(), error),
+    };
+    let line = message.clone();
+    (
+        ApiEvent::Client {
+            change,
+            client: file.client,
+            path: file.path,
+            servers,
+            message,
+        },
+        line,
+    )
+}

@@ -1,0 +1,268 @@
+// Generated from src-tauri/core/src/supervisor/api.rs by
+// `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.
+
+export type Request = { "op": "status" } | { "op": "history", server: string | null, since_ms: number | null, limit: number | null, } | { "op": "restart", server: string, } | { "op": "fallback", server: string, on: boolean, } | { "op": "debug", server: string, on: boolean, } | { "op": "probe", server: string | null, command: Array<string> | null, 
+/**
+ * Time the server has to answer each step (default 60 s).
+ */
+timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, };
+
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, } | { "kind": "error" } & ApiError;
+
+export type ApiError = { code: ErrorCode, message: string, };
+
+export type ErrorCode = "not_found" | "invalid" | "config" | "io";
+
+export type StatusReport = { servers: Array<ServerStatus>, sessions: Array<SessionStatus>, supervisor: SupervisorInfo, };
+
+export type SupervisorInfo = { pid: number, socket: string, config: string | null, history: string | null, started_ms: number, 
+/**
+ * Events kept in memory (loaded from the persisted history, then live).
+ */
+history_events: number, };
+
+export type Health = "starting" | "healthy" | "degraded" | "down" | "fallback" | "idle";
+
+export type ServerStatus = { name: string, health: Health, 
+/**
+ * Why the health is what it is, for a person.
+ */
+reason: string, 
+/**
+ * Live sessions (unresponsive ones included).
+ */
+sessions: number, unresponsive: number, inflight: number, p50_ms: number, p95_ms: number, p99_ms: number, requests: number, errors: number, timeouts: number, retries: number, restarts: number, bytes_in: number, bytes_out: number, last_error: string | null, 
+/**
+ * Wall-clock ms of the last event or heartbeat of this server.
+ */
+last_seen_ms: number | null, 
+/**
+ * The server command, from a session's hello.
+ */
+command: Array<string> | null, circuit_open: boolean, fallback: boolean, debug: boolean, last_probe: ProbeReport | null, };
+
+export type SessionState = "live" | "unresponsive" | "disconnected";
+
+export type SessionStatus = { id: string, server: string, 
+/**
+ * The bridge's pid.
+ */
+pid: number, 
+/**
+ * `name version` of the MCP client, once it said so.
+ */
+client: string | null, 
+/**
+ * Milliseconds since the last heartbeat (or the hello).
+ */
+last_heartbeat_ms: number, state: SessionState, server_pid: number | null, generation: number, circuit_open: boolean, fallback: boolean, debug: boolean, config_hash: string, started_ms: number, command: Array<string>, inflight: Array<InflightStatus>, 
+/**
+ * The end of the server's stderr (redacted by the bridge).
+ */
+stderr_tail: string, };
+
+export type InflightStatus = { id: JsonValue, method: string, tool: string | null, 
+/**
+ * Age now: the age reported in the last heartbeat plus the time since.
+ */
+age_ms: number, idle_ms: number, progress: string | null, };
+
+export type HistoryEntry = { server: string, session?: string, event: Event, 
+/**
+ * On `session_open`: the server command, so it can be probed later.
+ */
+command?: Array<string>, };
+
+export type Event = { ts_ms: number, kind: string, method?: string, id?: JsonValue, tool?: string, duration_ms?: number, outcome?: string, bytes_in?: number, bytes_out?: number, detail?: string, };
+
+export type CommandOutcome = { ok: boolean, message: string, 
+/**
+ * The config.toml that was edited (fallback, debug).
+ */
+config: string | null, 
+/**
+ * Each live session of the server, and whether it acknowledged or picked up the change.
+ */
+sessions: Array<SessionAck>, };
+
+export type SessionAck = { session: string, pid: number, ok: boolean, message: string, };
+
+export type ProbeReport = { server: string | null, command: Array<string>, ok: boolean, 
+/**
+ * Wall-clock ms when the probe started.
+ */
+ts_ms: number, 
+/**
+ * Spawn to the answer to `initialize`.
+ */
+cold_start_ms: number | null, 
+/**
+ * Spawn to the end of shutdown.
+ */
+total_ms: number, tools: number | null, tool_names: Array<string>, 
+/**
+ * `serverInfo` from the answer to `initialize`.
+ */
+server_info: JsonValue | null, protocol_version: string | null, error: string | null, 
+/**
+ * How the process ended ("exited with status 0" …).
+ */
+shutdown: string, stderr_tail: string, };
+
+export type Orphan = { pid: number, ppid: number, pgid: number, 
+/**
+ * `WARDEN_SESSION` of its environment, when it has one.
+ */
+session: string | null, bridge_pid: number | null, server: string | null, command: Array<string>, reason: string, };
+
+export type StopResult = { pid: number, ok: boolean, message: string, };
+
+export type KnownServer = { name: string, command: Array<string> | null, 
+/**
+ * Where it is known from: `session` (live), `history`, `config`, `ide` (a detected
+ * client config file).
+ */
+source: string, };
+
+export type LimitsReport = { server: string, 
+/**
+ * The config.toml read (and edited by `SetLimit`).
+ */
+config: string | null, keys: Array<LimitValue>, 
+/**
+ * Unknown keys and tables of the file.
+ */
+warnings: Array<string>, 
+/**
+ * Why the file could not be used (the values shown are then the defaults).
+ */
+error: string | null, };
+
+export type LimitValue = { key: string, 
+/**
+ * The effective value.
+ */
+value: JsonValue, default: JsonValue, source: LimitSource, 
+/**
+ * The line of config.toml the value is on.
+ */
+line: number | null, 
+/**
+ * What it means and why the default is what it is.
+ */
+doc: string, 
+/**
+ * What a good value looks like.
+ */
+fix: string, 
+/**
+ * Validated but not acted on yet.
+ */
+planned: boolean, };
+
+export type LimitSource = "default" | "defaults" | "server";
+
+export type ClientsReport = { files: Array<ClientFile>, 
+/**
+ * Whether new stdio servers are wrapped as they appear.
+ */
+auto_rewrite: boolean, 
+/**
+ * Whether the watcher runs (it does in the tray app and `warden daemon`).
+ */
+watching: boolean, 
+/**
+ * The `warden` binary written into wrapped entries.
+ */
+warden: string | null, };
+
+export type ClientFile = { client: ClientId, client_name: string, path: string, 
+/**
+ * `json`, `jsonc`, `toml` or `yaml`.
+ */
+format: string, 
+/**
+ * The project directory of a project-level file.
+ */
+project: string | null, 
+/**
+ * Whether the client reads this file.
+ */
+active: boolean, exists: boolean, servers: Array<ServerEntry>, 
+/**
+ * Why the file cannot be read or parsed (it is then left alone).
+ */
+error: string | null, 
+/**
+ * What the client needs after Warden changes this file (restart, approval, reload).
+ */
+notices: Array<Notice>, 
+/**
+ * The client kept reverting Warden's edits: the watcher leaves the file alone.
+ */
+given_up: boolean, };
+
+export type FileChangeView = { client: ClientId, path: string, 
+/**
+ * Servers changed.
+ */
+changed: Array<string>, 
+/**
+ * Servers left alone, with the reason.
+ */
+skipped: Array<SkippedEntry>, 
+/**
+ * Unified diff; empty when nothing changes.
+ */
+diff: string, written: boolean, 
+/**
+ * The id of the backup taken before writing.
+ */
+backup: string | null, notices: Array<Notice>, error: string | null, };
+
+export type SkippedEntry = { name: string, reason: string, };
+
+export type RestoreView = { backup: Backup, written: boolean, 
+/**
+ * The backup taken of the contents that were replaced.
+ */
+previous: string | null, diff: string, };
+
+export type ClientChangeKind = "new_servers" | "wrapped" | "reverted" | "gave_up" | "failed";
+
+export type ClientId = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "cline" | "windsurf" | "zed" | "gemini-cli" | "codex" | "opencode" | "kiro" | "lm-studio" | "continue" | "goose";
+
+export type ServerEntry = { name: string, 
+/**
+ * Where the entry sits inside the file when that matters (Claude Code's per-project
+ * servers: `["projects", "/abs/path"]`); empty for the file's own server list.
+ */
+scope: Array<string>, 
+/**
+ * Names of the environment variables the entry sets (never their values).
+ */
+env_keys: Array<string>, } & ({ "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, });
+
+export type EntryState = { "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, };
+
+export type Notice = { client: ClientId, kind: NoticeKind, message: string, };
+
+export type NoticeKind = "restart" | "reload" | "approval" | "allowlist" | "note";
+
+export type Backup = { id: string, 
+/**
+ * The backup's own file (`<id>.bak`).
+ */
+file: string, 
+/**
+ * The config file it is a copy of.
+ */
+original: string, client: ClientId | null, created_unix_ms: number, 
+/**
+ * `created_unix_ms` as UTC, e.g. `2026-03-14T09:30:15.123Z`.
+ */
+created: string, size: number, };
+
+export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, };
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
