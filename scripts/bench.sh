@@ -1,7 +1,26 @@
 #!/usr/bin/env bash
-# Measures the fake MCP server reached directly and through `warden bridge` (release build)
-# and writes docs/BENCHMARKS.md. Takes about a minute after the build.
-# BENCH_OUT=path writes the report elsewhere; BENCH_WARDEN=path measures another warden build.
+# Measures the fake MCP server reached directly, through `warden bridge` (release build) and
+# through other relays (tests/bench/asyncio_relay.py; mcp-proxy from PyPI, pinned by
+# tests/bench/requirements.txt), and writes docs/BENCHMARKS.md. A few minutes after the build.
+# BENCH_OUT=path writes the report elsewhere; BENCH_WARDEN=path measures another warden build;
+# BENCH_MCP_PROXY=path uses another mcp-proxy; BENCH_NO_PEERS_INSTALL=1 skips the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+command -v python3 >/dev/null || { echo "bench: python3 is needed for the asyncio relay" >&2; exit 1; }
+
+venv=tests/bench/.venv
+if [ -z "${BENCH_NO_PEERS_INSTALL:-}" ]; then
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "bench: creating $venv"
+    python3 -m venv "$venv"
+  fi
+  if [ ! -f "$venv/.installed" ] || [ tests/bench/requirements.txt -nt "$venv/.installed" ]; then
+    echo "bench: pip install -r tests/bench/requirements.txt"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r tests/bench/requirements.txt
+    touch "$venv/.installed"
+  fi
+fi
+
+echo "bench: load average before the run: $(cut -d' ' -f1-3 /proc/loadavg) (other work makes the numbers noisy)"
 cargo bench -p warden-cli --bench bridge "$@"

@@ -1,5 +1,6 @@
 //! What `warden bridge` costs: the fake MCP server reached directly and through the bridge, in
-//! one run, on one machine, and `docs/BENCHMARKS.md` written from the results.
+//! one run, on one machine, then the same workloads through other relays (`peers`: a reference
+//! asyncio relay and mcp-proxy from PyPI), and `docs/BENCHMARKS.md` written from the results.
 //!
 //! Run it with `scripts/bench.sh` (or `cargo bench -p warden-cli --bench bridge`). The report
 //! goes to `$BENCH_OUT`, default `<repo>/docs/BENCHMARKS.md`; `$BENCH_WARDEN` measures another
@@ -19,6 +20,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
+
+#[path = "bridge/peers.rs"]
+mod peers;
 
 const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
 const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
@@ -563,6 +567,7 @@ struct Results {
     /// Share of the machine's CPU capacity used by other processes during the run.
     other_load: f64,
     loadavg: String,
+    peers: peers::Report,
 }
 
 fn mb(kb: Option<u64>) -> String {
@@ -626,6 +631,10 @@ fn machine() -> Vec<(&'static str, String)> {
         (
             "rustc",
             run_text("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
+        ),
+        (
+            "python3",
+            run_text("python3", &["--version"]).unwrap_or_else(|| "not found".into()),
         ),
     ]
 }
@@ -705,18 +714,22 @@ fn report(r: &Results, repo: &Path) -> String {
     );
     let _ = writeln!(
         w,
-        "One run measures the same fake MCP server (`mcp-fake-server`) two ways: **direct** (the \
-         client spawns the server) and **bridged** (the client spawns `warden bridge --server \
-         fake -- mcp-fake-server`). Both sessions live side by side in the benchmark process \
-         and take turns, so both see the same machine state.\n"
+        "One run measures the same fake MCP server (`mcp-fake-server`) reached **directly** (the \
+         client spawns the server: the physical limit), through **`warden bridge`**, and \
+         through other relays on the same workloads: a reference **asyncio relay** written \
+         the way the Python bridges in the field are (`tests/bench/asyncio_relay.py`), and \
+         **mcp-proxy** from PyPI. All sessions live side by side in the benchmark process and \
+         take turns, so all see the same machine state; results are given as ratios to \
+         direct.\n"
     );
     let _ = writeln!(w, "Reproduce with:\n\n```sh\nscripts/bench.sh\n```\n");
     let _ = writeln!(
         w,
-        "It builds in release mode and runs `cargo bench -p warden-cli --bench bridge`, which \
-         rewrites this file (`BENCH_OUT=path` writes elsewhere). About a minute plus the build. \
-         Numbers from a shared or virtual machine are noisy: compare direct with bridged \
-         within one run, not across runs.\n"
+        "It installs the pinned peers (`tests/bench/requirements.txt` into `tests/bench/.venv`), \
+         builds in release mode and runs `cargo bench -p warden-cli --bench bridge`, which \
+         rewrites this file (`BENCH_OUT=path` writes elsewhere). A few minutes plus the build, \
+         most of it waiting for the slowest peer. Numbers from a shared or virtual machine are \
+         noisy: compare peers within one run, not across runs.\n"
     );
     let _ = writeln!(
         w,
@@ -749,7 +762,15 @@ fn report(r: &Results, repo: &Path) -> String {
         r.other_load * 100.0
     );
 
-    let _ = writeln!(w, "## Results\n");
+    peers::report(&r.peers, w);
+
+    let _ = writeln!(w, "## `warden bridge` in detail\n");
+    let _ = writeln!(
+        w,
+        "Direct and bridged side by side once more, with the bridge's targets and more \
+         detail. The small request here is `ping` and the burst is larger; this part ran \
+         before the peers part, in the same run.\n"
+    );
     let _ = writeln!(
         w,
         "| metric | direct | bridged | bridge adds | target | met |\n|---|---:|---:|---:|---|---|"
@@ -882,7 +903,7 @@ fn report(r: &Results, repo: &Path) -> String {
          another core, so this is the steadiest view of what the bridge's own work costs.\n"
     );
 
-    let _ = writeln!(w, "## Where the time goes\n");
+    let _ = writeln!(w, "### Where the time goes\n");
     let _ = writeln!(
         w,
         "Every {big_mb} MB run, with what `/proc/<pid>/stat` says each process did meanwhile \
@@ -980,7 +1001,7 @@ fn report(r: &Results, repo: &Path) -> String {
     }
     let _ = writeln!(w);
 
-    let _ = writeln!(w, "## How each number is taken\n");
+    let _ = writeln!(w, "### How each number is taken\n");
     let _ = writeln!(
         w,
         "- **Ping round trip**: {} sequential `ping` requests per side after {} warm-up pings, \
@@ -1025,6 +1046,18 @@ fn report(r: &Results, repo: &Path) -> String {
          into a temporary directory), so the bridge runs with default limits, writes its event \
          log there and finds no supervisor."
     );
+    // The tray app's own numbers, measured elsewhere, included as they are.
+    let app_idle = repo.join("docs/bench/app-idle.md");
+    if let Ok(text) = std::fs::read_to_string(&app_idle) {
+        let _ = writeln!(
+            w,
+            "\n<!-- Included verbatim from docs/bench/app-idle.md. -->\n"
+        );
+        let _ = write!(w, "{text}");
+        if !text.ends_with('\n') {
+            let _ = writeln!(w);
+        }
+    }
     md
 }
 
@@ -1141,6 +1174,14 @@ fn main() {
     bridged.close();
     say("ping latency, pinned to one CPU");
     let pinned = pinned_latency(full);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let repo = repo.canonicalize().unwrap_or(repo);
+    let peer_list = peers::peers(&repo);
+    let peer_plan = if full { &peers::FULL } else { &peers::SMOKE };
+    let peers = peers::run(&peer_list, peer_plan, &env, &repo, &say);
+    if !full {
+        peers::check_smoke(&peers);
+    }
     say("done");
     let busy1 = busy_ms();
     let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
@@ -1169,9 +1210,8 @@ fn main() {
         elapsed: started.elapsed(),
         other_load,
         loadavg,
+        peers,
     };
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let repo = repo.canonicalize().unwrap_or(repo);
     let md = report(&results, &repo);
     println!("{md}");
     if full {
