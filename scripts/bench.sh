@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Measures the fake MCP server reached directly, through `warden bridge` (release build) and
-# through other relays (tests/bench/asyncio_relay.py; mcp-proxy from PyPI, pinned by
+# through other relays (tests/bench/asyncio_relay.py; fastmcp and mcp-proxy from PyPI, pinned by
 # tests/bench/requirements.txt), and writes docs/BENCHMARKS.md. A few minutes after the build.
 # BENCH_OUT=path writes the report elsewhere; BENCH_WARDEN=path measures another warden build;
-# BENCH_MCP_PROXY=path uses another mcp-proxy; BENCH_NO_PEERS_INSTALL=1 skips the install.
+# BENCH_VENV=dir takes the registry relays from another venv; BENCH_NO_PEERS_INSTALL=1 skips
+# installing them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,6 +1,7 @@
 //! What `warden bridge` costs: the fake MCP server reached directly and through the bridge, in
 //! one run, on one machine, then the same workloads through other relays (`peers`: a reference
-//! asyncio relay and mcp-proxy from PyPI), and `docs/BENCHMARKS.md` written from the results.
+//! asyncio relay, fastmcp and mcp-proxy from PyPI), and `docs/BENCHMARKS.md` written from the
+//! results.
 //!
 //! Run it with `scripts/bench.sh` (or `cargo bench -p warden-cli --bench bridge`). The report
 //! goes to `$BENCH_OUT`, default `<repo>/docs/BENCHMARKS.md`; `$BENCH_WARDEN` measures another
@@ -718,7 +719,7 @@ fn report(r: &Results, repo: &Path) -> String {
          client spawns the server: the physical limit), through **`warden bridge`**, and \
          through other relays on the same workloads: a reference **asyncio relay** written \
          the way the Python bridges in the field are (`tests/bench/asyncio_relay.py`), and \
-         **mcp-proxy** from PyPI. All sessions live side by side in the benchmark process and \
+         the SDK-based proxies **fastmcp** and **mcp-proxy** from PyPI. All sessions live side by side in the benchmark process and \
          take turns, so all see the same machine state; results are given as ratios to \
          direct.\n"
     );
@@ -834,7 +835,7 @@ fn report(r: &Results, repo: &Path) -> String {
     );
     let _ = writeln!(
         w,
-        "| {big_mb} MB response: relay throughput, server's build time taken out ¹ | {:.0} MB/s | {:.0} MB/s | ×{:.2} | | |",
+        "| {big_mb} MB response: relay throughput, server's start-up time taken out ¹ | {:.0} MB/s | {:.0} MB/s | ×{:.2} | | |",
         relay(bd),
         relay(bb),
         relay(bb) / relay(bd)
@@ -884,9 +885,10 @@ fn report(r: &Results, repo: &Path) -> String {
     let _ = writeln!(
         w,
         "\n¹ Line bytes ÷ (time to the last byte − direct's shortest time to the first byte). The \
-         fake server builds the whole line before writing any of it, and that build time \
-         (≈ direct's time to first byte) is the same on both sides; taking it out leaves the \
-         time spent moving the bytes: through one pipe direct, through the bridge bridged.\n"
+         fake server streams the line in 64 KiB writes; the time before it writes the first \
+         (≈ direct's time to first byte) is the same on both sides, and taking it out leaves \
+         the time spent moving the bytes: through one pipe direct, through the bridge \
+         bridged.\n"
     );
     let _ = writeln!(
         w,
@@ -953,8 +955,8 @@ fn report(r: &Results, repo: &Path) -> String {
     if mbps(bb.bytes, bb.total) < TARGET_BIG_MBPS && mbps(bd.bytes, bd.total) < TARGET_BIG_MBPS {
         notes.push(format!(
             "The {TARGET_BIG_MBPS} MB/s end-to-end target is out of reach for any relay on this \
-             machine: the server alone manages {:.0} MB/s, spending {:.0} ms building the line \
-             before its first byte. The bridge's own share is the difference: {:+.0} ms.",
+             machine: the server alone manages {:.0} MB/s, {:.0} ms of it before its first \
+             byte. The bridge's own share is the difference: {:+.0} ms.",
             mbps(bd.bytes, bd.total),
             bd.first_byte * 1e3,
             (bb.total - bd.total) * 1e3
@@ -1014,7 +1016,7 @@ fn report(r: &Results, repo: &Path) -> String {
         "- **Large response**: `tools/call big {{\"bytes\": {}}}`, answered with one line of {} \
          bytes; from writing the request to reading the line's `\\n`. The client counts bytes \
          with std's memchr-based `skip_until` and checks the exact length, without parsing. \
-         The time includes the fake server building the line, on both sides. Throughput = \
+         The time includes the fake server writing the line, on both sides. Throughput = \
          line bytes ÷ that time.",
         plan.big_bytes, bb.bytes
     );

@@ -1,6 +1,7 @@
 //! Peers: the same fake server reached directly, through `warden bridge`, through a reference
 //! asyncio relay (`tests/bench/asyncio_relay.py`, the way the Python bridges in the field are
-//! written) and through `mcp-proxy` from PyPI, on the same workloads in one run.
+//! written) and through the SDK-based proxies `fastmcp` and `mcp-proxy` from PyPI, on the same
+//! workloads in one run.
 //!
 //! Every workload takes turns between the peers, so all see the same machine state. A peer
 //! that fails a workload (its stdout closes, or it does not answer in time) is a result, not
@@ -82,6 +83,11 @@ enum Kind {
     McpProxy {
         bin: PathBuf,
     },
+    /// `fastmcp run mcp.json --transport stdio`: FastMCP's proxy for the servers of an
+    /// MCPConfig file, stdio→stdio in one process (what `mcpm run` builds on).
+    FastMcp {
+        bin: PathBuf,
+    },
 }
 
 pub struct Peer {
@@ -106,11 +112,18 @@ fn version(bin: &Path, arg: &str) -> Option<String> {
         .then(|| text.lines().next().unwrap_or("").trim().to_owned())
 }
 
-/// `$BENCH_MCP_PROXY`, or the one `scripts/bench.sh` installs in `tests/bench/.venv`.
-fn mcp_proxy_bin(repo: &Path) -> PathBuf {
-    std::env::var_os("BENCH_MCP_PROXY").map_or_else(
-        || repo.join("tests/bench/.venv/bin/mcp-proxy"),
-        PathBuf::from,
+/// `$BENCH_VENV/bin/NAME`, default the venv `scripts/bench.sh` installs in `tests/bench/.venv`.
+fn venv_bin(repo: &Path, name: &str) -> PathBuf {
+    std::env::var_os("BENCH_VENV")
+        .map_or_else(|| repo.join("tests/bench/.venv"), PathBuf::from)
+        .join("bin")
+        .join(name)
+}
+
+fn not_installed(bin: &Path) -> String {
+    format!(
+        "not installed at `{}`: `scripts/bench.sh` installs it (or set `BENCH_VENV`)",
+        bin.display()
     )
 }
 
@@ -153,7 +166,31 @@ pub fn peers(repo: &Path) -> Vec<Peer> {
                 .then(|| "`python3` not found".to_owned()),
         });
     }
-    let bin = mcp_proxy_bin(repo);
+    let bin = venv_bin(repo, "fastmcp");
+    // `fastmcp version` prints a table; the line that names FastMCP's.
+    let fm_version = Command::new(&bin)
+        .arg("version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find(|l| l.starts_with("FastMCP version"))
+                .and_then(|l| l.split_whitespace().last().map(str::to_owned))
+        });
+    list.push(Peer {
+        name: "fastmcp proxy".into(),
+        what: format!(
+            "{} (PyPI, pinned in `tests/bench/requirements.txt`): `fastmcp run mcp.json --transport stdio`, FastMCP's proxy for the server of an MCPConfig file, stdio→stdio in one process (the proxy `mcpm run` builds on). It re-issues each request through its own MCP client and starts the server at the first call",
+            fm_version
+                .as_deref()
+                .map_or("fastmcp".to_owned(), |v| format!("`fastmcp` {v}"))
+        ),
+        kind: fm_version.as_ref().map(|_| Kind::FastMcp { bin: bin.clone() }),
+        missing: fm_version.is_none().then(|| not_installed(&bin)),
+    });
+    let bin = venv_bin(repo, "mcp-proxy");
     let mp_version = version(&bin, "--version");
     list.push(Peer {
         name: "mcp-proxy, chained".into(),
@@ -161,15 +198,12 @@ pub fn peers(repo: &Path) -> Vec<Peer> {
             "{} (PyPI, sparfenyuk/mcp-proxy, pinned in `tests/bench/requirements.txt`). It has no stdio→stdio mode, so two of it are chained as MetaMCP's docs tell stdio-only clients to: `mcp-proxy --transport streamablehttp URL` (stdio side) → loopback HTTP → `mcp-proxy --port P -- mcp-fake-server` (server side). Both processes count as the relay; they re-issue each request through the Python MCP SDK",
             mp_version
                 .as_deref()
-                .map_or("mcp-proxy".to_owned(), |v| format!("`mcp-proxy` {v}"))
+                .map_or("mcp-proxy".to_owned(), |v| {
+                    format!("`mcp-proxy` {}", v.trim_start_matches("mcp-proxy").trim())
+                })
         ),
         kind: mp_version.as_ref().map(|_| Kind::McpProxy { bin: bin.clone() }),
-        missing: mp_version.is_none().then(|| {
-            format!(
-                "not installed at `{}`: `scripts/bench.sh` installs it (or set `BENCH_MCP_PROXY`)",
-                bin.display()
-            )
-        }),
+        missing: mp_version.is_none().then(|| not_installed(&bin)),
     });
     list
 }
@@ -232,6 +266,24 @@ impl Session {
                 let mut c = Command::new(python);
                 c.arg(script(repo))
                     .args(["--limit", &limit.to_string(), "--", FAKE]);
+                c
+            }
+            Kind::FastMcp { bin } => {
+                let config = stderr.with_extension("mcp.json");
+                let json =
+                    serde_json::json!({"mcpServers": {"fake": {"command": FAKE, "args": []}}});
+                std::fs::write(&config, json.to_string()).map_err(|e| e.to_string())?;
+                let mut c = Command::new(bin);
+                c.arg("run")
+                    .arg(&config)
+                    .args([
+                        "--transport",
+                        "stdio",
+                        "--no-banner",
+                        "--log-level",
+                        "WARNING",
+                    ])
+                    .env("FASTMCP_CHECK_FOR_UPDATES", "off");
                 c
             }
             Kind::McpProxy { bin } => {
@@ -370,7 +422,8 @@ impl Session {
         );
         self.send(msg.as_bytes())?;
         let v: Value = serde_json::from_slice(self.recv()?).map_err(|e| e.to_string())?;
-        if v["result"]["serverInfo"]["name"] != "mcp-fake-server" {
+        // SDK-based proxies answer `initialize` themselves, under their own name.
+        if v["id"] != 1 || !v["result"]["protocolVersion"].is_string() {
             return Err(format!("unexpected initialize answer {v}"));
         }
         self.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
@@ -964,6 +1017,17 @@ pub fn check_smoke(r: &Report) {
 
 // ---- the report ---------------------------------------------------------------------------
 
+/// Milliseconds, or seconds from one second up.
+fn fmt_ms(secs: f64) -> String {
+    if secs >= 1.0 {
+        format!("{secs:.2} s")
+    } else if secs >= 0.1 {
+        format!("{:.0} ms", secs * 1e3)
+    } else {
+        format!("{:.1} ms", secs * 1e3)
+    }
+}
+
 fn fmt_us(v: f64) -> String {
     if v >= 1_000.0 {
         format!("{:.2} ms", v / 1e3)
@@ -1072,7 +1136,7 @@ pub fn report(r: &Report, w: &mut String) {
         ),
         &|p| {
             cell(&p.burst, |(t, _)| {
-                format!("{:.1} ms{}", t * 1e3, ratio(p, *t, d_burst))
+                format!("{}{}", fmt_ms(*t), ratio(p, *t, d_burst))
             })
         },
     );
@@ -1095,7 +1159,7 @@ pub fn report(r: &Report, w: &mut String) {
     row(
         w,
         format!("{big_mb} MB response: request → first byte"),
-        &|p| cell(&p.big, |b| format!("{:.1} ms", b.first_byte * 1e3)),
+        &|p| cell(&p.big, |b| fmt_ms(b.first_byte)),
     );
     row(
         w,
@@ -1103,8 +1167,8 @@ pub fn report(r: &Report, w: &mut String) {
         &|p| {
             cell(&p.big, |b| {
                 format!(
-                    "{:.0} ms{}",
-                    b.total * 1e3,
+                    "{}{}",
+                    fmt_ms(b.total),
                     ratio(p, b.total, d_big.map(|d| d.total))
                 )
             })
@@ -1165,12 +1229,13 @@ pub fn report(r: &Report, w: &mut String) {
     }
     let _ = writeln!(
         w,
-        "\nOther registry relays checked and left out: `fastmcp` (PyPI; its proxy is a \
-         stdio→stdio relay, but 4.1.6, the current release, does not install from the \
-         registry here: it needs a `certifi` newer than the registry serves); `supergateway` \
-         and `mcp-proxy` (npm) convert stdio to SSE/HTTP and back like mcp-proxy (PyPI) above, \
-         which stands for that design; `mcp-remote` (npm) only connects to remote servers. \
-         None of them is a stdio→stdio relay of its own.\n"
+        "\nWhat else was checked in the registries: `fastmcp` 3.x and 4.x (the current \
+         4.1.6) do not install from the registry reachable here (they need a `certifi` newer \
+         than it serves), so the newest 2.x stands in; `supergateway` and `mcp-proxy` (npm) \
+         and `mcp-contextforge-gateway`'s `mcpgateway.translate` (PyPI) convert stdio to \
+         SSE/HTTP and back like `mcp-proxy` (PyPI) above, which stands for that design (and \
+         the asyncio relay reproduces `mcpgateway.translate`'s stdio side); `mcp-remote` (npm) \
+         only connects to remote servers.\n"
     );
     let _ = writeln!(
         w,
