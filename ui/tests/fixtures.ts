@@ -1,0 +1,48 @@
+// Small builders of API values for the tests.
+import type { Event, HistoryEntry, SessionStatus, StatusReport } from "../src/bindings/api";
+import { blankServer } from "../src/lib/store";
+
+export function session(over: Partial<SessionStatus> = {}): SessionStatus {
+  return {
+    id: "s1",
+    server: "ripgrep",
+    pid: 100,
+    client: "claude-code 2.1.80",
+    last_heartbeat_ms: 500,
+    state: "live",
+    server_pid: 101,
+    generation: 1,
+    circuit_open: false,
+    fallback: false,
+    debug: false,
+    config_hash: "abc",
+    started_ms: 1_700_000_000_000,
+    command: ["npx", "-y", "mcp-ripgrep"],
+    inflight: [],
+    stderr_tail: "",
+    ...over,
+  };
+}
+
+export function status(over: Partial<StatusReport> = {}): StatusReport {
+  return {
+    servers: [
+      { ...blankServer("ripgrep"), health: "healthy", reason: "answering", sessions: 1 },
+      { ...blankServer("fs"), health: "idle", reason: "no sessions" },
+    ],
+    sessions: [session()],
+    supervisor: {
+      pid: 1,
+      socket: "/run/user/1000/warden/control.sock",
+      config: "/home/me/.config/warden/config.toml",
+      history: null,
+      started_ms: 1_700_000_000_000,
+      history_events: 0,
+    },
+    ...over,
+  };
+}
+
+export function entry(server: string, ev: Partial<Event> & { kind: string }): HistoryEntry {
+  return { server, event: { ts_ms: 1_700_000_000_000, ...ev } };
+}
