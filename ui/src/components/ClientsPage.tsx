@@ -1,0 +1,431 @@
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, RestoreView, ServerEntry } from "../bindings/api";
+import { formatBytes, formatDateTime } from "../lib/format";
+import { api, app } from "../lib/tauri";
+import { useStore } from "./context";
+import { Dialog } from "./Dialog";
+import { DiffView } from "./DiffView";
+import { CommandLine, Empty, ErrorText, Loading } from "./common";
+
+type Pending =
+  | { kind: "edit"; title: string; wrap: boolean; file: string | null; server: string | null; changes: FileChangeView[] }
+  | { kind: "restore"; title: string; id: string; view: RestoreView };
+
+type Result = { title: string; ok: boolean; lines: string[]; notices: Notice[] };
+
+export const NOTICE_LABEL: Record<NoticeKind, string> = {
+  restart: "Needs restart",
+  reload: "Needs reload",
+  approval: "Needs approval",
+  allowlist: "Needs allowlisting",
+  note: "Note",
+};
+
+export function ClientsPage() {
+  const { state } = useStore();
+  const [report, setReport] = useState<ClientsReport | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [backups, setBackups] = useState<Backup[] | null>(null);
+  const [backupsError, setBackupsError] = useState<string | null>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [result, setResult] = useState<Result | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [switchError, setSwitchError] = useState<string | null>(null);
+
+  const load = useCallback(async () => {
+    const [c, b] = await Promise.all([api({ op: "clients" }), api({ op: "backups" })]);
+    if (c.kind === "clients") {
+      setReport(c);
+      setError(null);
+    } else if (c.kind === "error") setError(c.message);
+    if (b.kind === "backups") {
+      setBackups(b.backups);
+      setBackupsError(null);
+    } else if (b.kind === "error") setBackupsError(b.message);
+  }, []);
+
+  useEffect(() => {
+    void load();
+  }, [load, state.clientsVersion]);
+
+  const preview = async (wrap: boolean, file: string | null, server: string | null, title: string) => {
+    setBusy(true);
+    try {
+      const r = await api({ op: "client_edit", wrap, file, server, dry_run: true });
+      if (r.kind === "client_edit") setPending({ kind: "edit", title, wrap, file, server, changes: r.changes });
+      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const previewRestore = async (b: Backup) => {
+    setBusy(true);
+    const title = `Restore ${b.original} from ${b.created}`;
+    try {
+      const r = await api({ op: "restore", id: b.id, dry_run: true });
+      if (r.kind === "restore") setPending({ kind: "restore", title, id: b.id, view: r });
+      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const apply = async () => {
+    if (!pending) return;
+    setBusy(true);
+    try {
+      if (pending.kind === "edit") {
+        const r = await api({ op: "client_edit", wrap: pending.wrap, file: pending.file, server: pending.server, dry_run: false });
+        if (r.kind === "client_edit") setResult(editResult(pending.title, r.changes));
+        else if (r.kind === "error") setResult({ title: pending.title, ok: false, lines: [r.message], notices: [] });
+      } else {
+        const r = await api({ op: "restore", id: pending.id, dry_run: false });
+        if (r.kind === "restore") {
+          const lines = [r.written ? `Restored ${r.backup.original}.` : "Nothing to restore: the file already has these contents."];
+          if (r.previous) lines.push(`The contents it replaced were backed up as ${r.previous}.`);
+          setResult({ title: pending.title, ok: true, lines, notices: [] });
+        } else if (r.kind === "error") setResult({ title: pending.title, ok: false, lines: [r.message], notices: [] });
+      }
+      setPending(null);
+      await load();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const setAutoRewrite = async (on: boolean) => {
+    const r = await api({ op: "auto_rewrite", on });
+    if (r.kind === "auto_rewrite") {
+      setReport((rep) => (rep ? { ...rep, auto_rewrite: r.on } : rep));
+      setSwitchError(null);
+    } else if (r.kind === "error") setSwitchError(r.message);
+  };
+
+  const openFile = async (path: string) => {
+    const r = await app({ op: "open", target: { kind: "client_file", path } });
+    if (r.kind === "error") setResult({ title: `Open ${path}`, ok: false, lines: [r.message], notices: [] });
+  };
+
+  const present = report?.files.filter((f) => f.exists) ?? [];
+  const absent = report?.files.filter((f) => !f.exists) ?? [];
+
+  return (
+    <section class="page">
+      <h1>Clients</h1>
+      <p class="muted">
+        The MCP config files of your IDEs and agents. <em>Wrap</em> puts <code>warden bridge</code> in front of a stdio
+        server (the original command moves behind <code>--</code>; nothing else in the file changes), <em>Unwrap</em>{" "}
+        gives back the original entry. You see the exact change before anything is written, and every write is backed up.
+      </p>
+      {report && (
+        <div class="switch-row">
+          <label class="check">
+            <input
+              type="checkbox"
+              role="switch"
+              data-testid="auto-rewrite"
+              checked={report.auto_rewrite}
+              aria-checked={report.auto_rewrite}
+              onChange={(e) => void setAutoRewrite(e.currentTarget.checked)}
+            />
+            Wrap new stdio servers automatically
+          </label>
+          <span class="muted small">
+            {report.watching
+              ? "Warden watches these files; a client that keeps undoing its edits is left alone."
+              : "The file watcher is not running, so this switch has no effect until the app's supervisor runs."}
+          </span>
+          {switchError && <ErrorText message={switchError} />}
+        </div>
+      )}
+      {report && !report.warden && (
+        <p class="warn-text small" data-testid="no-warden-binary">
+          The path of the <code>warden</code> binary is not known, so nothing can be wrapped: start the app from its
+          installed location.
+        </p>
+      )}
+      {result && <ResultPanel result={result} onClose={() => setResult(null)} />}
+      {error && <ErrorText message={error} testid="clients-error" />}
+      {!report && !error && <Loading what="client configs" />}
+      {report && present.length === 0 && (
+        <Empty title="No client config files found">
+          <p>
+            Warden looks for the MCP configs of Claude Desktop, Claude Code, Cursor, VS Code, Cline, Windsurf, Zed, Gemini
+            CLI, Codex, opencode, Kiro, LM Studio, Continue and Goose. Add an MCP server in one of them and it appears
+            here.
+          </p>
+        </Empty>
+      )}
+      {present.map((f) => (
+        <FileCard
+          key={f.path}
+          file={f}
+          busy={busy}
+          onEdit={(wrap, server, title) => void preview(wrap, f.path, server, title)}
+          onOpen={() => void openFile(f.path)}
+        />
+      ))}
+      {absent.length > 0 && (
+        <details class="absent">
+          <summary>{absent.length} other places Warden looks (not on this machine)</summary>
+          <ul>
+            {absent.map((f) => (
+              <li key={f.path} data-testid="client-file-missing" data-path={f.path}>
+                {f.client_name}: <code>{f.path}</code>
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+
+      <h2>Backups</h2>
+      <p class="muted small">Taken before every write of a client file (the last 10 per file).</p>
+      {backupsError && <ErrorText message={backupsError} />}
+      {backups === null && !backupsError && <Loading what="backups" />}
+      {backups !== null && backups.length === 0 && <p class="muted">No backups yet: Warden has not changed any file.</p>}
+      {backups !== null && backups.length > 0 && (
+        <div class="table-wrap">
+          <table data-testid="backups">
+            <thead>
+              <tr>
+                <th scope="col">Taken</th>
+                <th scope="col">File</th>
+                <th scope="col" class="num">Size</th>
+                <th scope="col"><span class="sr-only">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {backups.map((b) => (
+                <tr key={b.id} data-testid="backup-row" data-backup={b.id}>
+                  <td>{formatDateTime(b.created_unix_ms)}</td>
+                  <td>
+                    <code>{b.original}</code>
+                  </td>
+                  <td class="num">{formatBytes(b.size)}</td>
+                  <td>
+                    <button type="button" class="secondary" data-testid={`restore-${b.id}`} disabled={busy} onClick={() => void previewRestore(b)}>
+                      Restore…
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+
+      {pending && <PreviewDialog pending={pending} busy={busy} onApply={() => void apply()} onCancel={() => setPending(null)} />}
+    </section>
+  );
+}
+
+function editResult(title: string, changes: FileChangeView[]): Result {
+  const lines: string[] = [];
+  const notices: Notice[] = [];
+  let ok = true;
+  for (const c of changes) {
+    if (c.error) {
+      ok = false;
+      lines.push(`${c.path}: ${c.error}`);
+    } else if (c.written) {
+      lines.push(`${c.path}: ${c.changed.length > 0 ? c.changed.join(", ") : "changed"}${c.backup ? ` (backup ${c.backup})` : ""}.`);
+      notices.push(...c.notices);
+    } else if (c.diff === "") {
+      lines.push(`${c.path}: nothing to change.`);
+    }
+    for (const s of c.skipped) lines.push(`${c.path}: ${s.name} left alone: ${s.reason}`);
+  }
+  if (changes.length === 0) lines.push("Nothing matched.");
+  return { title, ok, lines, notices };
+}
+
+function ResultPanel({ result, onClose }: { result: Result; onClose: () => void }) {
+  return (
+    <div class={`result ${result.ok ? "ok" : "bad"}`} data-testid="edit-result" role={result.ok ? "status" : "alert"}>
+      <div class="result-head">
+        <strong>{result.title}</strong>
+        <button type="button" class="icon" aria-label="Dismiss" onClick={onClose}>
+          ×
+        </button>
+      </div>
+      <ul>
+        {result.lines.map((l, i) => (
+          <li key={i}>{l}</li>
+        ))}
+      </ul>
+      {result.notices.length > 0 && (
+        <div class="notices" data-testid="edit-notices">
+          <strong>What to do now:</strong>
+          <NoticeList notices={result.notices} />
+        </div>
+      )}
+    </div>
+  );
+}
+
+function NoticeList({ notices }: { notices: Notice[] }) {
+  return (
+    <ul class="notice-list">
+      {notices.map((n, i) => (
+        <li key={i} data-testid="notice" data-kind={n.kind}>
+          <span class={`tag notice-${n.kind}`}>{NOTICE_LABEL[n.kind]}</span> {n.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function FileCard(props: {
+  file: ClientFile;
+  busy: boolean;
+  onEdit: (wrap: boolean, server: string | null, title: string) => void;
+  onOpen: () => void;
+}) {
+  const f = props.file;
+  const unwrapped = f.servers.filter((s) => s.state === "unwrapped");
+  const wrapped = f.servers.filter((s) => s.state === "wrapped");
+  const needs = f.notices.filter((n) => n.kind !== "note");
+  return (
+    <article class="card client-file" data-testid="client-file" data-path={f.path} data-client={f.client}>
+      <header class="card-head">
+        <div>
+          <h3>
+            {f.client_name}
+            {f.project && <span class="muted small"> · project {f.project}</span>}
+          </h3>
+          <div class="small">
+            <code>{f.path}</code> <span class="tag">{f.format}</span>
+            {!f.active && <span class="tag bad" title="The client does not read this file">not read by the client</span>}
+            {f.given_up && (
+              <span class="tag bad" data-testid="given-up" title="The client kept reverting Warden's edits">
+                left alone: the client kept undoing Warden's edits
+              </span>
+            )}
+          </div>
+        </div>
+        <div class="card-actions">
+          {unwrapped.length > 0 && (
+            <button type="button" data-testid="wrap-all" disabled={props.busy} onClick={() => props.onEdit(true, null, `Wrap all servers of ${f.path}`)}>
+              Wrap all
+            </button>
+          )}
+          {wrapped.length > 0 && (
+            <button type="button" class="secondary" data-testid="unwrap-all" disabled={props.busy} onClick={() => props.onEdit(false, null, `Unwrap all servers of ${f.path}`)}>
+              Unwrap all
+            </button>
+          )}
+          <button type="button" class="link" onClick={props.onOpen}>
+            Open file
+          </button>
+        </div>
+      </header>
+      {f.error && <ErrorText message={`Warden cannot read this file, so it leaves it alone: ${f.error}`} testid="client-file-error" />}
+      {needs.length > 0 && (
+        <div class="needs small" data-testid="client-notices">
+          After a change: <NoticeList notices={f.notices} />
+        </div>
+      )}
+      {f.servers.length === 0 && !f.error ? (
+        <p class="muted small">No MCP servers in this file.</p>
+      ) : (
+        <table class="entries">
+          <tbody>
+            {f.servers.map((s) => (
+              <EntryRow key={`${s.scope.join("/")}:${s.name}`} entry={s} busy={props.busy} file={f.path} onEdit={props.onEdit} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </article>
+  );
+}
+
+function EntryRow(props: { entry: ServerEntry; busy: boolean; file: string; onEdit: (wrap: boolean, server: string | null, title: string) => void }) {
+  const s = props.entry;
+  const scope = s.scope.length > 0 ? s.scope[s.scope.length - 1] : null;
+  return (
+    <tr data-testid={`client-server-${s.name}`} data-state={s.state}>
+      <th scope="row">
+        {s.name}
+        {scope && <div class="small muted">in {scope}</div>}
+      </th>
+      <td>
+        <span class={`badge entry-${s.state}`}>{s.state}</span>
+      </td>
+      <td class="entry-cmd">
+        {s.state === "skipped" ? (
+          <span class="muted">{s.reason}</span>
+        ) : (
+          <CommandLine command={[s.command, ...s.args]} />
+        )}
+        {s.env_keys.length > 0 && <div class="small muted">env: {s.env_keys.join(", ")}</div>}
+      </td>
+      <td class="entry-action">
+        {s.state === "unwrapped" && (
+          <button type="button" data-testid={`wrap-${s.name}`} disabled={props.busy} onClick={() => props.onEdit(true, s.name, `Wrap ${s.name}`)}>
+            Wrap
+          </button>
+        )}
+        {s.state === "wrapped" && (
+          <button type="button" class="secondary" data-testid={`unwrap-${s.name}`} disabled={props.busy} onClick={() => props.onEdit(false, s.name, `Unwrap ${s.name}`)}>
+            Unwrap
+          </button>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function PreviewDialog(props: { pending: Pending; busy: boolean; onApply: () => void; onCancel: () => void }) {
+  const p = props.pending;
+  const diffs = p.kind === "edit" ? p.changes.filter((c) => c.diff !== "") : p.view.diff !== "" ? [p.view] : [];
+  const nothing = diffs.length === 0;
+  return (
+    <Dialog title={p.title} onClose={props.onCancel} testid="diff-preview" wide>
+      <p class="muted small">Nothing has been written yet. This is the exact change:</p>
+      {p.kind === "edit" &&
+        p.changes.map((c) => (
+          <section key={c.path} class="change">
+            <h3 class="small">
+              <code>{c.path}</code>
+            </h3>
+            {c.error && <ErrorText message={c.error} />}
+            {c.changed.length > 0 && <p class="small">Changes: {c.changed.join(", ")}</p>}
+            {c.skipped.length > 0 && (
+              <ul class="small muted">
+                {c.skipped.map((s) => (
+                  <li key={s.name}>
+                    {s.name} left alone: {s.reason}
+                  </li>
+                ))}
+              </ul>
+            )}
+            {c.diff !== "" && <DiffView diff={c.diff} testid="diff" />}
+            {c.notices.length > 0 && c.diff !== "" && (
+              <div class="small">
+                Afterwards: <NoticeList notices={c.notices} />
+              </div>
+            )}
+          </section>
+        ))}
+      {p.kind === "restore" && (
+        <section class="change">
+          <h3 class="small">
+            <code>{p.view.backup.original}</code>
+          </h3>
+          {p.view.diff !== "" && <DiffView diff={p.view.diff} testid="diff" />}
+        </section>
+      )}
+      {nothing && <p data-testid="nothing-to-change">Nothing to change: the file already looks like this.</p>}
+      <div class="dialog-actions">
+        <button type="button" class="secondary" data-testid="cancel" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button type="button" data-testid="confirm-apply" data-autofocus disabled={props.busy || nothing} onClick={props.onApply}>
+          Apply
+        </button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,62 @@
+import { useEffect, useState } from "preact/hooks";
+import type { OpenTarget } from "../bindings/app";
+import { app } from "../lib/tauri";
+import { useStore } from "./context";
+
+export function Footer() {
+  const { state } = useStore();
+  const [autostart, setAutostart] = useState<boolean | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+
+  useEffect(() => {
+    void app({ op: "autostart", on: null }).then((r) => {
+      if (r.kind === "autostart") setAutostart(r.on);
+      else if (r.kind === "error") setMessage(r.message);
+    });
+  }, []);
+
+  const toggle = async (on: boolean) => {
+    const r = await app({ op: "autostart", on });
+    if (r.kind === "autostart") {
+      setAutostart(r.on);
+      setMessage(null);
+    } else if (r.kind === "error") setMessage(r.message);
+  };
+
+  const open = async (target: OpenTarget) => {
+    const r = await app({ op: "open", target });
+    if (r.kind === "opened") setMessage(`Opened ${r.path}`);
+    else if (r.kind === "error") setMessage(r.message);
+  };
+
+  return (
+    <footer class="bottom">
+      <label class="check">
+        <input
+          type="checkbox"
+          data-testid="autostart"
+          checked={autostart === true}
+          disabled={autostart === null}
+          onChange={(e) => void toggle(e.currentTarget.checked)}
+        />
+        Start at login
+      </label>
+      <button type="button" class="link" data-testid="open-config" onClick={() => void open({ kind: "config" })}>
+        Open config.toml
+      </button>
+      <button type="button" class="link" data-testid="open-state-dir" onClick={() => void open({ kind: "state_dir" })}>
+        Open state folder
+      </button>
+      {message && (
+        <span class="muted" role="status" data-testid="footer-message">
+          {message}
+        </span>
+      )}
+      <span class="spacer" />
+      <span class="muted small">
+        {state.app ? `v${state.app.version}` : ""}
+        {state.supervisor ? ` · supervisor pid ${state.supervisor.pid}` : ""}
+      </span>
+    </footer>
+  );
+}

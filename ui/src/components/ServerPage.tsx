@@ -1,0 +1,262 @@
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { LimitsReport } from "../bindings/api";
+import type { OpenTarget } from "../bindings/app";
+import { formatAge, formatBytes, formatClock, formatMs } from "../lib/format";
+import { inflightOf, sessionsOf } from "../lib/store";
+import { api, app } from "../lib/tauri";
+import { useNow, useStore } from "./context";
+import { CommandLine, ErrorText, HealthBadge, Loading, Outcome, type OutcomeView } from "./common";
+import { LimitsForm } from "./LimitsForm";
+
+export function ServerPage({ name }: { name: string }) {
+  const { state, dispatch } = useStore();
+  const now = useNow();
+  const server = state.servers.find((s) => s.name === name);
+  const [limits, setLimits] = useState<LimitsReport | null>(null);
+  const [limitsError, setLimitsError] = useState<string | null>(null);
+  const [outcome, setOutcome] = useState<OutcomeView | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [historyError, setHistoryError] = useState<string | null>(null);
+  const version = state.limitsVersion[name] ?? 0;
+
+  const loadLimits = useCallback(async () => {
+    const r = await api({ op: "limits", server: name });
+    if (r.kind === "limits") {
+      setLimits(r);
+      setLimitsError(null);
+    } else if (r.kind === "error") setLimitsError(r.message);
+  }, [name]);
+
+  useEffect(() => {
+    void loadLimits();
+  }, [loadLimits, version]);
+
+  useEffect(() => {
+    void api({ op: "history", server: name, since_ms: null, limit: 200 }).then((r) => {
+      if (r.kind === "history") dispatch({ type: "history", server: name, entries: r.entries });
+      else if (r.kind === "error") setHistoryError(r.message);
+    });
+  }, [name, dispatch]);
+
+  const configFlag = (key: string, live: boolean | undefined): boolean => {
+    const v = limits?.keys.find((k) => k.key === key)?.value;
+    return typeof v === "boolean" ? v : (live ?? false);
+  };
+  const fallbackOn = configFlag("force_fallback", server?.fallback);
+  const debugOn = configFlag("debug", server?.debug);
+
+  const run = async (label: string, f: () => Promise<OutcomeView>) => {
+    setBusy(label);
+    try {
+      setOutcome(await f());
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const command = (title: string, request: Parameters<typeof api>[0]) =>
+    run(title, async () => {
+      const r = await api(request);
+      if (r.kind === "command") return { kind: "command", title, outcome: r };
+      if (r.kind === "error") return { kind: "error", title, message: r.message };
+      return { kind: "error", title, message: `unexpected answer: ${r.kind}` };
+    }).then(() => loadLimits());
+
+  const open = (title: string, target: OpenTarget) =>
+    run(title, async () => {
+      const r = await app({ op: "open", target });
+      if (r.kind === "opened") return { kind: "info", title, message: `opened ${r.path}` };
+      if (r.kind === "error") return { kind: "error", title, message: r.message };
+      return { kind: "error", title, message: `unexpected answer: ${r.kind}` };
+    });
+
+  const sessions = sessionsOf(state, name);
+  const inflight = inflightOf(state, name, now);
+  const timeline = [...(state.timelines[name] ?? [])].reverse();
+
+  return (
+    <section class="page server-page">
+      <p class="crumbs">
+        <a href="#/servers">Servers</a> / <span>{name}</span>
+      </p>
+      <div class="server-head">
+        <h1>{name}</h1>
+        {server ? <HealthBadge name={name} health={server.health} /> : null}
+      </div>
+      {server ? (
+        <p class="reason big" data-testid="health-reason">
+          {server.reason}
+        </p>
+      ) : state.loaded ? (
+        <p class="muted" data-testid="health-reason">
+          The supervisor has not seen this server yet (no session, not in config.toml). You can still set its limits
+          below; they apply when a bridge with <code>--server {name}</code> starts.
+        </p>
+      ) : (
+        <Loading what="status" />
+      )}
+      {server && (
+        <dl class="facts">
+          <div><dt>Sessions</dt><dd>{server.sessions}</dd></div>
+          <div><dt>In flight</dt><dd>{server.inflight}</dd></div>
+          <div><dt>p50 / p95 / p99</dt><dd>{server.requests > 0 ? `${formatMs(server.p50_ms)} / ${formatMs(server.p95_ms)} / ${formatMs(server.p99_ms)}` : "—"}</dd></div>
+          <div><dt>Requests</dt><dd>{server.requests} ({server.errors} errors, {server.timeouts} timeouts)</dd></div>
+          <div><dt>Retries / restarts</dt><dd>{server.retries} / {server.restarts}</dd></div>
+          <div><dt>Traffic</dt><dd>{formatBytes(server.bytes_in)} in, {formatBytes(server.bytes_out)} out</dd></div>
+          <div><dt>Last seen</dt><dd>{server.last_seen_ms ? formatAge(now - server.last_seen_ms) : "—"}</dd></div>
+          {server.last_probe && (
+            <div>
+              <dt>Last probe</dt>
+              <dd>
+                {server.last_probe.ok
+                  ? `${formatMs(server.last_probe.cold_start_ms)} cold start, ${server.last_probe.tools ?? 0} tools`
+                  : `failed: ${server.last_probe.error ?? "unknown error"}`}
+              </dd>
+            </div>
+          )}
+          {server.last_error && <div class="wide"><dt>Last error</dt><dd class="last-error">{server.last_error}</dd></div>}
+          {server.command && <div class="wide"><dt>Command</dt><dd><CommandLine command={server.command} /></dd></div>}
+        </dl>
+      )}
+
+      <div class="actions" role="group" aria-label="Server actions">
+        <button
+          type="button"
+          data-testid="restart"
+          disabled={busy !== null}
+          onClick={() => void command("Restart", { op: "restart", server: name })}
+          title="Restart the server process of every live session (each session acknowledges)"
+        >
+          Restart
+        </button>
+        <button
+          type="button"
+          class="toggle"
+          data-testid="fallback-toggle"
+          aria-pressed={fallbackOn}
+          disabled={busy !== null}
+          onClick={() => void command(`Fallback ${fallbackOn ? "off" : "on"}`, { op: "fallback", server: name, on: !fallbackOn })}
+          title="force_fallback: serve this server's tools from local ripgrep now, whatever its state"
+        >
+          Fallback to local ripgrep: {fallbackOn ? "on" : "off"}
+        </button>
+        <button
+          type="button"
+          class="toggle"
+          data-testid="debug-toggle"
+          aria-pressed={debugOn}
+          disabled={busy !== null}
+          onClick={() => void command(`Debug logging ${debugOn ? "off" : "on"}`, { op: "debug", server: name, on: !debugOn })}
+          title="debug: log every message whole (secrets redacted) to logs/<server>.debug.jsonl"
+        >
+          Debug logging: {debugOn ? "on" : "off"}
+        </button>
+        <button type="button" class="secondary" data-testid="open-event-log" disabled={busy !== null} onClick={() => void open("Open event log", { kind: "event_log", server: name })}>
+          Open event log
+        </button>
+        <button type="button" class="secondary" data-testid="open-debug-log" disabled={busy !== null} onClick={() => void open("Open debug log", { kind: "debug_log", server: name })}>
+          Open debug log
+        </button>
+        {busy && <span class="muted" role="status">{busy}…</span>}
+      </div>
+      {server && (server.fallback !== fallbackOn || server.debug !== debugOn) && sessions.length > 0 && (
+        <p class="small muted" data-testid="flags-pending">
+          Running sessions: fallback {server.fallback ? "on" : "off"}, debug {server.debug ? "on" : "off"}
+          {" "}(they pick up config.toml within a moment).
+        </p>
+      )}
+      <Outcome view={outcome} />
+
+      <h2>In flight</h2>
+      <div data-testid="inflight">
+        {inflight.length === 0 ? (
+          <p class="muted">No requests in flight.</p>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Request</th>
+                  <th scope="col" class="num">Age</th>
+                  <th scope="col" class="num" title="Time since the last response, progress or server activity">Idle</th>
+                  <th scope="col">Progress</th>
+                  <th scope="col">Session</th>
+                </tr>
+              </thead>
+              <tbody>
+                {inflight.map((r) => (
+                  <tr key={`${r.session.id}:${r.id}`} data-testid="inflight-row">
+                    <td>
+                      <code>{r.method}</code>
+                      {r.tool && <> · <strong>{r.tool}</strong></>}
+                      <span class="muted small"> id {r.id}</span>
+                    </td>
+                    <td class="num">{formatMs(r.age_ms)}</td>
+                    <td class="num">{formatMs(r.idle_ms)}</td>
+                    <td>{r.progress ?? <span class="muted">none</span>}</td>
+                    <td class="small">
+                      pid {r.session.pid}
+                      {r.session.client ? ` · ${r.session.client}` : ""}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+
+      <h2>Limits</h2>
+      {limitsError && <ErrorText message={limitsError} testid="limits-error" />}
+      {limits ? <LimitsForm server={name} report={limits} onSaved={loadLimits} /> : !limitsError && <Loading what="limits" />}
+
+      <h2>Event timeline</h2>
+      {historyError && <ErrorText message={historyError} />}
+      <ol class="timeline" data-testid="timeline" reversed>
+        {timeline.length === 0 ? (
+          <li class="muted">No events yet.</li>
+        ) : (
+          timeline.slice(0, 200).map((e, i) => {
+            const ev = e.event;
+            const bad = ev.outcome !== undefined && ev.outcome !== "ok";
+            return (
+              <li key={`${ev.ts_ms}-${i}`} data-testid="timeline-entry" data-kind={ev.kind} class={bad ? "bad" : ""}>
+                <time class="muted">{formatClock(ev.ts_ms)}</time>
+                <span class={`kind kind-${ev.kind}`}>{ev.kind}</span>
+                {ev.method && <code>{ev.method}</code>}
+                {ev.tool && <strong>{ev.tool}</strong>}
+                {ev.outcome && <span class={bad ? "bad-text" : "ok-text"}>{ev.outcome}</span>}
+                {ev.duration_ms !== undefined && <span>{formatMs(ev.duration_ms)}</span>}
+                {ev.bytes_out !== undefined && ev.bytes_out > 0 && <span class="muted">{formatBytes(ev.bytes_out)}</span>}
+                {ev.detail && <span class="detail">{ev.detail}</span>}
+              </li>
+            );
+          })
+        )}
+      </ol>
+
+      <h2>Server stderr</h2>
+      <div data-testid="stderr" class="stderr-wrap">
+        {sessions.filter((s) => s.stderr_tail !== "").length === 0 ? (
+          <p class="muted">No stderr output from live sessions.</p>
+        ) : (
+          sessions
+            .filter((s) => s.stderr_tail !== "")
+            .map((s) => (
+              <div key={s.id}>
+                {sessions.length > 1 && (
+                  <div class="small muted">
+                    session pid {s.pid}
+                    {s.client ? ` · ${s.client}` : ""}
+                  </div>
+                )}
+                <pre class="stderr" data-session={s.id}>
+                  {s.stderr_tail}
+                </pre>
+              </div>
+            ))
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,96 @@
+import { formatCount, formatMs } from "../lib/format";
+import { serverHref } from "../lib/route";
+import { useStore } from "./context";
+import { Empty, ErrorText, HealthBadge, Loading } from "./common";
+
+/** The README's snippet: a client config entry with `warden bridge` in front of a server. */
+export const BRIDGE_SNIPPET = `"ripgrep": { "command": "/path/to/warden",
+             "args": ["bridge", "--server", "ripgrep", "--", "npx", "-y", "mcp-ripgrep"] }`;
+
+export function ServersPage() {
+  const { state } = useStore();
+  if (!state.loaded) {
+    return (
+      <section class="page">
+        <h1>Servers</h1>
+        {state.statusError ? <ErrorText message={state.statusError} /> : <Loading what="servers" />}
+      </section>
+    );
+  }
+  return (
+    <section class="page">
+      <h1>Servers</h1>
+      {state.servers.length === 0 ? (
+        <Empty title="No MCP servers yet">
+          <p>
+            Warden watches the servers your IDEs and agents start once they run through its bridge. Two ways to
+            get there:
+          </p>
+          <ol>
+            <li>
+              Open <a href="#/clients">Clients</a>, pick the config files of your IDEs, and press <em>Wrap</em>:
+              Warden routes their stdio servers through the bridge and shows you the exact change first.
+            </li>
+            <li>
+              Or put <code>warden bridge</code> in front of a server yourself, in your client's config:
+              <pre class="snippet" data-testid="bridge-snippet">{BRIDGE_SNIPPET}</pre>
+            </li>
+          </ol>
+          <p class="muted">Then restart the client (or reload its MCP servers); the server shows up here.</p>
+        </Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="servers">
+            <thead>
+              <tr>
+                <th scope="col">Server</th>
+                <th scope="col">Health</th>
+                <th scope="col" class="num">Sessions</th>
+                <th scope="col" class="num">In flight</th>
+                <th scope="col" class="num" title="Median and 95th percentile response time">
+                  p50 / p95
+                </th>
+                <th scope="col" class="num">Timeouts</th>
+                <th scope="col" class="num">Retries</th>
+                <th scope="col" class="num">Restarts</th>
+                <th scope="col">Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {state.servers.map((s) => (
+                <tr key={s.name} data-testid={`server-row-${s.name}`}>
+                  <th scope="row">
+                    <a href={serverHref(s.name)} data-testid={`open-server-${s.name}`}>
+                      {s.name}
+                    </a>
+                    {s.fallback && <span class="tag" title="Served by local ripgrep">fallback</span>}
+                    {s.circuit_open && <span class="tag bad" title="The circuit breaker is open">breaker open</span>}
+                    {s.debug && <span class="tag" title="Debug logging is on">debug</span>}
+                  </th>
+                  <td class="health-cell">
+                    <HealthBadge name={s.name} health={s.health} />
+                    <div class="reason" data-testid={`reason-${s.name}`}>
+                      {s.reason}
+                    </div>
+                  </td>
+                  <td class="num">
+                    {s.sessions}
+                    {s.unresponsive > 0 && <span class="small warn-text"> ({s.unresponsive} silent)</span>}
+                  </td>
+                  <td class="num">{s.inflight}</td>
+                  <td class="num">
+                    {s.requests > 0 ? `${formatMs(s.p50_ms)} / ${formatMs(s.p95_ms)}` : "—"}
+                  </td>
+                  <td class="num">{formatCount(s.timeouts)}</td>
+                  <td class="num">{formatCount(s.retries)}</td>
+                  <td class="num">{formatCount(s.restarts)}</td>
+                  <td class="last-error">{s.last_error ?? <span class="muted">none</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

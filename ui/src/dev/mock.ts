@@ -1,0 +1,341 @@
+// Dev-only stand-in for the Rust app (`npm run dev` in a plain browser): answers `api` and
+// `app` with realistic fixtures and sends live events. Never part of a production build
+// (main.tsx imports it under `import.meta.env.DEV`). `?empty` shows a first run.
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { emit } from "@tauri-apps/api/event";
+import type {
+  ApiEvent,
+  Backup,
+  ClientFile,
+  HistoryEntry,
+  JsonValue,
+  LimitValue,
+  Request,
+  Response,
+  ServerStatus,
+  SessionStatus,
+} from "../bindings/api";
+import type { AppRequest, AppResponse, AppState } from "../bindings/app";
+
+const empty = new URLSearchParams(window.location.search).has("empty");
+const now = () => Date.now();
+const CONFIG = "/home/dev/.config/warden/config.toml";
+const WARDEN = "/usr/bin/warden";
+
+function server(name: string, over: Partial<ServerStatus>): ServerStatus {
+  return {
+    name, health: "healthy", reason: "answering normally", sessions: 0, unresponsive: 0, inflight: 0,
+    p50_ms: 0, p95_ms: 0, p99_ms: 0, requests: 0, errors: 0, timeouts: 0, retries: 0, restarts: 0,
+    bytes_in: 0, bytes_out: 0, last_error: null, last_seen_ms: now(), command: null, circuit_open: false,
+    fallback: false, debug: false, last_probe: null, ...over,
+  };
+}
+
+const servers: ServerStatus[] = empty ? [] : [
+  server("ripgrep", {
+    reason: "answering normally (p95 340 ms over the last 5 min)", sessions: 2, inflight: 1, p50_ms: 42, p95_ms: 340,
+    p99_ms: 1900, requests: 1843, errors: 3, retries: 2, restarts: 1, bytes_in: 512_000, bytes_out: 98_400_000,
+    command: ["npx", "-y", "mcp-ripgrep"],
+  }),
+  server("github", {
+    health: "degraded", reason: "3 of the last 20 requests timed out (idle_timeout_ms 50 s)", sessions: 1, inflight: 1,
+    p50_ms: 820, p95_ms: 12_400, p99_ms: 49_000, requests: 210, timeouts: 3, errors: 1,
+    last_error: "timeout: tools/call (tool search_issues) after 50000 ms", command: ["npx", "-y", "@modelcontextprotocol/server-github"],
+  }),
+  server("filesystem", {
+    health: "down", reason: "the server exited 5 times in a row; the breaker is open until 14:32:10", circuit_open: true,
+    restarts: 5, last_error: "server exited: exit status 1 — Error: ENOENT: no such file or directory, scandir '/home/dev/missing'",
+    command: ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/dev/missing"],
+  }),
+  server("docs-search", { health: "fallback", reason: "served by local ripgrep (force_fallback)", fallback: true, sessions: 1 }),
+  server("context7", { health: "idle", reason: "no live sessions; last seen 2 h ago", last_seen_ms: now() - 7_200_000 }),
+];
+
+const started = now() - 3_725_000;
+const sessions: SessionStatus[] = empty ? [] : [
+  {
+    id: "b1-4211", server: "ripgrep", pid: 4211, client: "claude-code 2.1.80", last_heartbeat_ms: 800, state: "live",
+    server_pid: 4219, generation: 2, circuit_open: false, fallback: false, debug: false, config_hash: "9f2c", started_ms: started,
+    command: ["npx", "-y", "mcp-ripgrep"],
+    inflight: [{ id: 41, method: "tools/call", tool: "advanced-search", age_ms: 7_300, idle_ms: 1_100, progress: "12/40 files" }],
+    stderr_tail: "npm warn exec The following package was not found and will be installed: mcp-ripgrep@0.4.0\nMCP ripgrep server running on stdio\n",
+  },
+  {
+    id: "b2-5120", server: "ripgrep", pid: 5120, client: "cursor 1.7.2", last_heartbeat_ms: 1_500, state: "live",
+    server_pid: 5124, generation: 1, circuit_open: false, fallback: false, debug: false, config_hash: "9f2c", started_ms: now() - 600_000,
+    command: ["npx", "-y", "mcp-ripgrep"], inflight: [], stderr_tail: "",
+  },
+  {
+    id: "b3-6001", server: "github", pid: 6001, client: "claude-code 2.1.80 (sub-agent)", last_heartbeat_ms: 7_400, state: "unresponsive",
+    server_pid: 6007, generation: 1, circuit_open: false, fallback: false, debug: false, config_hash: "1a7e", started_ms: now() - 95_000,
+    command: ["npx", "-y", "@modelcontextprotocol/server-github"],
+    inflight: [{ id: "req-9", method: "tools/call", tool: "search_issues", age_ms: 38_000, idle_ms: 38_000, progress: null }],
+    stderr_tail: "GitHub MCP Server running on stdio\nwarning: rate limit 4990/5000\n",
+  },
+  {
+    id: "b4-7002", server: "docs-search", pid: 7002, client: null, last_heartbeat_ms: 300, state: "live", server_pid: 7010,
+    generation: 3, circuit_open: false, fallback: true, debug: true, config_hash: "33aa", started_ms: now() - 30_000,
+    command: ["uvx", "docs-search-mcp"], inflight: [], stderr_tail: "",
+  },
+];
+
+const KEYS: Array<[string, JsonValue, string, string]> = [
+  ["idle_timeout_ms", 50000, "Fail a request that has had no response, progress or activity for this long. 50 s is below the 60 s after which common clients give up on their own.", "1000..=3600000"],
+  ["max_timeout_ms", 600000, "Fail a request after this long even while it reports progress.", "1000..=86400000"],
+  ["startup_timeout_ms", 45000, "Time a (re)started server has to answer its handshake. Covers npx/uvx cold starts.", "1000..=600000"],
+  ["stderr_is_activity", true, "Whether server stderr output resets the idle clock of its requests.", "true or false"],
+  ["max_message_bytes", 268435456, "Largest single message relayed in either direction.", "1048576..=4294967296"],
+  ["retries", 2, "How many times a safe request is re-sent after a transient failure.", "0..=10"],
+  ["backoff_ms", 250, "First restart/retry delay; it doubles on each consecutive failure.", "0..=60000"],
+  ["max_backoff_ms", 30000, "Upper bound of the doubling restart/retry delay.", "0..=600000"],
+  ["circuit_failures", 5, "Consecutive failures that open the circuit breaker.", "1..=100"],
+  ["circuit_cooldown_ms", 30000, "Time the breaker stays open before one trial request may half-open it.", "1000..=3600000"],
+  ["debug", false, "Full message logging for this server, secrets redacted.", "true or false"],
+  ["fallback", "off", "\"rg\" serves ripgrep tools locally when the server is down (circuit open).", "\"off\" or \"rg\""],
+  ["force_fallback", false, "Serve from local ripgrep now, whatever the server's state.", "true or false"],
+  ["fallback_roots", [], "Absolute directories the ripgrep fallback may search.", "a list of absolute paths"],
+  ["clamp", {}, "Per-tool caps on numeric arguments.", "{ tool = { arg = N } }"],
+  ["result_soft_cap_bytes", 0, "Truncate a larger tool result's text content, with a visible note (0 = off).", "0 or 1024..="],
+  ["idempotent_tools", [], "Tools that are safe to call twice.", "a list of tool names"],
+];
+
+const config: Record<string, Record<string, JsonValue>> = {
+  defaults: { idle_timeout_ms: 40000 },
+  ripgrep: { max_message_bytes: 536870912, clamp: { "advanced-search": { maxResults: 500 } } },
+  "docs-search": { force_fallback: true, debug: true },
+};
+
+function limitsOf(name: string): LimitValue[] {
+  return KEYS.map(([key, def, doc, fix], i) => {
+    const mine = config[name]?.[key];
+    const dflt = config["defaults"]?.[key];
+    const source = mine !== undefined ? "server" : dflt !== undefined ? "defaults" : "default";
+    return {
+      key, default: def, doc, fix, planned: false,
+      value: mine ?? dflt ?? def, source, line: source === "default" ? null : 3 + i,
+    };
+  });
+}
+
+function setFlag(name: string, key: string, on: boolean): Response {
+  (config[name] ??= {})[key] = on;
+  const s = servers.find((x) => x.name === name);
+  if (s && key === "force_fallback") s.fallback = on;
+  if (s && key === "debug") s.debug = on;
+  void send({ kind: "config_changed", server: name });
+  const mine = sessions.filter((x) => x.server === name);
+  return {
+    kind: "command", ok: true, config: CONFIG,
+    message: `${key} = ${on} in [servers.${name}] of ${CONFIG}; ${mine.length} session(s) reloaded it`,
+    sessions: mine.map((x) => ({ session: x.id, pid: x.pid, ok: true, message: "reloaded config (config_reloaded)" })),
+  };
+}
+
+const history: HistoryEntry[] = [];
+function addEvent(server: string, ev: Omit<HistoryEntry["event"], "ts_ms">, ts = now()): HistoryEntry {
+  const e = { server, event: { ts_ms: ts, ...ev } };
+  history.push(e);
+  return e;
+}
+if (!empty) {
+  const t0 = now() - 600_000;
+  addEvent("ripgrep", { kind: "session_start", detail: "claude-code 2.1.80" }, t0);
+  addEvent("ripgrep", { kind: "installing", detail: "npm warn exec … will be installed: mcp-ripgrep@0.4.0" }, t0 + 1000);
+  addEvent("ripgrep", { kind: "request", method: "initialize", id: 0, duration_ms: 8400, outcome: "ok", bytes_in: 310, bytes_out: 1200 }, t0 + 9000);
+  addEvent("ripgrep", { kind: "request", method: "tools/call", id: 3, tool: "search", duration_ms: 120, outcome: "ok", bytes_in: 180, bytes_out: 97_000_000 }, t0 + 60_000);
+  addEvent("ripgrep", { kind: "server_exit", detail: "killed by signal 9 (SIGKILL)" }, t0 + 120_000);
+  addEvent("ripgrep", { kind: "restart", detail: "after 250 ms (generation 2)" }, t0 + 120_300);
+  addEvent("ripgrep", { kind: "replayed", detail: "initialize, notifications/initialized" }, t0 + 121_000);
+  addEvent("ripgrep", { kind: "retry", method: "tools/call", id: 7, tool: "count-matches", detail: "read-only tool, attempt 1 of 2" }, t0 + 121_100);
+  addEvent("github", { kind: "request", method: "tools/call", id: "req-4", tool: "search_issues", duration_ms: 50000, outcome: "timeout" }, t0 + 300_000);
+  addEvent("filesystem", { kind: "start_failed", detail: "exit status 1" }, t0 + 400_000);
+  addEvent("filesystem", { kind: "circuit", detail: "open after 5 failures; retry in 30 s" }, t0 + 401_000);
+}
+
+function file(over: Partial<ClientFile> & Pick<ClientFile, "client" | "client_name" | "path">): ClientFile {
+  return { format: "json", project: null, active: true, exists: true, servers: [], error: null, notices: [], given_up: false, ...over };
+}
+
+const files: ClientFile[] = empty
+  ? [file({ client: "cursor", client_name: "Cursor", path: "/home/dev/.cursor/mcp.json", exists: false })]
+  : [
+      file({
+        client: "claude-code", client_name: "Claude Code", path: "/home/dev/.claude.json",
+        notices: [{ client: "claude-code", kind: "restart", message: "Restart Claude Code sessions (or run /mcp) to pick up the change." }],
+        servers: [
+          { name: "ripgrep", scope: [], env_keys: [], state: "wrapped", bridge: WARDEN, server: "ripgrep", command: "npx", args: ["-y", "mcp-ripgrep"] },
+          { name: "github", scope: [], env_keys: ["GITHUB_TOKEN"], state: "unwrapped", command: "npx", args: ["-y", "@modelcontextprotocol/server-github"] },
+          { name: "linear", scope: [], env_keys: [], state: "skipped", reason: "remote server (url): nothing to bridge" },
+          { name: "filesystem", scope: ["projects", "/home/dev/src/app"], env_keys: [], state: "unwrapped", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/home/dev/missing"] },
+        ],
+      }),
+      file({
+        client: "vscode", client_name: "VS Code", path: "/home/dev/.config/Code/User/mcp.json", format: "jsonc",
+        notices: [{ client: "vscode", kind: "approval", message: "VS Code asks you to trust the changed server the next time it starts it." }],
+        servers: [{ name: "context7", scope: [], env_keys: [], state: "unwrapped", command: "npx", args: ["-y", "@upstash/context7-mcp"] }],
+      }),
+      file({
+        client: "zed", client_name: "Zed", path: "/home/dev/.config/zed/settings.json", format: "jsonc",
+        error: "line 14, column 3: expected ',' or '}' after an object member", given_up: false,
+      }),
+      file({ client: "cursor", client_name: "Cursor", path: "/home/dev/.cursor/mcp.json", exists: false }),
+      file({ client: "windsurf", client_name: "Windsurf", path: "/home/dev/.codeium/windsurf/mcp_config.json", exists: false }),
+    ];
+
+const backups: Backup[] = empty ? [] : [
+  { id: "claude-code-20260314T093015123Z", file: "/home/dev/.local/state/warden/backups/claude-code-20260314T093015123Z.bak",
+    original: "/home/dev/.claude.json", client: "claude-code", created_unix_ms: now() - 86_400_000, created: "2026-03-14T09:30:15.123Z", size: 18_422 },
+];
+
+let autoRewrite = false;
+
+function entryDiff(path: string, name: string, wrap: boolean, command: string, args: string[]): string {
+  const plain = `"${name}": { "command": "${command}", "args": [${args.map((a) => `"${a}"`).join(", ")}] }`;
+  const wrapped = `"${name}": { "command": "${WARDEN}", "args": ["bridge", "--server", "${name}", "--", "${command}", ${args.map((a) => `"${a}"`).join(", ")}] }`;
+  const [from, to] = wrap ? [plain, wrapped] : [wrapped, plain];
+  return `--- ${path}\n+++ ${path}\n@@ -3,3 +3,3 @@\n   "mcpServers": {\n-    ${from},\n+    ${to},\n     "other": { "command": "node" }\n`;
+}
+
+function clientEdit(wrap: boolean, path: string | null, name: string | null, dryRun: boolean): Response {
+  const targets = files.filter((f) => f.exists && (path === null || f.path === path));
+  const changes = targets.map((f) => {
+    const matching = f.servers.filter((s) => (name === null || s.name === name) && s.state === (wrap ? "unwrapped" : "wrapped"));
+    if (f.error) {
+      return { client: f.client, path: f.path, changed: [], skipped: [], diff: "", written: false, backup: null, notices: [], error: f.error };
+    }
+    const diff = matching.map((s) => (s.state === "skipped" ? "" : entryDiff(f.path, s.name, wrap, s.command, s.args))).join("");
+    if (!dryRun) {
+      f.servers = f.servers.map((s) => {
+        if (!matching.includes(s) || s.state === "skipped") return s;
+        return wrap
+          ? { name: s.name, scope: s.scope, env_keys: s.env_keys, state: "wrapped", bridge: WARDEN, server: s.name, command: s.command, args: s.args }
+          : { name: s.name, scope: s.scope, env_keys: s.env_keys, state: "unwrapped", command: s.command, args: s.args };
+      });
+      if (diff) backups.unshift({ ...backups[0]!, id: `${f.client}-${Date.now()}`, original: f.path, client: f.client, created_unix_ms: now(), created: new Date().toISOString() });
+    }
+    return {
+      client: f.client, path: f.path, changed: matching.map((s) => s.name),
+      skipped: f.servers.filter((s) => s.state === "skipped" && (name === null || s.name === name)).map((s) => ({ name: s.name, reason: s.state === "skipped" ? s.reason : "" })),
+      diff, written: !dryRun && diff !== "", backup: !dryRun && diff !== "" ? `${f.client}-${Date.now()}` : null, notices: f.notices, error: null,
+    };
+  });
+  return { kind: "client_edit", changes };
+}
+
+async function send(e: ApiEvent): Promise<void> {
+  await emit("warden://event", e);
+}
+
+function handleApi(req: Request): Response {
+  switch (req.op) {
+    case "status":
+      return {
+        kind: "status", servers, sessions,
+        supervisor: { pid: 3100, socket: "/run/user/1000/warden/control.sock", config: CONFIG, history: null, started_ms: started, history_events: history.length },
+      };
+    case "history": {
+      const mine = history.filter((h) => req.server === null || h.server === req.server);
+      return { kind: "history", entries: mine.slice(-(req.limit ?? 200)) };
+    }
+    case "restart": {
+      const mine = sessions.filter((x) => x.server === req.server);
+      if (mine.length === 0) {
+        return { kind: "command", ok: false, config: null, sessions: [], message: `no live session of ${req.server} to restart; it starts when a client next uses it` };
+      }
+      return {
+        kind: "command", ok: true, config: null, message: `restarted ${req.server} in ${mine.length} session(s)`,
+        sessions: mine.map((x) => ({ session: x.id, pid: x.pid, ok: x.state === "live", message: x.state === "live" ? "restarted (generation 3)" : "no answer within 5 s" })),
+      };
+    }
+    case "fallback":
+      return setFlag(req.server, "force_fallback", req.on);
+    case "debug":
+      return setFlag(req.server, "debug", req.on);
+    case "limits":
+      return { kind: "limits", server: req.server, config: CONFIG, keys: limitsOf(req.server), warnings: req.server === "ripgrep" ? ["unknown key `idle_timout_ms` in [servers.ripgrep] (line 12): ignored"] : [], error: null };
+    case "set_limit": {
+      const key = KEYS.find((k) => k[0] === req.key);
+      if (!key) return { kind: "error", code: "invalid", message: `\`${req.key}\` is not a config key (see docs/config.md)` };
+      if (typeof req.value === "number" && req.key.endsWith("_ms") && req.value < 1000) {
+        return { kind: "error", code: "config", message: `${req.key} = ${req.value} is out of range. Fix: ${key[3]}` };
+      }
+      const table = (config[req.server] ??= {});
+      if (req.value === null) delete table[req.key];
+      else table[req.key] = req.value;
+      void send({ kind: "config_changed", server: req.server });
+      return { kind: "command", ok: true, config: CONFIG, sessions: [], message: req.value === null ? `${req.key} removed from [servers.${req.server}]` : `${req.key} = ${JSON.stringify(req.value)} in [servers.${req.server}]` };
+    }
+    case "clients":
+      return { kind: "clients", files, auto_rewrite: autoRewrite, watching: true, warden: WARDEN };
+    case "client_edit":
+      return clientEdit(req.wrap, req.file, req.server, req.dry_run);
+    case "backups":
+      return { kind: "backups", backups };
+    case "restore": {
+      const b = backups.find((x) => x.id === req.id);
+      if (!b) return { kind: "error", code: "not_found", message: `no backup ${req.id}` };
+      return { kind: "restore", backup: b, written: !req.dry_run, previous: req.dry_run ? null : `restore-${Date.now()}`, diff: entryDiff(b.original, "github", false, "npx", ["-y", "@modelcontextprotocol/server-github"]) };
+    }
+    case "auto_rewrite":
+      autoRewrite = req.on;
+      return { kind: "auto_rewrite", on: req.on };
+    default:
+      return { kind: "error", code: "invalid", message: `the mock does not do ${req.op}` };
+  }
+}
+
+const appState: AppState = {
+  tray: empty ? "idle" : "down",
+  tooltip: empty ? "MCP Warden: no servers yet" : "filesystem down: breaker open · github degraded: 3 timeouts",
+  supervisor_error: null,
+  notifications: empty ? [] : [
+    { ts_ms: now() - 400_000, title: "filesystem is down", body: "It exited 5 times in a row. Open Warden to see why." },
+    { ts_ms: now() - 60_000, title: "github is slow", body: "3 of the last 20 requests timed out." },
+  ],
+  version: "0.1.0",
+};
+let autostart = false;
+
+function handleApp(req: AppRequest): AppResponse {
+  switch (req.op) {
+    case "state":
+      return { kind: "state", ...appState };
+    case "autostart":
+      if (req.on !== null) autostart = req.on;
+      return { kind: "autostart", on: autostart };
+    case "open":
+      return { kind: "opened", path: req.target.kind === "event_log" ? `/home/dev/.local/state/warden/logs/${req.target.server}.jsonl` : "/home/dev/.config/warden" };
+    case "quit":
+      return { kind: "quitting" };
+  }
+}
+
+mockIPC(
+  (cmd, payload) => {
+    const request = (payload as { request: unknown } | undefined)?.request;
+    if (cmd === "api") return handleApi(request as Request);
+    if (cmd === "app") return handleApp(request as AppRequest);
+    throw new Error(`unknown command ${cmd}`);
+  },
+  { shouldMockEvents: true },
+);
+
+// Live traffic: heartbeats every 2 s, a request event every 3 s.
+if (!empty) {
+  let id = 100;
+  window.setInterval(() => {
+    for (const s of sessions) {
+      s.inflight = s.inflight.map((r) => ({ ...r, age_ms: r.age_ms + 2000, idle_ms: s.state === "live" ? 400 : r.idle_ms + 2000 }));
+      if (s.state === "live") s.last_heartbeat_ms = 200;
+      else s.last_heartbeat_ms += 2000;
+      void send({ kind: "session_updated", session: { ...s } });
+    }
+  }, 2000);
+  window.setInterval(() => {
+    const e = addEvent("ripgrep", { kind: "request", method: "tools/call", id: id++, tool: "search", duration_ms: 30 + Math.round(Math.random() * 400), outcome: "ok", bytes_in: 200, bytes_out: 4000 + Math.round(Math.random() * 90000) });
+    void send({ kind: "event", entry: e });
+  }, 3000);
+  window.setTimeout(() => {
+    void send({ kind: "client", change: "new_servers", client: "cursor", path: "/home/dev/.cursor/mcp.json", servers: ["sqlite"], message: "Cursor has a new stdio server, sqlite: wrap it on the Clients page." });
+  }, 4000);
+}
