@@ -35,7 +35,7 @@ describe("parseDraft", () => {
     expect(parseDraft("debug", "boolean", "yes").ok).toBe(false);
     expect(parseDraft("fallback", "choice", "rg")).toEqual({ ok: true, value: "rg" });
     const bad = parseDraft("fallback", "choice", "ripgrep");
-    expect(bad).toEqual({ ok: false, error: 'one of "off", "rg"' });
+    expect(bad).toEqual({ ok: false, error: 'Must be one of "off", "rg".' });
   });
 
   it("lists of strings", () => {
@@ -45,7 +45,7 @@ describe("parseDraft", () => {
     expect(parseDraft("fallback_roots", "list", "[1]").ok).toBe(false);
     const broken = parseDraft("fallback_roots", "list", "[/src]");
     expect(broken.ok).toBe(false);
-    if (!broken.ok) expect(broken.error).toMatch(/^not valid JSON/);
+    if (!broken.ok) expect(broken.error).toMatch(/^Not valid JSON/);
   });
 
   it("tables", () => {

@@ -359,6 +359,11 @@ function EntryRow(props: { entry: ServerEntry; busy: boolean; file: string; onEd
         ) : (
           <CommandLine command={[s.command, ...s.args]} />
         )}
+        {s.state === "wrapped" && (
+          <div class="small muted">
+            through <code>{s.bridge}</code> bridge{s.server && s.server !== s.name ? ` --server ${s.server}` : ""}
+          </div>
+        )}
         {s.env_keys.length > 0 && <div class="small muted">env: {s.env_keys.join(", ")}</div>}
       </td>
       <td class="entry-action">

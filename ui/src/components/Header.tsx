@@ -49,7 +49,10 @@ export function Header({ route }: { route: Route }) {
         </div>
         <details class="notifications" data-testid="notifications">
           <summary aria-label={`Notifications (${notifications.length})`}>
-            <span aria-hidden="true">🔔</span> {notifications.length}
+            <svg viewBox="0 0 24 24" aria-hidden="true">
+              <path d="M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22zm7-6V11a7 7 0 0 0-5.5-6.84V3a1.5 1.5 0 0 0-3 0v1.16A7 7 0 0 0 5 11v5l-2 2v1h18v-1l-2-2z" />
+            </svg>
+            {notifications.length}
           </summary>
           <div class="popover">
             {notifications.length === 0 ? (

@@ -45,20 +45,20 @@ export function parseDraft(key: string, kind: FieldKind, draft: string): Parsed 
     case "boolean":
       if (text === "true") return { ok: true, value: true };
       if (text === "false") return { ok: true, value: false };
-      return { ok: false, error: "true or false" };
+      return { ok: false, error: "Must be true or false." };
     case "number": {
-      if (text === "") return { ok: false, error: "enter a number" };
+      if (text === "") return { ok: false, error: "Enter a whole number, 0 or more." };
       if (!/^\d+$/.test(text.replace(/[_,]/g, ""))) {
-        return { ok: false, error: "a whole number, 0 or more" };
+        return { ok: false, error: "Enter a whole number, 0 or more." };
       }
       const n = Number(text.replace(/[_,]/g, ""));
-      if (!Number.isSafeInteger(n)) return { ok: false, error: "too large" };
+      if (!Number.isSafeInteger(n)) return { ok: false, error: "Too large." };
       return { ok: true, value: n };
     }
     case "choice": {
       const choices = CHOICES[key] ?? [];
       if (choices.includes(text)) return { ok: true, value: text };
-      return { ok: false, error: `one of ${choices.map((c) => `"${c}"`).join(", ")}` };
+      return { ok: false, error: `Must be one of ${choices.map((c) => `"${c}"`).join(", ")}.` };
     }
     case "text":
       return { ok: true, value: draft };
@@ -66,10 +66,10 @@ export function parseDraft(key: string, kind: FieldKind, draft: string): Parsed 
       const v = parseJson(text === "" ? "[]" : text);
       if (!v.ok) return v;
       if (!Array.isArray(v.value)) {
-        return { ok: false, error: 'a JSON list of strings, e.g. ["/home/me/src"]' };
+        return { ok: false, error: 'Must be a JSON list of strings, e.g. ["/home/me/src"].' };
       }
       if (!v.value.every((x) => typeof x === "string")) {
-        return { ok: false, error: "every item must be a string in quotes" };
+        return { ok: false, error: "Every item must be a string in quotes." };
       }
       return v;
     }
@@ -77,7 +77,7 @@ export function parseDraft(key: string, kind: FieldKind, draft: string): Parsed 
       const v = parseJson(text === "" ? "{}" : text);
       if (!v.ok) return v;
       if (v.value === null || typeof v.value !== "object" || Array.isArray(v.value)) {
-        return { ok: false, error: 'a JSON object, e.g. { "advanced-search": { "maxResults": 500 } }' };
+        return { ok: false, error: 'Must be a JSON object, e.g. { "advanced-search": { "maxResults": 500 } }.' };
       }
       return v;
     }
@@ -89,7 +89,7 @@ function parseJson(text: string): Parsed {
     return { ok: true, value: JSON.parse(text) as JsonValue };
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { ok: false, error: `not valid JSON: ${why}` };
+    return { ok: false, error: `Not valid JSON: ${why}` };
   }
 }
 
