@@ -70,6 +70,18 @@ export function ServerPage({ name }: { name: string }) {
       return { kind: "error", title, message: `unexpected answer: ${r.kind}` };
     });
 
+  const probe = () =>
+    run("Probe", async () => {
+      const r = await api({ op: "probe", server: name, command: null, timeout_ms: null });
+      if (r.kind === "probe") {
+        return r.ok
+          ? { kind: "info", title: "Probe", message: `answered in ${formatMs(r.cold_start_ms)} (cold start) with ${r.tools ?? 0} tools; ${r.shutdown}` }
+          : { kind: "error", title: "Probe", message: `${r.error ?? "failed"}${r.stderr_tail ? ` — stderr: ${r.stderr_tail.trim().split("\n").slice(-3).join(" / ")}` : ""}` };
+      }
+      if (r.kind === "error") return { kind: "error", title: "Probe", message: r.message };
+      return { kind: "error", title: "Probe", message: `unexpected answer: ${r.kind}` };
+    });
+
   const sessions = sessionsOf(state, name);
   const inflight = inflightOf(state, name, now);
   const timeline = [...(state.timelines[name] ?? [])].reverse();
@@ -150,6 +162,16 @@ export function ServerPage({ name }: { name: string }) {
           title="debug: log every message whole (secrets redacted) to logs/<server>.debug.jsonl"
         >
           Debug logging: {debugOn ? "on" : "off"}
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          data-testid="probe"
+          disabled={busy !== null}
+          onClick={() => void probe()}
+          title="Start the server once outside any session: handshake, list its tools, shut down"
+        >
+          Probe
         </button>
         <button type="button" class="secondary" data-testid="open-event-log" disabled={busy !== null} onClick={() => void open("Open event log", { kind: "event_log", server: name })}>
           Open event log
@@ -238,7 +260,14 @@ export function ServerPage({ name }: { name: string }) {
       <h2>Server stderr</h2>
       <div data-testid="stderr" class="stderr-wrap">
         {sessions.filter((s) => s.stderr_tail !== "").length === 0 ? (
-          <p class="muted">No stderr output from live sessions.</p>
+          server?.last_probe?.stderr_tail ? (
+            <div>
+              <div class="small muted">From the last probe ({formatClock(server.last_probe.ts_ms)}):</div>
+              <pre class="stderr">{server.last_probe.stderr_tail}</pre>
+            </div>
+          ) : (
+            <p class="muted">No stderr output from live sessions.</p>
+          )
         ) : (
           sessions
             .filter((s) => s.stderr_tail !== "")

@@ -276,6 +276,18 @@ function handleApi(req: Request): Response {
       if (!b) return { kind: "error", code: "not_found", message: `no backup ${req.id}` };
       return { kind: "restore", backup: b, written: !req.dry_run, previous: req.dry_run ? null : `restore-${Date.now()}`, diff: entryDiff(b.original, "github", false, "npx", ["-y", "@modelcontextprotocol/server-github"]) };
     }
+    case "probe": {
+      const s = servers.find((x) => x.name === req.server);
+      const ok = s?.health !== "down";
+      const report = {
+        server: req.server, command: s?.command ?? [], ok, ts_ms: now(), cold_start_ms: ok ? 2_340 : null, total_ms: 2_900,
+        tools: ok ? 5 : null, tool_names: [], server_info: null, protocol_version: "2025-06-18",
+        error: ok ? null : "the server exited before answering initialize (exit status 1)",
+        shutdown: ok ? "exited with status 0" : "exited with status 1", stderr_tail: ok ? "" : "Error: ENOENT: no such file or directory\n",
+      };
+      void send({ kind: "probe", report });
+      return { kind: "probe", ...report };
+    }
     case "auto_rewrite":
       autoRewrite = req.on;
       return { kind: "auto_rewrite", on: req.on };
