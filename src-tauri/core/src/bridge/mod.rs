@@ -457,7 +457,13 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let how = match current {
         Some(mut generation) => {
             let _ = links.side_server.send((generation.id, Line::Finish));
-            let how = generation.server.shut_down(child::GRACE).await;
+            // A signal now means whoever started us is escalating (clients SIGKILL 2 s after
+            // their SIGTERM): end the server's group at once instead of being killed first and
+            // leaving what outlived the stdin close behind.
+            let how = tokio::select! {
+                how = generation.server.shut_down(child::GRACE) => how,
+                () = signals.recv() => generation.server.kill().await,
+            };
             finish_relay(&mut generation.pump).await;
             generation.stop_tasks().await;
             how

@@ -359,28 +359,21 @@ impl Router {
         }
     }
 
-    /// A line that was queued for a server that is gone now: send it to the current one, or
-    /// hold it. It never reached a server, so this is always safe.
-    pub fn undelivered(&mut self, line: Bytes, now: Instant, out: &mut Vec<Out>) {
+    /// A line that was queued for a server that is gone now, and never written to it.
+    /// Requests among them are dropped: `server_gone` already settled every request routed to
+    /// that server (failed it, or queued a copy to re-send), so re-routing this one too would
+    /// send it twice and answer the client twice. Notifications go to the current server, or
+    /// wait for it.
+    pub fn undelivered(&mut self, line: Bytes, _now: Instant, out: &mut Vec<Out>) {
         let Ok(peek) = Peek::parse(&line) else { return };
-        let id = match peek.kind() {
-            Kind::Request => match peek.id.clone().filter(|id| self.c2s.contains_key(id)) {
-                Some(id) => Some(id),
-                None => return,
-            },
-            Kind::Notification | Kind::Other => None,
-            Kind::Response => return,
-        };
+        match peek.kind() {
+            Kind::Request | Kind::Response => return,
+            Kind::Notification | Kind::Other => {}
+        }
         if self.life.ready() {
-            if let Some(p) = id.as_ref().and_then(|id| self.c2s.get_mut(id)) {
-                p.last_activity = now;
-            }
             out.push(Out::Server(line));
         } else {
-            if let Some(p) = id.as_ref().and_then(|id| self.c2s.get_mut(id)) {
-                p.held_since = Some(now);
-            }
-            self.life.held.push_back(Held { line, id });
+            self.life.held.push_back(Held { line, id: None });
         }
     }
 

@@ -1,0 +1,125 @@
+//! Bugs the soak run (tests/soak, scripts/soak.sh) found, each reduced to a deterministic test.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// Soak finding 1: a read-only call that reached the bridge after the server had died, but
+/// before the bridge had finished with the dead process, was answered twice.
+///
+/// The call was queued for the dead server. When the bridge settled the crash it re-queued
+/// every call it thought in flight — this one included — for the next server, and the next
+/// server's writer then also re-routed the copy still sitting in the dead server's queue. Both
+/// reached the new server, and the client got two responses with one id.
+///
+/// A grandchild that keeps the dead server's stdout open makes the window long (the bridge
+/// waits for that stdout to end and for the process group to go), as it is for any server
+/// whose helper processes outlive it.
+#[tokio::test]
+async fn a_safe_call_queued_for_a_dead_server_is_answered_once() {
+    let mut s = bridge()
+        .fake("--grandchild")
+        .pid_file()
+        .set("idle_timeout_ms=20000")
+        .set("backoff_ms=50")
+        .spawn();
+    s.initialize().await;
+    s.request("tools/list", json!({})).await; // teaches the bridge that echo is read-only
+    let server = read_pids(&s.dir.path().join("pids"))[0];
+    let crash = s.start_call("crash", json!({"code": 1}), None).await;
+    assert!(
+        all_gone(&[server], SOON).await.is_some(),
+        "the server did not crash"
+    );
+
+    // The server is gone, the bridge has not finished with it yet (that takes it over a
+    // second here): these calls are queued for the dead server. They go out one by one, as a
+    // client's calls do, so that the first one's failed write ends the dead server's writer
+    // and the others stay in its queue.
+    let mut echoes = HashMap::new();
+    for i in 0..5 {
+        let id = s
+            .start_call("echo", json!({"text": format!("echo {i}")}), None)
+            .await;
+        echoes.insert(id, format!("echo {i}"));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut answers: HashMap<Value, usize> = HashMap::new();
+    let mut crash_answered = false;
+    while answers.len() < echoes.len() || !crash_answered {
+        let v = s.recv().await;
+        if v.get("method").is_some() {
+            continue;
+        }
+        if v["id"] == crash {
+            assert_eq!(error_kind(&v), "server_exited", "{v}");
+            crash_answered = true;
+            continue;
+        }
+        let want = echoes
+            .get(&v["id"])
+            .unwrap_or_else(|| panic!("unexpected {v}"));
+        assert_eq!(text_of(&v), want, "{v}");
+        *answers.entry(v["id"].clone()).or_default() += 1;
+    }
+    // A last call: its answer comes after any copy of the echoes' (they reached the server
+    // before it, and the fake server answers echoes in order).
+    let last = s.start_call("echo", json!({"text": "last"}), None).await;
+    loop {
+        let v = s.recv().await;
+        if v.get("method").is_some() {
+            continue;
+        }
+        if v["id"] == last {
+            break;
+        }
+        *answers.entry(v["id"].clone()).or_default() += 1;
+    }
+    let twice: Vec<_> = answers.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "answered more than once: {twice:?}");
+    s.close().await;
+}
+
+/// Soak finding 2: the Python SDK (like the TypeScript one) ends a stdio server by closing its
+/// stdin, then SIGTERM 2 s later, then SIGKILL 2 s after that. The bridge's own shutdown of
+/// its server runs on the same 2 s + 2 s schedule and ignored the SIGTERM, so with a server
+/// whose group outlives the stdin close (here a grandchild that ignores SIGTERM), the client's
+/// SIGKILL could land before the bridge's, and the grandchild was left behind.
+///
+/// A signal that arrives while the bridge is already shutting down now means "hurry": the
+/// bridge kills the server's group at once.
+#[tokio::test]
+async fn sigterm_during_shutdown_ends_the_server_group_at_once() {
+    let mut s = bridge().fake("--grandchild").pid_file().spawn();
+    s.initialize().await;
+    let pids = read_pids(&s.dir.path().join("pids"));
+    assert_eq!(pids.len(), 2, "server and grandchild");
+    // Close stdin: the bridge starts its shutdown and closes the server's stdin; the server
+    // exits, its SIGTERM-proof grandchild stays. Then SIGTERM, as a client does after 2 s.
+    let bridge_pid = s.child.id().unwrap();
+    let server = pids[0];
+    let (status, signalled) = tokio::join!(s.close(), async move {
+        assert!(
+            all_gone(&[server], SOON).await.is_some(),
+            "the server did not exit on stdin EOF"
+        );
+        signal(bridge_pid, "TERM");
+        Instant::now()
+    });
+    let took = signalled.elapsed();
+    assert!(status.success(), "{}", s.stderr_text());
+    assert!(
+        took < Duration::from_millis(1500),
+        "the bridge took {took:?} after SIGTERM; a client would SIGKILL it after 2 s"
+    );
+    assert!(
+        all_gone(&pids, Duration::from_secs(1)).await.is_some(),
+        "the server's grandchild outlived the bridge"
+    );
+}
