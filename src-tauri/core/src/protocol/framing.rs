@@ -34,43 +34,72 @@ pub enum Frame {
     Part { bytes: Bytes, end: bool },
 }
 
-#[derive(Debug)]
+/// The length, head and tail of a line too large to hold (or being streamed). Its frame
+/// follows the rules of a line held whole (trailing `\r` not counted, blank lines skipped),
+/// whatever the reads that brought it.
+#[derive(Debug, Default)]
 struct Discard {
-    head: Bytes,
+    /// The first `HEAD_KEEP` bytes of the line.
+    head: Vec<u8>,
+    /// The last `TAIL_KEEP + 1` bytes (one more, in case the last is a `\r` to drop).
     tail: Vec<u8>,
     len: u64,
+    nonblank: bool,
+    /// Parts of the line were handed out: its end must be reported even if it is blank.
+    streamed: bool,
 }
 
 impl Discard {
     fn push(&mut self, data: &[u8]) {
         self.len += data.len() as u64;
-        push_tail(&mut self.tail, data);
+        push_head(&mut self.head, data);
+        push_tail(&mut self.tail, data, TAIL_KEEP + 1);
+        self.nonblank = self.nonblank || !data.iter().all(u8::is_ascii_whitespace);
     }
 
-    fn finish(self) -> Frame {
-        Frame::Oversize {
-            head: self.head,
+    /// The `Oversize` frame of the line, `None` for a blank line nobody saw.
+    fn finish(mut self) -> Option<Frame> {
+        if self.tail.last() == Some(&b'\r') {
+            self.tail.pop();
+            self.len -= 1;
+            if self.head.len() as u64 > self.len {
+                self.head.pop();
+            }
+        }
+        if self.tail.len() > TAIL_KEEP {
+            self.tail.drain(..self.tail.len() - TAIL_KEEP);
+        }
+        (self.nonblank || self.streamed).then(|| Frame::Oversize {
+            head: Bytes::from(self.head),
             tail: Bytes::from(self.tail),
             len: self.len,
-        }
+        })
     }
 }
 
-fn push_tail(tail: &mut Vec<u8>, data: &[u8]) {
-    if data.len() >= TAIL_KEEP {
+/// Completes a line's head up to `HEAD_KEEP` bytes. The head holds every byte seen so far
+/// until it is full, so appending keeps it the line's true start: a line that crossed the
+/// limit in a small read still keeps a full head (fuzzing found heads of one byte).
+fn push_head(head: &mut Vec<u8>, data: &[u8]) {
+    let room = HEAD_KEEP.saturating_sub(head.len());
+    head.extend_from_slice(&data[..room.min(data.len())]);
+}
+
+fn push_tail(tail: &mut Vec<u8>, data: &[u8], keep: usize) {
+    if data.len() >= keep {
         tail.clear();
-        tail.extend_from_slice(&data[data.len() - TAIL_KEEP..]);
+        tail.extend_from_slice(&data[data.len() - keep..]);
     } else {
         tail.extend_from_slice(data);
-        if tail.len() > TAIL_KEEP {
-            tail.drain(..tail.len() - TAIL_KEEP);
+        if tail.len() > keep {
+            tail.drain(..tail.len() - keep);
         }
     }
 }
 
 fn oversize_of(line: &[u8]) -> Frame {
     let mut tail = Vec::with_capacity(TAIL_KEEP);
-    push_tail(&mut tail, line);
+    push_tail(&mut tail, line, TAIL_KEEP);
     Frame::Oversize {
         head: Bytes::copy_from_slice(&line[..line.len().min(HEAD_KEEP)]),
         tail: Bytes::from(tail),
@@ -92,8 +121,9 @@ pub struct FrameReader<R> {
     eof: bool,
     /// Lines longer than this are handed out in parts as they arrive (cut-through).
     stream_over: Option<usize>,
-    /// Bytes of the line being streamed so far, and its head (for the id if it overflows).
-    streaming: Option<(u64, Bytes)>,
+    /// The line being streamed: its length so far, head and tail (for the id if it
+    /// overflows the limit and becomes an `Oversize`).
+    streaming: Option<Discard>,
 }
 
 /// Reads while streaming: big enough that a large line moves in few steps, small enough
@@ -155,6 +185,14 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// A complete frame from the buffer, if one is there; otherwise prepares for the next read.
     fn take_buffered(&mut self) -> Option<Frame> {
         loop {
+            if self.at_start && self.buf.len() >= BOM.len() {
+                // Decided here, not only in `frame_of`: a first line may never be held whole.
+                self.at_start = false;
+                if self.buf.starts_with(BOM) {
+                    let _ = self.buf.split_to(BOM.len());
+                    self.scanned = self.scanned.saturating_sub(BOM.len());
+                }
+            }
             let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
                 self.scanned = self.buf.len();
                 return self.no_line_end_yet();
@@ -164,23 +202,20 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             let body = &line[..line.len() - 1];
             if let Some(mut discard) = self.discard.take() {
                 discard.push(body);
-                return Some(discard.finish());
+                match discard.finish() {
+                    Some(frame) => return Some(frame),
+                    None => continue,
+                }
             }
-            if let Some((len, head)) = self.streaming.take() {
+            if let Some(mut streamed) = self.streaming.take() {
                 line.truncate(line.len() - 1);
-                if line.last() == Some(&b'\r') {
-                    line.truncate(line.len() - 1);
+                let cr = usize::from(line.last() == Some(&b'\r'));
+                if streamed.len + (line.len() - cr) as u64 > self.max as u64 {
+                    // `finish` drops the `\r`.
+                    streamed.push(&line);
+                    return streamed.finish();
                 }
-                let total = len + line.len() as u64;
-                if total > self.max as u64 {
-                    let mut discard = Discard {
-                        head,
-                        tail: Vec::new(),
-                        len,
-                    };
-                    discard.push(&line);
-                    return Some(discard.finish());
-                }
+                line.truncate(line.len() - cr);
                 return Some(Frame::Part {
                     bytes: line.freeze(),
                     end: true,
@@ -195,36 +230,38 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// No line end in the buffer: hand out a part of a streamed line, start streaming, or
     /// spill an over-limit line.
     fn no_line_end_yet(&mut self) -> Option<Frame> {
-        if let Some((len, head)) = &mut self.streaming {
+        // A `\r` at the end may be half of the line's `\r\n`: not counted or handed out yet.
+        let ready = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
+        if let Some(streamed) = &mut self.streaming {
             self.scanned = 0;
-            if self.buf.is_empty() {
+            if ready == 0 {
                 return None;
             }
-            if *len + self.buf.len() as u64 > self.max as u64 {
-                let mut discard = Discard {
-                    head: head.clone(),
-                    tail: Vec::new(),
-                    len: *len,
-                };
-                discard.push(&self.buf);
+            if streamed.len + ready as u64 > self.max as u64 {
+                streamed.push(&self.buf);
                 self.buf.clear();
-                self.discard = Some(discard);
-                self.streaming = None;
+                self.discard = self.streaming.take();
                 return None;
             }
-            *len += self.buf.len() as u64;
+            let part = self.buf.split_to(ready);
+            streamed.push(&part);
             return Some(Frame::Part {
-                bytes: self.buf.split().freeze(),
+                bytes: part.freeze(),
                 end: false,
             });
         }
-        let stream = self.stream_over.is_some_and(|over| self.buf.len() > over);
-        if self.discard.is_none() && stream && self.buf.len() <= self.max {
+        let stream = self.stream_over.is_some_and(|over| ready > over);
+        if self.discard.is_none() && stream && ready <= self.max {
             self.at_start = false;
-            let head = Bytes::copy_from_slice(&self.buf[..HEAD_KEEP.min(self.buf.len())]);
-            self.streaming = Some((self.buf.len() as u64, head));
-            self.scanned = 0;
-            return Some(Frame::Begin(self.buf.split().freeze()));
+            let part = self.buf.split_to(ready);
+            let mut streamed = Discard {
+                streamed: true,
+                ..Discard::default()
+            };
+            streamed.push(&part);
+            self.streaming = Some(streamed);
+            self.scanned = self.buf.len();
+            return Some(Frame::Begin(part.freeze()));
         }
         self.spill_if_over_limit();
         None
@@ -236,13 +273,9 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             discard.push(&self.buf);
             self.buf.clear();
             self.scanned = 0;
-        } else if self.buf.len() > self.max {
-            let head = Bytes::copy_from_slice(&self.buf[..HEAD_KEEP.min(self.buf.len())]);
-            let mut discard = Discard {
-                head,
-                tail: Vec::with_capacity(TAIL_KEEP),
-                len: 0,
-            };
+        } else if self.buf.len() - usize::from(self.buf.last() == Some(&b'\r')) > self.max {
+            self.at_start = false;
+            let mut discard = Discard::default();
             discard.push(&self.buf);
             self.discard = Some(discard);
             self.buf.clear();
@@ -252,14 +285,15 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
     fn take_rest(&mut self) -> Option<Frame> {
         if let Some(discard) = self.discard.take() {
-            return Some(discard.finish());
+            return discard.finish();
         }
         if self.streaming.take().is_some() {
             self.scanned = 0;
-            return Some(Frame::Part {
-                bytes: self.buf.split().freeze(),
-                end: true,
-            });
+            let mut bytes = self.buf.split().freeze();
+            if bytes.last() == Some(&b'\r') {
+                bytes.truncate(bytes.len() - 1);
+            }
+            return Some(Frame::Part { bytes, end: true });
         }
         if self.buf.is_empty() {
             return None;
