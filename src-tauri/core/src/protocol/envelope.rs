@@ -309,8 +309,9 @@ fn id_value(b: &[u8]) -> Option<(Id, &[u8])> {
     let end = if rest.first() == Some(&b'"') {
         string_len(rest)?
     } else {
+        // The whole number: `1e2` or `1.5` cut at the first non-digit would read as id 1.
         rest.iter()
-            .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+            .position(|b| !(b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')))
             .unwrap_or(rest.len())
     };
     let raw: &RawValue = serde_json::from_slice(&rest[..end]).ok()?;
