@@ -376,9 +376,15 @@ fn flow_separator(text: &str, seq: &Seq, open: usize) -> String {
     ", ".to_owned()
 }
 
+/// The line break after `pos`, or the file's first one when `pos` is on the last line
+/// (a CRLF file without a final newline keeps getting CRLF).
 fn eol_after(text: &str, pos: usize) -> &'static str {
-    match text[pos..].find('\n') {
-        Some(i) if text[..pos + i].ends_with('\r') => "\r\n",
+    let nl = text[pos..]
+        .find('\n')
+        .map(|i| pos + i)
+        .or_else(|| text.find('\n'));
+    match nl {
+        Some(i) if text[..i].ends_with('\r') => "\r\n",
         _ => "\n",
     }
 }
@@ -530,12 +536,15 @@ pub fn wrap_text(
             Class::Unwrapped { .. } => {}
         }
         let own = |rest: &str| -> Vec<String> {
-            let mut v = vec![
-                syntax.word("bridge"),
-                syntax.word("--server"),
-                syntax.word(&l.id.name),
-                syntax.word("--"),
-            ];
+            let mut v = vec![syntax.word("bridge")];
+            if l.id.name.starts_with('-') {
+                // `--server -x` would read `-x` as an option: one `--server=-x` argument.
+                v.push(syntax.word(&format!("--server={}", l.id.name)));
+            } else {
+                v.push(syntax.word("--server"));
+                v.push(syntax.word(&l.id.name));
+            }
+            v.push(syntax.word("--"));
             if !rest.is_empty() {
                 v.push(rest.to_owned());
             }
