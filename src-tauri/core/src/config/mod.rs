@@ -187,13 +187,19 @@ impl Config {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Syntax {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
         let line_of = |span: std::ops::Range<usize>| {
             1 + text[..span.start.min(text.len())].matches('\n').count()
         };
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            match toml::from_str::<toml::Table>(text) {
+                // Valid TOML in the wrong shape (`defaults = 5`): not a syntax error.
+                Ok(table) => shape_error(&table, path, e.span().map_or(1, line_of)),
+                Err(_) => ConfigError::Syntax {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                },
+            }
+        })?;
         let layer = |table: BTreeMap<String, Spanned<Value>>| {
             Layer(
                 table
@@ -278,6 +284,37 @@ impl Config {
     /// Names of the servers that have a `[servers.NAME]` table.
     pub fn server_names(&self) -> impl Iterator<Item = &str> {
         self.servers.keys().map(String::as_str)
+    }
+}
+
+/// The error for a file that is TOML but where `[defaults]`, `[servers]` or a
+/// `[servers.NAME]` is not a table (fuzzing found these reported as syntax errors).
+fn shape_error(table: &toml::Table, path: &Path, line: usize) -> ConfigError {
+    let not_table = |v: &Value| !v.is_table();
+    let (key, value) = match (table.get("defaults"), table.get("servers")) {
+        (Some(v), _) if not_table(v) => ("defaults".to_owned(), Some(v)),
+        (_, Some(v)) if not_table(v) => ("servers".to_owned(), Some(v)),
+        (_, Some(Value::Table(servers))) => servers
+            .iter()
+            .find(|(_, v)| not_table(v))
+            .map_or(("servers".to_owned(), None), |(name, v)| {
+                (format!("servers.{name}"), Some(v))
+            }),
+        _ => ("defaults".to_owned(), None),
+    };
+    ConfigError::Invalid {
+        origin: Origin::File {
+            path: path.to_owned(),
+            line,
+        },
+        problem: match value {
+            Some(v) => format!("must be a table, not {}", v.type_str()),
+            None => "has the wrong shape".to_owned(),
+        },
+        key,
+        fix: "write tables of key = value: [defaults] and [servers.NAME], e.g. \
+              [servers.rg] then idle_timeout_ms = 20000 on the next line"
+            .to_owned(),
     }
 }
 
