@@ -257,4 +257,19 @@ mod fuzz_regressions {
             assert_eq!(from_tail, last.then_some(want), "{shown}");
         }
     }
+
+    /// A head that ends inside the id's number named a different id (its prefix).
+    #[test]
+    fn fuzz_fragment_id_cut_at_the_end_of_the_head_is_no_id() {
+        let line = br#"{"id":123456789,"result":{}}"#;
+        assert_eq!(
+            find_id_in_fragments(&line[..10], b""),
+            None,
+            "the head ends inside the number"
+        );
+        assert_eq!(
+            find_id_in_fragments(&line[..16], b""),
+            Some(warden_core::protocol::Id::Num(123_456_789))
+        );
+    }
 }

@@ -309,10 +309,10 @@ fn id_value(b: &[u8]) -> Option<(Id, &[u8])> {
     let end = if rest.first() == Some(&b'"') {
         string_len(rest)?
     } else {
-        // The whole number: `1e2` or `1.5` cut at the first non-digit would read as id 1.
+        // The whole number: `1e2` or `1.5` cut at the first non-digit would read as id 1;
+        // a number that runs to the end of a head may be cut short there: no id.
         rest.iter()
-            .position(|b| !(b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')))
-            .unwrap_or(rest.len())
+            .position(|b| !(b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')))?
     };
     let raw: &RawValue = serde_json::from_slice(&rest[..end]).ok()?;
     Some((Id::from_raw(raw)?, &rest[end..]))
