@@ -123,3 +123,26 @@ async fn sigterm_during_shutdown_ends_the_server_group_at_once() {
         "the server's grandchild outlived the bridge"
     );
 }
+
+/// Soak finding 3: after one edit of config.toml, every running bridge re-read it about ten
+/// times a second, for good. The watcher (notify 8 on Linux) also reports a file being
+/// *opened*, so the bridge's own read of the file counted as a change, and so did every other
+/// bridge's: with an invalid file, each bridge logged `config_rejected` ten times a second
+/// (the soak saw 155 refusals for 5 invalid edits), pushing real events out of the rotated log.
+#[tokio::test]
+async fn one_edit_of_config_toml_is_one_reload() {
+    let mut s = bridge()
+        .config("[defaults]\nidle_timeout_ms = 1500\n")
+        .spawn();
+    s.initialize().await;
+    s.write_config("[defaults]\nidle_timeout_ms = \"soon\"\n");
+    s.wait_for_events("config_rejected", 1).await;
+    // Nothing to await for "nothing more happens": watch for a while (ten rounds of the loop).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let refused = s
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "config_rejected")
+        .count();
+    assert_eq!(refused, 1, "one invalid edit was refused {refused} times");
+}

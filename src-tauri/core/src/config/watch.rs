@@ -7,11 +7,19 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use notify::event::{AccessKind, AccessMode, EventKind};
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 /// Events closer together than this are one change.
 const SETTLE: Duration = Duration::from_millis(100);
+
+/// Whether an event may be an edit. Opening or reading the file is not (notify reports opens
+/// on Linux): counting them made each reload, this bridge's or another's, trigger the next
+/// one, ten times a second for good. Closing the file after writing it ends a save.
+fn is_change(kind: &EventKind) -> bool {
+    !matches!(kind, EventKind::Access(a) if *a != AccessKind::Close(AccessMode::Write))
+}
 
 pub struct ConfigWatch {
     _watcher: notify::RecommendedWatcher,
@@ -34,7 +42,7 @@ impl ConfigWatch {
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                 let relevant = match &event {
-                    Ok(e) => e.paths.iter().any(|p| watched.contains(p)),
+                    Ok(e) => is_change(&e.kind) && e.paths.iter().any(|p| watched.contains(p)),
                     Err(_) => true, // a watch error may have lost an event: reload to be sure
                 };
                 if relevant {
