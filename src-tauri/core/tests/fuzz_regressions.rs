@@ -272,4 +272,20 @@ mod fuzz_regressions {
             Some(warden_core::protocol::Id::Num(123_456_789))
         );
     }
+
+    /// A repeated key inside `params` ("duplicate field `task`") made the peek refuse a
+    /// message serde_json (and `JSON.parse`) reads, so the bridge could not route it; a
+    /// repeated `params` kept what the first one set.
+    #[test]
+    fn fuzz_peek_takes_the_last_of_repeated_keys() {
+        use warden_core::protocol::{Id, Kind, Peek};
+        let line = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"task":"t1","task":{},"name":"a","name":"b","_meta":{"progressToken":1,"progressToken":2}}}"#;
+        let p = Peek::parse(line).expect("valid JSON");
+        assert_eq!(p.kind(), Kind::Request);
+        assert!(p.task_augmented);
+        assert_eq!(p.name.as_deref(), Some("b"));
+        assert_eq!(p.progress_token, Some(Id::Num(2)));
+        let p = Peek::parse(br#"{"id":1,"method":"x","params":{"name":"a"},"params":[]}"#).unwrap();
+        assert_eq!((p.name, p.params.is_none()), (None, true));
+    }
 }

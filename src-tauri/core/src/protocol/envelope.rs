@@ -200,58 +200,62 @@ impl<'de> de::DeserializeSeed<'de> for ParamsSeed<'_, 'de> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         let raw = <&RawValue>::deserialize(d)?;
+        let p = self.0;
+        // A repeated `params` replaces what an earlier one set, as in `JSON.parse`.
+        p.params = None;
+        (p.name, p.task_id, p.message) = (None, None, None);
+        (p.request_id, p.progress_token, p.task_augmented) = (None, None, false);
         if !raw.get().starts_with('{') {
             return Ok(());
         }
-        let params: ParamsDe<'de> = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
-        let p = self.0;
+        let params: Members<'de> = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
         p.params = Some(raw);
-        p.name = params.name.and_then(str_of);
-        p.task_id = params.task_id.and_then(str_of);
-        p.message = params.message.and_then(str_of);
-        p.request_id = params.request_id.and_then(Id::from_raw);
-        p.task_augmented = params.task.is_some();
-        p.progress_token = params.progress_token.and_then(Id::from_raw).or_else(|| {
-            params
-                .meta
-                .and_then(|m| m.progress_token)
-                .and_then(Id::from_raw)
-        });
+        p.name = params.last("name").and_then(str_of);
+        p.task_id = params.last("taskId").and_then(str_of);
+        p.message = params.last("message").and_then(str_of);
+        p.request_id = params.last("requestId").and_then(Id::from_raw);
+        p.task_augmented = params.last("task").is_some();
+        p.progress_token = params
+            .last("progressToken")
+            .and_then(Id::from_raw)
+            .or_else(|| {
+                let meta = params.last("_meta").filter(|m| m.get().starts_with('{'))?;
+                let meta: Members<'de> = serde_json::from_str(meta.get()).ok()?;
+                meta.last("progressToken").and_then(Id::from_raw)
+            });
         Ok(())
     }
 }
 
-#[derive(Deserialize)]
-struct ParamsDe<'a> {
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "taskId")]
-    task_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    message: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "requestId")]
-    request_id: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "progressToken")]
-    progress_token: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    task: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "_meta", deserialize_with = "lenient_meta")]
-    meta: Option<MetaDe<'a>>,
+/// The members of a JSON object, in order. A key may repeat (JSON allows it); like
+/// `JSON.parse`, readers take the last one. A derived struct would refuse the message
+/// ("duplicate field"), which fuzzing found.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Members<'a> {
+    fn last(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
 }
 
-#[derive(Deserialize)]
-struct MetaDe<'a> {
-    #[serde(borrow, default, rename = "progressToken")]
-    progress_token: Option<&'a RawValue>,
-}
-
-fn lenient_meta<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<MetaDe<'de>>, D::Error> {
-    let raw = <&RawValue>::deserialize(d)?;
-    Ok(if raw.get().starts_with('{') {
-        serde_json::from_str(raw.get()).ok()
-    } else {
-        None
-    })
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
+                    members.push(entry);
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// Finds the `id` of a message from the kept head and tail of a line that was too large (or
