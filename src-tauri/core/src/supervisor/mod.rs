@@ -184,7 +184,7 @@ impl Supervisor {
             None => History::in_memory(),
         };
         let mut servers: BTreeMap<String, ServerState> = BTreeMap::new();
-        for entry in history.iter() {
+        for entry in history.iter().filter(|e| !is_pseudo_server(&e.server)) {
             let s = servers.entry(entry.server.clone()).or_default();
             s.metrics.record(&entry.event);
             if let Some(c) = &entry.command {
@@ -308,10 +308,7 @@ impl Supervisor {
             event: Event::new(kind).detail(line),
             command: None,
         };
-        let mut st = self.lock();
-        st.history.push(entry.clone());
-        drop(st);
-        self.emit(ApiEvent::Event { entry });
+        self.record(&mut self.lock(), entry);
         self.emit(event);
     }
 
@@ -560,11 +557,13 @@ impl Supervisor {
 
     /// Adds to the history and metrics, and streams it.
     fn record(&self, st: &mut State, entry: HistoryEntry) {
-        st.servers
-            .entry(entry.server.clone())
-            .or_default()
-            .metrics
-            .record(&entry.event);
+        if !is_pseudo_server(&entry.server) {
+            st.servers
+                .entry(entry.server.clone())
+                .or_default()
+                .metrics
+                .record(&entry.event);
+        }
         st.history.push(entry.clone());
         self.emit(ApiEvent::Event { entry });
     }
@@ -1285,6 +1284,12 @@ impl Supervisor {
             .retain(|o| !results.iter().any(|r| r.ok && r.pid == o.pid));
         results
     }
+}
+
+/// History entries that are not about one server: orphans whose server is unknown, and the
+/// IDE config watcher's (`client:<id>`). They are kept and streamed but make no server row.
+fn is_pseudo_server(name: &str) -> bool {
+    name.starts_with('(') || name.starts_with("client:")
 }
 
 /// Runs file work off the async threads.

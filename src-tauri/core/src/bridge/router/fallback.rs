@@ -74,6 +74,18 @@ impl Router {
     /// Restarts the server process on request (the tray's "restart"): planned, so not a
     /// failure; requests in flight are re-sent when safe, new ones wait.
     pub fn request_restart(&mut self, out: &mut Vec<Out>) {
+        if let Phase::Open { .. } = self.life.phase {
+            // The user asked for it: a fresh start, not a half-open trial.
+            self.life.phase = Phase::Down;
+            self.life.failures = 0;
+            self.life.trial = false;
+            out.push(Out::Event(Event::new("restart_requested")));
+            out.push(Out::Event(
+                Event::new("circuit").detail("closed: restarted on request"),
+            ));
+            out.push(Out::StartServer);
+            return;
+        }
         if self.life.generation == 0 || self.life.swap {
             return;
         }
