@@ -4,7 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(ripgrep python3-venv)
+APT_PACKAGES=(
+  ripgrep python3-venv
+  # The Tauri app (WebKitGTK, tray, icons, keyboard), and its WebDriver tests under Xvfb.
+  libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
+  xvfb xauth webkit2gtk-driver
+)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -26,6 +31,19 @@ if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package-lock.json -nt tests/e2
   echo "setup: npm ci (tests/e2e)"
   (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
   touch tests/e2e/node_modules
+fi
+
+# The web UI's toolchain (Vite, TypeScript, Vitest), pinned by ui/package-lock.json.
+if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules ]; then
+  echo "setup: npm ci (ui)"
+  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+  touch ui/node_modules
+fi
+
+# tauri-driver: the WebDriver server the app's end-to-end tests talk to.
+if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
+  echo "setup: cargo install tauri-driver (takes a minute)"
+  cargo install tauri-driver --locked --version '^2' --quiet
 fi
 
 # The real Python MCP SDK client, pinned by tests/e2e/requirements.txt.

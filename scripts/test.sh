@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
+echo "== web UI: type check, unit tests, build (the app embeds ui/dist)"
+(cd ui && npm run --silent check && npm test --silent && npm run --silent build)
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
@@ -18,5 +21,7 @@ echo "== cargo test"
 # The rg-server parity test compares with the real mcp-ripgrep.
 MCP_RIPGREP_BIN="$PWD/tests/e2e/node_modules/.bin/mcp-ripgrep" cargo test --workspace --locked
 echo "== end-to-end tests (real servers, Python SDK client)"
-cargo build -p warden-cli --locked
+cargo build -p warden-cli -p warden-app --locked
 WARDEN_BIN="$PWD/target/debug/warden" .venv/bin/python -m pytest -q tests/e2e
+echo "== the app end to end (WebDriver under Xvfb; screenshots in target/ui-screenshots)"
+PATH="$HOME/.cargo/bin:$PATH" xvfb-run -a .venv/bin/python -m pytest -q tests/ui

@@ -1,0 +1,403 @@
+//! The app's command layer: the supervisor's API (one command, `api`) and the few things only
+//! the desktop app does (`app`: tray state, start at login, opening files, quitting). Both
+//! are declared here once; the TypeScript bindings in ui/src/bindings are generated from
+//! these declarations and from warden-core's API.
+//!
+//! The desktop side effects go through [`Host`], so the dispatch is tested without a display.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use warden_core::supervisor::api::{ApiError, ErrorCode, Health};
+
+/// What only the desktop app does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum AppRequest {
+    /// What the tray shows, and the app's own state.
+    State,
+    /// Start the app (hidden, in the tray) at login: query with `on: null`, or set.
+    Autostart { on: Option<bool> },
+    /// Open a file or folder with the user's default application.
+    Open { target: OpenTarget },
+    /// Quit the app (the tray's Quit).
+    Quit,
+}
+
+/// Something the UI can open.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum OpenTarget {
+    /// config.toml.
+    Config,
+    /// The JSONL event log of a server.
+    EventLog { server: String },
+    /// The debug log (whole messages, redacted) of a server.
+    DebugLog { server: String },
+    /// A detected IDE config file (only paths the clients page lists).
+    ClientFile { path: PathBuf },
+    /// Warden's state directory (logs, history, backups).
+    StateDir,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AppResponse {
+    State(AppState),
+    Autostart { on: bool },
+    Opened { path: PathBuf },
+    Quitting,
+    Error(ApiError),
+}
+
+/// The worst health over all servers, as the tray shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TrayHealth {
+    /// No server needs attention.
+    Healthy,
+    /// Some server is degraded, starting, or served by the fallback.
+    Degraded,
+    /// Some server is down.
+    Down,
+    /// No server is known or running.
+    #[default]
+    Idle,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct AppState {
+    pub tray: TrayHealth,
+    /// The tray's tooltip: the worst servers and why.
+    pub tooltip: String,
+    /// Why the supervisor is not running (e.g. another one owns the socket).
+    pub supervisor_error: Option<String>,
+    /// Desktop notifications shown so far, newest last.
+    pub notifications: Vec<Notification>,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct Notification {
+    #[ts(type = "number")]
+    pub ts_ms: u64,
+    pub title: String,
+    pub body: String,
+}
+
+/// Pushed to the window as the `warden://app` event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AppEvent {
+    State(AppState),
+}
+
+/// The tray health for a set of server healths: the worst one wins.
+pub fn tray_health(healths: impl IntoIterator<Item = Health>) -> TrayHealth {
+    let mut worst = TrayHealth::Idle;
+    for h in healths {
+        let t = match h {
+            Health::Down => TrayHealth::Down,
+            Health::Degraded | Health::Starting | Health::Fallback => TrayHealth::Degraded,
+            Health::Healthy => TrayHealth::Healthy,
+            Health::Idle => TrayHealth::Idle,
+        };
+        worst = worst.max_rank(t);
+    }
+    worst
+}
+
+impl TrayHealth {
+    fn rank(self) -> u8 {
+        match self {
+            TrayHealth::Idle => 0,
+            TrayHealth::Healthy => 1,
+            TrayHealth::Degraded => 2,
+            TrayHealth::Down => 3,
+        }
+    }
+
+    fn max_rank(self, other: TrayHealth) -> TrayHealth {
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrayHealth::Healthy => "healthy",
+            TrayHealth::Degraded => "degraded",
+            TrayHealth::Down => "down",
+            TrayHealth::Idle => "idle",
+        }
+    }
+}
+
+/// The desktop side effects of [`AppRequest`]s.
+pub trait Host {
+    fn state(&self) -> AppState;
+    fn autostart(&self) -> Result<bool, String>;
+    fn set_autostart(&self, on: bool) -> Result<(), String>;
+    /// Opens `path` with the user's default application.
+    fn open(&self, path: &Path) -> Result<(), String>;
+    fn quit(&self);
+    /// Paths the host knows: config.toml, the state dir, and the IDE config files listed.
+    fn config_path(&self) -> Option<PathBuf>;
+    fn state_dir(&self) -> PathBuf;
+    fn client_files(&self) -> Vec<PathBuf>;
+}
+
+/// Carries out one [`AppRequest`].
+pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
+    let error = |code, message: String| AppResponse::Error(ApiError::new(code, message));
+    match request {
+        AppRequest::State => AppResponse::State(host.state()),
+        AppRequest::Autostart { on: None } => match host.autostart() {
+            Ok(on) => AppResponse::Autostart { on },
+            Err(e) => error(
+                ErrorCode::Io,
+                format!("cannot read the start-at-login setting: {e}"),
+            ),
+        },
+        AppRequest::Autostart { on: Some(on) } => match host.set_autostart(on) {
+            Ok(()) => AppResponse::Autostart { on },
+            Err(e) => error(
+                ErrorCode::Io,
+                format!("cannot change the start-at-login setting: {e}"),
+            ),
+        },
+        AppRequest::Open { target } => {
+            let path = match target {
+                OpenTarget::Config => match host.config_path() {
+                    Some(p) => p,
+                    None => {
+                        return error(
+                            ErrorCode::NotFound,
+                            "no config file is known (set WARDEN_CONFIG or create ~/.config/warden/config.toml)".to_owned(),
+                        );
+                    }
+                },
+                OpenTarget::EventLog { server } => host
+                    .state_dir()
+                    .join("logs")
+                    .join(format!("{}.jsonl", warden_core::paths::file_stem(&server))),
+                OpenTarget::DebugLog { server } => host.state_dir().join("logs").join(format!(
+                    "{}.debug.jsonl",
+                    warden_core::paths::file_stem(&server)
+                )),
+                OpenTarget::ClientFile { path } => {
+                    // Only files Warden lists: the webview cannot open arbitrary paths.
+                    if !host.client_files().contains(&path) {
+                        return error(
+                            ErrorCode::NotFound,
+                            format!("{} is not a detected client config file", path.display()),
+                        );
+                    }
+                    path
+                }
+                OpenTarget::StateDir => host.state_dir(),
+            };
+            if !path.exists() {
+                return error(
+                    ErrorCode::NotFound,
+                    format!(
+                        "{} does not exist yet (a log appears once the server ran through the bridge; config.toml once a setting is saved)",
+                        path.display()
+                    ),
+                );
+            }
+            match host.open(&path) {
+                Ok(()) => AppResponse::Opened { path },
+                Err(e) => error(
+                    ErrorCode::Io,
+                    format!("cannot open {}: {e}", path.display()),
+                ),
+            }
+        }
+        AppRequest::Quit => {
+            host.quit();
+            AppResponse::Quitting
+        }
+    }
+}
+
+/// The TypeScript declarations of the app's own commands (`ui/src/bindings/app.ts`).
+pub fn typescript() -> String {
+    use ts_rs::TS;
+    let cfg = ts_rs::Config::new().with_large_int("number");
+    let decls = [
+        AppRequest::decl(&cfg),
+        OpenTarget::decl(&cfg),
+        AppResponse::decl(&cfg),
+        TrayHealth::decl(&cfg),
+        AppState::decl(&cfg),
+        Notification::decl(&cfg),
+        AppEvent::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from src-tauri/app/src/commands.rs by\n\
+         // `UPDATE_BINDINGS=1 cargo test -p warden-app bindings`; do not edit.\n\n\
+         import type { ApiError } from \"./api\";\n",
+    );
+    for d in decls {
+        out.push_str("\nexport ");
+        out.push_str(&d);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::cell::RefCell;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct FakeHost {
+        dir: PathBuf,
+        opened: RefCell<Vec<PathBuf>>,
+        autostart: RefCell<bool>,
+        quit: RefCell<bool>,
+    }
+
+    impl Host for FakeHost {
+        fn state(&self) -> AppState {
+            AppState {
+                tray: TrayHealth::Idle,
+                tooltip: "MCP Warden".into(),
+                supervisor_error: None,
+                notifications: Vec::new(),
+                version: "0".into(),
+            }
+        }
+        fn autostart(&self) -> Result<bool, String> {
+            Ok(*self.autostart.borrow())
+        }
+        fn set_autostart(&self, on: bool) -> Result<(), String> {
+            *self.autostart.borrow_mut() = on;
+            Ok(())
+        }
+        fn open(&self, path: &Path) -> Result<(), String> {
+            self.opened.borrow_mut().push(path.to_owned());
+            Ok(())
+        }
+        fn quit(&self) {
+            *self.quit.borrow_mut() = true;
+        }
+        fn config_path(&self) -> Option<PathBuf> {
+            Some(self.dir.join("config.toml"))
+        }
+        fn state_dir(&self) -> PathBuf {
+            self.dir.join("state")
+        }
+        fn client_files(&self) -> Vec<PathBuf> {
+            vec![self.dir.join("mcp.json")]
+        }
+    }
+
+    #[test]
+    fn open_resolves_targets_and_refuses_what_is_not_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = FakeHost {
+            dir: dir.path().to_owned(),
+            ..FakeHost::default()
+        };
+        let logs = dir.path().join("state/logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(logs.join("my_server.jsonl"), "").unwrap();
+        let r = dispatch(
+            &host,
+            AppRequest::Open {
+                target: OpenTarget::EventLog {
+                    server: "my server".into(),
+                },
+            },
+        );
+        assert_eq!(
+            r,
+            AppResponse::Opened {
+                path: logs.join("my_server.jsonl")
+            }
+        );
+        // Missing files: a clear error, nothing opened.
+        let r = dispatch(
+            &host,
+            AppRequest::Open {
+                target: OpenTarget::Config,
+            },
+        );
+        let AppResponse::Error(e) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(e.code, ErrorCode::NotFound);
+        assert!(e.message.contains("does not exist yet"), "{}", e.message);
+        // The webview cannot make the app open any path.
+        let r = dispatch(
+            &host,
+            AppRequest::Open {
+                target: OpenTarget::ClientFile {
+                    path: "/etc/passwd".into(),
+                },
+            },
+        );
+        assert!(matches!(
+            r,
+            AppResponse::Error(ApiError {
+                code: ErrorCode::NotFound,
+                ..
+            })
+        ));
+        assert_eq!(host.opened.borrow().len(), 1);
+    }
+
+    #[test]
+    fn autostart_and_quit_reach_the_host() {
+        let host = FakeHost::default();
+        assert_eq!(
+            dispatch(&host, AppRequest::Autostart { on: Some(true) }),
+            AppResponse::Autostart { on: true }
+        );
+        assert_eq!(
+            dispatch(&host, AppRequest::Autostart { on: None }),
+            AppResponse::Autostart { on: true }
+        );
+        assert_eq!(dispatch(&host, AppRequest::Quit), AppResponse::Quitting);
+        assert!(*host.quit.borrow());
+    }
+
+    #[test]
+    fn the_worst_health_wins() {
+        assert_eq!(tray_health([]), TrayHealth::Idle);
+        assert_eq!(
+            tray_health([Health::Idle, Health::Healthy]),
+            TrayHealth::Healthy
+        );
+        assert_eq!(
+            tray_health([Health::Healthy, Health::Fallback]),
+            TrayHealth::Degraded
+        );
+        assert_eq!(
+            tray_health([Health::Down, Health::Degraded, Health::Healthy]),
+            TrayHealth::Down
+        );
+    }
+
+    /// The committed bindings match these declarations (CI fails on drift).
+    #[test]
+    fn bindings() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/app.ts");
+        let want = typescript();
+        if std::env::var_os("UPDATE_BINDINGS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "ui/src/bindings/app.ts is out of date: run `UPDATE_BINDINGS=1 cargo test -p warden-app bindings` and commit it"
+        );
+    }
+}

@@ -1,0 +1,347 @@
+"""The real tray app, end to end: warden-app under Xvfb, driven through tauri-driver and
+WebKitWebDriver, with a temporary HOME holding an IDE config and real bridges in front of the
+fake server, used by the real Python MCP SDK client.
+
+Run (scripts/test.sh does): xvfb-run -a .venv/bin/python -m pytest -q tests/ui
+Needs: target/debug/{warden-app,warden,mcp-fake-server}, tauri-driver on PATH (or
+TAURI_DRIVER), WebKitWebDriver (Debian: webkit2gtk-driver). Screenshots of every page go to
+target/ui-screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import (
+    StaleElementReferenceException,
+    TimeoutException,
+    WebDriverException,
+)
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO = Path(__file__).resolve().parent.parent.parent
+TARGET = REPO / "target" / "debug"
+SHOTS = REPO / "target" / "ui-screenshots"
+WAIT_S = 45
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def need(path: Path, how: str) -> Path:
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: {how}", pytrace=False)
+    return path
+
+
+@dataclass
+class World:
+    root: Path
+    env: dict[str, str]
+    config: Path
+    ide_file: Path
+    corpus: Path
+    driver: webdriver.Remote
+
+    def status(self) -> dict:
+        out = subprocess.run(
+            [str(TARGET / "warden"), "status", "--json"],
+            env=self.env, capture_output=True, text=True, timeout=20,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    def wait(self, what: str, cond, timeout: float = WAIT_S):
+        """Polls `cond` (the app's state changes asynchronously) until it is truthy."""
+        def check(_):
+            try:
+                return cond()
+            except (StaleElementReferenceException, KeyError, IndexError):
+                return False
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.2).until(check, message=what)
+        except TimeoutException:
+            name = "FAILED-" + "".join(c if c.isalnum() else "-" for c in what)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            (SHOTS / f"{name}.txt").write_text(self.driver.execute_script("return document.body.innerText"))
+            raise
+
+    def find(self, testid: str) -> WebElement:
+        return self.wait(f"element {testid}", lambda: self.driver.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]'))
+
+    def click(self, testid: str) -> None:
+        el = self.find(testid)
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+        el.click()
+
+    def go(self, route: str) -> None:
+        self.driver.execute_script("window.location.hash = arguments[0]", route)
+
+    def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.driver.save_screenshot(str(SHOTS / f"{name}.png"))
+
+
+class Client:
+    """A Python SDK session through `warden bridge` (tests/ui/mcp_client.py)."""
+
+    def __init__(self, env: dict[str, str], server: str, config: Path):
+        params = {
+            "command": str(TARGET / "warden"),
+            "args": ["bridge", "--server", server, "--config", str(config), "--", str(TARGET / "mcp-fake-server")],
+            "env": env,
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("mcp_client.py")), json.dumps(params)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        )
+        line = self.readline()
+        assert line.strip() == "READY", f"client did not start: {line!r}"
+
+    def readline(self, timeout: float = 60) -> str:
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            self.proc.kill()
+            pytest.fail(f"the MCP client said nothing for {timeout} s")
+        return self.proc.stdout.readline()
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        self.proc.stdin.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.readline())
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def ours(state_dir: Path) -> list[int]:
+    """Pids of processes whose environment carries this test's WARDEN_STATE_DIR."""
+    mark = f"WARDEN_STATE_DIR={state_dir}".encode()
+    pids = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit() or int(p.name) == os.getpid():
+            continue
+        try:
+            if mark in (p / "environ").read_bytes().split(b"\0"):
+                pids.append(int(p.name))
+        except OSError:
+            pass
+    return pids
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Iterator[World]:
+    app = need(TARGET / "warden-app", "build it: cargo build -p warden-app")
+    need(TARGET / "warden", "build it: cargo build -p warden-cli")
+    need(TARGET / "mcp-fake-server", "build it: cargo build -p warden-cli")
+    driver_bin = os.environ.get("TAURI_DRIVER") or shutil.which("tauri-driver")
+    if not driver_bin:
+        pytest.fail("tauri-driver is not on PATH: cargo install tauri-driver --locked", pytrace=False)
+
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    root = tmp_path_factory.mktemp("ui")
+    home = root / "home"
+    run = root / "run"
+    run.mkdir(mode=0o700)
+    corpus = root / "corpus"
+    corpus.mkdir()
+    (corpus / "notes.txt").write_text("the needle-42 is here\n")
+    config = root / "config.toml"
+    config.write_text(
+        "# Warden settings for the UI test\n"
+        "[servers.demo]\n"
+        "circuit_failures = 1          # one crash opens the breaker\n"
+        "circuit_cooldown_ms = 600000\n"
+        f"fallback_roots = [\"{corpus}\"]\n"
+    )
+    ide_file = home / ".cursor" / "mcp.json"
+    ide_file.parent.mkdir(parents=True)
+    ide_file.write_text(json.dumps(
+        {"mcpServers": {"search": {"command": str(TARGET / "mcp-fake-server"), "args": ["--banner"]}}},
+        indent=2,
+    ) + "\n")
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("WARDEN_", "XDG_CONFIG", "XDG_STATE", "XDG_DATA"))
+    }
+    env.update(
+        HOME=str(home),
+        WARDEN_SOCKET=str(run / "control.sock"),
+        WARDEN_STATE_DIR=str(root / "state"),
+        WARDEN_CONFIG=str(config),
+        WARDEN_BIN=str(TARGET / "warden"),
+        WARDEN_LOG="info",
+        # WebKitGTK in a container without a GPU.
+        WEBKIT_DISABLE_COMPOSITING_MODE="1",
+        WEBKIT_DISABLE_DMABUF_RENDERER="1",
+    )
+    port, native = free_port(), free_port()
+    log = open(root / "tauri-driver.log", "w")
+    tauri_driver = subprocess.Popen(
+        [driver_bin, "--port", str(port), "--native-port", str(native)],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": str(app)})
+    driver = None
+    try:
+        deadline = time.monotonic() + 30
+        for p in (port, native):  # until tauri-driver and WebKitWebDriver accept connections
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", p), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or tauri_driver.poll() is not None:
+                        pytest.fail(f"tauri-driver did not listen on port {p}: see {root / 'tauri-driver.log'}")
+                    time.sleep(0.1)
+        driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=opts)
+        w = World(root=root, env=env, config=config, ide_file=ide_file, corpus=corpus, driver=driver)
+        # The app's supervisor is listening once the socket answers.
+        w.wait("the app's supervisor", lambda: (run / "control.sock").exists())
+        yield w
+    finally:
+        try:
+            if driver is not None:
+                driver.quit()
+        except WebDriverException:
+            pass
+        tauri_driver.terminate()
+        tauri_driver.wait(timeout=10)
+        log.close()
+        # The app's WebKit helpers end once they notice the app is gone.
+        deadline = time.monotonic() + 15
+        while ours(root / "state") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = {}
+        for pid in ours(root / "state"):
+            try:
+                left[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        assert not left, f"processes left behind: {left}"
+
+
+@pytest.fixture(scope="module")
+def client(world: World) -> Iterator[Client]:
+    c = Client(world.env, "demo", world.config)
+    yield c
+    c.close()
+
+
+def badge(w: World, server: str) -> str:
+    return w.driver.find_element(By.CSS_SELECTOR, f'[data-testid="health-{server}"]').get_attribute("data-health")
+
+
+def tray(w: World) -> str:
+    return w.driver.find_element(By.CSS_SELECTOR, '[data-testid="tray-state"]').get_attribute("data-tray")
+
+
+def test_a_bridged_server_appears_healthy(world: World, client: Client) -> None:
+    world.go("#/servers")
+    world.wait("demo healthy", lambda: badge(world, "demo") == "healthy")
+    world.wait("tray healthy", lambda: tray(world) == "healthy")
+    world.shot("servers")
+    world.go("#/sessions")
+    row = world.find("session-row")
+    assert "demo" in row.text
+    world.shot("sessions")
+
+
+def test_a_killed_server_turns_down_then_back_after_restart(world: World, client: Client) -> None:
+    pid = world.status()["sessions"][0]["server_pid"]
+    os.kill(pid, signal.SIGKILL)
+    world.go("#/servers")
+    world.wait("demo down", lambda: badge(world, "demo") == "down")
+    world.wait("tray down", lambda: tray(world) == "down")
+    world.shot("server-down")
+    world.click("open-server-demo")
+    world.click("restart")
+    world.wait("restart acknowledged", lambda: "acknowledged by 1 of 1" in world.find("outcome").text)
+    world.go("#/servers")
+    world.wait("demo back", lambda: badge(world, "demo") not in ("down", None))
+    world.wait("tray back", lambda: tray(world) != "down")
+    assert client.call("echo", {"message": "after restart"})["ok"]
+
+
+def test_debug_and_a_limit_edit_land_in_config_and_reach_the_bridge(world: World, client: Client) -> None:
+    world.go("#/servers/demo")
+    world.click("debug-toggle")
+    world.wait("debug picked up", lambda: "picked up by 1 of 1" in world.find("outcome").text)
+    assert "debug = true" in world.config.read_text()
+    world.wait("bridge reports debug", lambda: world.status()["sessions"][0]["debug"])
+
+    field = world.find("limit-idle_timeout_ms")
+    field.clear()
+    field.send_keys("12345")
+    world.click("save-idle_timeout_ms")
+    message = lambda: world.find("limit-message-idle_timeout_ms").text  # noqa: E731
+    world.wait("limit picked up", lambda: "idle_timeout_ms = 12345" in message() and "picked up by 1 of 1" in message())
+    text = world.config.read_text()
+    assert "idle_timeout_ms = 12345" in text
+    assert text.startswith("# Warden settings for the UI test\n"), "comments are kept"
+    assert "# one crash opens the breaker" in text
+    world.shot("server")
+
+
+def test_the_fallback_button_makes_the_next_search_answer_from_ripgrep(world: World, client: Client) -> None:
+    before = client.call("search", {"pattern": "needle-42", "path": str(world.corpus)})
+    assert not before["ok"], "the fake server has no search tool"
+    world.go("#/servers/demo")
+    world.click("fallback-toggle")
+    world.wait("fallback on", lambda: world.find("fallback-toggle").get_attribute("aria-pressed") == "true")
+    world.wait("bridge serves the fallback", lambda: world.status()["sessions"][0]["fallback"])
+    after = client.call("search", {"pattern": "needle-42", "path": str(world.corpus)})
+    assert after["ok"], after
+    assert "needle-42" in after["text"] and "notes.txt" in after["text"]
+    world.click("fallback-toggle")
+    world.wait("fallback off", lambda: not world.status()["sessions"][0]["fallback"])
+
+
+def test_wrap_and_unwrap_change_the_ide_file_as_previewed(world: World) -> None:
+    original = world.ide_file.read_bytes()
+    world.go("#/clients")
+    world.click("wrap-search")
+    preview = world.find("diff-preview").text
+    assert "+" in preview and "bridge" in preview
+    world.shot("clients-preview")
+    assert world.ide_file.read_bytes() == original, "a preview writes nothing"
+    world.click("confirm-apply")
+    world.wait("file wrapped", lambda: b'"bridge"' in world.ide_file.read_bytes())
+    wrapped = json.loads(world.ide_file.read_text())["mcpServers"]["search"]
+    assert wrapped["command"] == world.env["WARDEN_BIN"]
+    assert wrapped["args"][:3] == ["bridge", "--server", "search"]
+    added = [l[1:].strip() for l in preview.splitlines() if l.startswith("+") and not l.startswith("+++")]
+    assert added and all(a in world.ide_file.read_text() for a in added), "the file changed as previewed"
+    world.shot("clients")
+    world.click("unwrap-search")
+    world.find("diff-preview")
+    world.click("confirm-apply")
+    world.wait("file restored", lambda: world.ide_file.read_bytes() == original)
