@@ -288,4 +288,18 @@ mod fuzz_regressions {
         let p = Peek::parse(br#"{"id":1,"method":"x","params":{"name":"a"},"params":[]}"#).unwrap();
         assert_eq!((p.name, p.params.is_none()), (None, true));
     }
+
+    /// The tail search took the end of a key with an escaped quote (`"\"id"`) for the key
+    /// `id`, naming an id the message does not have.
+    #[test]
+    fn fuzz_fragment_id_not_from_a_key_ending_in_an_escaped_quote() {
+        let line = br#"{"result":{},"\"id":-8}"#;
+        assert_eq!(find_id_in_fragments(b"", line), None);
+        assert_eq!(find_id_in_fragments(line, b""), None);
+        let line = br#"{"result":{},"a\\","id":-8}"#;
+        assert_eq!(
+            find_id_in_fragments(b"", line),
+            Some(warden_core::protocol::Id::Num(-8))
+        );
+    }
 }

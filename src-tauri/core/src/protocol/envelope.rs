@@ -266,6 +266,11 @@ impl<'de> Deserialize<'de> for Members<'de> {
 pub fn find_id_in_fragments(head: &[u8], tail: &[u8]) -> Option<Id> {
     top_level_id_in_head(head).or_else(|| {
         let at = memchr::memmem::rfind(tail, b"\"id\"")?;
+        // `{…,"a\"id":5}`: the end of a key with an escaped quote, not the key `id`.
+        let backslashes = tail[..at].iter().rev().take_while(|b| **b == b'\\').count();
+        if backslashes % 2 == 1 {
+            return None;
+        }
         let (id, rest) = id_value(&tail[at + 4..])?;
         (trim_start(rest) == b"}").then_some(id)
     })
