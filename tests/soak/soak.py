@@ -629,13 +629,18 @@ async def drive(
                     pass
 
                 async with ClientSession(tap.in_recv, tap.out_send, logging_callback=logging_cb) as s:
+                    # Found before initialize too, so a bridge that never answers it is still
+                    # checked for leftovers (right after the spawn it may not have exec'd yet).
                     pid = find_bridge(tag)
+                    if pid is not None:
+                        run.bridge_pids[tag] = pid
+                    if await guarded(run, tag, "initialize", s.initialize()) is not None:
+                        run.outcomes[("initialize", "ok")] += 1
+                    pid = pid or find_bridge(tag)
                     if pid is None:
                         run.violation("setup", f"{tag}: bridge process not found")
                     else:
                         run.bridge_pids[tag] = pid
-                    if await guarded(run, tag, "initialize", s.initialize()) is not None:
-                        run.outcomes[("initialize", "ok")] += 1
                     client = Client(run, tag, s, rng, pinned)
                     limit = anyio.Semaphore(6)
                     async with anyio.create_task_group() as calls:
@@ -988,6 +993,11 @@ def report(run: Run, elapsed: float, command: str, rows: list[dict[str, Any]], c
     row("hot reload applies", not vc["reload_not_applied"],
         f"{checked} hang timeouts checked against the config of their time (L3: the `--set` pin), "
         f"{skipped} skipped (too close to an edit); {vc['reload_not_applied']} wrong")
+    valid = sum(1 for _, v in run.reloads if v is not None)
+    row("one reload per edit", not vc["reload_storm"],
+        f"{events['config_reloaded']} `config_reloaded` for {valid - 1} edits, {events['config_rejected']} "
+        f"`config_rejected` for {len(run.reloads) - valid} invalid ones, with up to {a.sessions + a.churn} bridges "
+        "running (at most 2 per edit and bridge allowed)")
     row("no orphans", not (vc["orphan"] or vc["orphan_at_end"]),
         f"{run.orphans_after_close} left {ORPHAN_GRACE_S:.0f} s after their session closed, "
         f"{len(final_orphans)} at the end (run marker, WARDEN_SESSION of any of the "
@@ -1104,11 +1114,22 @@ def main() -> int:
             run.violation("orphan_at_end", f"pid {pid} {what}")
             kill(pid)
         checked, skipped = check_reloads(run)
+        events = event_counts(run)
         rows = memory_rows(run)
         for r in rows:
             if r["growth"] > FLAT_MIB:
                 run.violation("memory", f"{r['tag']}: RSS grew {r['growth']:.1f} MiB from the second to the last "
                                         f"quarter (limit {FLAT_MIB:.0f})")
+        # One edit is one reload per bridge (two when a bridge catches a file half-written
+        # in place): a storm of reloads or refusals is a violation.
+        bridges = a.sessions + a.churn
+        for kind, writes in (
+            ("config_reloaded", sum(1 for _, v in run.reloads if v is not None)),
+            ("config_rejected", sum(1 for _, v in run.reloads if v is None)),
+        ):
+            if events[0][kind] > 2 * writes * bridges:
+                run.violation("reload_storm", f"{events[0][kind]} {kind} events for {writes} edits and at most "
+                                              f"{bridges} bridges at a time")
         notes = sum(w.burst_notes for w in run.wires.values())
         if not run.burst_expected_ok <= notes <= run.burst_expected_all:
             run.violation("burst_notifications",
@@ -1116,7 +1137,6 @@ def main() -> int:
         panic_lines = panics(run)
         for line in panic_lines:
             run.violation("panic", line)
-        events = event_counts(run)
         text = report(run, elapsed, a.command or " ".join(sys.argv), rows, checked, skipped, final, events,
                       panic_lines)
     a.report.parent.mkdir(parents=True, exist_ok=True)
