@@ -296,6 +296,8 @@ mod fuzz_regressions {
         let line = br#"{"result":{},"\"id":-8}"#;
         assert_eq!(find_id_in_fragments(b"", line), None);
         assert_eq!(find_id_in_fragments(line, b""), None);
+        // The tail starts at the quote: the backslash before it may be in the lost middle.
+        assert_eq!(find_id_in_fragments(br#"{"xxxx\"#, br#""id":-6}"#), None);
         let line = br#"{"result":{},"a\\","id":-8}"#;
         assert_eq!(
             find_id_in_fragments(b"", line),

@@ -266,9 +266,10 @@ impl<'de> Deserialize<'de> for Members<'de> {
 pub fn find_id_in_fragments(head: &[u8], tail: &[u8]) -> Option<Id> {
     top_level_id_in_head(head).or_else(|| {
         let at = memchr::memmem::rfind(tail, b"\"id\"")?;
-        // `{…,"a\"id":5}`: the end of a key with an escaped quote, not the key `id`.
+        // `{…,"a\"id":5}`: the end of a key with an escaped quote, not the key `id`. When
+        // the tail starts at (or in the backslashes before) the match, nobody can tell.
         let backslashes = tail[..at].iter().rev().take_while(|b| **b == b'\\').count();
-        if backslashes % 2 == 1 {
+        if backslashes % 2 == 1 || backslashes == at {
             return None;
         }
         let (id, rest) = id_value(&tail[at + 4..])?;
