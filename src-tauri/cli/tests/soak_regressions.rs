@@ -146,3 +146,52 @@ async fn one_edit_of_config_toml_is_one_reload() {
         .count();
     assert_eq!(refused, 1, "one invalid edit was refused {refused} times");
 }
+
+/// Soak finding 4: a session stopped answering for good. Calls that reached the bridge while
+/// it was finishing with a dead server were queued for that server; a burst of them filled the
+/// queue (64 lines), so the bridge stopped reading the client while it waited for room. With
+/// the circuit breaker open, the next server starts only when a call arrives, and no call could
+/// arrive: every later call, even a ping, went unanswered.
+#[tokio::test]
+async fn a_burst_queued_for_a_dead_server_does_not_wedge_the_session() {
+    let mut s = bridge()
+        .fake("--grandchild")
+        .pid_file()
+        .set("idle_timeout_ms=20000")
+        .set("circuit_failures=1")
+        .set("circuit_cooldown_ms=200")
+        .spawn();
+    s.initialize().await;
+    let server = read_pids(&s.dir.path().join("pids"))[0];
+    let crash = s.start_call("crash", json!({"code": 1}), None).await;
+    assert!(
+        all_gone(&[server], SOON).await.is_some(),
+        "the server did not crash"
+    );
+    // As in the first test: the first call's failed write ends the dead server's writer...
+    let mut pending = vec![crash];
+    pending.push(s.start_call("echo", json!({"text": "first"}), None).await);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // ...and a burst of calls (more than the queue holds) waits for it.
+    for i in 0..100 {
+        pending.push(
+            s.start_call("echo", json!({"text": format!("burst {i}")}), None)
+                .await,
+        );
+    }
+    // Every call is answered (the crash, and the calls sent to the dead server, fail).
+    for id in &pending {
+        let (v, _) = s.response(id).await;
+        assert!(v.get("error").is_some() || v.get("result").is_some(), "{v}");
+    }
+    // And the session goes on: a call after the cool-down starts the server again.
+    let r = s.call("echo", json!({"text": "after"})).await;
+    let r = if error_kind(&r) == "circuit_open" {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        s.call("echo", json!({"text": "after"})).await
+    } else {
+        r
+    };
+    assert_eq!(text_of(&r), "after", "{r}");
+    s.close().await;
+}

@@ -409,6 +409,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
             let (how, tail) = generation.finish(server_end).await;
             links.server_pid.store(0, Ordering::Relaxed);
             links.route_now(|r, out| waiting = r.server_gone(&how, &tail, Instant::now(), out));
+            drain_stale(&queues, &links).await;
             continue;
         }
         // No server: wait for the backoff to pass (or, with the breaker open, for a request).
@@ -523,6 +524,20 @@ fn task_result(
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(format!("{what} failed: {e}")),
         Err(e) => Err(format!("{what} stopped unexpectedly: {e}")),
+    }
+}
+
+/// Hands the lines still queued for a server that is gone back to the router, which drops
+/// the requests among them (`server_gone` settled those) and keeps the notifications. Until
+/// the next server's writer would, nothing empties the queue, and a client pump waiting for
+/// room in it reads nothing: with the circuit open, the next server starts only when the
+/// client's next request gets through, so the session would wait forever.
+async fn drain_stale(queues: &Arc<tokio::sync::Mutex<ServerQueues>>, links: &Links) {
+    let mut queues = queues.lock().await;
+    while let Ok((_, line)) = queues.data.try_recv() {
+        if let Line::Data(bytes) = line {
+            links.route_now(|r, out| r.undelivered(bytes, Instant::now(), out));
+        }
     }
 }
 
