@@ -282,8 +282,13 @@ impl Generation {
 /// The command line of the local ripgrep fallback: this executable's `rg-server`, searching
 /// `fallback_roots` (default: the bridge's working directory).
 fn fallback_command(limits: &Limits) -> Vec<OsString> {
-    let exe =
-        std::env::current_exe().map_or_else(|_| OsString::from("warden"), PathBuf::into_os_string);
+    // On Linux, the running binary itself: an upgrade that replaced the file on disk (its
+    // path then reads `warden (deleted)`) must not break the fallback of running bridges.
+    let exe = if cfg!(target_os = "linux") && std::path::Path::new("/proc/self/exe").exists() {
+        OsString::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().map_or_else(|_| OsString::from("warden"), PathBuf::into_os_string)
+    };
     let mut cmd = vec![exe, "rg-server".into()];
     for root in &limits.fallback_roots {
         cmd.push("--root".into());

@@ -261,7 +261,7 @@ impl Loop {
         while !stop.load(Ordering::SeqCst) {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Ok(event)) => {
-                    if event.paths.iter().any(|p| self.is_interesting(p)) {
+                    if self.is_interesting_event(&event) {
                         dirty_since = Some(Instant::now());
                     }
                 }
@@ -272,7 +272,7 @@ impl Loop {
             // Drain what is queued before deciding.
             while let Ok(ev) = rx.try_recv() {
                 let hit = match ev {
-                    Ok(event) => event.paths.iter().any(|p| self.is_interesting(p)),
+                    Ok(event) => self.is_interesting_event(&event),
                     Err(_) => true,
                 };
                 if hit {
@@ -288,6 +288,13 @@ impl Loop {
                 last_rescan = Instant::now();
             }
         }
+    }
+
+    /// A change of a file we watch. Opening or reading one is not (notify reports opens on
+    /// Linux, and our own reads would otherwise trigger the next rescan, for good).
+    fn is_interesting_event(&self, event: &notify::Event) -> bool {
+        crate::config::watch::is_change(&event.kind)
+            && event.paths.iter().any(|p| self.is_interesting(p))
     }
 
     fn is_interesting(&self, p: &Path) -> bool {

@@ -8,7 +8,7 @@
 //! loading.
 
 mod keys;
-mod watch;
+pub(crate) mod watch;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -17,7 +17,7 @@ const SETTLE: Duration = Duration::from_millis(100);
 /// Whether an event may be an edit. Opening or reading the file is not (notify reports opens
 /// on Linux): counting them made each reload, this bridge's or another's, trigger the next
 /// one, ten times a second for good. Closing the file after writing it ends a save.
-fn is_change(kind: &EventKind) -> bool {
+pub(crate) fn is_change(kind: &EventKind) -> bool {
     !matches!(kind, EventKind::Access(a) if *a != AccessKind::Close(AccessMode::Write))
 }
 
