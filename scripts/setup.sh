@@ -46,6 +46,12 @@ if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver
   cargo install tauri-driver --locked --version '^2' --quiet
 fi
 
+# cargo-fuzz for scripts/fuzz.sh (libFuzzer builds with g++).
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "setup: cargo install cargo-fuzz (takes a minute)"
+  cargo install cargo-fuzz --locked --quiet
+fi
+
 # The real Python MCP SDK client, pinned by tests/e2e/requirements.txt.
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"

@@ -20,8 +20,16 @@ fi
 echo "== cargo test"
 # The rg-server parity test compares with the real mcp-ripgrep.
 MCP_RIPGREP_BIN="$PWD/tests/e2e/node_modules/.bin/mcp-ripgrep" cargo test --workspace --locked
+echo "== benchmark smoke pass (direct, bridge and the asyncio relay; checks the relay's failure report)"
+cargo test -p warden-cli --bench bridge --locked
+echo "== fuzzing, short CI profile (docs/FUZZING.md)"
+scripts/fuzz.sh --ci
 echo "== end-to-end tests (real servers, Python SDK client)"
 cargo build -p warden-cli -p warden-app --locked
 WARDEN_BIN="$PWD/target/debug/warden" .venv/bin/python -m pytest -q tests/e2e
 echo "== the app end to end (WebDriver under Xvfb; screenshots in target/ui-screenshots)"
 PATH="$HOME/.cargo/bin:$PATH" xvfb-run -a .venv/bin/python -m pytest -q tests/ui
+echo "== conformance: the official MCP suite and load, directly and through the bridge"
+WARDEN_BIN="$PWD/target/debug/warden" scripts/conformance.sh --ci
+echo "== soak, short profile (randomized faults under the Python SDK client)"
+WARDEN_BIN="$PWD/target/debug/warden" scripts/soak.sh --ci

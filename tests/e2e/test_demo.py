@@ -1,4 +1,4 @@
-"""The README's first command ends in scripts/demo.py: keep it working."""
+"""scripts/demo.py (the bridge alone in front of a real server, shown in the README): keep it working."""
 
 from __future__ import annotations
 

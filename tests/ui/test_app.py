@@ -98,6 +98,7 @@ class World:
 
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
+        self.driver.execute_script("window.scrollTo(0, 0)")
         self.driver.save_screenshot(str(SHOTS / f"{name}.png"))
 
 
@@ -268,7 +269,7 @@ def test_a_bridged_server_appears_healthy(world: World, client: Client) -> None:
     world.go("#/servers")
     world.wait("demo healthy", lambda: badge(world, "demo") == "healthy")
     world.wait("tray healthy", lambda: tray(world) == "healthy")
-    world.shot("servers")
+    world.shot("servers-healthy")
     world.go("#/sessions")
     row = world.find("session-row")
     assert "demo" in row.text
@@ -281,7 +282,8 @@ def test_a_killed_server_turns_down_then_back_after_restart(world: World, client
     world.go("#/servers")
     world.wait("demo down", lambda: badge(world, "demo") == "down")
     world.wait("tray down", lambda: tray(world) == "down")
-    world.shot("server-down")
+    world.wait("a desktop notification", lambda: "demo is down" in world.find("notifications").get_attribute("textContent"))
+    world.shot("servers")
     world.click("open-server-demo")
     world.click("restart")
     world.wait("restart acknowledged", lambda: "acknowledged by 1 of 1" in world.find("outcome").text)

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Idle memory and CPU of the tray app, with its window open and closed; writes
+docs/bench/app-idle.md (included by docs/BENCHMARKS.md).
+
+Run under a display, e.g. `xvfb-run -a python3 scripts/bench-app.py` (scripts/bench-app.sh
+does that and builds the release app first). The app runs with a temporary HOME and state,
+so it supervises nothing: this is its floor. Memory is the RSS of the app and every process
+it started (WebKit's web and network processes); CPU is their user+system time over the
+measuring window, as a share of one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def tree(root: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(p.name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(kids.get(pid, []))
+    return out
+
+
+def rollup(pid: int) -> dict[str, int]:
+    out = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        key, value = line.split(":", 1)
+        out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def sample(root: int) -> tuple[int, int, float, int]:
+    """(rss bytes, private bytes, cpu seconds, processes) of the app's process tree."""
+    rss, private, cpu, n = 0, 0, 0.0, 0
+    for pid in tree(root):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            r = rollup(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+        rss += r.get("Rss", 0)
+        private += r.get("Private_Clean", 0) + r.get("Private_Dirty", 0)
+        cpu += (int(fields[11]) + int(fields[12])) / TICK
+        n += 1
+    return rss, private, cpu, n
+
+
+def measure(app: Path, hidden: bool, settle: float, window: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="warden-bench-app-") as tmp:
+        t = Path(tmp)
+        (t / "run").mkdir(mode=0o700)
+        env = dict(os.environ, HOME=str(t / "home"), WARDEN_STATE_DIR=str(t / "state"),
+                   WARDEN_CONFIG=str(t / "config.toml"), WARDEN_SOCKET=str(t / "run" / "control.sock"),
+                   WEBKIT_DISABLE_COMPOSITING_MODE="1")
+        args = [str(app)] + (["--hidden"] if hidden else [])
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while not (t / "run" / "control.sock").exists():  # the supervisor is up
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"the app did not start (exit {proc.poll()})")
+                time.sleep(0.1)
+            time.sleep(settle)  # let the webview finish loading and the caches settle
+            rss0, _, cpu0, _ = sample(proc.pid)
+            peak = rss0
+            start = time.monotonic()
+            while time.monotonic() - start < window:
+                time.sleep(1)
+                peak = max(peak, sample(proc.pid)[0])
+            rss1, private, cpu1, n = sample(proc.pid)
+            return {"rss": rss1, "private": private, "peak": peak, "cpu": (cpu1 - cpu0) / window * 100, "procs": n}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--app", default=str(REPO / "target" / "release" / "warden-app"))
+    ap.add_argument("--settle", type=float, default=10)
+    ap.add_argument("--window", type=float, default=30)
+    ap.add_argument("--out", default=str(REPO / "docs" / "bench" / "app-idle.md"))
+    a = ap.parse_args()
+    app = Path(a.app)
+    rows = []
+    for label, hidden in (("window open (Servers page)", False), ("window closed (tray only)", True)):
+        print(f"bench-app: {label}: settling {a.settle:.0f} s, measuring {a.window:.0f} s", flush=True)
+        r = measure(app, hidden, a.settle, a.window)
+        rows.append((label, r))
+        print(f"bench-app:   RSS {r['rss'] / 2**20:.1f} MiB, private {r['private'] / 2**20:.1f} MiB ({r['procs']} processes), CPU {r['cpu']:.2f} %", flush=True)
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), platform.processor())
+    md = [
+        "## Tray app at idle",
+        "",
+        "<!-- Generated by scripts/bench-app.sh; do not edit. -->",
+        "",
+        f"Release build, no servers, under Xvfb; {os.cpu_count()} × {cpu}, Linux {platform.release()}, "
+        f"load average {os.getloadavg()[0]:.2f} at the end. Memory: RSS of the app and every process it "
+        f"started (WebKit's web and network processes), and the private part of it (what they alone use; "
+        f"the rest is shared libraries such as GTK and WebKit, counted once per process); "
+        f"CPU: their user+system time over {a.window:.0f} s "
+        f"after {a.settle:.0f} s of settling, as a share of one core. The closed window is the app started "
+        "hidden (as at login), the same state as after closing the window: its webview is destroyed.",
+        "",
+        "| State | RSS | Private | Peak RSS | Processes | CPU |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for label, r in rows:
+        md.append(f"| {label} | {r['rss'] / 2**20:.1f} MiB | {r['private'] / 2**20:.1f} MiB | {r['peak'] / 2**20:.1f} MiB | {r['procs']} | {r['cpu']:.2f} % |")
+    md += ["", "Reproduce: `scripts/bench-app.sh`.", ""]
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text("\n".join(md))
+    print(f"bench-app: wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the installable packages: a .deb and an AppImage of the tray app, with the `warden`
+# CLI (bridge, daemon, status …) bundled beside it as a sidecar (src-tauri/app/tauri.bundle.json,
+# merged here so that plain cargo builds do not need it), the icons and a desktop entry.
+# Output: target/release/bundle/{deb,appimage}/. `--deb` builds only the .deb (the AppImage
+# bundler downloads linuxdeploy from GitHub, which needs internet access).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bundles="deb,appimage"
+[ "${1:-}" = "--deb" ] && bundles="deb"
+
+scripts/setup.sh
+echo "package: building the UI and the release warden CLI"
+(cd ui && npm run --silent build)
+cargo build --release -p warden-cli --locked
+triple=$(rustc -vV | sed -n 's/^host: //p')
+mkdir -p src-tauri/app/binaries
+# The release profile keeps line tables for profiling; the shipped CLI does not need them.
+strip -o "src-tauri/app/binaries/warden-$triple" target/release/warden
+echo "package: tauri build ($bundles)"
+rm -rf target/release/bundle
+status=0
+(cd src-tauri/app && ../../ui/node_modules/.bin/tauri build --config tauri.bundle.json --bundles "$bundles" --ci) || status=$?
+built=$(find target/release/bundle -maxdepth 2 \( -name '*.deb' -o -name '*.AppImage' \) 2>/dev/null)
+if [ "$status" -ne 0 ] && [ -n "$built" ] && [[ "$bundles" == *appimage* ]] && [[ "$built" != *.AppImage* ]]; then
+  echo "package: the AppImage bundler could not download linuxdeploy/AppRun (from GitHub); the .deb is built. Run with internet access for the AppImage, or use --deb." >&2
+fi
+[ -n "$built" ] || { echo "package: nothing was built (tauri build exited $status)" >&2; exit 1; }
+echo "package: built:"
+echo "$built"
+[ "$status" -eq 0 ] || exit "$status"
