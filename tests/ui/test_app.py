@@ -347,3 +347,48 @@ def test_wrap_and_unwrap_change_the_ide_file_as_previewed(world: World) -> None:
     world.find("diff-preview")
     world.click("confirm-apply")
     world.wait("file restored", lambda: world.ide_file.read_bytes() == original)
+
+
+def close_window_like_a_window_manager(title: str) -> None:
+    """Sends WM_DELETE_WINDOW, as a window manager's close button does (WebDriver's own close
+    ends the whole browser process, which is not what a user's click does)."""
+    from Xlib import X, display, protocol
+
+    d = display.Display()
+
+    def find(w):
+        if w.get_wm_name() == title:
+            return w
+        for child in w.query_tree().children:
+            found = find(child)
+            if found:
+                return found
+        return None
+
+    win = find(d.screen().root)
+    assert win is not None, f"no X window titled {title!r}"
+    protocols, delete = d.intern_atom("WM_PROTOCOLS"), d.intern_atom("WM_DELETE_WINDOW")
+    win.send_event(protocol.event.ClientMessage(window=win, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])))
+    d.flush()
+    d.close()
+
+
+def test_closing_the_window_keeps_warden_in_the_tray(world: World) -> None:
+    """Last: the WebDriver session has no window afterwards. The webview's process ends, the
+    app and its supervisor stay."""
+    app_pids = [p for p in ours(world.root / "state") if Path(f"/proc/{p}/exe").resolve().name == "warden-app"]
+    assert len(app_pids) == 1, app_pids
+    webkit = [p for p in ours(world.root / "state") if "WebKitWebProcess" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
+    assert webkit, "the open window has a WebKit web process"
+    close_window_like_a_window_manager("MCP Warden")
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{p}").exists() for p in webkit) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{p}").exists() for p in webkit), "the webview's process ends with the window"
+    status = world.status()
+    assert any(s["name"] == "demo" for s in status["servers"]), "the app's supervisor still answers"
+    assert Path(f"/proc/{app_pids[0]}/exe").exists(), "the app lives on in the tray"
+    os.kill(app_pids[0], signal.SIGTERM)  # Quit is in the tray menu, which WebDriver cannot reach
+    deadline = time.monotonic() + 15
+    while Path(f"/proc/{app_pids[0]}/exe").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
