@@ -236,17 +236,12 @@ pub fn typescript() -> String {
         Notification::decl(&cfg),
         AppEvent::decl(&cfg),
     ];
-    let mut out = String::from(
+    warden_core::supervisor::api::bindings_file(
         "// Generated from src-tauri/app/src/commands.rs by\n\
          // `UPDATE_BINDINGS=1 cargo test -p warden-app bindings`; do not edit.\n\n\
          import type { ApiError } from \"./api\";\n",
-    );
-    for d in decls {
-        out.push_str("\nexport ");
-        out.push_str(&d);
-        out.push('\n');
-    }
-    out
+        &decls,
+    )
 }
 
 #[cfg(test)]
@@ -390,14 +385,7 @@ mod tests {
     #[test]
     fn bindings() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/app.ts");
-        let want = typescript();
-        if std::env::var_os("UPDATE_BINDINGS").is_some() {
-            std::fs::write(&path, &want).unwrap();
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "ui/src/bindings/app.ts is out of date: run `UPDATE_BINDINGS=1 cargo test -p warden-app bindings` and commit it"
-        );
+        let regenerate = "cargo test -p warden-app bindings";
+        warden_core::supervisor::api::check_bindings(&path, &typescript(), regenerate).unwrap();
     }
 }

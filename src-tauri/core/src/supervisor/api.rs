@@ -611,16 +611,39 @@ pub fn typescript() -> String {
         ApiEvent::decl(&cfg),
         <Value as TS>::decl(&cfg),
     ];
-    let mut out = String::from(
+    bindings_file(
         "// Generated from src-tauri/core/src/supervisor/api.rs by\n\
          // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n",
-    );
+        &decls,
+    )
+}
+
+/// A bindings file: `header`, then each declaration `export`ed.
+#[cfg(feature = "ts")]
+pub fn bindings_file(header: &str, decls: &[String]) -> String {
+    let mut out = header.to_owned();
     for d in decls {
         out.push_str("\nexport ");
-        out.push_str(&d);
+        out.push_str(d);
         out.push('\n');
     }
     out
+}
+
+/// Whether the committed bindings at `path` are `want`; with `UPDATE_BINDINGS` set, writes
+/// them first. The error says which command regenerates them.
+#[cfg(feature = "ts")]
+pub fn check_bindings(path: &std::path::Path, want: &str, regenerate: &str) -> Result<(), String> {
+    if std::env::var_os("UPDATE_BINDINGS").is_some() {
+        std::fs::write(path, want).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    match std::fs::read_to_string(path) {
+        Ok(have) if have == want => Ok(()),
+        _ => Err(format!(
+            "{} is out of date: run `UPDATE_BINDINGS=1 {regenerate}` and commit it",
+            path.display()
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -655,15 +678,7 @@ mod tests {
     fn bindings() {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/api.ts");
-        let want = typescript();
-        if std::env::var_os("UPDATE_BINDINGS").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &want).unwrap();
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "ui/src/bindings/api.ts is out of date: run `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings` and commit it"
-        );
+        let regenerate = "cargo test -p warden-core --features ts bindings";
+        check_bindings(&path, &typescript(), regenerate).unwrap();
     }
 }

@@ -92,6 +92,14 @@ fn change(
     Ok(Edit::Changed)
 }
 
+fn parse(path: &Path, text: &str) -> Result<DocumentMut, EditError> {
+    text.parse()
+        .map_err(|e: toml_edit::TomlError| EditError::Syntax {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })
+}
+
 /// The new text; `text` is not touched outside the one key.
 pub fn edit_text(
     path: &Path,
@@ -100,12 +108,7 @@ pub fn edit_text(
     key: &str,
     value: Value,
 ) -> Result<String, EditError> {
-    let mut doc: DocumentMut =
-        text.parse()
-            .map_err(|e: toml_edit::TomlError| EditError::Syntax {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })?;
+    let mut doc = parse(path, text)?;
     let shape = |what: &str| EditError::Shape {
         path: path.to_owned(),
         what: what.to_owned(),
@@ -180,12 +183,7 @@ pub fn edit_text(
 
 /// The new text without `[servers.<server>] <key>`; unchanged when it is not there.
 pub fn remove_text(path: &Path, text: &str, server: &str, key: &str) -> Result<String, EditError> {
-    let mut doc: DocumentMut =
-        text.parse()
-            .map_err(|e: toml_edit::TomlError| EditError::Syntax {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })?;
+    let mut doc = parse(path, text)?;
     let table = doc
         .get_mut("servers")
         .and_then(|s| s.get_mut(server))
@@ -322,6 +320,25 @@ mod tests {
         assert!(
             err.contains("not valid TOML, so it was not changed"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn removing_a_key_keeps_everything_else() {
+        let text = "[servers.rg]  # ripgrep\nretries = 5 # more\ndebug = true\n\n[servers.other]\nretries = 1\n";
+        let out = remove_text(Path::new("c.toml"), text, "rg", "retries").unwrap();
+        assert_eq!(
+            out,
+            "[servers.rg]  # ripgrep\ndebug = true\n\n[servers.other]\nretries = 1\n"
+        );
+        // Absent keys and servers: nothing changes.
+        assert_eq!(
+            remove_text(Path::new("c.toml"), text, "rg", "backoff_ms").unwrap(),
+            text
+        );
+        assert_eq!(
+            remove_text(Path::new("c.toml"), text, "nope", "retries").unwrap(),
+            text
         );
     }
 
