@@ -104,8 +104,8 @@ pub const KEYS: &[KeyDef] = &[
         planned: false,
         default: "2",
         doc: "How many times a safe request (list/read/get, ping, read-only or idempotent \
-              tools, requests that never reached the server) is re-sent after a transient \
-              failure. Two rides out a restart without hiding a server that keeps failing.",
+              tools) in flight when the server died is re-sent to the next one. Two rides out \
+              a restart without hiding a server that keeps failing.",
         fix: "a whole number from 0 to 10",
         apply: |l, v| int(v, 0, 10, "").map(|n| l.retries = u32::try_from(n).unwrap_or(0)),
     },
