@@ -146,8 +146,16 @@ async fn app(
     shared: tauri::State<'_, Arc<Shared>>,
     request: AppRequest,
 ) -> Result<AppResponse, ()> {
-    let shared = Arc::clone(&shared);
-    // Opening files and reading the autostart entry block; keep them off the async threads.
+    dispatch_app(app, Arc::clone(&shared), request).await
+}
+
+/// Carries out an [`AppRequest`] for the window or the tray. Opening files and reading the
+/// autostart entry block, so they run off the async threads.
+async fn dispatch_app(
+    app: AppHandle,
+    shared: Arc<Shared>,
+    request: AppRequest,
+) -> Result<AppResponse, ()> {
     tauri::async_runtime::spawn_blocking(move || {
         commands::dispatch(
             &TauriHost {
@@ -220,15 +228,8 @@ fn notify(app: &AppHandle, shared: &Shared, title: String, body: String) {
 pub fn refresh_tray(app: &AppHandle) {
     let shared = Arc::clone(&app.state::<Arc<Shared>>());
     let status = shared.sup.status();
-    let config = shared.sup.options().config.clone();
-    let auto = shared
-        .sup
-        .options()
-        .auto_rewrite_file
-        .as_deref()
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .is_some_and(|s| s.trim() == "on");
-    let model = tray::Model::from_status(&status, config.as_deref(), auto);
+    let config = shared.sup.options().config.as_deref();
+    let model = tray::Model::from_status(&status, config, shared.sup.auto_rewrite());
     let changed = {
         let mut current = lock(&shared.tray);
         let changed = current.as_ref() != Some(&model);

@@ -11,8 +11,8 @@ use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager};
+use warden_core::config::Config;
 use warden_core::supervisor::api::{Health, Request, StatusReport};
-use warden_core::supervisor::settings;
 
 use crate::Shared;
 use crate::commands::{self, AppRequest, OpenTarget, TrayHealth};
@@ -43,16 +43,17 @@ pub struct ServerItem {
 impl Model {
     /// The tray for `status`; fallback and debug are the config's (what the switches set).
     pub fn from_status(status: &StatusReport, config: Option<&Path>, auto_rewrite: bool) -> Model {
+        // One read of config.toml for every server (an unreadable file: no flags set).
+        let config = config.and_then(|p| Config::load(p).ok());
         let servers: Vec<ServerItem> = status
             .servers
             .iter()
             .map(|s| {
-                let limits = settings::limits(config, &s.name);
                 let flag = |key: &str| {
-                    limits
-                        .keys
-                        .iter()
-                        .any(|v| v.key == key && v.value == serde_json::Value::Bool(true))
+                    config
+                        .as_ref()
+                        .and_then(|c| c.raw_value(&s.name, key))
+                        .is_some_and(|(v, _, _)| v.as_bool() == Some(true))
                 };
                 ServerItem {
                     name: s.name.clone(),
@@ -243,15 +244,8 @@ fn on_menu(app: &AppHandle, id: &str) {
                 let target = OpenTarget::EventLog {
                     server: server.to_owned(),
                 };
-                let app = app.clone();
-                tauri::async_runtime::spawn(async move {
-                    let _ = crate::app(
-                        app.clone(),
-                        app.state::<Arc<Shared>>(),
-                        AppRequest::Open { target },
-                    )
-                    .await;
-                });
+                let open = crate::dispatch_app(app.clone(), shared, AppRequest::Open { target });
+                tauri::async_runtime::spawn(open);
                 return;
             }
             let model = crate::lock(&shared.tray).clone().unwrap_or_default();

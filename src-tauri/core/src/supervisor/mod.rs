@@ -282,6 +282,14 @@ impl Supervisor {
         }
     }
 
+    /// The auto-rewrite switch: the running watcher's, else the saved one.
+    pub fn auto_rewrite(&self) -> bool {
+        match self.watcher().as_ref() {
+            Some(w) => w.auto_rewrite(),
+            None => self.saved_auto_rewrite(),
+        }
+    }
+
     fn saved_auto_rewrite(&self) -> bool {
         self.opts
             .auto_rewrite_file
