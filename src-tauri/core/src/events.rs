@@ -10,6 +10,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// One event. Fields that do not apply are left out of the JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
@@ -36,11 +43,8 @@ pub struct Event {
 
 impl Event {
     pub fn new(kind: &'static str) -> Event {
-        let ts_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
         Event {
-            ts_ms,
+            ts_ms: now_ms(),
             kind: Cow::Borrowed(kind),
             ..Event::default()
         }
@@ -146,7 +150,8 @@ fn open_append(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
-fn numbered(path: &Path, n: u32) -> PathBuf {
+/// `path` with `.n` appended: the name of its `n`th rotated file.
+pub(crate) fn numbered(path: &Path, n: u32) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(format!(".{n}"));
     PathBuf::from(s)

@@ -13,8 +13,15 @@
 //!    server errors: `degraded`;
 //! 8. otherwise `healthy`.
 
+use std::time::Duration;
+
 use super::api::{Health, ProbeReport};
 use super::metrics::{Class, Metrics, RECENT_MS};
+use crate::control::HEARTBEAT_MS;
+
+/// A session that has not reported for this long has missed three heartbeats (plus a margin
+/// for a late one): it is unresponsive.
+pub const UNRESPONSIVE_AFTER: Duration = Duration::from_millis(3 * HEARTBEAT_MS + HEARTBEAT_MS / 4);
 
 pub const CRASH_WINDOW_MS: u64 = 60_000;
 pub const CRASH_EXITS: usize = 3;
@@ -86,7 +93,7 @@ pub fn derive(i: &Inputs<'_>) -> (Health, String) {
             format!(
                 "no heartbeat from {} for more than {} s: stopped or stuck",
                 plural(i.sessions, "bridge", "bridges"),
-                super::UNRESPONSIVE_AFTER.as_secs()
+                UNRESPONSIVE_AFTER.as_secs()
             ),
         );
     }
@@ -141,7 +148,7 @@ pub fn derive(i: &Inputs<'_>) -> (Health, String) {
                 "{} of {} not responding (no heartbeat for more than {} s)",
                 plural(i.unresponsive, "bridge", "bridges"),
                 i.sessions,
-                super::UNRESPONSIVE_AFTER.as_secs()
+                UNRESPONSIVE_AFTER.as_secs()
             ),
         );
     }

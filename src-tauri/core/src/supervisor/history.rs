@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use super::api::HistoryEntry;
-use crate::events::JsonlLog;
+use crate::events::{JsonlLog, numbered};
 
 /// Entries kept in memory.
 pub const MEMORY_CAP: usize = 20_000;
@@ -178,12 +178,6 @@ pub fn read_all(path: &Path) -> Vec<HistoryEntry> {
 /// `$WARDEN_STATE_DIR/history.jsonl`.
 pub fn default_path() -> PathBuf {
     crate::paths::state_dir().join("history.jsonl")
-}
-
-fn numbered(path: &Path, n: u32) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(format!(".{n}"));
-    PathBuf::from(s)
 }
 
 #[cfg(test)]

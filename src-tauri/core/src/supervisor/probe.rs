@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::api::ProbeReport;
-use super::now_ms;
 use crate::bridge::child::{GRACE, Server};
+use crate::events::now_ms;
 use crate::protocol::{Frame, FrameReader};
 
 /// Default bound for the handshake (covers a cold `npx` start on a fast network).

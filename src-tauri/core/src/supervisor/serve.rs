@@ -10,8 +10,8 @@ use tokio::net::UnixListener;
 use tokio::net::UnixStream;
 use tokio::sync::{broadcast, mpsc};
 
-use super::Supervisor;
 use super::api::{ApiMessage, Request, Response};
+use super::service::Supervisor;
 use crate::control::{self, Action, Message, VERSION};
 use crate::protocol::{Frame, FrameReader};
 

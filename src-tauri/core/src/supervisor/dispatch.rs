@@ -1,0 +1,82 @@
+//! The typed API's dispatcher: each [`Request`] to one function and one [`Response`] shape.
+//! The functions live with what they do: [`commands`](super::commands),
+//! [`checks`](super::checks), [`status`](super::status), [`known`](super::known),
+//! [`ide_host`](super::ide_host).
+
+use std::sync::Arc;
+
+use super::api::{ApiError, Request, Response};
+use super::service::Supervisor;
+
+impl Supervisor {
+    /// Serves one request of the typed API.
+    pub async fn handle(self: &Arc<Self>, request: Request) -> Response {
+        match request {
+            Request::Status => Response::Status(self.status()),
+            Request::History {
+                server,
+                since_ms,
+                limit,
+            } => Response::History {
+                entries: self.history(server.as_deref(), since_ms, limit),
+            },
+            Request::Restart { server } => Response::Command(self.restart(&server).await),
+            Request::Fallback { server, on } => reply(
+                self.set_key(&server, "force_fallback", Some(on.into()))
+                    .await,
+                Response::Command,
+            ),
+            Request::Debug { server, on } => reply(
+                self.set_key(&server, "debug", Some(on.into())).await,
+                Response::Command,
+            ),
+            Request::Probe {
+                server,
+                command,
+                timeout_ms,
+            } => reply(
+                self.probe(server, command, timeout_ms).await,
+                Response::Probe,
+            ),
+            Request::Orphans => Response::Orphans {
+                orphans: self.find_orphans().await,
+            },
+            Request::StopOrphans { pids } => Response::Stopped {
+                stopped: self.stop_orphans(&pids).await,
+            },
+            Request::KnownServers => Response::KnownServers {
+                servers: self.known_servers(),
+            },
+            Request::Subscribe => Response::Subscribed,
+            Request::Limits { server } => reply(self.limits(server).await, Response::Limits),
+            Request::SetLimit { server, key, value } => reply(
+                self.set_limit(&server, &key, value).await,
+                Response::Command,
+            ),
+            Request::Clients => reply(self.clients().await, Response::Clients),
+            Request::ClientEdit {
+                wrap,
+                file,
+                server,
+                dry_run,
+            } => reply(
+                self.edit_clients(wrap, file, server, dry_run).await,
+                |changes| Response::ClientEdit { changes },
+            ),
+            Request::Backups => reply(self.backups().await, |backups| Response::Backups {
+                backups,
+            }),
+            Request::Restore { id, dry_run } => {
+                reply(self.restore(id, dry_run).await, Response::Restore)
+            }
+            Request::AutoRewrite { on } => {
+                reply(self.set_auto_rewrite(on), |on| Response::AutoRewrite { on })
+            }
+        }
+    }
+}
+
+/// The answer of a request that can fail: `ok` shapes the value, an error is `Error`.
+fn reply<T>(result: Result<T, ApiError>, ok: impl FnOnce(T) -> Response) -> Response {
+    result.map_or_else(Response::Error, ok)
+}

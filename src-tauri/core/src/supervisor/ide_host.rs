@@ -1,0 +1,149 @@
+//! The IDE configs as the supervisor hosts them: the config watcher (its reports become
+//! events and history; the auto-rewrite switch) and the requests on the configs, run off the
+//! async threads. The work itself is in [`ide`] and [`crate::clients`].
+
+use std::path::PathBuf;
+use std::sync::{Arc, MutexGuard, PoisonError};
+
+use super::api::{
+    ApiError, ApiEvent, ClientChangeKind, ClientsReport, ErrorCode, FileChangeView, HistoryEntry,
+    RestoreView,
+};
+use super::ide;
+use super::service::{Supervisor, blocking};
+use crate::clients::Backup;
+use crate::events::Event;
+
+impl Supervisor {
+    pub(super) fn watcher(&self) -> MutexGuard<'_, Option<crate::clients::ClientWatcher>> {
+        self.watcher.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts the IDE config watcher; its reports become events and history.
+    pub(super) fn start_client_watch(self: &Arc<Self>) {
+        let Some(warden) = self.opts.warden_bin.clone() else {
+            tracing::warn!("not watching IDE configs: the path of the warden binary is unknown");
+            return;
+        };
+        let env = match ide::env() {
+            Ok(env) => env,
+            Err(e) => {
+                tracing::warn!("not watching IDE configs: {}", e.message);
+                return;
+            }
+        };
+        let mut opts = crate::clients::WatchOptions::new(warden);
+        opts.auto_rewrite = self.saved_auto_rewrite();
+        let me = Arc::downgrade(self);
+        let started = crate::clients::ClientWatcher::start(env, opts, move |report| {
+            if let Some(me) = me.upgrade() {
+                me.on_client_report(report);
+            }
+        });
+        match started {
+            Ok(w) => *self.watcher() = Some(w),
+            Err(e) => tracing::warn!("not watching IDE configs: {e}"),
+        }
+    }
+
+    /// The auto-rewrite switch: the running watcher's, else the saved one.
+    pub fn auto_rewrite(&self) -> bool {
+        match self.watcher().as_ref() {
+            Some(w) => w.auto_rewrite(),
+            None => self.saved_auto_rewrite(),
+        }
+    }
+
+    fn saved_auto_rewrite(&self) -> bool {
+        self.opts
+            .auto_rewrite_file
+            .as_deref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .is_some_and(|s| s.trim() == "on")
+    }
+
+    fn on_client_report(&self, report: crate::clients::WatchReport) {
+        let (event, line) = ide::watch_event(report);
+        let ApiEvent::Client { client, change, .. } = &event else {
+            return;
+        };
+        let kind = match change {
+            ClientChangeKind::NewServers => "client_new_servers",
+            ClientChangeKind::Wrapped => "client_wrapped",
+            ClientChangeKind::Reverted => "client_reverted",
+            ClientChangeKind::GaveUp => "client_gave_up",
+            ClientChangeKind::Failed => "client_failed",
+        };
+        let entry = HistoryEntry {
+            server: format!("client:{client}"),
+            session: None,
+            event: Event::new(kind).detail(line),
+            command: None,
+        };
+        self.record(&mut self.lock(), entry);
+        self.emit(event);
+    }
+
+    pub(super) fn set_auto_rewrite(&self, on: bool) -> Result<bool, ApiError> {
+        if let Some(path) = &self.opts.auto_rewrite_file {
+            let write = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(path, if on { "on\n" } else { "off\n" }));
+            write.map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!("cannot save the switch to {}: {e}", path.display()),
+                )
+            })?;
+        }
+        match self.watcher().as_ref() {
+            Some(w) => {
+                w.set_auto_rewrite(on);
+                Ok(on)
+            }
+            None => Err(ApiError::new(
+                ErrorCode::Invalid,
+                "the IDE config watcher is not running here (start the tray app, or `warden daemon --watch-clients`); the switch was saved for its next start",
+            )),
+        }
+    }
+
+    /// `Clients`: the detected IDE configs and the watcher's state.
+    pub(super) async fn clients(self: &Arc<Self>) -> Result<ClientsReport, ApiError> {
+        let sup = Arc::clone(self);
+        blocking(move || {
+            let env = ide::env()?;
+            Ok(ide::report(
+                &env,
+                sup.watcher().as_ref(),
+                sup.opts.warden_bin.as_deref(),
+            ))
+        })
+        .await
+    }
+
+    /// `ClientEdit`: wraps or unwraps IDE config entries.
+    pub(super) async fn edit_clients(
+        &self,
+        wrap: bool,
+        file: Option<PathBuf>,
+        server: Option<String>,
+        dry_run: bool,
+    ) -> Result<Vec<FileChangeView>, ApiError> {
+        let warden = self.opts.warden_bin.clone();
+        blocking(move || {
+            let env = ide::env()?;
+            ide::edit(&env, warden.as_deref(), wrap, file, server, dry_run)
+        })
+        .await
+    }
+
+    pub(super) async fn backups(&self) -> Result<Vec<Backup>, ApiError> {
+        blocking(|| ide::backups(&ide::env()?)).await
+    }
+
+    pub(super) async fn restore(&self, id: String, dry_run: bool) -> Result<RestoreView, ApiError> {
+        blocking(move || ide::restore(&ide::env()?, &id, dry_run)).await
+    }
+}

@@ -1,0 +1,216 @@
+//! The service itself: its options, the state every part shares (sessions, servers, the
+//! history, pending acknowledgements, orphans), and the few primitives they all use.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::api::{
+    ApiError, ApiEvent, ErrorCode, Health, HistoryEntry, Orphan, ProbeReport, SessionState,
+};
+use super::history::{self, History};
+use super::metrics::Metrics;
+use super::probe;
+use crate::control::{self, HEARTBEAT_MS, Heartbeat, Hello};
+use crate::events::now_ms;
+
+/// What to do with orphans found by the sweeper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OrphanPolicy {
+    /// Do not sweep.
+    Off,
+    /// Report them (status, events, history); stop them only when asked.
+    #[default]
+    Report,
+    /// Stop them as soon as they are found.
+    Stop,
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub socket: PathBuf,
+    /// config.toml that fallback and debug commands edit.
+    pub config: Option<PathBuf>,
+    /// The persisted history; `None` keeps it in memory only.
+    pub history: Option<PathBuf>,
+    /// How much of the persisted history is loaded at start.
+    pub horizon: Duration,
+    /// Probe every known server this often; `None`: only when asked.
+    pub probe_interval: Option<Duration>,
+    /// Probe once at start every known server run by `npx`/`uvx`-style commands.
+    pub prewarm: bool,
+    pub orphan_policy: OrphanPolicy,
+    pub orphan_interval: Duration,
+    /// How long a restart waits for each session's acknowledgement.
+    pub ack_timeout: Duration,
+    /// How long a fallback/debug command waits for sessions to pick up the edit.
+    pub pickup_timeout: Duration,
+    pub probe_timeout: Duration,
+    /// The `warden` binary written into wrapped IDE config entries.
+    pub warden_bin: Option<PathBuf>,
+    /// Watch the IDE config files (new servers, reverts; auto-rewrite when switched on).
+    pub watch_clients: bool,
+    /// Where the auto-rewrite switch is kept across restarts (`on` or `off`).
+    pub auto_rewrite_file: Option<PathBuf>,
+}
+
+impl Options {
+    /// The defaults, with the paths of the environment (`WARDEN_SOCKET`, `WARDEN_CONFIG`,
+    /// `WARDEN_STATE_DIR`).
+    pub fn from_env() -> Options {
+        Options {
+            socket: control::socket::socket_path(),
+            config: crate::config::default_path(),
+            history: Some(history::default_path()),
+            horizon: Duration::from_secs(6 * 3600),
+            probe_interval: None,
+            prewarm: false,
+            orphan_policy: OrphanPolicy::Report,
+            orphan_interval: Duration::from_secs(30),
+            ack_timeout: Duration::from_secs(5),
+            pickup_timeout: Duration::from_millis(2 * HEARTBEAT_MS + 1000),
+            probe_timeout: probe::DEFAULT_TIMEOUT,
+            warden_bin: None,
+            watch_clients: false,
+            auto_rewrite_file: Some(crate::paths::state_dir().join("auto-rewrite")),
+        }
+    }
+}
+
+/// The service. Cheap to share (`Arc`); every method is safe to call from any task.
+pub struct Supervisor {
+    pub(super) opts: Options,
+    state: Mutex<State>,
+    events: broadcast::Sender<ApiEvent>,
+    /// Ids of commands sent to bridges.
+    pub(super) next_id: AtomicU64,
+    /// Ids of control connections.
+    pub(super) next_conn: AtomicU64,
+    pub(super) started_ms: u64,
+    pub(super) watcher: Mutex<Option<crate::clients::ClientWatcher>>,
+}
+
+/// Lines to one bridge.
+pub(super) type Tx = mpsc::Sender<Vec<u8>>;
+
+pub(super) struct Session {
+    pub(super) hello: Hello,
+    /// The pid whose life is the session's: the socket peer's, else the hello's.
+    pub(super) live_pid: u32,
+    pub(super) heartbeat: Option<Heartbeat>,
+    pub(super) last_report: Instant,
+    pub(super) state: SessionState,
+    /// Lines to the bridge; `None` while disconnected.
+    pub(super) tx: Option<Tx>,
+    pub(super) conn: u64,
+    pub(super) ended: bool,
+    pub(super) last_reload_ms: Option<u64>,
+    pub(super) last_reject: Option<(u64, String)>,
+    /// The end of the server's stderr, as last reported.
+    pub(super) stderr_tail: String,
+}
+
+#[derive(Default)]
+pub(super) struct ServerState {
+    pub(super) metrics: Metrics,
+    pub(super) command: Option<Vec<String>>,
+    pub(super) health: Option<(Health, String)>,
+    pub(super) probe: Option<ProbeReport>,
+}
+
+pub(super) struct State {
+    pub(super) sessions: BTreeMap<String, Session>,
+    pub(super) servers: BTreeMap<String, ServerState>,
+    pub(super) history: History,
+    /// Commands sent to bridges and not yet acknowledged: id → (session, waiter).
+    pub(super) acks: HashMap<u64, (String, oneshot::Sender<(bool, String)>)>,
+    pub(super) orphans: Vec<Orphan>,
+}
+
+impl Supervisor {
+    /// A supervisor with its history loaded; nothing runs until [`Supervisor::run`] (or the
+    /// host calls [`Supervisor::tick`] and serves a listener itself).
+    pub fn new(opts: Options) -> std::io::Result<Arc<Supervisor>> {
+        let since = now_ms().saturating_sub(opts.horizon.as_millis() as u64);
+        let history = match &opts.history {
+            Some(path) => History::open(path, since)?,
+            None => History::in_memory(),
+        };
+        let mut servers: BTreeMap<String, ServerState> = BTreeMap::new();
+        for entry in history.iter().filter(|e| !is_pseudo_server(&e.server)) {
+            let s = servers.entry(entry.server.clone()).or_default();
+            s.metrics.record(&entry.event);
+            if let Some(c) = &entry.command {
+                s.command = Some(c.clone());
+            }
+        }
+        let (events, _) = broadcast::channel(1024);
+        Ok(Arc::new(Supervisor {
+            opts,
+            state: Mutex::new(State {
+                sessions: BTreeMap::new(),
+                servers,
+                history,
+                acks: HashMap::new(),
+                orphans: Vec::new(),
+            }),
+            events,
+            next_id: AtomicU64::new(1),
+            next_conn: AtomicU64::new(1),
+            started_ms: now_ms(),
+            watcher: Mutex::new(None),
+        }))
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The live event stream.
+    pub fn subscribe(&self) -> broadcast::Receiver<ApiEvent> {
+        self.events.subscribe()
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn emit(&self, event: ApiEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Adds to the history and metrics, and streams it.
+    pub(super) fn record(&self, st: &mut State, entry: HistoryEntry) {
+        if !is_pseudo_server(&entry.server) {
+            st.servers
+                .entry(entry.server.clone())
+                .or_default()
+                .metrics
+                .record(&entry.event);
+        }
+        st.history.push(entry.clone());
+        self.emit(ApiEvent::Event { entry });
+    }
+}
+
+/// History entries that are not about one server: orphans whose server is unknown, and the
+/// IDE config watcher's (`client:<id>`). They are kept and streamed but make no server row.
+fn is_pseudo_server(name: &str) -> bool {
+    name.starts_with('(') || name.starts_with("client:")
+}
+
+/// Runs file work off the async threads.
+pub(super) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(ApiError::new(
+            ErrorCode::Io,
+            format!("the request failed: {e}"),
+        ))
+    })
+}

@@ -1,0 +1,105 @@
+//! What the supervisor reports: `warden status` (servers with health and metrics, sessions)
+//! and the event history.
+
+use std::time::Instant;
+
+use super::api::{
+    HistoryEntry, ServerStatus, SessionState, SessionStatus, StatusReport, SupervisorInfo,
+};
+use super::service::{ServerState, State, Supervisor};
+use super::sessions::{derive_health, session_status};
+use crate::events::now_ms;
+
+impl Supervisor {
+    /// `warden status`.
+    pub fn status(&self) -> StatusReport {
+        // Servers of config.toml are known even before any session.
+        let configured = self
+            .opts
+            .config
+            .as_deref()
+            .and_then(|p| crate::config::Config::load(p).ok());
+        let now = Instant::now();
+        let now_ms = now_ms();
+        let mut st = self.lock();
+        for name in configured.iter().flat_map(|c| c.server_names()) {
+            st.servers.entry(name.to_owned()).or_default();
+        }
+        let sessions: Vec<SessionStatus> = st
+            .sessions
+            .values()
+            .map(|s| session_status(s, now))
+            .collect();
+        let servers = st
+            .servers
+            .iter()
+            .map(|(name, server)| server_status(&st, name, server, &sessions, now_ms))
+            .collect();
+        StatusReport {
+            servers,
+            sessions,
+            supervisor: SupervisorInfo {
+                pid: std::process::id(),
+                socket: self.opts.socket.clone(),
+                config: self.opts.config.clone(),
+                history: self.opts.history.clone(),
+                started_ms: self.started_ms,
+                history_events: st.history.len(),
+            },
+        }
+    }
+
+    /// The last `limit` (default 1000) history entries, of one server and since a time if given.
+    pub(super) fn history(
+        &self,
+        server: Option<&str>,
+        since_ms: Option<u64>,
+        limit: Option<usize>,
+    ) -> Vec<HistoryEntry> {
+        self.lock()
+            .history
+            .query(server, since_ms, limit.unwrap_or(1000))
+    }
+}
+
+/// The row of server `name`: its health, metrics and live sessions.
+fn server_status(
+    st: &State,
+    name: &str,
+    server: &ServerState,
+    sessions: &[SessionStatus],
+    now_ms: u64,
+) -> ServerStatus {
+    let mine: Vec<&SessionStatus> = sessions.iter().filter(|s| s.server == name).collect();
+    let (health, reason) = derive_health(st, name, now_ms);
+    let m = &server.metrics;
+    let [p50, p95, p99] = m.percentiles([50.0, 95.0, 99.0]);
+    ServerStatus {
+        name: name.to_owned(),
+        health,
+        reason,
+        sessions: mine.len(),
+        unresponsive: mine
+            .iter()
+            .filter(|s| s.state != SessionState::Live)
+            .count(),
+        inflight: mine.iter().map(|s| s.inflight.len()).sum(),
+        p50_ms: p50,
+        p95_ms: p95,
+        p99_ms: p99,
+        requests: m.requests,
+        errors: m.errors,
+        timeouts: m.timeouts,
+        retries: m.retries,
+        restarts: m.restarts,
+        bytes_in: m.bytes_in,
+        bytes_out: m.bytes_out,
+        last_error: m.last_error.as_ref().map(|(_, e)| e.clone()),
+        last_seen_ms: m.last_seen_ms,
+        command: server.command.clone(),
+        circuit_open: mine.iter().any(|s| s.circuit_open),
+        fallback: mine.iter().any(|s| s.fallback),
+        debug: mine.iter().any(|s| s.debug),
+        last_probe: server.probe.clone(),
+    }
+}
