@@ -7,15 +7,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Subcommand, ValueEnum};
-use serde_json::Value;
 use warden_core::control::socket::socket_path;
-use warden_core::supervisor::api::{
-    ApiEvent, CommandOutcome, HistoryEntry, Orphan, ProbeReport, Request, Response, StatusReport,
-    StopResult,
-};
+use warden_core::supervisor::api::{CommandOutcome, HistoryEntry, Request, Response, StopResult};
 use warden_core::supervisor::client::{Client, ClientError};
 use warden_core::supervisor::{
     self, Options, OrphanPolicy, Supervisor, config_edit, history, orphans, probe,
+};
+
+mod view;
+use view::{
+    print_entry, print_event, print_json, print_orphans, print_outcome, print_probe, status_table,
 };
 
 #[derive(Subcommand)]
@@ -223,16 +224,6 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// Pretty JSON on stdout.
-macro_rules! print_json {
-    ($v:expr) => {
-        match serde_json::to_string_pretty($v) {
-            Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("warden: cannot print JSON: {e}"),
-        }
-    };
-}
-
 /// A connection to the running supervisor; `Ok(None)` when none runs.
 async fn connect() -> Result<Option<Client>, ClientError> {
     match Client::connect(&socket_path()).await {
@@ -319,199 +310,6 @@ async fn status(json: bool) -> ExitCode {
     }
 }
 
-/// Columns padded to their widest cell.
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-    }
-    let line = |cells: Vec<String>| {
-        let mut s = String::new();
-        let last = cells.len().saturating_sub(1);
-        for (i, cell) in cells.into_iter().enumerate() {
-            if i == last {
-                s.push_str(&cell);
-            } else {
-                let pad = widths[i].saturating_sub(cell.chars().count());
-                s.push_str(&cell);
-                s.push_str(&" ".repeat(pad + 2));
-            }
-        }
-        s.trim_end().to_owned() + "\n"
-    };
-    let mut out = line(header.iter().map(|h| (*h).to_owned()).collect());
-    for row in rows {
-        out.push_str(&line(row.clone()));
-    }
-    out
-}
-
-fn status_table(r: &StatusReport) -> String {
-    let mut out = String::new();
-    if r.servers.is_empty() {
-        out.push_str("No servers known yet: bridges appear here when an IDE starts them through `warden bridge`.\n");
-    } else {
-        let rows: Vec<Vec<String>> = r
-            .servers
-            .iter()
-            .map(|s| {
-                vec![
-                    s.name.clone(),
-                    s.health.as_str().to_owned(),
-                    s.sessions.to_string(),
-                    s.inflight.to_string(),
-                    s.requests.to_string(),
-                    format!("{}/{}/{}", s.p50_ms, s.p95_ms, s.p99_ms),
-                    s.timeouts.to_string(),
-                    s.retries.to_string(),
-                    s.restarts.to_string(),
-                    s.reason.clone(),
-                ]
-            })
-            .collect();
-        out.push_str(&table(
-            &[
-                "SERVER",
-                "HEALTH",
-                "SESSIONS",
-                "INFLIGHT",
-                "REQUESTS",
-                "P50/95/99 MS",
-                "TIMEOUTS",
-                "RETRIES",
-                "RESTARTS",
-                "REASON",
-            ],
-            &rows,
-        ));
-        for s in r.servers.iter().filter(|s| s.last_error.is_some()) {
-            out.push_str(&format!(
-                "  {} last error: {}\n",
-                s.name,
-                s.last_error.as_deref().unwrap_or("")
-            ));
-        }
-    }
-    if !r.sessions.is_empty() {
-        out.push('\n');
-        let rows: Vec<Vec<String>> = r
-            .sessions
-            .iter()
-            .map(|s| {
-                let state = match s.state {
-                    supervisor::api::SessionState::Live => "live",
-                    supervisor::api::SessionState::Unresponsive => "unresponsive",
-                    supervisor::api::SessionState::Disconnected => "disconnected",
-                };
-                let mut flags = Vec::new();
-                if s.circuit_open {
-                    flags.push("breaker open");
-                }
-                if s.fallback {
-                    flags.push("fallback");
-                }
-                if s.debug {
-                    flags.push("debug");
-                }
-                vec![
-                    s.id.clone(),
-                    s.server.clone(),
-                    s.pid.to_string(),
-                    s.client.clone().unwrap_or_else(|| "-".to_owned()),
-                    state.to_owned(),
-                    format!("{:.1} s ago", s.last_heartbeat_ms as f64 / 1000.0),
-                    s.inflight.len().to_string(),
-                    flags.join(", "),
-                ]
-            })
-            .collect();
-        out.push_str(&table(
-            &[
-                "SESSION",
-                "SERVER",
-                "PID",
-                "CLIENT",
-                "STATE",
-                "HEARTBEAT",
-                "INFLIGHT",
-                "FLAGS",
-            ],
-            &rows,
-        ));
-        for s in &r.sessions {
-            for i in &s.inflight {
-                out.push_str(&format!(
-                    "  {} request {} {}{}: {:.1} s old, idle {:.1} s{}\n",
-                    s.id,
-                    i.id,
-                    i.method,
-                    i.tool
-                        .as_deref()
-                        .map(|t| format!(" ({t})"))
-                        .unwrap_or_default(),
-                    i.age_ms as f64 / 1000.0,
-                    i.idle_ms as f64 / 1000.0,
-                    i.progress
-                        .as_deref()
-                        .map(|p| format!(", progress: {p}"))
-                        .unwrap_or_default(),
-                ));
-            }
-        }
-    } else {
-        out.push_str("\nNo live sessions.\n");
-    }
-    out
-}
-
-fn print_probe(r: &ProbeReport) {
-    let name = r
-        .server
-        .clone()
-        .unwrap_or_else(|| r.command.first().cloned().unwrap_or_default());
-    if r.ok {
-        let info = r
-            .server_info
-            .as_ref()
-            .map(|i| {
-                format!(
-                    " ({} {})",
-                    i.get("name").and_then(Value::as_str).unwrap_or("?"),
-                    i.get("version").and_then(Value::as_str).unwrap_or("")
-                )
-            })
-            .unwrap_or_default();
-        println!(
-            "{name}{info}: ok, cold start {} ms, {} tools{}",
-            r.cold_start_ms.unwrap_or(0),
-            r.tools.unwrap_or(0),
-            if r.tool_names.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", r.tool_names.join(", "))
-            }
-        );
-    } else {
-        println!(
-            "{name}: FAILED: {}",
-            r.error.as_deref().unwrap_or("no reason")
-        );
-        if !r.stderr_tail.trim().is_empty() {
-            println!("stderr (last lines):\n{}", r.stderr_tail.trim_end());
-        }
-    }
-    println!(
-        "  command: {}\n  shutdown: {} (total {} ms)",
-        r.command.join(" "),
-        r.shutdown,
-        r.total_ms
-    );
-}
-
 async fn probe_cmd(
     server: Option<String>,
     command: Vec<String>,
@@ -574,23 +372,6 @@ fn command_from_history(server: &str) -> Option<Vec<String>> {
         .find_map(|e| e.command)
 }
 
-fn print_outcome(o: &CommandOutcome, json: bool) {
-    if json {
-        print_json!(o);
-        return;
-    }
-    println!("{}", o.message);
-    for s in &o.sessions {
-        println!(
-            "  {} {} (pid {}): {}",
-            if s.ok { "ok  " } else { "FAIL" },
-            s.session,
-            s.pid,
-            s.message
-        );
-    }
-}
-
 async fn command_cmd(request: Request, json: bool) -> ExitCode {
     match connect().await {
         Err(e) => fail(e),
@@ -645,25 +426,6 @@ async fn command_cmd(request: Request, json: bool) -> ExitCode {
                 Err(e) => fail(e),
             }
         }
-    }
-}
-
-fn print_orphans(list: &[Orphan]) {
-    if list.is_empty() {
-        println!("No orphaned server processes.");
-        return;
-    }
-    for o in list {
-        println!(
-            "pid {} {}: {}\n  {}",
-            o.pid,
-            o.server
-                .as_deref()
-                .map(|s| format!("(server {s})"))
-                .unwrap_or_default(),
-            o.reason,
-            o.command.join(" ")
-        );
     }
 }
 
@@ -763,29 +525,6 @@ fn local_knowledge() -> orphans::Known {
     known
 }
 
-fn print_entry(e: &HistoryEntry) {
-    let ev = &e.event;
-    let secs = ev.ts_ms / 1000;
-    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    let mut line = format!("{h:02}:{m:02}:{s:02}Z {:<12} {}", e.server, ev.kind);
-    if let Some(method) = &ev.method {
-        line.push_str(&format!(" {method}"));
-    }
-    if let Some(tool) = &ev.tool {
-        line.push_str(&format!(" ({tool})"));
-    }
-    if let Some(o) = &ev.outcome {
-        line.push_str(&format!(" {o}"));
-    }
-    if let Some(d) = ev.duration_ms {
-        line.push_str(&format!(" {d} ms"));
-    }
-    if let Some(d) = &ev.detail {
-        line.push_str(&format!(": {d}"));
-    }
-    println!("{line}");
-}
-
 async fn history_cmd(
     server: Option<String>,
     since_minutes: Option<u64>,
@@ -847,28 +586,7 @@ async fn events_cmd(json: bool) -> ExitCode {
                         Err(e) => return fail(e),
                     }
                 } else {
-                    match &event {
-                        ApiEvent::Event { entry } => print_entry(entry),
-                        ApiEvent::Health {
-                            server,
-                            health,
-                            reason,
-                        } => println!("{server}: {} ({reason})", health.as_str()),
-                        ApiEvent::SessionOpened { session } => println!(
-                            "session {} of {} opened (pid {})",
-                            session.id, session.server, session.pid
-                        ),
-                        ApiEvent::SessionClosed {
-                            session, reason, ..
-                        } => println!("session {session} closed: {reason}"),
-                        ApiEvent::Probe { report } => print_probe(report),
-                        ApiEvent::Orphans { orphans } => print_orphans(orphans),
-                        ApiEvent::Client { message, .. } => println!("{message}"),
-                        ApiEvent::ConfigChanged { server } => {
-                            println!("config.toml changed for {server}")
-                        }
-                        ApiEvent::SessionUpdated { .. } => {}
-                    }
+                    print_event(&event);
                 }
                 let _ = std::io::stdout().flush();
             }
