@@ -41,43 +41,58 @@ pub struct Inputs<'a> {
     pub probe: Option<&'a ProbeReport>,
 }
 
+/// The health of a server and why, by the rules above.
 pub fn derive(i: &Inputs<'_>) -> (Health, String) {
+    if i.sessions == 0 {
+        return idle(i);
+    }
+    broken(i)
+        .or_else(|| starting(i))
+        .unwrap_or_else(|| recent(i))
+}
+
+/// Rule 1: no live session.
+fn idle(i: &Inputs<'_>) -> (Health, String) {
     let m = i.metrics;
     let now = i.now_ms;
-    if i.sessions == 0 {
-        if let Some(p) = i.probe.filter(|p| !p.ok) {
-            return (
-                Health::Down,
-                format!(
-                    "no live session, and the last probe ({} ago) failed: {}",
-                    ago(now, p.ts_ms),
-                    p.error.as_deref().unwrap_or("no reason given")
-                ),
-            );
-        }
-        let mut reason = "no live session".to_owned();
-        match (i.probe, m.last_seen_ms) {
-            (Some(p), _) => reason.push_str(&format!(
-                "; last probe ({} ago) ok: {} tools, cold start {} ms",
+    if let Some(p) = i.probe.filter(|p| !p.ok) {
+        return (
+            Health::Down,
+            format!(
+                "no live session, and the last probe ({} ago) failed: {}",
                 ago(now, p.ts_ms),
-                p.tools.unwrap_or(0),
-                p.cold_start_ms.unwrap_or(0)
-            )),
-            (None, Some(seen)) => reason.push_str(&format!("; last seen {} ago", ago(now, seen))),
-            (None, None) => {}
-        }
-        return (Health::Idle, reason);
+                p.error.as_deref().unwrap_or("no reason given")
+            ),
+        );
     }
+    let mut reason = "no live session".to_owned();
+    match (i.probe, m.last_seen_ms) {
+        (Some(p), _) => reason.push_str(&format!(
+            "; last probe ({} ago) ok: {} tools, cold start {} ms",
+            ago(now, p.ts_ms),
+            p.tools.unwrap_or(0),
+            p.cold_start_ms.unwrap_or(0)
+        )),
+        (None, Some(seen)) => reason.push_str(&format!("; last seen {} ago", ago(now, seen))),
+        (None, None) => {}
+    }
+    (Health::Idle, reason)
+}
+
+/// Rules 2 to 5: fallback, breaker open, every session unresponsive, a crash loop.
+fn broken(i: &Inputs<'_>) -> Option<(Health, String)> {
+    let m = i.metrics;
+    let now = i.now_ms;
     if i.fallback {
         let why = m
             .last_fallback
             .as_ref()
             .map(|(_, d)| format!(" ({d})"))
             .unwrap_or_default();
-        return (
+        return Some((
             Health::Fallback,
             format!("serving local ripgrep search instead of the server{why}"),
-        );
+        ));
     }
     if i.circuit_open {
         let why = m
@@ -85,22 +100,22 @@ pub fn derive(i: &Inputs<'_>) -> (Health, String) {
             .as_ref()
             .map(|(_, d)| d.clone())
             .unwrap_or_else(|| "the server failed too often in a row".to_owned());
-        return (Health::Down, format!("breaker {why}"));
+        return Some((Health::Down, format!("breaker {why}")));
     }
     if i.unresponsive == i.sessions {
-        return (
+        return Some((
             Health::Down,
             format!(
                 "no heartbeat from {} for more than {} s: stopped or stuck",
                 plural(i.sessions, "bridge", "bridges"),
                 UNRESPONSIVE_AFTER.as_secs()
             ),
-        );
+        ));
     }
     let crash_since = now.saturating_sub(CRASH_WINDOW_MS);
     let exits: Vec<&(u64, String)> = m.exits_since(crash_since).collect();
     if exits.len() >= CRASH_EXITS && m.last_answer_ms.is_none_or(|a| a < exits[0].0) {
-        return (
+        return Some((
             Health::Down,
             format!(
                 "crash loop: the server ended {} times in the last {} s; last: {}",
@@ -108,20 +123,34 @@ pub fn derive(i: &Inputs<'_>) -> (Health, String) {
                 CRASH_WINDOW_MS / 1000,
                 exits[0].1
             ),
-        );
+        ));
     }
+    None
+}
+
+/// Rule 6: no answer yet since the sessions began.
+fn starting(i: &Inputs<'_>) -> Option<(Health, String)> {
+    let m = i.metrics;
+    let now = i.now_ms;
     let since_start = i.oldest_session_ms.unwrap_or(now);
-    if m.last_answer_ms.is_none_or(|a| a < since_start) {
-        let installing = m.last_installing_ms.is_some_and(|t| t >= since_start);
-        let reason = if installing {
-            "installing packages (an npx/uvx cold start), no answer yet".to_owned()
-        } else if let Some(e) = exits.first() {
-            format!("restarting, no answer yet; last: {}", e.1)
-        } else {
-            "waiting for the server's first answer".to_owned()
-        };
-        return (Health::Starting, reason);
+    if m.last_answer_ms.is_some_and(|a| a >= since_start) {
+        return None;
     }
+    let installing = m.last_installing_ms.is_some_and(|t| t >= since_start);
+    let reason = if installing {
+        "installing packages (an npx/uvx cold start), no answer yet".to_owned()
+    } else if let Some(e) = m.exits_since(now.saturating_sub(CRASH_WINDOW_MS)).next() {
+        format!("restarting, no answer yet; last: {}", e.1)
+    } else {
+        "waiting for the server's first answer".to_owned()
+    };
+    Some((Health::Starting, reason))
+}
+
+/// Rules 7 and 8: degraded by what happened recently, else healthy.
+fn recent(i: &Inputs<'_>) -> (Health, String) {
+    let m = i.metrics;
+    let now = i.now_ms;
     let recent_since = now.saturating_sub(RECENT_MS);
     let (mut total, mut timeouts, mut failures, mut server_errors) = (0usize, 0, 0, 0);
     for class in m.outcomes_since(recent_since) {

@@ -2,12 +2,14 @@
 //! `hello` (a bridge: heartbeats, events and acks follow, commands go back), or a request of
 //! a command-line client (`status`, `command`, or an `api_request` of the typed API).
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixListener;
 use tokio::net::UnixStream;
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{broadcast, mpsc};
 
 use super::api::{ApiMessage, Request, Response};
@@ -46,23 +48,17 @@ async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
         .ok()
         .and_then(|c| c.pid())
         .and_then(|p| u32::try_from(p).ok());
-    let (read, mut write) = stream.into_split();
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(QUEUE);
-    let writer = tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
-            let mut batch = line;
-            while let Ok(more) = rx.try_recv() {
-                batch.extend_from_slice(&more);
-            }
-            if write.write_all(&batch).await.is_err() {
-                return;
-            }
-        }
-        let _ = write.shutdown().await;
-    });
-    let conn = sup.new_conn();
-    let mut session: Option<String> = None;
-    let mut forwarders = Vec::new();
+    let (read, write) = stream.into_split();
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUE);
+    let writer = tokio::spawn(write_lines(write, rx));
+    let mut conn = Conn {
+        id: sup.new_conn(),
+        sup,
+        peer_pid,
+        tx,
+        session: None,
+        forwarders: Vec::new(),
+    };
     let mut reader = FrameReader::new(read, MAX_LINE);
     loop {
         let line = match reader.next().await {
@@ -71,14 +67,7 @@ async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
             Ok(None) | Err(_) => break,
         };
         let Ok(value) = serde_json::from_slice::<Value>(&line) else {
-            let _ = tx
-                .send(
-                    Message::Error {
-                        message: "not a JSON line; closing".to_owned(),
-                    }
-                    .to_line(),
-                )
-                .await;
+            conn.send_error("not a JSON line; closing".to_owned()).await;
             break;
         };
         let is_api = value
@@ -86,47 +75,97 @@ async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
             .and_then(Value::as_str)
             .is_some_and(|t| t.starts_with("api_"));
         if is_api {
-            match serde_json::from_value::<ApiMessage>(value) {
-                Ok(ApiMessage::ApiRequest {
-                    id,
-                    request: Request::Subscribe,
-                }) => {
-                    let reply = ApiMessage::ApiResponse {
-                        id,
-                        response: Response::Subscribed,
-                    };
-                    let _ = tx.send(reply.to_line()).await;
-                    forwarders.push(tokio::spawn(forward_events(sup.subscribe(), tx.clone())));
-                }
-                Ok(ApiMessage::ApiRequest { id, request }) => {
-                    let sup = Arc::clone(&sup);
-                    let tx = tx.clone();
-                    tokio::spawn(async move {
-                        let response = sup.handle(request).await;
-                        let _ = tx
-                            .send(ApiMessage::ApiResponse { id, response }.to_line())
-                            .await;
-                    });
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    let _ = tx
-                        .send(
-                            Message::Error {
-                                message: format!(
-                                    "unknown request ({e}); is this `warden` newer than the supervisor? Restart the tray app or `warden daemon` after updating"
-                                ),
-                            }
-                            .to_line(),
-                        )
-                        .await;
-                }
-            }
+            conn.on_api(value).await;
             continue;
         }
         let Ok(message) = serde_json::from_value::<Message>(value) else {
             continue; // a type of a newer version
         };
+        if conn.on_control(message).await.is_break() {
+            break;
+        }
+    }
+    if let Some(s) = &conn.session {
+        conn.sup.on_close(conn.id, s);
+    }
+    for f in conn.forwarders {
+        f.abort();
+    }
+    drop(conn.tx);
+    let _ = writer.await;
+}
+
+/// Writes the queued lines to the peer, in batches, until the queue closes.
+async fn write_lines(mut write: OwnedWriteHalf, mut rx: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = rx.recv().await {
+        let mut batch = line;
+        while let Ok(more) = rx.try_recv() {
+            batch.extend_from_slice(&more);
+        }
+        if write.write_all(&batch).await.is_err() {
+            return;
+        }
+    }
+    let _ = write.shutdown().await;
+}
+
+/// One connection: a bridge's once it said hello, else a client's.
+struct Conn {
+    sup: Arc<Supervisor>,
+    id: u64,
+    peer_pid: Option<u32>,
+    /// Lines to the peer.
+    tx: mpsc::Sender<Vec<u8>>,
+    /// The bridge's session, once it said hello.
+    session: Option<String>,
+    /// Event streams to a subscribed client.
+    forwarders: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Conn {
+    async fn send_error(&self, message: String) {
+        let _ = self.tx.send(Message::Error { message }.to_line()).await;
+    }
+
+    /// A line of the typed API: requests are served concurrently, a subscription streams.
+    async fn on_api(&mut self, value: Value) {
+        match serde_json::from_value::<ApiMessage>(value) {
+            Ok(ApiMessage::ApiRequest {
+                id,
+                request: Request::Subscribe,
+            }) => {
+                let reply = ApiMessage::ApiResponse {
+                    id,
+                    response: Response::Subscribed,
+                };
+                let _ = self.tx.send(reply.to_line()).await;
+                let events = self.sup.subscribe();
+                self.forwarders
+                    .push(tokio::spawn(forward_events(events, self.tx.clone())));
+            }
+            Ok(ApiMessage::ApiRequest { id, request }) => {
+                let sup = Arc::clone(&self.sup);
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let response = sup.handle(request).await;
+                    let _ = tx
+                        .send(ApiMessage::ApiResponse { id, response }.to_line())
+                        .await;
+                });
+            }
+            Ok(_) => {}
+            Err(e) => {
+                self.send_error(format!(
+                    "unknown request ({e}); is this `warden` newer than the supervisor? Restart the tray app or `warden daemon` after updating"
+                ))
+                .await;
+            }
+        }
+    }
+
+    /// A control message: a bridge's hello, heartbeat, event or ack, or an older client's
+    /// status or command. `Break` closes the connection.
+    async fn on_control(&mut self, message: Message) -> ControlFlow<()> {
         match message {
             Message::Hello(hello) => {
                 if hello.v != VERSION {
@@ -138,67 +177,61 @@ async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
                         "control socket: refused bridge pid {}: {message}",
                         hello.pid
                     );
-                    let _ = tx.send(Message::Error { message }.to_line()).await;
-                    break;
+                    self.send_error(message).await;
+                    return ControlFlow::Break(());
                 }
-                session = Some(hello.session.clone());
-                sup.on_hello(conn, hello, peer_pid, tx.clone());
+                self.session = Some(hello.session.clone());
+                self.sup
+                    .on_hello(self.id, hello, self.peer_pid, self.tx.clone());
             }
             Message::Heartbeat(hb) => {
-                if let Some(s) = &session {
-                    sup.on_heartbeat(s, hb);
+                if let Some(s) = &self.session {
+                    self.sup.on_heartbeat(s, hb);
                 }
             }
             Message::Event { event, .. } => {
-                if let Some(s) = &session {
-                    sup.on_event(s, event);
+                if let Some(s) = &self.session {
+                    self.sup.on_event(s, event);
                 }
             }
-            Message::Ack { id, ok, message } => sup.on_ack(id, ok, message),
+            Message::Ack { id, ok, message } => self.sup.on_ack(id, ok, message),
             Message::Status { id } => {
-                let status = serde_json::to_value(sup.status()).unwrap_or(Value::Null);
-                let _ = tx.send(Message::StatusReply { id, status }.to_line()).await;
+                let status = serde_json::to_value(self.sup.status()).unwrap_or(Value::Null);
+                let _ = self
+                    .tx
+                    .send(Message::StatusReply { id, status }.to_line())
+                    .await;
             }
             Message::Command(cmd) => {
-                let sup = Arc::clone(&sup);
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let request = match cmd.action {
-                        Action::Restart { server } => Request::Restart { server },
-                        Action::Fallback { server, on } => Request::Fallback { server, on },
-                        Action::Debug { server, on } => Request::Debug { server, on },
-                    };
-                    let (ok, message) = match sup.handle(request).await {
-                        Response::Command(o) => (o.ok, o.message),
-                        Response::Error(e) => (false, e.message),
-                        _ => (false, "unexpected answer".to_owned()),
-                    };
-                    let _ = tx
-                        .send(
-                            Message::Ack {
-                                id: cmd.id,
-                                ok,
-                                message,
-                            }
-                            .to_line(),
-                        )
-                        .await;
-                });
+                tokio::spawn(command(Arc::clone(&self.sup), cmd, self.tx.clone()));
             }
             Message::Error { message } => {
                 tracing::warn!("control socket: a peer reports: {message}");
             }
             Message::StatusReply { .. } => {}
         }
+        ControlFlow::Continue(())
     }
-    if let Some(s) = &session {
-        sup.on_close(conn, s);
-    }
-    for f in forwarders {
-        f.abort();
-    }
-    drop(tx);
-    let _ = writer.await;
+}
+
+/// A command in the control protocol's form: served as the API request it is, acked.
+async fn command(sup: Arc<Supervisor>, cmd: control::Command, tx: mpsc::Sender<Vec<u8>>) {
+    let request = match cmd.action {
+        Action::Restart { server } => Request::Restart { server },
+        Action::Fallback { server, on } => Request::Fallback { server, on },
+        Action::Debug { server, on } => Request::Debug { server, on },
+    };
+    let (ok, message) = match sup.handle(request).await {
+        Response::Command(o) => (o.ok, o.message),
+        Response::Error(e) => (false, e.message),
+        _ => (false, "unexpected answer".to_owned()),
+    };
+    let ack = Message::Ack {
+        id: cmd.id,
+        ok,
+        message,
+    };
+    let _ = tx.send(ack.to_line()).await;
 }
 
 async fn forward_events(
