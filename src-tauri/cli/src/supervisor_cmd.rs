@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use clap::{Subcommand, ValueEnum};
 use warden_core::control::socket::socket_path;
-use warden_core::supervisor::api::{CommandOutcome, HistoryEntry, Request, Response, StopResult};
+use warden_core::supervisor::api::{
+    CommandOutcome, HistoryEntry, Orphan, Request, Response, StopResult,
+};
 use warden_core::supervisor::client::{Client, ClientError};
 use warden_core::supervisor::{
     self, Options, OrphanPolicy, Supervisor, config_edit, history, orphans, probe,
@@ -16,7 +18,8 @@ use warden_core::supervisor::{
 
 mod view;
 use view::{
-    print_entry, print_event, print_json, print_orphans, print_outcome, print_probe, status_table,
+    print_entry, print_event, print_json, print_orphans, print_outcome, print_probe, print_stopped,
+    status_table,
 };
 
 #[derive(Subcommand)]
@@ -137,6 +140,16 @@ pub enum OrphansArg {
     Stop,
 }
 
+impl From<OrphansArg> for OrphanPolicy {
+    fn from(arg: OrphansArg) -> OrphanPolicy {
+        match arg {
+            OrphansArg::Off => OrphanPolicy::Off,
+            OrphansArg::Report => OrphanPolicy::Report,
+            OrphansArg::Stop => OrphanPolicy::Stop,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnOff {
     On,
@@ -165,11 +178,7 @@ pub fn run(command: Command) -> ExitCode {
                 opts.probe_interval =
                     (probe_interval_secs > 0).then(|| Duration::from_secs(probe_interval_secs));
                 opts.prewarm = prewarm;
-                opts.orphan_policy = match orphans {
-                    OrphansArg::Off => OrphanPolicy::Off,
-                    OrphansArg::Report => OrphanPolicy::Report,
-                    OrphansArg::Stop => OrphanPolicy::Stop,
-                };
+                opts.orphan_policy = orphans.into();
                 opts.orphan_interval = Duration::from_secs(orphan_interval_secs.max(1));
                 opts.horizon = Duration::from_secs(history_hours * 3600);
                 opts.watch_clients = watch_clients;
@@ -472,12 +481,7 @@ async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCod
                 "stopping processes needs confirmation: run it in a terminal, or add --yes",
             );
         }
-        print_orphans(&found);
-        print!("Stop these {} processes? [y/N] ", found.len());
-        let _ = std::io::stdout().flush();
-        let mut answer = String::new();
-        let _ = std::io::stdin().read_line(&mut answer);
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        if !confirm_stop(&found) {
             println!("Nothing stopped.");
             return ExitCode::SUCCESS;
         }
@@ -494,20 +498,23 @@ async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCod
     if json {
         print_json!(&results);
     } else {
-        for r in &results {
-            println!(
-                "pid {}: {}{}",
-                r.pid,
-                if r.ok { "" } else { "NOT STOPPED: " },
-                r.message
-            );
-        }
+        print_stopped(&results);
     }
     if results.iter().all(|r| r.ok) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// Asks on the terminal whether to stop `found`.
+fn confirm_stop(found: &[Orphan]) -> bool {
+    print_orphans(found);
+    print!("Stop these {} processes? [y/N] ", found.len());
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().read_line(&mut answer);
+    matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
 /// Sessions and commands from the history file, when no supervisor runs.

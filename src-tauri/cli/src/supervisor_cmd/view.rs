@@ -3,7 +3,7 @@
 use serde_json::Value;
 use warden_core::supervisor::api::{
     ApiEvent, CommandOutcome, HistoryEntry, Orphan, ProbeReport, ServerStatus, SessionState,
-    SessionStatus, StatusReport,
+    SessionStatus, StatusReport, StopResult,
 };
 
 /// Pretty JSON on stdout.
@@ -253,6 +253,17 @@ pub(super) fn print_orphans(list: &[Orphan]) {
                 .unwrap_or_default(),
             o.reason,
             o.command.join(" ")
+        );
+    }
+}
+
+pub(super) fn print_stopped(results: &[StopResult]) {
+    for r in results {
+        println!(
+            "pid {}: {}{}",
+            r.pid,
+            if r.ok { "" } else { "NOT STOPPED: " },
+            r.message
         );
     }
 }

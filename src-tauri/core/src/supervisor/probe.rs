@@ -86,28 +86,14 @@ pub async fn probe(server: Option<String>, command: &[String], timeout: Duration
             &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         )
         .await?;
-        let mut cursor: Option<Value> = None;
-        for page in 0..MAX_PAGES {
-            let id = 2 + page as u64;
-            let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
-            if let Some(c) = &cursor {
-                msg["params"]["cursor"] = c.clone();
-            }
-            let answer = exchange(&mut reader, &mut stdin, &msg, id, deadline, &child).await?;
-            let result = answer_result(&answer, "tools/list")?;
-            if let Some(tools) = result.get("tools").and_then(Value::as_array) {
-                report.tool_names.extend(
-                    tools
-                        .iter()
-                        .filter_map(|t| t.get("name").and_then(Value::as_str))
-                        .map(str::to_owned),
-                );
-            }
-            cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
-            if cursor.is_none() {
-                break;
-            }
-        }
+        list_tools(
+            &mut reader,
+            &mut stdin,
+            deadline,
+            &child,
+            &mut report.tool_names,
+        )
+        .await?;
         report.tools = Some(report.tool_names.len());
         Ok::<(), String>(())
     }
@@ -139,6 +125,40 @@ fn answer_result<'a>(answer: &'a Value, what: &str) -> Result<&'a Value, String>
     answer
         .get("result")
         .ok_or_else(|| format!("the answer to {what} has no result"))
+}
+
+/// Every page of `tools/list` (up to [`MAX_PAGES`]): the tools' names, added to `names`
+/// page by page.
+async fn list_tools(
+    reader: &mut FrameReader<tokio::process::ChildStdout>,
+    stdin: &mut Option<tokio::process::ChildStdin>,
+    deadline: tokio::time::Instant,
+    child: &Server,
+    names: &mut Vec<String>,
+) -> Result<(), String> {
+    let mut cursor: Option<Value> = None;
+    for page in 0..MAX_PAGES {
+        let id = 2 + page as u64;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
+        if let Some(c) = &cursor {
+            msg["params"]["cursor"] = c.clone();
+        }
+        let answer = exchange(reader, stdin, &msg, id, deadline, child).await?;
+        let result = answer_result(&answer, "tools/list")?;
+        if let Some(tools) = result.get("tools").and_then(Value::as_array) {
+            names.extend(
+                tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str))
+                    .map(str::to_owned),
+            );
+        }
+        cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 async fn send(stdin: &mut Option<tokio::process::ChildStdin>, msg: &Value) -> Result<(), String> {
