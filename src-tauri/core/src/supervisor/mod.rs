@@ -20,8 +20,10 @@
 //! socket (`serve`, and [`client`] for the command line). [`Supervisor::run`] (`run`)
 //! serves the socket and the periodic work.
 //!
-//! Modules depend downwards only: `service` (options, state, primitives) is at the bottom,
-//! `run` at the top; this file declares and re-exports.
+//! Modules depend downwards only: the leaves (`api`, `health`, `metrics`, `history`, `probe`,
+//! `orphans`, ...), then `service` (options, state, primitives), one `impl Supervisor` per
+//! concern, `dispatch`, `serve`, and `run` at the top. This file only declares and
+//! re-exports; no module imports from it.
 
 pub mod api;
 mod checks;

@@ -38,6 +38,7 @@ impl Supervisor {
         Ok(())
     }
 
+    /// Judges the sessions every [`TICK`].
     async fn ticker(self: Arc<Self>) {
         let mut every = tokio::time::interval(TICK);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -47,6 +48,7 @@ impl Supervisor {
         }
     }
 
+    /// Pre-warms once if asked, then probes every known server each `probe_interval`.
     async fn prober(self: Arc<Self>) {
         if self.opts.prewarm {
             for (name, command) in self.known_commands() {
@@ -72,6 +74,7 @@ impl Supervisor {
         }
     }
 
+    /// Looks for orphans each `orphan_interval`; stops them under [`OrphanPolicy::Stop`].
     async fn sweeper(self: Arc<Self>) {
         if self.opts.orphan_policy == OrphanPolicy::Off {
             return;
