@@ -23,11 +23,13 @@ use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher};
 
-use super::edit::{self, EntryRef};
+use super::detect::{ClientEnv, ConfigFile, candidates, detect};
+use super::doc::EntryRef;
+use super::edit;
 use super::ledger::Ledger;
-use super::{
-    ClientEnv, ClientError, ConfigFile, EntryState, Notice, detect, detect::candidates, wrap_file,
-};
+use super::model::{ClientError, ClientId, EntryState};
+use super::notices::Notice;
+use super::ops::wrap_file;
 
 #[derive(Debug, Clone)]
 pub struct WatchOptions {
@@ -312,7 +314,7 @@ impl Loop {
             if let Ok(real) = std::fs::canonicalize(&c.path) {
                 self.interesting.insert(real);
             }
-            if c.client == super::ClientId::Continue {
+            if c.client == ClientId::Continue {
                 if let Some(d) = c.path.parent() {
                     self.interesting_dirs.insert(d.to_owned());
                 }
