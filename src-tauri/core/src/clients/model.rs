@@ -170,6 +170,9 @@ pub enum ClientError {
     UnknownFile { path: PathBuf },
     #[error("no home directory: HOME is not set. Fix: set HOME (USERPROFILE on Windows)")]
     NoHome,
+    /// The files cannot be watched (an inotify limit, say).
+    #[error(transparent)]
+    Watch(#[from] crate::fswatch::WatchError),
 }
 
 impl ClientError {
