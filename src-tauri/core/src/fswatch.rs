@@ -204,3 +204,65 @@ impl Progress {
             .map(|_| ())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn inotify_limits_say_which_sysctl_to_raise() {
+        let dir = Path::new("/home/u/.cursor");
+        let watches = WatchError::new(dir, notify::Error::new(notify::ErrorKind::MaxFilesWatch));
+        let instances = WatchError::new(
+            dir,
+            notify::Error::io(std::io::Error::from_raw_os_error(libc::EMFILE)),
+        );
+        let gone = WatchError::new(dir, notify::Error::path_not_found());
+        assert!(watches.is_limit() && instances.is_limit() && !gone.is_limit());
+        let text = watches.to_string();
+        assert!(
+            text.contains("/home/u/.cursor")
+                && text.contains("sudo sysctl fs.inotify.max_user_watches="),
+            "{text}"
+        );
+        let text = instances.to_string();
+        assert!(
+            text.contains("sudo sysctl fs.inotify.max_user_instances="),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn progress_says_ready_and_which_changes_were_processed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let (mut dirs, mut events) = watcher(dir.path()).unwrap();
+        dirs.add(dir.path()).unwrap();
+        let mut progress = events.progress();
+        events.set_ready();
+        progress.ready().await.unwrap();
+        let since = progress.passes();
+        std::fs::write(dir.path().join("ignored"), "x").unwrap();
+        std::fs::write(&a, "x").unwrap();
+        let is_a = |p: &Path| p == a;
+        events
+            .settled(Duration::from_millis(50), is_a)
+            .await
+            .unwrap();
+        assert_eq!(progress.passes(), since, "not processed before pass_done");
+        events.pass_done();
+        progress.processed(&a, since).await.unwrap();
+        assert_eq!(progress.passes(), since + 1);
+        std::fs::write(&b, "x").unwrap();
+        let is_b = |p: &Path| p == b;
+        events
+            .settled(Duration::from_millis(50), is_b)
+            .await
+            .unwrap();
+        events.pass_done();
+        progress.processed(&b, since + 1).await.unwrap();
+        drop(events);
+        assert!(progress.processed(&a, since + 1).await.is_none(), "ended");
+    }
+}

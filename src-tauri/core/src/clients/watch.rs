@@ -102,8 +102,8 @@ pub struct ClientWatcher {
 
 impl ClientWatcher {
     /// Starts watching the files `env` describes, on the current tokio runtime; `report` is
-    /// called on a blocking thread. Ready (see [`ClientWatcher::progress`]) once the first
-    /// snapshot of the files is taken.
+    /// called on a blocking thread. Takes the first snapshot of the files before it returns:
+    /// what changes after is seen (the watcher is ready, see [`ClientWatcher::progress`]).
     pub fn start(
         env: ClientEnv,
         opts: WatchOptions,
@@ -113,7 +113,7 @@ impl ClientWatcher {
         let auto = Arc::new(AtomicBool::new(opts.auto_rewrite));
         let given_up = Arc::new(Mutex::new(BTreeSet::new()));
         let (settle, rescan_every) = (opts.settle, opts.rescan_every);
-        let state = Arc::new(Mutex::new(Loop {
+        let mut state = Loop {
             env,
             opts,
             dirs,
@@ -125,9 +125,13 @@ impl ClientWatcher {
             report: Box::new(report),
             stopped: false,
             limit_warned: false,
-        }));
+        };
+        state.rescan(false);
+        let interest = state.interest.clone();
+        let state = Arc::new(Mutex::new(state));
+        events.set_ready();
         let progress = events.progress();
-        let task = tokio::spawn(run(state.clone(), events, settle, rescan_every));
+        let task = tokio::spawn(run(state.clone(), events, interest, settle, rescan_every));
         Ok(ClientWatcher {
             auto,
             given_up,
@@ -181,18 +185,14 @@ fn lock(state: &Mutex<Loop>) -> MutexGuard<'_, Loop> {
     state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The watcher's task: a first snapshot, then a pass after each settled burst of changes
-/// and every `rescan_every`.
+/// The watcher's task: a pass after each settled burst of changes and every `rescan_every`.
 async fn run(
     state: Arc<Mutex<Loop>>,
     mut events: Events,
+    mut interest: Interest,
     settle: Duration,
     rescan_every: Duration,
 ) {
-    let Some(mut interest) = pass(&state, false).await else {
-        return;
-    };
-    events.set_ready();
     loop {
         tokio::select! {
             got = events.settled(settle, |p| interest.covers(p)) => {
@@ -202,7 +202,7 @@ async fn run(
             }
             () = tokio::time::sleep(rescan_every) => {}
         }
-        let Some(now) = pass(&state, true).await else {
+        let Some(now) = pass(&state).await else {
             return;
         };
         interest = now;
@@ -210,16 +210,16 @@ async fn run(
     }
 }
 
-/// One rescan on a blocking thread (reads, and maybe writes with a lock wait); `None` once
-/// stopped. `act`: false for the first snapshot.
-async fn pass(state: &Arc<Mutex<Loop>>, act: bool) -> Option<Interest> {
+/// One rescan on a blocking thread (it reads, and may write after waiting for a client's
+/// lock); `None` once stopped.
+async fn pass(state: &Arc<Mutex<Loop>>) -> Option<Interest> {
     let state = Arc::clone(state);
     tokio::task::spawn_blocking(move || {
         let mut s = lock(&state);
         if s.stopped {
             return None;
         }
-        s.rescan(act);
+        s.rescan(true);
         Some(s.interest.clone())
     })
     .await
