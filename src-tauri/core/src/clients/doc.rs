@@ -59,6 +59,7 @@ impl fmt::Display for EntryRef {
     }
 }
 
+/// One server entry as found in the text: its name, its env keys and where its values are.
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
     pub id: EntryRef,

@@ -13,6 +13,9 @@
 //! - [`backups`] / [`restore`]: the backups taken before each write.
 //! - [`ClientWatcher`]: watches the files and wraps servers that appear (opt-in).
 //! - [`wrap_text`] / [`unwrap_text`]: the pure text edits, for one file's contents.
+//!
+//! This file is only the front door; the modules import downwards, never in a circle (the
+//! layers are in docs/ARCHITECTURE.md).
 
 mod backup;
 mod detect;
