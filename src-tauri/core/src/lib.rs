@@ -8,6 +8,7 @@ pub mod config;
 pub mod control;
 pub mod events;
 pub mod fallback;
+pub mod fswatch;
 pub mod paths;
 pub mod protocol;
 pub mod redact;

@@ -803,7 +803,7 @@ async fn reload_config(links: Links, path: PathBuf, server: String, overrides: O
         Ok(watch) => watch,
         Err(e) => {
             let why = format!(
-                "cannot watch {} ({e}); edits apply to new sessions only",
+                "edits of {} apply to new sessions only: {e}",
                 path.display()
             );
             links.sink.event(Event::new("config_rejected").detail(why));

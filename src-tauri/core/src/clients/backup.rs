@@ -10,8 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::lock::LockKind;
-use super::{ClientEnv, ClientError, ClientId, unified_diff, write};
+use super::model::{ClientError, ClientId};
 
 /// Backups kept per config file.
 pub const KEEP_PER_FILE: usize = 10;
@@ -37,15 +36,6 @@ struct Meta {
     client: Option<ClientId>,
     created_unix_ms: u64,
     size: u64,
-}
-
-#[derive(Debug)]
-pub struct RestoreOutcome {
-    pub backup: Backup,
-    pub written: bool,
-    /// The backup taken of the current contents before restoring.
-    pub previous: Option<String>,
-    pub diff: String,
 }
 
 pub(crate) fn dir(state_dir: &Path) -> PathBuf {
@@ -239,51 +229,6 @@ pub fn find(state_dir: &Path, id: &str) -> Result<Backup, ClientError> {
             dir: dir(state_dir),
         }),
     }
-}
-
-/// Writes a backup back to its file (taking a backup of the current contents first).
-pub fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> Result<RestoreOutcome, ClientError> {
-    let backup = find(&env.state_dir, id)?;
-    let bytes = std::fs::read(&backup.file).map_err(|e| ClientError::BadBackup {
-        path: backup.file.clone(),
-        detail: e.to_string(),
-    })?;
-    let current = std::fs::read(&backup.original).ok();
-    let label = backup.original.display().to_string();
-    let diff = unified_diff(
-        &String::from_utf8_lossy(current.as_deref().unwrap_or_default()),
-        &String::from_utf8_lossy(&bytes),
-        &label,
-    );
-    let mut outcome = RestoreOutcome {
-        backup: backup.clone(),
-        written: false,
-        previous: None,
-        diff,
-    };
-    if dry_run {
-        return Ok(outcome);
-    }
-    if current.is_none() {
-        write::create_file(&backup.original, &bytes)?;
-        outcome.written = true;
-        return Ok(outcome);
-    }
-    let client = backup.client.unwrap_or(ClientId::ClaudeCode);
-    let lock = if backup.client == Some(ClientId::Cline) {
-        LockKind::ClineDir
-    } else {
-        LockKind::None
-    };
-    let written = write::update_file(
-        &backup.original,
-        lock,
-        Some((&env.state_dir, client)),
-        &mut |_old: &[u8]| Ok(Some(bytes.clone())),
-    )?;
-    outcome.written = written.written;
-    outcome.previous = written.backup;
-    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::dialect::{Dialect, Format};
 use super::lock::LockKind;
-use super::{ClientError, ClientId};
+use super::model::{ClientError, ClientId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -8,8 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::DocError;
-use super::edit::{Body, EntryRef, Insert, Located, Scalar, Seq, SeqStyle};
+use super::doc::{Body, DocError, EntryRef, Insert, Located, Scalar, Seq, SeqStyle};
 use super::jsonc::{self, JObj, JVal};
 use super::yaml::{self, YMap, YNode, YScalar};
 

@@ -17,83 +17,8 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use super::dialect::{self, Dialect, Syntax};
-use super::{DocError, EntryState, ServerEntry};
-
-/// Identifies an entry within one file.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct EntryRef {
-    /// Path to the server list inside the file when that is not the file's main list
-    /// (Claude Code: `["projects", "/abs/path"]`).
-    pub scope: Vec<String>,
-    pub name: String,
-}
-
-impl fmt::Display for EntryRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.scope.is_empty() {
-            f.write_str(&self.name)
-        } else {
-            write!(f, "{} ({})", self.name, self.scope.join(" "))
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Located {
-    pub id: EntryRef,
-    pub env_keys: Vec<String>,
-    pub body: Body,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum Body {
-    Skip(String),
-    /// `command` and (maybe) `args`.
-    Split {
-        command: Scalar,
-        args: Option<Seq>,
-        /// Where an `args` key goes: computed whether or not there is one, so that unwrap
-        /// can find an `args` that wrap added.
-        insert: Option<Insert>,
-    },
-    /// One list holding the command and its arguments (opencode).
-    Joined {
-        command: Seq,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Scalar {
-    pub span: Range<usize>,
-    pub value: String,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Seq {
-    /// The whole list (`[...]`, or from just after `key:` to the end of the last item).
-    pub span: Range<usize>,
-    pub items: Vec<Scalar>,
-    pub style: SeqStyle,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum SeqStyle {
-    /// `[a, b]`; `open` is the offset just after `[`.
-    Flow { open: usize },
-    /// YAML `- a` lines: where each item's line starts, and where the value of the key
-    /// holding the list starts (just after its `:`).
-    Block {
-        line_starts: Vec<usize>,
-        value_start: usize,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Insert {
-    pub at: usize,
-    /// Text before the new list, e.g. `,\n    "args": `.
-    pub prefix: String,
-}
+use super::doc::{Body, DocError, EntryRef, Located, Scalar, Seq, SeqStyle};
+use super::model::{EntryState, ServerEntry};
 
 /// What wrap did to one entry beyond the reversible core, so that unwrap can be exact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -500,15 +425,26 @@ fn verify(
     Ok(())
 }
 
-/// Wraps the stdio entries of `text` that `select` picks: their command becomes `warden`
-/// and their args `["bridge", "--server", NAME, "--", COMMAND, ARGS...]`.
-pub fn wrap_text(
+/// What the per-entry edit of wrap or unwrap makes of one selected entry.
+enum Step {
+    /// Left as it is, silently.
+    Keep,
+    /// Left as it is, for this reason (reported).
+    Skip(String),
+    /// Changed by these edits; for wrap, with what unwrap needs to undo them exactly.
+    Change(Vec<Edit>, Option<WrapRecord>),
+}
+
+/// The driver of wrap and unwrap: locates the entries of `text`, asks `step` what to do with
+/// each one `select` picks, applies the edits, and checks that the result reads back as
+/// intended (`intended`: the class a changed entry must have now).
+fn edit_entries(
     dialect: Dialect,
     text: &str,
-    warden: &str,
     select: &dyn Fn(&EntryRef) -> bool,
+    step: &dyn Fn(&Located, &Class) -> Step,
+    intended: &dyn Fn(&EntryRef, &Class) -> Class,
 ) -> Result<TextEdit, EditError> {
-    let syntax = dialect.syntax();
     let located = dialect::locate(dialect, text)?;
     let before = summaries(&located);
     let mut edits: Vec<Edit> = Vec::new();
@@ -522,118 +458,129 @@ pub fn wrap_text(
         if !select(&l.id) {
             continue;
         }
-        match class {
-            Class::Skip(reason) => {
-                result.skipped.push((l.id.clone(), reason.clone()));
-                continue;
+        match step(l, class) {
+            Step::Keep => {}
+            Step::Skip(reason) => result.skipped.push((l.id.clone(), reason)),
+            Step::Change(entry_edits, record) => {
+                edits.extend(entry_edits);
+                result.records.extend(record);
+                result.changed.push(l.id.clone());
             }
-            Class::Wrapped { .. } => {
-                result
-                    .skipped
-                    .push((l.id.clone(), "already wrapped".to_owned()));
-                continue;
-            }
-            Class::Unwrapped { .. } => {}
         }
-        let own = |rest: &str| -> Vec<String> {
-            let mut v = vec![syntax.word("bridge")];
-            if l.id.name.starts_with('-') {
-                // `--server -x` would read `-x` as an option: one `--server=-x` argument.
-                v.push(syntax.word(&format!("--server={}", l.id.name)));
-            } else {
-                v.push(syntax.word("--server"));
-                v.push(syntax.word(&l.id.name));
-            }
-            v.push(syntax.word("--"));
-            if !rest.is_empty() {
-                v.push(rest.to_owned());
-            }
-            v
-        };
-        match &l.body {
-            Body::Split {
-                command,
-                args,
-                insert,
-            } => {
-                let raw = &text[command.span.clone()];
-                let flow = !matches!(
-                    args,
-                    Some(Seq {
-                        style: SeqStyle::Block { .. },
-                        ..
-                    })
-                );
-                let (moved, command_raw) = if syntax.movable(raw, flow) {
-                    (raw.to_owned(), None)
-                } else {
-                    (syntax.string(&command.value), Some(raw.to_owned()))
-                };
-                let new = own(&moved);
-                let mut inserted_args = None;
-                match (args, insert) {
-                    (Some(seq), _) => edits.extend(prepend(text, seq, &new)),
-                    (None, Some(ins)) => {
-                        let s = format!("{}[{}]", ins.prefix, new.join(", "));
-                        edits.push((ins.at..ins.at, s.clone()));
-                        inserted_args = Some(s);
-                    }
-                    (None, None) => {
-                        result.skipped.push((
-                            l.id.clone(),
-                            "has no args and Warden cannot tell where to add them; add `args = []` and run again"
-                                .to_owned(),
-                        ));
-                        continue;
-                    }
-                }
-                edits.push((command.span.clone(), syntax.string(warden)));
-                result.records.push(WrapRecord {
-                    entry: l.id.clone(),
-                    inserted_args,
-                    command_raw,
-                    command_value: command.value.clone(),
-                });
-            }
-            Body::Joined { command } => {
-                let mut new = vec![syntax.string(warden)];
-                new.extend(own(""));
-                edits.extend(prepend(text, command, &new));
-                result.records.push(WrapRecord {
-                    entry: l.id.clone(),
-                    inserted_args: None,
-                    command_raw: None,
-                    command_value: command
-                        .items
-                        .first()
-                        .map(|s| s.value.clone())
-                        .unwrap_or_default(),
-                });
-            }
-            Body::Skip(_) => continue,
-        }
-        result.changed.push(l.id.clone());
     }
     result.text = apply(text, edits)?;
     if !result.changed.is_empty() {
         let changed = &result.changed;
         verify(dialect, &before, &result.text, &|id, old| {
-            if !changed.contains(id) {
-                return None;
-            }
-            match old {
-                Class::Unwrapped { command, args } => Some(Class::Wrapped {
-                    bridge: warden.to_owned(),
-                    server: Some(id.name.clone()),
-                    dashes: 0,
-                    command: command.clone(),
-                    args: args.clone(),
-                }),
-                other => Some(other.clone()),
-            }
+            changed.contains(id).then(|| intended(id, old))
         })?;
     }
     Ok(result)
+}
+
+/// Wraps the stdio entries of `text` that `select` picks: their command becomes `warden`
+/// and their args `["bridge", "--server", NAME, "--", COMMAND, ARGS...]`.
+pub fn wrap_text(
+    dialect: Dialect,
+    text: &str,
+    warden: &str,
+    select: &dyn Fn(&EntryRef) -> bool,
+) -> Result<TextEdit, EditError> {
+    let step = |l: &Located, class: &Class| match class {
+        Class::Skip(reason) => Step::Skip(reason.clone()),
+        Class::Wrapped { .. } => Step::Skip("already wrapped".to_owned()),
+        Class::Unwrapped { .. } => wrap_entry(dialect.syntax(), text, warden, l),
+    };
+    edit_entries(dialect, text, select, &step, &|id, old| match old {
+        Class::Unwrapped { command, args } => Class::Wrapped {
+            bridge: warden.to_owned(),
+            server: Some(id.name.clone()),
+            dashes: 0,
+            command: command.clone(),
+            args: args.clone(),
+        },
+        other => other.clone(),
+    })
+}
+
+/// The edits that wrap one unwrapped entry.
+fn wrap_entry(syntax: Syntax, text: &str, warden: &str, l: &Located) -> Step {
+    let own = |rest: &str| -> Vec<String> {
+        let mut v = vec![syntax.word("bridge")];
+        if l.id.name.starts_with('-') {
+            // `--server -x` would read `-x` as an option: one `--server=-x` argument.
+            v.push(syntax.word(&format!("--server={}", l.id.name)));
+        } else {
+            v.push(syntax.word("--server"));
+            v.push(syntax.word(&l.id.name));
+        }
+        v.push(syntax.word("--"));
+        if !rest.is_empty() {
+            v.push(rest.to_owned());
+        }
+        v
+    };
+    match &l.body {
+        Body::Split {
+            command,
+            args,
+            insert,
+        } => {
+            let raw = &text[command.span.clone()];
+            let flow = !matches!(
+                args,
+                Some(Seq {
+                    style: SeqStyle::Block { .. },
+                    ..
+                })
+            );
+            let (moved, command_raw) = if syntax.movable(raw, flow) {
+                (raw.to_owned(), None)
+            } else {
+                (syntax.string(&command.value), Some(raw.to_owned()))
+            };
+            let new = own(&moved);
+            let mut inserted_args = None;
+            let mut edits = match (args, insert) {
+                (Some(seq), _) => prepend(text, seq, &new),
+                (None, Some(ins)) => {
+                    let s = format!("{}[{}]", ins.prefix, new.join(", "));
+                    inserted_args = Some(s.clone());
+                    vec![(ins.at..ins.at, s)]
+                }
+                (None, None) => {
+                    return Step::Skip(
+                        "has no args and Warden cannot tell where to add them; add `args = []` and run again"
+                            .to_owned(),
+                    );
+                }
+            };
+            edits.push((command.span.clone(), syntax.string(warden)));
+            let record = WrapRecord {
+                entry: l.id.clone(),
+                inserted_args,
+                command_raw,
+                command_value: command.value.clone(),
+            };
+            Step::Change(edits, Some(record))
+        }
+        Body::Joined { command } => {
+            let mut new = vec![syntax.string(warden)];
+            new.extend(own(""));
+            let record = WrapRecord {
+                entry: l.id.clone(),
+                inserted_args: None,
+                command_raw: None,
+                command_value: command
+                    .items
+                    .first()
+                    .map(|s| s.value.clone())
+                    .unwrap_or_default(),
+            };
+            Step::Change(prepend(text, command, &new), Some(record))
+        }
+        Body::Skip(_) => Step::Keep,
+    }
 }
 
 /// Unwraps the wrapped entries of `text` that `select` picks, restoring their original
@@ -645,90 +592,62 @@ pub fn unwrap_text(
     select: &dyn Fn(&EntryRef) -> bool,
     records: &[WrapRecord],
 ) -> Result<TextEdit, EditError> {
-    let located = dialect::locate(dialect, text)?;
-    let before = summaries(&located);
-    let mut edits: Vec<Edit> = Vec::new();
-    let mut result = TextEdit {
-        text: String::new(),
-        changed: Vec::new(),
-        skipped: Vec::new(),
-        records: Vec::new(),
+    let step = |l: &Located, class: &Class| match class {
+        Class::Wrapped { dashes, .. } => {
+            let record = records.iter().rev().find(|r| r.entry == l.id);
+            unwrap_entry(text, l, *dashes, record)
+        }
+        Class::Unwrapped { .. } => Step::Skip("not wrapped".to_owned()),
+        Class::Skip(reason) => Step::Skip(reason.clone()),
     };
-    for (l, (_, class)) in located.iter().zip(&before) {
-        if !select(&l.id) {
-            continue;
-        }
-        let dashes = match class {
-            Class::Wrapped { dashes, .. } => *dashes,
-            Class::Unwrapped { .. } => {
-                result
-                    .skipped
-                    .push((l.id.clone(), "not wrapped".to_owned()));
-                continue;
-            }
-            Class::Skip(reason) => {
-                result.skipped.push((l.id.clone(), reason.clone()));
-                continue;
-            }
-        };
-        let record = records.iter().rev().find(|r| r.entry == l.id);
-        match &l.body {
-            Body::Split {
-                command,
-                args: Some(seq),
-                insert,
-            } => {
-                let Some(cmd_item) = seq.items.get(dashes + 1) else {
-                    continue;
-                };
-                let moved = &text[cmd_item.span.clone()];
-                let restored = match record {
-                    Some(WrapRecord {
-                        command_raw: Some(raw),
-                        command_value,
-                        ..
-                    }) if *command_value == cmd_item.value => raw.clone(),
-                    _ => moved.to_owned(),
-                };
-                edits.push((command.span.clone(), restored));
-                let inserted = match (record.and_then(|r| r.inserted_args.as_deref()), insert) {
-                    (Some(s), Some(ins)) if text[ins.at..].starts_with(s) => {
-                        Some(ins.at..ins.at + s.len())
-                    }
-                    _ => None,
-                };
-                match inserted {
-                    // The whole `args` was Warden's: remove it.
-                    Some(range) if seq.items.len() == dashes + 2 => {
-                        edits.push((range, String::new()));
-                    }
-                    _ => edits.extend(remove_head(text, seq, dashes + 2)),
+    edit_entries(dialect, text, select, &step, &|_, old| match old {
+        Class::Wrapped { command, args, .. } => Class::Unwrapped {
+            command: command.clone(),
+            args: args.clone(),
+        },
+        other => other.clone(),
+    })
+}
+
+/// The edits that unwrap one wrapped entry (`dashes`: where its `--` is).
+fn unwrap_entry(text: &str, l: &Located, dashes: usize, record: Option<&WrapRecord>) -> Step {
+    match &l.body {
+        Body::Split {
+            command,
+            args: Some(seq),
+            insert,
+        } => {
+            let Some(cmd_item) = seq.items.get(dashes + 1) else {
+                return Step::Keep;
+            };
+            let moved = &text[cmd_item.span.clone()];
+            let restored = match record {
+                Some(WrapRecord {
+                    command_raw: Some(raw),
+                    command_value,
+                    ..
+                }) if *command_value == cmd_item.value => raw.clone(),
+                _ => moved.to_owned(),
+            };
+            let mut edits = vec![(command.span.clone(), restored)];
+            let inserted = match (record.and_then(|r| r.inserted_args.as_deref()), insert) {
+                (Some(s), Some(ins)) if text[ins.at..].starts_with(s) => {
+                    Some(ins.at..ins.at + s.len())
                 }
+                _ => None,
+            };
+            match inserted {
+                // The whole `args` was Warden's: remove it.
+                Some(range) if seq.items.len() == dashes + 2 => {
+                    edits.push((range, String::new()));
+                }
+                _ => edits.extend(remove_head(text, seq, dashes + 2)),
             }
-            Body::Joined { command } => {
-                edits.extend(remove_head(text, command, dashes + 1));
-            }
-            _ => continue,
+            Step::Change(edits, None)
         }
-        result.changed.push(l.id.clone());
+        Body::Joined { command } => Step::Change(remove_head(text, command, dashes + 1), None),
+        _ => Step::Keep,
     }
-    result.text = apply(text, edits)?;
-    if !result.changed.is_empty() {
-        let changed = &result.changed;
-        verify(dialect, &before, &result.text, &|id, old| {
-            if !changed.contains(id) {
-                return None;
-            }
-            match old {
-                Class::Wrapped { command, args, .. } => Some(Class::Unwrapped {
-                    command: command.clone(),
-                    args: args.clone(),
-                }),
-                other => Some(other.clone()),
-            }
-        })?;
-    }
-    Ok(result)
 }
 
 /// Where an entry's editable values are (for tests that check that nothing else changed).

@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::DocError;
+use super::doc::DocError;
 
 /// Deeper nesting than this is refused instead of risking the stack.
 const MAX_DEPTH: usize = 256;

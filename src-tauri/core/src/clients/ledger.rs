@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::edit::{EntryRef, WrapRecord};
+use super::doc::EntryRef;
+use super::edit::WrapRecord;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Data {

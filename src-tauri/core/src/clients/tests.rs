@@ -459,6 +459,19 @@ fn clients_waits_for_clines_lock() {
         .join(".cline/data/settings/cline_mcp_settings.json");
     put(&path, CURSOR);
     let held = lock::acquire(LockKind::ClineDir, &path, lock::TIMEOUT).unwrap();
+    let (events_tx, dir_events) = mpsc::channel();
+    let mut dir_watch = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        if let Ok(e) = e {
+            let _ = events_tx.send(e);
+        }
+    })
+    .unwrap();
+    notify::Watcher::watch(
+        &mut dir_watch,
+        path.parent().unwrap(),
+        notify::RecursiveMode::NonRecursive,
+    )
+    .unwrap();
     let (tx, rx) = mpsc::channel();
     let env2 = env.clone();
     let t = std::thread::spawn(move || {
@@ -466,8 +479,24 @@ fn clients_waits_for_clines_lock() {
         tx.send(Instant::now()).unwrap();
         c
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // Each attempt to take the lock shows as a staging directory next to it: a second one
+    // means the first found the lock held.
+    let staging = format!(
+        "{}.tmp.",
+        lock::lock_dir(&path).file_name().unwrap().to_string_lossy()
+    );
+    let mut attempts = 0;
+    while attempts < 2 {
+        let event = dir_events.recv_timeout(Duration::from_secs(5)).unwrap();
+        let is_attempt = matches!(event.kind, notify::EventKind::Create(_))
+            && event.paths.iter().any(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&staging))
+            });
+        attempts += usize::from(is_attempt);
+    }
     assert!(rx.try_recv().is_err(), "wrote while Cline held its lock");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), CURSOR);
     let released = Instant::now();
     drop(held);
     let done = rx.recv_timeout(Duration::from_secs(5)).unwrap();
@@ -551,35 +580,69 @@ fn rename_write(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-fn next(rx: &mpsc::Receiver<WatchReport>, secs: u64) -> WatchReport {
-    rx.recv_timeout(Duration::from_secs(secs))
-        .expect("a watcher report")
-}
+type Reports = tokio::sync::mpsc::UnboundedReceiver<WatchReport>;
 
-fn watch_opts(auto: bool) -> WatchOptions {
+/// Starts a watcher and waits until it is ready (armed, first snapshot taken).
+async fn start_watch(env: ClientEnv, auto: bool) -> (ClientWatcher, Reports) {
     let mut o = WatchOptions::new(PathBuf::from(WARDEN));
     o.auto_rewrite = auto;
-    o
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = ClientWatcher::start(env, o, move |r| {
+        let _ = tx.send(r);
+    })
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), watcher.progress().ready())
+        .await
+        .expect("the watcher is ready in time")
+        .expect("the watcher runs");
+    (watcher, rx)
+}
+
+async fn next(rx: &mut Reports) -> WatchReport {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a watcher report in time")
+        .expect("the watcher runs")
+}
+
+/// Waits until the watcher processed a change of `path` made after `since` passes.
+async fn processed(watcher: &ClientWatcher, path: &Path, since: u64) {
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        watcher.progress().processed(path, since),
+    )
+    .await
+    .expect("the change is processed in time")
+    .expect("the watcher runs");
+}
+
+/// A config file with no servers, changed to show that the watcher processed everything
+/// before: it handles changes in order, and this one reports nothing.
+const MARKER: &str = ".kiro/settings/mcp.json";
+const NO_SERVERS: &str = "{\n  \"mcpServers\": {}\n}\n";
+
+async fn change_marker_and_wait(watcher: &ClientWatcher, marker: &Path) {
+    let since = watcher.progress().passes();
+    let text = std::fs::read_to_string(marker).unwrap();
+    rename_write(marker, &format!("{text}\n"));
+    processed(watcher, marker, since).await;
 }
 
 const ONE: &str = "{\n  \"mcpServers\": {\n    \"rg\": { \"command\": \"npx\", \"args\": [\"mcp-ripgrep\"] }\n  }\n}\n";
 const TWO: &str = "{\n  \"mcpServers\": {\n    \"rg\": { \"command\": \"npx\", \"args\": [\"mcp-ripgrep\"] },\n    \"new\": { \"command\": \"uvx\", \"args\": [\"mcp-new\"] }\n  }\n}\n";
 
-#[test]
-fn clients_watcher_wraps_new_servers_quickly_and_ignores_its_own_writes() {
+#[tokio::test]
+async fn clients_watcher_wraps_new_servers_quickly_and_ignores_its_own_writes() {
     let (dir, env) = home();
     let path = dir.path().join(".cursor/mcp.json");
+    let marker = dir.path().join(MARKER);
     put(&path, ONE);
-    let (tx, rx) = mpsc::channel();
-    let watcher = ClientWatcher::start(env, watch_opts(true), move |r| {
-        let _ = tx.send(r);
-    })
-    .unwrap();
+    put(&marker, NO_SERVERS);
+    let (watcher, mut rx) = start_watch(env, true).await;
     // Existing servers are left as they are; only new ones are wrapped.
-    std::thread::sleep(Duration::from_millis(200));
     let added = Instant::now();
     rename_write(&path, TWO);
-    match next(&rx, 5) {
+    match next(&mut rx).await {
         WatchReport::Wrapped {
             servers, notices, ..
         } => {
@@ -601,51 +664,44 @@ fn clients_watcher_wraps_new_servers_quickly_and_ignores_its_own_writes() {
         "rg was not new"
     );
     // Its own write produces no further report.
-    assert!(rx.recv_timeout(Duration::from_millis(800)).is_err());
+    change_marker_and_wait(&watcher, &marker).await;
+    assert!(rx.try_recv().is_err());
     watcher.stop();
 }
 
-#[test]
-fn clients_watcher_reports_only_when_auto_rewrite_is_off() {
+#[tokio::test]
+async fn clients_watcher_reports_only_when_auto_rewrite_is_off() {
     let (dir, env) = home();
     let path = dir.path().join(".kiro/settings/mcp.json");
     put(&path, ONE);
-    let (tx, rx) = mpsc::channel();
-    let watcher = ClientWatcher::start(env, watch_opts(false), move |r| {
-        let _ = tx.send(r);
-    })
-    .unwrap();
+    let (watcher, mut rx) = start_watch(env, false).await;
     assert!(!watcher.auto_rewrite());
-    std::thread::sleep(Duration::from_millis(200));
     rename_write(&path, TWO);
-    match next(&rx, 5) {
+    match next(&mut rx).await {
         WatchReport::NewServers { servers, .. } => assert_eq!(servers[0].name, "new"),
         other => panic!("{other:?}"),
     }
     assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
 }
 
-#[test]
-fn clients_watcher_backs_off_from_a_client_that_keeps_reverting() {
+#[tokio::test]
+async fn clients_watcher_backs_off_from_a_client_that_keeps_reverting() {
     let (dir, env) = home();
     let path = dir.path().join(".cursor/mcp.json");
+    let marker = dir.path().join(MARKER);
     put(&path, ONE);
-    let (tx, rx) = mpsc::channel();
-    let watcher = ClientWatcher::start(env.clone(), watch_opts(true), move |r| {
-        let _ = tx.send(r);
-    })
-    .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    put(&marker, NO_SERVERS);
+    let (watcher, mut rx) = start_watch(env.clone(), true).await;
     rename_write(&path, TWO);
-    assert!(matches!(next(&rx, 5), WatchReport::Wrapped { .. }));
+    assert!(matches!(next(&mut rx).await, WatchReport::Wrapped { .. }));
     // The client puts the original back, again and again.
     for round in 1..=3 {
         rename_write(&path, TWO);
-        match next(&rx, 5) {
+        match next(&mut rx).await {
             WatchReport::Reverted { count, servers, .. } if round < 3 => {
                 assert_eq!(count, round);
                 assert_eq!(servers[0].name, "new");
-                assert!(matches!(next(&rx, 5), WatchReport::Wrapped { .. }));
+                assert!(matches!(next(&mut rx).await, WatchReport::Wrapped { .. }));
             }
             WatchReport::GaveUp {
                 reverts, message, ..
@@ -657,24 +713,22 @@ fn clients_watcher_backs_off_from_a_client_that_keeps_reverting() {
         }
     }
     // Left alone: no more rewrites.
-    assert!(rx.recv_timeout(Duration::from_millis(800)).is_err());
+    change_marker_and_wait(&watcher, &marker).await;
+    assert!(rx.try_recv().is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
     assert_eq!(watcher.given_up(), std::slice::from_ref(&path));
 }
 
-#[test]
-fn clients_watcher_respects_a_user_unwrap() {
+#[tokio::test]
+async fn clients_watcher_respects_a_user_unwrap() {
     let (dir, env) = home();
     let path = dir.path().join(".cursor/mcp.json");
     put(&path, ONE);
     assert!(wrap(&env, &opts(Filter::default())).unwrap()[0].written);
-    let (tx, rx) = mpsc::channel();
-    let _watcher = ClientWatcher::start(env.clone(), watch_opts(true), move |r| {
-        let _ = tx.send(r);
-    })
-    .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    let (watcher, mut rx) = start_watch(env.clone(), true).await;
+    let since = watcher.progress().passes();
     assert!(unwrap(&env, &UnwrapOptions::default()).unwrap()[0].written);
-    assert!(rx.recv_timeout(Duration::from_millis(1000)).is_err());
+    processed(&watcher, &path, since).await;
+    assert!(rx.try_recv().is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), ONE);
 }

@@ -1,9 +1,9 @@
 //! Watching clients' config files, and wrapping servers that appear (auto-rewrite).
 //!
-//! A [`ClientWatcher`] runs on its own thread: a `notify` watch on the directories of every
-//! possible config file (editors and clients save by rename, so files are not watched
-//! directly), a settle delay to coalesce bursts, and a periodic rescan for files and
-//! directories created later.
+//! A [`ClientWatcher`] is a tokio task on [`crate::fswatch`] (like the config.toml watch): a
+//! watch on the directories of every possible config file, a settle delay to coalesce bursts,
+//! and a periodic rescan for files and directories created later. Each pass (reading files,
+//! wrapping) runs on a blocking thread.
 //!
 //! On a change it compares the file's entries with the last ones it saw:
 //! - a stdio server that is new: wrapped at once with auto-rewrite on (the default is off),
@@ -17,17 +17,18 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use notify::{RecursiveMode, Watcher};
+use crate::fswatch::{self, Dirs, Events, Progress};
 
-use super::edit::{self, EntryRef};
+use super::detect::{ClientEnv, ConfigFile, candidates, detect};
+use super::doc::EntryRef;
+use super::edit;
 use super::ledger::Ledger;
-use super::{
-    ClientEnv, ClientError, ConfigFile, EntryState, Notice, detect, detect::candidates, wrap_file,
-};
+use super::model::{ClientError, ClientId, EntryState};
+use super::notices::Notice;
+use super::ops::wrap_file;
 
 #[derive(Debug, Clone)]
 pub struct WatchOptions {
@@ -92,61 +93,57 @@ pub enum WatchReport {
 
 /// The watcher; stops when dropped.
 pub struct ClientWatcher {
-    stop: Arc<AtomicBool>,
     auto: Arc<AtomicBool>,
     given_up: Arc<Mutex<BTreeSet<PathBuf>>>,
-    thread: Option<JoinHandle<()>>,
+    state: Arc<Mutex<Loop>>,
+    task: tokio::task::JoinHandle<()>,
+    progress: Progress,
 }
 
 impl ClientWatcher {
-    /// Starts watching the files `env` describes; `report` is called on the watcher's
-    /// thread.
+    /// Starts watching the files `env` describes, on the current tokio runtime; `report` is
+    /// called on a blocking thread. Takes the first snapshot of the files before it returns:
+    /// what changes after is seen (the watcher is ready, see [`ClientWatcher::progress`]).
     pub fn start(
         env: ClientEnv,
         opts: WatchOptions,
         report: impl FnMut(WatchReport) + Send + 'static,
     ) -> Result<ClientWatcher, ClientError> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let watcher = notify::recommended_watcher(move |ev| {
-            let _ = tx.send(ev);
-        })
-        .map_err(|e| {
-            ClientError::io(
-                "watch",
-                &env.home,
-                "raise the inotify watch limit (fs.inotify.max_user_watches)",
-                std::io::Error::other(e.to_string()),
-            )
-        })?;
-        let stop = Arc::new(AtomicBool::new(false));
+        let (dirs, events) = fswatch::watcher(&env.home)?;
         let auto = Arc::new(AtomicBool::new(opts.auto_rewrite));
         let given_up = Arc::new(Mutex::new(BTreeSet::new()));
+        let (settle, rescan_every) = (opts.settle, opts.rescan_every);
         let mut state = Loop {
             env,
             opts,
-            watcher,
+            dirs,
             watched: BTreeSet::new(),
-            interesting: BTreeSet::new(),
-            interesting_dirs: BTreeSet::new(),
+            interest: Interest::default(),
             files: BTreeMap::new(),
             auto: auto.clone(),
             given_up: given_up.clone(),
             report: Box::new(report),
+            stopped: false,
+            limit_warned: false,
         };
         state.rescan(false);
-        let stop2 = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("warden-client-watch".to_owned())
-            .spawn(move || state.run(&rx, &stop2))
-            .map_err(|e| {
-                ClientError::io("start the watcher thread for", Path::new("."), "retry", e)
-            })?;
+        let interest = state.interest.clone();
+        let state = Arc::new(Mutex::new(state));
+        events.set_ready();
+        let progress = events.progress();
+        let task = tokio::spawn(run(state.clone(), events, interest, settle, rescan_every));
         Ok(ClientWatcher {
-            stop,
             auto,
             given_up,
-            thread: Some(thread),
+            state,
+            task,
+            progress,
         })
+    }
+
+    /// How far the watcher has got: ready, and which changes it processed.
+    pub fn progress(&self) -> Progress {
+        self.progress.clone()
     }
 
     /// The one switch: wrap new servers automatically, or only report them.
@@ -173,22 +170,61 @@ impl ClientWatcher {
         }
     }
 
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    /// Stops watching; returns once a pass in progress is done.
+    pub fn stop(self) {}
 }
 
 impl Drop for ClientWatcher {
     fn drop(&mut self) {
-        self.shutdown();
+        self.task.abort();
+        lock(&self.state).stopped = true;
     }
+}
+
+fn lock(state: &Mutex<Loop>) -> MutexGuard<'_, Loop> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The watcher's task: a pass after each settled burst of changes and every `rescan_every`.
+async fn run(
+    state: Arc<Mutex<Loop>>,
+    mut events: Events,
+    mut interest: Interest,
+    settle: Duration,
+    rescan_every: Duration,
+) {
+    loop {
+        tokio::select! {
+            got = events.settled(settle, |p| interest.covers(p)) => {
+                if got.is_none() {
+                    return;
+                }
+            }
+            () = tokio::time::sleep(rescan_every) => {}
+        }
+        let Some(now) = pass(&state).await else {
+            return;
+        };
+        interest = now;
+        events.pass_done();
+    }
+}
+
+/// One rescan on a blocking thread (it reads, and may write after waiting for a client's
+/// lock); `None` once stopped.
+async fn pass(state: &Arc<Mutex<Loop>>) -> Option<Interest> {
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || {
+        let mut s = lock(&state);
+        if s.stopped {
+            return None;
+        }
+        s.rescan(true);
+        Some(s.interest.clone())
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,14 +247,30 @@ struct FileState {
 struct Loop {
     env: ClientEnv,
     opts: WatchOptions,
-    watcher: notify::RecommendedWatcher,
+    dirs: Dirs,
     watched: BTreeSet<PathBuf>,
-    interesting: BTreeSet<PathBuf>,
-    interesting_dirs: BTreeSet<PathBuf>,
+    interest: Interest,
     files: BTreeMap<PathBuf, FileState>,
     auto: Arc<AtomicBool>,
     given_up: Arc<Mutex<BTreeSet<PathBuf>>>,
     report: Box<dyn FnMut(WatchReport) + Send>,
+    /// Set by the handle when it stops: no pass runs after.
+    stopped: bool,
+    /// Whether an inotify limit was already reported.
+    limit_warned: bool,
+}
+
+/// The paths whose changes matter: config files, and directories of drop-in files.
+#[derive(Debug, Clone, Default)]
+struct Interest {
+    files: BTreeSet<PathBuf>,
+    dirs: BTreeSet<PathBuf>,
+}
+
+impl Interest {
+    fn covers(&self, p: &Path) -> bool {
+        self.files.contains(p) || p.parent().is_some_and(|d| self.dirs.contains(d))
+    }
 }
 
 fn kinds(file: &ConfigFile, text: &str) -> Result<BTreeMap<EntryRef, Kind>, String> {
@@ -251,92 +303,48 @@ fn kinds(file: &ConfigFile, text: &str) -> Result<BTreeMap<EntryRef, Kind>, Stri
 }
 
 impl Loop {
-    fn run(
-        &mut self,
-        rx: &std::sync::mpsc::Receiver<notify::Result<notify::Event>>,
-        stop: &AtomicBool,
-    ) {
-        let mut dirty_since: Option<Instant> = None;
-        let mut last_rescan = Instant::now();
-        while !stop.load(Ordering::SeqCst) {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(Ok(event)) => {
-                    if self.is_interesting_event(&event) {
-                        dirty_since = Some(Instant::now());
-                    }
-                }
-                Ok(Err(_)) => dirty_since = Some(Instant::now()),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-            // Drain what is queued before deciding.
-            while let Ok(ev) = rx.try_recv() {
-                let hit = match ev {
-                    Ok(event) => self.is_interesting_event(&event),
-                    Err(_) => true,
-                };
-                if hit {
-                    dirty_since = Some(Instant::now());
-                }
-            }
-            if dirty_since.is_some_and(|t| t.elapsed() >= self.opts.settle) {
-                dirty_since = None;
-                self.rescan(true);
-                last_rescan = Instant::now();
-            } else if last_rescan.elapsed() >= self.opts.rescan_every {
-                self.rescan(true);
-                last_rescan = Instant::now();
-            }
-        }
-    }
-
-    /// A change of a file we watch. Opening or reading one is not (notify reports opens on
-    /// Linux, and our own reads would otherwise trigger the next rescan, for good).
-    fn is_interesting_event(&self, event: &notify::Event) -> bool {
-        crate::config::watch::is_change(&event.kind)
-            && event.paths.iter().any(|p| self.is_interesting(p))
-    }
-
-    fn is_interesting(&self, p: &Path) -> bool {
-        self.interesting.contains(p)
-            || p.parent()
-                .is_some_and(|d| self.interesting_dirs.contains(d))
-    }
-
     /// Refreshes watches and the file list, then processes every file (cheap when nothing
     /// changed: one read and a comparison). `act`: false for the first snapshot.
     fn rescan(&mut self, act: bool) {
         let cands = candidates(&self.env);
         for c in &cands {
-            self.interesting.insert(c.path.clone());
+            self.interest.files.insert(c.path.clone());
             if let Ok(real) = std::fs::canonicalize(&c.path) {
-                self.interesting.insert(real);
+                self.interest.files.insert(real);
             }
-            if c.client == super::ClientId::Continue {
+            if c.client == ClientId::Continue {
                 if let Some(d) = c.path.parent() {
-                    self.interesting_dirs.insert(d.to_owned());
+                    self.interest.dirs.insert(d.to_owned());
                 }
             }
         }
         for p in [".continue/mcpServers"] {
-            self.interesting_dirs.insert(self.env.home.join(p));
+            self.interest.dirs.insert(self.env.home.join(p));
             for proj in &self.env.projects {
-                self.interesting_dirs.insert(proj.join(p));
+                self.interest.dirs.insert(proj.join(p));
             }
         }
         let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
-        for p in self.interesting.iter().chain(self.interesting_dirs.iter()) {
+        for p in self.interest.files.iter().chain(&self.interest.dirs) {
             if let Some(d) = p.parent() {
                 dirs.insert(d.to_owned());
             }
         }
-        dirs.extend(self.interesting_dirs.iter().cloned());
+        dirs.extend(self.interest.dirs.iter().cloned());
         for d in dirs {
-            if !self.watched.contains(&d)
-                && d.is_dir()
-                && self.watcher.watch(&d, RecursiveMode::NonRecursive).is_ok()
-            {
-                self.watched.insert(d);
+            if self.watched.contains(&d) || !d.is_dir() {
+                continue;
+            }
+            match self.dirs.add(&d) {
+                Ok(()) => {
+                    self.watched.insert(d);
+                }
+                // Retried at the next rescan; said once, with what to raise.
+                Err(e) if e.is_limit() && !self.limit_warned => {
+                    self.limit_warned = true;
+                    tracing::warn!("{e}");
+                }
+                Err(_) => {}
             }
         }
         let detected = detect(&self.env);

@@ -20,8 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use super::backup;
 use super::lock::{self, LockKind};
-use super::{ClientError, ClientId, backup};
+use super::model::{ClientError, ClientId};
 
 /// How many times the read-edit-check cycle runs before giving up on a busy file.
 pub(crate) const MAX_ATTEMPTS: u32 = 20;

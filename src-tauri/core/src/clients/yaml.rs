@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
-use super::DocError;
+use super::doc::DocError;
 
 #[derive(Debug, Clone)]
 pub(crate) enum YNode {

@@ -1,0 +1,223 @@
+//! The types every part of `clients` shares: the clients, their errors, and a listed entry.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::dialect::Format;
+
+/// The clients Warden knows, by their ids in CONTRACT.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientId {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+    Cline,
+    Windsurf,
+    Zed,
+    GeminiCli,
+    Codex,
+    Opencode,
+    Kiro,
+    LmStudio,
+    Continue,
+    Goose,
+}
+
+impl ClientId {
+    pub const ALL: [ClientId; 14] = [
+        ClientId::ClaudeDesktop,
+        ClientId::ClaudeCode,
+        ClientId::Cursor,
+        ClientId::Vscode,
+        ClientId::Cline,
+        ClientId::Windsurf,
+        ClientId::Zed,
+        ClientId::GeminiCli,
+        ClientId::Codex,
+        ClientId::Opencode,
+        ClientId::Kiro,
+        ClientId::LmStudio,
+        ClientId::Continue,
+        ClientId::Goose,
+    ];
+
+    /// The id used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientId::ClaudeDesktop => "claude-desktop",
+            ClientId::ClaudeCode => "claude-code",
+            ClientId::Cursor => "cursor",
+            ClientId::Vscode => "vscode",
+            ClientId::Cline => "cline",
+            ClientId::Windsurf => "windsurf",
+            ClientId::Zed => "zed",
+            ClientId::GeminiCli => "gemini-cli",
+            ClientId::Codex => "codex",
+            ClientId::Opencode => "opencode",
+            ClientId::Kiro => "kiro",
+            ClientId::LmStudio => "lm-studio",
+            ClientId::Continue => "continue",
+            ClientId::Goose => "goose",
+        }
+    }
+
+    /// The product name, for people.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            ClientId::ClaudeDesktop => "Claude Desktop",
+            ClientId::ClaudeCode => "Claude Code",
+            ClientId::Cursor => "Cursor",
+            ClientId::Vscode => "VS Code",
+            ClientId::Cline => "Cline",
+            ClientId::Windsurf => "Windsurf",
+            ClientId::Zed => "Zed",
+            ClientId::GeminiCli => "Gemini CLI",
+            ClientId::Codex => "Codex",
+            ClientId::Opencode => "opencode",
+            ClientId::Kiro => "Kiro",
+            ClientId::LmStudio => "LM Studio",
+            ClientId::Continue => "Continue",
+            ClientId::Goose => "Goose",
+        }
+    }
+}
+
+impl fmt::Display for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ClientId {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ClientId::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                let ids: Vec<&str> = ClientId::ALL.iter().map(|c| c.as_str()).collect();
+                format!("unknown client {s:?}; known clients: {}", ids.join(", "))
+            })
+    }
+}
+
+/// What went wrong with one config file. Messages say what happened, where, and what to do;
+/// in every case the file was left as it was.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(
+        "{}:{}:{}: not valid {format}: {message}. The file was not changed. Fix: correct the {format} at that place (the client cannot read it either), then run the command again",
+        path.display(), line, col
+    )]
+    Parse {
+        path: PathBuf,
+        format: Format,
+        line: usize,
+        col: usize,
+        message: String,
+    },
+    #[error(
+        "{}: not UTF-8 text (first bad byte at offset {offset}). The file was not changed. Fix: save it as UTF-8",
+        path.display()
+    )]
+    NotUtf8 { path: PathBuf, offset: usize },
+    #[error("cannot {action} {}: {source}. Nothing was changed. Fix: {fix}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        fix: &'static str,
+        source: std::io::Error,
+    },
+    #[error(
+        "{} is read-only (probably managed by a tool such as home-manager or chezmoi). The file was not changed. Fix: change the entry where the file is generated, or make the file writable",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "{} kept changing while Warden was writing it ({attempts} attempts); nothing was written. Fix: quit the client that is rewriting it, then run the command again",
+        path.display()
+    )]
+    Busy { path: PathBuf, attempts: u32 },
+    #[error(
+        "{} stayed locked by another program (lock directory {}) for {secs} s; nothing was written. Fix: wait until the client finishes, or remove the lock directory if no client is running",
+        path.display(), lock.display()
+    )]
+    LockTimeout {
+        path: PathBuf,
+        lock: PathBuf,
+        secs: u64,
+    },
+    #[error(
+        "{}: Warden's edit did not read back as intended ({detail}); the file was not changed. Fix: please report this with the file's layout; edit the entry by hand meanwhile",
+        path.display()
+    )]
+    Verify { path: PathBuf, detail: String },
+    #[error("no backup {id:?} in {}. Fix: run `warden clients backups` to see the ids", dir.display())]
+    NoSuchBackup { id: String, dir: PathBuf },
+    #[error("backup {} is damaged: {detail}. Fix: pick another backup from `warden clients backups`", path.display())]
+    BadBackup { path: PathBuf, detail: String },
+    #[error(
+        "{}: Warden does not know which client reads this file. Fix: name it with --client ID",
+        path.display()
+    )]
+    UnknownFile { path: PathBuf },
+    #[error("no home directory: HOME is not set. Fix: set HOME (USERPROFILE on Windows)")]
+    NoHome,
+    /// The files cannot be watched (an inotify limit, say).
+    #[error(transparent)]
+    Watch(#[from] crate::fswatch::WatchError),
+}
+
+impl ClientError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: &Path,
+        fix: &'static str,
+        source: std::io::Error,
+    ) -> ClientError {
+        ClientError::Io {
+            action,
+            path: path.to_owned(),
+            fix,
+            source,
+        }
+    }
+}
+
+/// A stdio server entry as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ServerEntry {
+    pub name: String,
+    /// Where the entry sits inside the file when that matters (Claude Code's per-project
+    /// servers: `["projects", "/abs/path"]`); empty for the file's own server list.
+    pub scope: Vec<String>,
+    #[serde(flatten)]
+    pub state: EntryState,
+    /// Names of the environment variables the entry sets (never their values).
+    pub env_keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum EntryState {
+    /// A stdio server that runs directly.
+    Unwrapped { command: String, args: Vec<String> },
+    /// Routed through `warden bridge`; `command`/`args` are the original ones.
+    Wrapped {
+        bridge: String,
+        server: Option<String>,
+        command: String,
+        args: Vec<String>,
+    },
+    /// Not a stdio server Warden wraps (remote, built-in, odd shape), with the reason.
+    Skipped { reason: String },
+}

@@ -1,0 +1,358 @@
+//! The operations on files: list, wrap, unwrap and restore. Each reads a file, computes the
+//! edit (`edit.rs`) and writes it safely (`write.rs`).
+
+use std::path::{Path, PathBuf};
+
+use super::backup::{self, Backup};
+use super::detect::{ClientEnv, ConfigFile, detect};
+use super::doc::{DocError, EntryRef};
+use super::edit::{self, EditError, TextEdit, unwrap_text, wrap_text};
+use super::ledger::Ledger;
+use super::lock::LockKind;
+use super::model::{ClientError, ClientId, ServerEntry};
+use super::notices::{Notice, notices_for};
+use super::write;
+
+/// One config file and what is in it.
+#[derive(Debug)]
+pub struct FileListing {
+    pub file: ConfigFile,
+    pub servers: Vec<ServerEntry>,
+    pub error: Option<ClientError>,
+}
+
+/// Lists the servers of every detected config file.
+pub fn list(env: &ClientEnv) -> Vec<FileListing> {
+    detect(env).into_iter().map(|f| list_file(&f)).collect()
+}
+
+/// Lists the servers of one config file.
+pub fn list_file(file: &ConfigFile) -> FileListing {
+    let entries = read_text(&file.path)
+        .and_then(|text| edit::entries(file.dialect, &text).map_err(|e| parse_error(file, e)));
+    match entries {
+        Ok(servers) => FileListing {
+            file: file.clone(),
+            servers,
+            error: None,
+        },
+        Err(error) => FileListing {
+            file: file.clone(),
+            servers: Vec::new(),
+            error: Some(error),
+        },
+    }
+}
+
+/// Which files and servers an operation touches. Empty means all.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub client: Option<ClientId>,
+    pub file: Option<PathBuf>,
+    pub server: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WrapOptions {
+    /// Absolute path of the `warden` binary written into entries.
+    pub warden: PathBuf,
+    pub filter: Filter,
+    /// Compute the diff only; write nothing (no backup either).
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct UnwrapOptions {
+    pub filter: Filter,
+    pub dry_run: bool,
+}
+
+/// The result of wrapping or unwrapping one file.
+#[derive(Debug)]
+pub struct FileChange {
+    pub file: ConfigFile,
+    /// Entries that were (or, in a dry run, would be) changed.
+    pub changed: Vec<EntryRef>,
+    /// Entries the filter matched but that were left alone, with the reason.
+    pub skipped: Vec<(EntryRef, String)>,
+    /// Unified diff of the change; empty when nothing changes.
+    pub diff: String,
+    pub written: bool,
+    /// The backup taken before writing.
+    pub backup: Option<String>,
+    /// What the user must do for the client to use the change.
+    pub notices: Vec<Notice>,
+    pub error: Option<ClientError>,
+    /// The text written, when written.
+    pub(crate) new_text: Option<String>,
+}
+
+/// The files an operation with `filter` applies to: detected files (only the ones the
+/// client reads, unless `filter.file` names another), or the file named by `filter.file`.
+pub fn select_files(env: &ClientEnv, filter: &Filter) -> Result<Vec<ConfigFile>, ClientError> {
+    let detected = detect(env);
+    let mut files: Vec<ConfigFile> = match &filter.file {
+        Some(path) => {
+            let real = std::fs::canonicalize(path).map_err(|e| {
+                ClientError::io("read", path, "check the path given with --file", e)
+            })?;
+            let found: Vec<ConfigFile> = detected
+                .into_iter()
+                .filter(|f| std::fs::canonicalize(&f.path).ok().as_deref() == Some(&real))
+                .collect();
+            if found.is_empty() {
+                vec![
+                    ConfigFile::infer(path, filter.client)
+                        .ok_or_else(|| ClientError::UnknownFile { path: path.clone() })?,
+                ]
+            } else {
+                found
+            }
+        }
+        None => detected.into_iter().filter(|f| f.active).collect(),
+    };
+    if let Some(client) = filter.client {
+        files.retain(|f| f.client == client);
+    }
+    Ok(files)
+}
+
+fn name_matches(filter: &Filter, entry: &EntryRef) -> bool {
+    filter.server.as_deref().is_none_or(|s| s == entry.name)
+}
+
+/// Routes the matching stdio servers through `warden bridge`.
+pub fn wrap(env: &ClientEnv, opts: &WrapOptions) -> Result<Vec<FileChange>, ClientError> {
+    let files = select_files(env, &opts.filter)?;
+    let warden = opts.warden.to_string_lossy().into_owned();
+    Ok(files
+        .iter()
+        .map(|f| {
+            change_file(
+                env,
+                f,
+                &Op::Wrap { warden: &warden },
+                &|e| name_matches(&opts.filter, e),
+                opts.dry_run,
+            )
+        })
+        .collect())
+}
+
+/// Restores the matching wrapped entries to their original command and args.
+pub fn unwrap(env: &ClientEnv, opts: &UnwrapOptions) -> Result<Vec<FileChange>, ClientError> {
+    let files = select_files(env, &opts.filter)?;
+    Ok(files
+        .iter()
+        .map(|f| {
+            change_file(
+                env,
+                f,
+                &Op::Unwrap,
+                &|e| name_matches(&opts.filter, e),
+                opts.dry_run,
+            )
+        })
+        .collect())
+}
+
+/// Wraps the entries of one file that `select` picks (the watcher's entry point).
+pub fn wrap_file(
+    env: &ClientEnv,
+    file: &ConfigFile,
+    warden: &Path,
+    select: &dyn Fn(&EntryRef) -> bool,
+    dry_run: bool,
+) -> FileChange {
+    let warden = warden.to_string_lossy().into_owned();
+    change_file(env, file, &Op::Wrap { warden: &warden }, select, dry_run)
+}
+
+enum Op<'a> {
+    Wrap { warden: &'a str },
+    Unwrap,
+}
+
+fn change_file(
+    env: &ClientEnv,
+    file: &ConfigFile,
+    op: &Op<'_>,
+    select: &dyn Fn(&EntryRef) -> bool,
+    dry_run: bool,
+) -> FileChange {
+    let mut change = FileChange {
+        file: file.clone(),
+        changed: Vec::new(),
+        skipped: Vec::new(),
+        diff: String::new(),
+        written: false,
+        backup: None,
+        notices: Vec::new(),
+        error: None,
+        new_text: None,
+    };
+    let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+    let mut ledger = Ledger::load(&env.state_dir);
+    let records = ledger.records_for(&real);
+    let compute = |text: &str| -> Result<TextEdit, ClientError> {
+        let result = match op {
+            Op::Wrap { warden } => wrap_text(file.dialect, text, warden, select),
+            Op::Unwrap => unwrap_text(file.dialect, text, select, &records),
+        };
+        result.map_err(|e| match e {
+            EditError::Parse(d) => parse_error(file, d),
+            EditError::Internal(detail) => ClientError::Verify {
+                path: file.path.clone(),
+                detail,
+            },
+        })
+    };
+
+    let mut outcome: Option<TextEdit> = None;
+    let mut old_text = String::new();
+    let result = if dry_run {
+        read_text(&file.path).and_then(|text| {
+            let edit = compute(&text)?;
+            old_text = text;
+            outcome = Some(edit);
+            Ok(None)
+        })
+    } else {
+        write::update_file(
+            &file.path,
+            file.lock,
+            Some((&env.state_dir, file.client)),
+            &mut |bytes: &[u8]| {
+                let text = utf8(&file.path, bytes)?;
+                let edit = compute(&text)?;
+                let new = (!edit.changed.is_empty()).then(|| edit.text.clone().into_bytes());
+                old_text = text;
+                outcome = Some(edit);
+                Ok(new)
+            },
+        )
+        .map(Some)
+    };
+    match result {
+        Err(e) => change.error = Some(e),
+        Ok(written) => {
+            if let Some(edit) = outcome {
+                if !edit.changed.is_empty() {
+                    let label = file.path.display().to_string();
+                    change.diff = unified_diff(&old_text, &edit.text, &label);
+                    change.notices = notices_for(file, env);
+                }
+                if let Some(w) = written {
+                    change.written = w.written;
+                    change.backup = w.backup;
+                    if w.written {
+                        change.new_text = Some(edit.text.clone());
+                        match op {
+                            Op::Wrap { .. } => ledger.record_wrapped(&real, &edit.records),
+                            Op::Unwrap => ledger.record_unwrapped(&real, &edit.changed),
+                        }
+                        if let Err(e) = ledger.save() {
+                            tracing::warn!("{e}");
+                        }
+                    }
+                }
+                change.changed = edit.changed;
+                change.skipped = edit.skipped;
+            }
+        }
+    }
+    change
+}
+
+fn parse_error(file: &ConfigFile, e: DocError) -> ClientError {
+    ClientError::Parse {
+        path: file.path.clone(),
+        format: file.format,
+        line: e.line,
+        col: e.col,
+        message: e.message,
+    }
+}
+
+pub(crate) fn read_text(path: &Path) -> Result<String, ClientError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        ClientError::io(
+            "read",
+            path,
+            "check that the file exists and is readable",
+            e,
+        )
+    })?;
+    utf8(path, &bytes)
+}
+
+fn utf8(path: &Path, bytes: &[u8]) -> Result<String, ClientError> {
+    String::from_utf8(bytes.to_vec()).map_err(|e| ClientError::NotUtf8 {
+        path: path.to_owned(),
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// A unified diff of `old` → `new`, labelled with `label`.
+pub fn unified_diff(old: &str, new: &str, label: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(label, label)
+        .to_string()
+}
+
+/// What [`restore`] did (in a dry run: would do).
+#[derive(Debug)]
+pub struct RestoreOutcome {
+    pub backup: Backup,
+    pub written: bool,
+    /// The backup taken of the current contents before restoring.
+    pub previous: Option<String>,
+    pub diff: String,
+}
+
+/// Writes a backup back to its file (taking a backup of the current contents first).
+pub fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> Result<RestoreOutcome, ClientError> {
+    let backup = backup::find(&env.state_dir, id)?;
+    let bytes = std::fs::read(&backup.file).map_err(|e| ClientError::BadBackup {
+        path: backup.file.clone(),
+        detail: e.to_string(),
+    })?;
+    let current = std::fs::read(&backup.original).ok();
+    let label = backup.original.display().to_string();
+    let diff = unified_diff(
+        &String::from_utf8_lossy(current.as_deref().unwrap_or_default()),
+        &String::from_utf8_lossy(&bytes),
+        &label,
+    );
+    let mut outcome = RestoreOutcome {
+        backup: backup.clone(),
+        written: false,
+        previous: None,
+        diff,
+    };
+    if dry_run {
+        return Ok(outcome);
+    }
+    if current.is_none() {
+        write::create_file(&backup.original, &bytes)?;
+        outcome.written = true;
+        return Ok(outcome);
+    }
+    let client = backup.client.unwrap_or(ClientId::ClaudeCode);
+    let lock = if backup.client == Some(ClientId::Cline) {
+        LockKind::ClineDir
+    } else {
+        LockKind::None
+    };
+    let written = write::update_file(
+        &backup.original,
+        lock,
+        Some((&env.state_dir, client)),
+        &mut |_old: &[u8]| Ok(Some(bytes.clone())),
+    )?;
+    outcome.written = written.written;
+    outcome.previous = written.backup;
+    Ok(outcome)
+}
