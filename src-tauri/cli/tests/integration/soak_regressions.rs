@@ -1,13 +1,9 @@
 //! Bugs the soak run (tests/soak, scripts/soak.sh) found, each reduced to a deterministic test.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Soak finding 1: a read-only call that reached the bridge after the server had died, but

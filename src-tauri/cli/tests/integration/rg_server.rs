@@ -2,8 +2,6 @@
 //! tree with both engines, the safety rules, the output cap, cancellation and EOF. With
 //! `MCP_RIPGREP_BIN` set, also compared with the real mcp-ripgrep.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;

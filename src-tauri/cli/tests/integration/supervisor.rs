@@ -5,15 +5,11 @@
 //! Waiting is done by polling `warden status --json` (or the history) with a deadline: the
 //! supervisor's state has no event a separate process could await.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{FAKE, WARDEN, alive, signal};
+use crate::common::{FAKE, WARDEN, alive, signal};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};

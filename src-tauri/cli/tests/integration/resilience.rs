@@ -1,12 +1,8 @@
 //! Restart, safe retries and the circuit breaker, with faults injected into the fake server.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn server_pid(s: &Session) -> u32 {
