@@ -10,7 +10,7 @@ out="${OUT:-docs/SUPERVISOR_LOAD.md}"
 json="$(mktemp)"
 trap 'rm -f "$json"' EXIT
 export SUPERVISOR_LOAD_SECS="${SUPERVISOR_LOAD_SECS:-60}"
-SUPERVISOR_LOAD_OUT="$json" cargo test --release -p warden-cli --test supervisor -- \
+SUPERVISOR_LOAD_OUT="$json" cargo test --release -p warden-cli --test integration -- \
     --ignored load_many_sessions_with_steady_traffic --nocapture
 python3 - "$json" "$out" <<'PY'
 import json, platform, subprocess, sys, datetime

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   ripgrep python3-venv
+  # setpriv, for the test that another user's connection to the supervisor is refused.
+  util-linux
   # The Tauri app (WebKitGTK, tray, icons, keyboard), and its WebDriver tests under Xvfb.
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   xvfb xauth webkit2gtk-driver

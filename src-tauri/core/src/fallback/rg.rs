@@ -162,6 +162,7 @@ async fn read_capped(mut src: impl AsyncRead + Unpin, cap: usize) -> io::Result<
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::super::tests::require_tool;
     use super::*;
 
     #[test]
@@ -195,8 +196,7 @@ mod tests {
 
     #[tokio::test]
     async fn endless_output_is_cut_and_the_process_killed() {
-        let Ok(yes) = which("yes") else {
-            eprintln!("skipped: no `yes` on PATH");
+        let Some(yes) = require_tool("yes") else {
             return;
         };
         let mut cmd = Command::new(yes);
@@ -212,8 +212,7 @@ mod tests {
 
     #[tokio::test]
     async fn failures_read_like_mcp_ripgrep() {
-        let Ok(rg) = which("rg") else {
-            eprintln!("skipped: no rg on PATH");
+        let Some(rg) = require_tool("rg") else {
             return;
         };
         let dir = tempfile::tempdir().unwrap();
@@ -229,9 +228,5 @@ mod tests {
             text.starts_with("Error: Command failed with exit code 2\nregex parse error"),
             "{text}"
         );
-    }
-
-    fn which(name: &str) -> Result<std::path::PathBuf, ()> {
-        super::super::find_on_path(name.as_ref()).ok_or(())
     }
 }

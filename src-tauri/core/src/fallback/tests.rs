@@ -41,11 +41,20 @@ fn tree() -> tempfile::TempDir {
     dir
 }
 
-fn rg_binary() -> Option<PathBuf> {
-    match Engine::select(EngineChoice::Rg) {
-        Ok(Engine::Rg(rg)) => Some(rg),
-        _ => None,
+/// `name` on PATH, or `None` when a test that needs it cannot run here: it says so, and under
+/// CI (`CI` set, as CI services and .ci/run do), which installs the tools tests need
+/// (scripts/setup.sh), it fails the test instead.
+pub(super) fn require_tool(name: &str) -> Option<PathBuf> {
+    let found = find_on_path(name.as_ref());
+    if found.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
+        assert!(
+            !ci,
+            "`{name}` is not on PATH: CI must provide it (scripts/setup.sh)"
+        );
+        eprintln!("SKIPPED: `{name}` is not on PATH (under CI this fails)");
     }
+    found
 }
 
 fn search(root: &Path, engine: Engine) -> Search {
@@ -70,8 +79,7 @@ fn normalised(args: &Value, root: &Path, text: &str) -> String {
 
 #[tokio::test]
 async fn both_engines_print_the_same() {
-    let Some(rg) = rg_binary() else {
-        eprintln!("skipped: no rg on PATH to compare the built-in engine with");
+    let Some(rg) = require_tool("rg") else {
         return;
     };
     let dir = tree();
@@ -218,7 +226,7 @@ async fn errors_are_results_with_is_error() {
     let dir = tree();
     for engine in [Engine::Builtin]
         .into_iter()
-        .chain(rg_binary().map(Engine::Rg))
+        .chain(require_tool("rg").map(Engine::Rg))
     {
         let s = search(dir.path(), engine);
         let r = call(&s, "search", json!({"pattern": "(", "path": "."})).await;
@@ -423,7 +431,7 @@ async fn output_over_the_cap_is_cut_at_a_line_with_a_note() {
     }
     for engine in [Engine::Builtin]
         .into_iter()
-        .chain(rg_binary().map(Engine::Rg))
+        .chain(require_tool("rg").map(Engine::Rg))
     {
         let s = Search::new(&[dir.path().into()], engine.clone(), 5000).unwrap();
         let r = call(&s, "search", json!({"pattern": "needle", "path": "."})).await;

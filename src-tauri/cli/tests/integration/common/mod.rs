@@ -18,6 +18,28 @@ pub const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
 /// Generous bound for anything that should happen "at once".
 pub const SOON: Duration = Duration::from_secs(10);
 
+/// Says why a test cannot run here (a tool it needs is missing), and lets the caller return.
+/// Under CI (`CI` set, as CI services and .ci/run do) it fails the test instead: CI installs
+/// what the tests need (scripts/setup.sh), so something missing there is a broken setup.
+pub fn cannot_run(why: &str) {
+    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
+    assert!(!ci, "{why}: CI must provide it (scripts/setup.sh)");
+    eprintln!("SKIPPED: {why} (under CI this fails)");
+}
+
+/// `name` on PATH, or `None` after [`cannot_run`].
+pub fn require_tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|f| f.is_file())
+    });
+    if found.is_none() {
+        cannot_run(&format!("`{name}` is not on PATH"));
+    }
+    found
+}
+
 pub struct Session {
     pub child: Child,
     stdin: Option<ChildStdin>,
@@ -369,6 +391,24 @@ impl Session {
                 "no {kind} event #{n}: {:?}",
                 self.events()
             );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Session {
+    /// Sends a request until the circuit breaker lets it through, and returns that answer.
+    /// The cool-down ends without an event (the first request after it half-opens the
+    /// breaker), so this polls; while the breaker is open a request is refused at once and
+    /// changes nothing.
+    pub async fn request_past_breaker(&mut self, method: &str, params: Value) -> Value {
+        let start = Instant::now();
+        loop {
+            let r = self.request(method, params.clone()).await;
+            if error_kind(&r) != "circuit_open" {
+                return r;
+            }
+            assert!(start.elapsed() < SOON, "the breaker stayed open: {r}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

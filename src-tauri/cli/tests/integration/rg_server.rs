@@ -2,8 +2,6 @@
 //! tree with both engines, the safety rules, the output cap, cancellation and EOF. With
 //! `MCP_RIPGREP_BIN` set, also compared with the real mcp-ripgrep.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -16,6 +14,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
+
+use crate::common::{cannot_run, require_tool};
 
 const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
 /// Generous bound for anything that should happen at once.
@@ -135,17 +135,11 @@ impl Server {
     }
 }
 
-fn rg_on_path() -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("rg").is_file()))
-}
-
 /// The engines to run: both when rg is installed.
 fn engines() -> Vec<&'static str> {
-    if rg_on_path() {
+    if require_tool("rg").is_some() {
         vec!["rg", "builtin"]
     } else {
-        eprintln!("note: no rg on PATH; testing the built-in engine only");
         vec!["builtin"]
     }
 }
@@ -432,8 +426,8 @@ async fn ripgrep_config_files_are_ignored() {
     let dir = tree();
     let config = dir.path().join("rgrc");
     std::fs::write(&config, "--ignore-case\n--max-count=0\n").unwrap();
-    if !rg_on_path() {
-        return eprintln!("skipped: no rg on PATH");
+    if require_tool("rg").is_none() {
+        return;
     }
     let mut cmd = Command::new(WARDEN);
     cmd.args(["rg-server", "--engine", "rg", "--root"])
@@ -612,8 +606,7 @@ async fn end_of_input_answers_running_searches_then_exits() {
 #[tokio::test]
 async fn same_tools_and_texts_as_mcp_ripgrep() {
     let Some(bin) = std::env::var_os("MCP_RIPGREP_BIN") else {
-        eprintln!("skipped: set MCP_RIPGREP_BIN to mcp-ripgrep's bin to compare with it");
-        return;
+        return cannot_run("MCP_RIPGREP_BIN (mcp-ripgrep's bin, to compare with) is not set");
     };
     let dir = tree();
     let root = dir.path();

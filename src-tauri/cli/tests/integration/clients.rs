@@ -1,7 +1,5 @@
 //! `warden clients ...` end to end, with a temporary HOME holding several clients' configs.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,13 +1,9 @@
 //! `warden bridge` end to end against the fake server: one test per failure in the project's
 //! background, and the rules of CONTRACT.md.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 #[tokio::test]

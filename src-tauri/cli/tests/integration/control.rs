@@ -1,13 +1,10 @@
 //! The bridge's side of the control socket, against a supervisor stand-in in the test.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![cfg(unix)]
-
-mod common;
 
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use warden_core::control::{Action, Command, Message, socket};

@@ -1,12 +1,8 @@
 //! config.toml edits reach running bridges.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]

@@ -1,13 +1,9 @@
 //! Bugs the soak run (tests/soak, scripts/soak.sh) found, each reduced to a deterministic test.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Soak finding 1: a read-only call that reached the bridge after the server had died, but
@@ -32,6 +28,7 @@ async fn a_safe_call_queued_for_a_dead_server_is_answered_once() {
     s.initialize().await;
     s.request("tools/list", json!({})).await; // teaches the bridge that echo is read-only
     let server = read_pids(&s.dir.path().join("pids"))[0];
+    let pipe = stdin_pipe(server);
     let crash = s.start_call("crash", json!({"code": 1}), None).await;
     assert!(
         all_gone(&[server], SOON).await.is_some(),
@@ -39,16 +36,17 @@ async fn a_safe_call_queued_for_a_dead_server_is_answered_once() {
     );
 
     // The server is gone, the bridge has not finished with it yet (that takes it over a
-    // second here): these calls are queued for the dead server. They go out one by one, as a
-    // client's calls do, so that the first one's failed write ends the dead server's writer
-    // and the others stay in its queue.
+    // second here): these calls are queued for the dead server. The first one's failed write
+    // ends the dead server's writer, so the others stay in its queue.
     let mut echoes = HashMap::new();
     for i in 0..5 {
         let id = s
             .start_call("echo", json!({"text": format!("echo {i}")}), None)
             .await;
         echoes.insert(id, format!("echo {i}"));
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        if i == 0 {
+            writer_gone(&s, &pipe).await;
+        }
     }
     let mut answers: HashMap<Value, usize> = HashMap::new();
     let mut crash_answered = false;
@@ -137,7 +135,9 @@ async fn one_edit_of_config_toml_is_one_reload() {
     s.initialize().await;
     s.write_config("[defaults]\nidle_timeout_ms = \"soon\"\n");
     s.wait_for_events("config_rejected", 1).await;
-    // Nothing to await for "nothing more happens": watch for a while (ten rounds of the loop).
+    // The bug was a rate (ten reloads a second, with nothing changing), and its absence has
+    // no event to await: this is a window to count in, not a wait for something to happen.
+    // (A later edit would not do: the watcher merges edits less than 100 ms apart.)
     tokio::time::sleep(Duration::from_secs(1)).await;
     let refused = s
         .events()
@@ -163,6 +163,7 @@ async fn a_burst_queued_for_a_dead_server_does_not_wedge_the_session() {
         .spawn();
     s.initialize().await;
     let server = read_pids(&s.dir.path().join("pids"))[0];
+    let pipe = stdin_pipe(server);
     let crash = s.start_call("crash", json!({"code": 1}), None).await;
     assert!(
         all_gone(&[server], SOON).await.is_some(),
@@ -171,7 +172,7 @@ async fn a_burst_queued_for_a_dead_server_does_not_wedge_the_session() {
     // As in the first test: the first call's failed write ends the dead server's writer...
     let mut pending = vec![crash];
     pending.push(s.start_call("echo", json!({"text": "first"}), None).await);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    writer_gone(&s, &pipe).await;
     // ...and a burst of calls (more than the queue holds) waits for it.
     for i in 0..100 {
         pending.push(
@@ -185,13 +186,34 @@ async fn a_burst_queued_for_a_dead_server_does_not_wedge_the_session() {
         assert!(v.get("error").is_some() || v.get("result").is_some(), "{v}");
     }
     // And the session goes on: a call after the cool-down starts the server again.
-    let r = s.call("echo", json!({"text": "after"})).await;
-    let r = if error_kind(&r) == "circuit_open" {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        s.call("echo", json!({"text": "after"})).await
-    } else {
-        r
-    };
+    let echo = json!({"name": "echo", "arguments": {"text": "after"}});
+    let r = s.request_past_breaker("tools/call", echo).await;
     assert_eq!(text_of(&r), "after", "{r}");
     s.close().await;
+}
+
+/// The pipe `pid` reads as its stdin (`pipe:[inode]`).
+fn stdin_pipe(pid: u32) -> String {
+    std::fs::read_link(format!("/proc/{pid}/fd/0"))
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Waits until the bridge no longer holds `pipe` (a dead server's stdin) open: its writer for
+/// that server has ended. Nothing reports that, so this polls the bridge's open files.
+async fn writer_gone(s: &Session, pipe: &str) {
+    let fds = format!("/proc/{}/fd", s.child.id().unwrap());
+    let start = Instant::now();
+    loop {
+        let holds = std::fs::read_dir(&fds)
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .any(|target| target.as_os_str() == pipe);
+        if !holds {
+            return;
+        }
+        assert!(start.elapsed() < SOON, "the bridge still writes to {pipe}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }

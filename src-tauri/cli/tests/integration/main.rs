@@ -1,0 +1,16 @@
+//! The integration tests of `warden` and `mcp-fake-server`, in one test binary (one link step;
+//! tests of all modules run in parallel). `cargo test -p warden-cli --test integration MODULE`
+//! runs one module.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+mod bridge;
+mod clients;
+mod control;
+mod reload;
+mod resilience;
+mod rg_server;
+mod soak_regressions;
+mod supervisor;
