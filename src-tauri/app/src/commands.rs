@@ -92,39 +92,26 @@ pub enum AppEvent {
     State(AppState),
 }
 
-/// The tray health for a set of server healths: the worst one wins.
+/// The tray health for a set of server healths: the worst one (by [`Health::rank`]) wins.
 pub fn tray_health(healths: impl IntoIterator<Item = Health>) -> TrayHealth {
-    let mut worst = TrayHealth::Idle;
-    for h in healths {
-        let t = match h {
+    healths
+        .into_iter()
+        .max_by_key(|h| h.rank())
+        .map_or(TrayHealth::Idle, TrayHealth::from)
+}
+
+impl From<Health> for TrayHealth {
+    fn from(h: Health) -> TrayHealth {
+        match h {
             Health::Down => TrayHealth::Down,
             Health::Degraded | Health::Starting | Health::Fallback => TrayHealth::Degraded,
             Health::Healthy => TrayHealth::Healthy,
             Health::Idle => TrayHealth::Idle,
-        };
-        worst = worst.max_rank(t);
+        }
     }
-    worst
 }
 
 impl TrayHealth {
-    fn rank(self) -> u8 {
-        match self {
-            TrayHealth::Idle => 0,
-            TrayHealth::Healthy => 1,
-            TrayHealth::Degraded => 2,
-            TrayHealth::Down => 3,
-        }
-    }
-
-    fn max_rank(self, other: TrayHealth) -> TrayHealth {
-        if other.rank() > self.rank() {
-            other
-        } else {
-            self
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             TrayHealth::Healthy => "healthy",

@@ -111,7 +111,7 @@ function limitsOf(name: string): LimitValue[] {
     const dflt = config["defaults"]?.[key];
     const source = mine !== undefined ? "server" : dflt !== undefined ? "defaults" : "default";
     return {
-      key, default: def, doc, fix, planned: false,
+      key, default: def, doc, fix,
       value: mine ?? dflt ?? def, source, line: source === "default" ? null : 3 + i,
     };
   });
