@@ -371,7 +371,7 @@ mod tests {
     /// The committed bindings match these declarations (CI fails on drift).
     #[test]
     fn bindings() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/app.ts");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/bindings/app.ts");
         let regenerate = "cargo test -p warden-app bindings";
         warden_core::supervisor::api::check_bindings(&path, &typescript(), regenerate).unwrap();
     }
