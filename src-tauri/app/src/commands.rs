@@ -72,6 +72,9 @@ pub struct AppState {
     pub tooltip: String,
     /// Why the supervisor is not running (e.g. another one owns the socket).
     pub supervisor_error: Option<String>,
+    /// What is wrong with the `warden` CLI (missing, or another version) that the wrapped
+    /// IDE entries run.
+    pub sidecar_error: Option<String>,
     /// Desktop notifications shown so far, newest last.
     pub notifications: Vec<Notification>,
     pub version: String,
@@ -252,6 +255,7 @@ mod tests {
                 tray: TrayHealth::Idle,
                 tooltip: "MCP Warden".into(),
                 supervisor_error: None,
+                sidecar_error: None,
                 notifications: Vec::new(),
                 version: "0".into(),
             }
