@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the installable packages: a .deb and an AppImage of the tray app, with the `warden`
 # CLI (bridge, daemon, status …) bundled beside it as a sidecar (src-tauri/app/tauri.bundle.json,
-# merged here so that plain cargo builds do not need it), the icons and a desktop entry.
+# merged into the root tauri.conf.json here so that plain cargo builds do not need it), the
+# icons and a desktop entry.
 # Output: target/release/bundle/{deb,appimage}/. `--deb` builds only the .deb (the AppImage
 # bundler downloads linuxdeploy from GitHub, which needs internet access).
 set -euo pipefail
@@ -20,7 +21,7 @@ strip -o "src-tauri/app/binaries/warden-$triple" target/release/warden
 echo "package: tauri build ($bundles)"
 rm -rf target/release/bundle
 status=0
-(cd src-tauri/app && ../../ui/node_modules/.bin/tauri build --config tauri.bundle.json --bundles "$bundles" --ci) || status=$?
+ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --bundles "$bundles" --ci || status=$?
 built=$(find target/release/bundle -maxdepth 2 \( -name '*.deb' -o -name '*.AppImage' \) 2>/dev/null)
 if [ "$status" -ne 0 ] && [ -n "$built" ] && [[ "$bundles" == *appimage* ]] && [[ "$built" != *.AppImage* ]]; then
   echo "package: the AppImage bundler could not download linuxdeploy/AppRun (from GitHub); the .deb is built. Run with internet access for the AppImage, or use --deb." >&2

@@ -3,7 +3,7 @@ import type { LimitValue } from "../src/bindings/api";
 import { describeSource, fieldKind, isChanged, parseDraft, sameValue, toDraft } from "../src/lib/limits";
 
 function limit(over: Partial<LimitValue> & { key: string }): LimitValue {
-  return { value: 0, default: 0, source: "default", line: null, doc: "", fix: "", planned: false, ...over };
+  return { value: 0, default: 0, source: "default", line: null, doc: "", fix: "", ...over };
 }
 
 describe("fieldKind", () => {

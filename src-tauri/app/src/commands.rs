@@ -72,6 +72,9 @@ pub struct AppState {
     pub tooltip: String,
     /// Why the supervisor is not running (e.g. another one owns the socket).
     pub supervisor_error: Option<String>,
+    /// What is wrong with the `warden` CLI (missing, or another version) that the wrapped
+    /// IDE entries run.
+    pub sidecar_error: Option<String>,
     /// Desktop notifications shown so far, newest last.
     pub notifications: Vec<Notification>,
     pub version: String,
@@ -92,39 +95,26 @@ pub enum AppEvent {
     State(AppState),
 }
 
-/// The tray health for a set of server healths: the worst one wins.
+/// The tray health for a set of server healths: the worst one (by [`Health::rank`]) wins.
 pub fn tray_health(healths: impl IntoIterator<Item = Health>) -> TrayHealth {
-    let mut worst = TrayHealth::Idle;
-    for h in healths {
-        let t = match h {
+    healths
+        .into_iter()
+        .max_by_key(|h| h.rank())
+        .map_or(TrayHealth::Idle, TrayHealth::from)
+}
+
+impl From<Health> for TrayHealth {
+    fn from(h: Health) -> TrayHealth {
+        match h {
             Health::Down => TrayHealth::Down,
             Health::Degraded | Health::Starting | Health::Fallback => TrayHealth::Degraded,
             Health::Healthy => TrayHealth::Healthy,
             Health::Idle => TrayHealth::Idle,
-        };
-        worst = worst.max_rank(t);
+        }
     }
-    worst
 }
 
 impl TrayHealth {
-    fn rank(self) -> u8 {
-        match self {
-            TrayHealth::Idle => 0,
-            TrayHealth::Healthy => 1,
-            TrayHealth::Degraded => 2,
-            TrayHealth::Down => 3,
-        }
-    }
-
-    fn max_rank(self, other: TrayHealth) -> TrayHealth {
-        if other.rank() > self.rank() {
-            other
-        } else {
-            self
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             TrayHealth::Healthy => "healthy",
@@ -265,6 +255,7 @@ mod tests {
                 tray: TrayHealth::Idle,
                 tooltip: "MCP Warden".into(),
                 supervisor_error: None,
+                sidecar_error: None,
                 notifications: Vec::new(),
                 version: "0".into(),
             }
@@ -384,7 +375,7 @@ mod tests {
     /// The committed bindings match these declarations (CI fails on drift).
     #[test]
     fn bindings() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/app.ts");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/bindings/app.ts");
         let regenerate = "cargo test -p warden-app bindings";
         warden_core::supervisor::api::check_bindings(&path, &typescript(), regenerate).unwrap();
     }

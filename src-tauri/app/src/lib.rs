@@ -6,10 +6,13 @@
 //!   (tray state, start at login, opening files, quit). Events go to the window as
 //!   `warden://event` (every supervisor [`ApiEvent`]) and `warden://app` (tray state).
 //! - The tray ([`tray`]) shows the worst health and a menu that calls the same API.
+//! - At start, [`sidecar`] checks the bundled `warden` CLI the wrapped IDE entries run; a
+//!   problem shows in the window (`AppState::sidecar_error`) and the tray.
 //! - Closing the window destroys its webview (idle memory stays low); the app lives on in the
 //!   tray and quits only from the menu (or the UI's Quit).
 
 pub mod commands;
+pub mod sidecar;
 pub mod tray;
 
 use std::collections::VecDeque;
@@ -38,8 +41,12 @@ const NOTIFICATIONS_KEPT: usize = 20;
 pub struct Shared {
     pub sup: Arc<Supervisor>,
     supervisor_error: Mutex<Option<String>>,
+    /// What is wrong with the `warden` CLI the wrapped IDE entries run (see [`sidecar`]).
+    sidecar_error: Mutex<Option<String>>,
     notifications: Mutex<VecDeque<Notification>>,
     tray: Mutex<Option<tray::Model>>,
+    /// Held while the tray is recomputed, so an older model never replaces a newer one.
+    refreshing: tokio::sync::Mutex<()>,
     quitting: AtomicBool,
     stop: Notify,
     stopped: Notify,
@@ -56,6 +63,7 @@ impl Shared {
             tray: model.health,
             tooltip: model.tooltip,
             supervisor_error: lock(&self.supervisor_error).clone(),
+            sidecar_error: lock(&self.sidecar_error).clone(),
             notifications: lock(&self.notifications).iter().cloned().collect(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }
@@ -63,28 +71,22 @@ impl Shared {
 }
 
 /// The supervisor's options in the app: the environment's paths, the IDE config watcher on,
-/// and the `warden` binary beside the app's (the bundled sidecar) for wrapping.
-pub fn supervisor_options() -> Options {
+/// and the `warden` binary the wrapped entries run ([`sidecar::command`]).
+pub fn supervisor_options(app: &AppHandle) -> Options {
     let mut opts = Options::from_env();
     opts.watch_clients = true;
-    opts.warden_bin = warden_bin();
+    opts.warden_bin = warden_bin(app);
     opts
 }
 
-/// `$WARDEN_BIN`, else `warden` next to this executable (where bundles put the sidecar).
-fn warden_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("WARDEN_BIN").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
+/// `$WARDEN_BIN` as given, else the sidecar when it is there (its canonical path).
+fn warden_bin(app: &AppHandle) -> Option<PathBuf> {
+    let path = sidecar::path(sidecar::command(app).ok()?);
+    if std::env::var_os("WARDEN_BIN").is_some_and(|p| !p.is_empty()) {
+        return Some(path);
     }
-    let exe = std::env::current_exe().ok()?;
-    let beside = exe.parent()?.join(if cfg!(windows) {
-        "warden.exe"
-    } else {
-        "warden"
-    });
-    beside
-        .is_file()
-        .then(|| std::fs::canonicalize(&beside).unwrap_or(beside))
+    path.is_file()
+        .then(|| std::fs::canonicalize(&path).unwrap_or(path))
 }
 
 struct TauriHost<'a> {
@@ -223,13 +225,22 @@ fn notify(app: &AppHandle, shared: &Shared, title: String, body: String) {
     }
 }
 
-/// Recomputes the tray from the supervisor's status; updates the icon, tooltip and menu when
-/// they changed, and tells the window.
-pub fn refresh_tray(app: &AppHandle) {
+/// Recomputes the tray from the supervisor's status and its `Limits` answers (the switches);
+/// updates the icon, tooltip and menu when they changed, and tells the window.
+pub async fn refresh_tray(app: &AppHandle) {
     let shared = Arc::clone(&app.state::<Arc<Shared>>());
+    let _one_at_a_time = shared.refreshing.lock().await;
     let status = shared.sup.status();
-    let config = shared.sup.options().config.as_deref();
-    let model = tray::Model::from_status(&status, config, shared.sup.auto_rewrite());
+    let mut limits = Vec::with_capacity(status.servers.len());
+    for s in &status.servers {
+        let server = s.name.clone();
+        if let Response::Limits(report) = shared.sup.handle(Request::Limits { server }).await {
+            limits.push(report);
+        }
+    }
+    let sidecar_error = lock(&shared.sidecar_error).clone();
+    let model =
+        tray::Model::from_status(&status, &limits, shared.sup.auto_rewrite(), sidecar_error);
     let changed = {
         let mut current = lock(&shared.tray);
         let changed = current.as_ref() != Some(&model);
@@ -241,6 +252,15 @@ pub fn refresh_tray(app: &AppHandle) {
             tracing::warn!("cannot update the tray: {e}");
         }
         let _ = app.emit("warden://app", AppEvent::State(shared.state()));
+    }
+}
+
+/// Checks the `warden` CLI; a problem goes to the window and the tray.
+async fn check_sidecar(app: &AppHandle) {
+    if let Err(error) = sidecar::check(app).await {
+        tracing::error!("{error}");
+        *lock(&app.state::<Arc<Shared>>().sidecar_error) = Some(error);
+        refresh_tray(app).await;
     }
 }
 
@@ -258,7 +278,7 @@ async fn follow(app: AppHandle, shared: Arc<Shared>) {
             _ = every.tick() => None,
         };
         let Some(event) = event else {
-            refresh_tray(&app);
+            refresh_tray(&app).await;
             continue;
         };
         match &event {
@@ -291,7 +311,7 @@ async fn follow(app: AppHandle, shared: Arc<Shared>) {
             let _ = app.emit("warden://event", &event);
         }
         if structural {
-            refresh_tray(&app);
+            refresh_tray(&app).await;
         }
     }
 }
@@ -315,14 +335,17 @@ pub fn run() {
         ))
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_shell::init())
         .invoke_handler(tauri::generate_handler![api, app])
         .setup(move |tauri_app| {
-            let sup = Supervisor::new(supervisor_options())?;
+            let sup = Supervisor::new(supervisor_options(tauri_app.handle()))?;
             let shared = Arc::new(Shared {
                 sup: Arc::clone(&sup),
                 supervisor_error: Mutex::new(None),
+                sidecar_error: Mutex::new(None),
                 notifications: Mutex::new(VecDeque::new()),
                 tray: Mutex::new(None),
+                refreshing: tokio::sync::Mutex::new(()),
                 quitting: AtomicBool::new(false),
                 stop: Notify::new(),
                 stopped: Notify::new(),
@@ -345,7 +368,9 @@ pub fn run() {
                 s.stopped.notify_waiters();
             });
             tauri::async_runtime::spawn(follow(tauri_app.handle().clone(), shared));
-            refresh_tray(tauri_app.handle());
+            tauri::async_runtime::block_on(refresh_tray(tauri_app.handle()));
+            let handle = tauri_app.handle().clone();
+            tauri::async_runtime::spawn(async move { check_sidecar(&handle).await });
             if !hidden {
                 show_window(tauri_app.handle());
             }

@@ -1,25 +1,72 @@
 //! The tray: an icon per worst health, a tooltip that says which servers and why, and a menu
 //! with each server (restart, fallback to ripgrep, debug logging, open log), the
-//! auto-rewrite switch, Open Warden and Quit. [`Model`] is computed from the supervisor's
-//! status without a display; [`apply`] draws it. Menu items call the supervisor API, the
-//! same functions the window uses.
+//! auto-rewrite switch, Open Warden and Quit; above them, the error of a broken `warden` CLI.
+//! [`Model`] is computed from the supervisor's API without a display; [`apply`] draws it.
+//! Menu items call the supervisor API, the same functions the window uses.
 
-use std::path::Path;
 use std::sync::Arc;
 
+use serde_json::Value as Json;
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager};
-use warden_core::config::Config;
-use warden_core::supervisor::api::{Health, Request, StatusReport};
+use warden_core::supervisor::api::{Health, LimitsReport, Request, StatusReport};
 
 use crate::Shared;
 use crate::commands::{self, AppRequest, OpenTarget, TrayHealth};
 
 const TRAY_ID: &str = "warden";
-/// Menu ids: `<action>` for the fixed items, `<action>\u{1f}<server>` for a server's.
+
+/// What a menu item does. Its Tauri id is [`MenuId::id`], read back by [`MenuId::parse`]:
+/// `<action>` for the fixed items, `<action>\u{1f}<server>` for a server's. Items that do
+/// nothing (a server's reason, "No servers yet", the sidecar's error) get Tauri's own ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MenuId {
+    Open,
+    Quit,
+    AutoRewrite,
+    Restart(String),
+    Fallback(String),
+    Debug(String),
+    Log(String),
+}
+
 const SEP: char = '\u{1f}';
+
+impl MenuId {
+    pub fn id(&self) -> String {
+        let (action, server) = match self {
+            MenuId::Open => return "open".to_owned(),
+            MenuId::Quit => return "quit".to_owned(),
+            MenuId::AutoRewrite => return "auto".to_owned(),
+            MenuId::Restart(s) => ("restart", s),
+            MenuId::Fallback(s) => ("fallback", s),
+            MenuId::Debug(s) => ("debug", s),
+            MenuId::Log(s) => ("log", s),
+        };
+        format!("{action}{SEP}{server}")
+    }
+
+    pub fn parse(id: &str) -> Option<MenuId> {
+        let Some((action, server)) = id.split_once(SEP) else {
+            return match id {
+                "open" => Some(MenuId::Open),
+                "quit" => Some(MenuId::Quit),
+                "auto" => Some(MenuId::AutoRewrite),
+                _ => None,
+            };
+        };
+        let server = server.to_owned();
+        match action {
+            "restart" => Some(MenuId::Restart(server)),
+            "fallback" => Some(MenuId::Fallback(server)),
+            "debug" => Some(MenuId::Debug(server)),
+            "log" => Some(MenuId::Log(server)),
+            _ => None,
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Model {
@@ -27,6 +74,8 @@ pub struct Model {
     pub tooltip: String,
     pub servers: Vec<ServerItem>,
     pub auto_rewrite: bool,
+    /// Why the bundled `warden` CLI cannot serve the wrapped IDE entries.
+    pub sidecar_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -41,19 +90,24 @@ pub struct ServerItem {
 }
 
 impl Model {
-    /// The tray for `status`; fallback and debug are the config's (what the switches set).
-    pub fn from_status(status: &StatusReport, config: Option<&Path>, auto_rewrite: bool) -> Model {
-        // One read of config.toml for every server (an unreadable file: no flags set).
-        let config = config.and_then(|p| Config::load(p).ok());
+    /// The tray for `status`. The switches show config.toml's values as the supervisor's
+    /// `Limits` reports them (what the window's switches show); a server without a report has
+    /// both off. A broken sidecar makes the tray "down": no wrapped server can start.
+    pub fn from_status(
+        status: &StatusReport,
+        limits: &[LimitsReport],
+        auto_rewrite: bool,
+        sidecar_error: Option<String>,
+    ) -> Model {
         let servers: Vec<ServerItem> = status
             .servers
             .iter()
             .map(|s| {
+                let report = limits.iter().find(|r| r.server == s.name);
                 let flag = |key: &str| {
-                    config
-                        .as_ref()
-                        .and_then(|c| c.raw_value(&s.name, key))
-                        .is_some_and(|(v, _, _)| v.as_bool() == Some(true))
+                    report
+                        .and_then(|r| r.keys.iter().find(|k| k.key == key))
+                        .is_some_and(|k| k.value == Json::Bool(true))
                 };
                 ServerItem {
                     name: s.name.clone(),
@@ -64,18 +118,23 @@ impl Model {
                 }
             })
             .collect();
-        let health = commands::tray_health(servers.iter().map(|s| s.health));
+        let health = match sidecar_error {
+            Some(_) => TrayHealth::Down,
+            None => commands::tray_health(servers.iter().map(|s| s.health)),
+        };
         Model {
             health,
-            tooltip: tooltip(health, &servers),
+            tooltip: tooltip(health, &servers, sidecar_error.as_deref()),
             servers,
             auto_rewrite,
+            sidecar_error,
         }
     }
 }
 
-fn tooltip(health: TrayHealth, servers: &[ServerItem]) -> String {
+fn tooltip(health: TrayHealth, servers: &[ServerItem], sidecar_error: Option<&str>) -> String {
     let mut lines = vec![format!("MCP Warden: {}", health.as_str())];
+    lines.extend(sidecar_error.map(str::to_owned));
     let attention: Vec<&ServerItem> = servers
         .iter()
         .filter(|s| matches!(s.health, Health::Down | Health::Degraded | Health::Fallback))
@@ -103,36 +162,28 @@ fn icon(health: TrayHealth) -> tauri::Result<Image<'static>> {
 
 fn menu(app: &AppHandle, model: &Model) -> tauri::Result<Menu<tauri::Wry>> {
     let menu = Menu::new(app)?;
+    if let Some(error) = &model.sidecar_error {
+        menu.append(&MenuItem::new(app, error, false, None::<&str>)?)?;
+        menu.append(&PredefinedMenuItem::separator(app)?)?;
+    }
     if model.servers.is_empty() {
-        menu.append(&MenuItem::with_id(
-            app,
-            "none",
-            "No servers yet",
-            false,
-            None::<&str>,
-        )?)?;
+        menu.append(&MenuItem::new(app, "No servers yet", false, None::<&str>)?)?;
     }
     for s in &model.servers {
-        let id = |action: &str| format!("{action}{SEP}{}", s.name);
+        let name = || s.name.clone();
         let sub = Submenu::new(app, format!("{} — {}", s.name, s.health.as_str()), true)?;
-        sub.append(&MenuItem::with_id(
-            app,
-            id("reason"),
-            &s.reason,
-            false,
-            None::<&str>,
-        )?)?;
+        sub.append(&MenuItem::new(app, &s.reason, false, None::<&str>)?)?;
         sub.append(&PredefinedMenuItem::separator(app)?)?;
         sub.append(&MenuItem::with_id(
             app,
-            id("restart"),
+            MenuId::Restart(name()).id(),
             "Restart",
             true,
             None::<&str>,
         )?)?;
         sub.append(&CheckMenuItem::with_id(
             app,
-            id("fallback"),
+            MenuId::Fallback(name()).id(),
             "Fallback to local ripgrep",
             true,
             s.fallback,
@@ -140,7 +191,7 @@ fn menu(app: &AppHandle, model: &Model) -> tauri::Result<Menu<tauri::Wry>> {
         )?)?;
         sub.append(&CheckMenuItem::with_id(
             app,
-            id("debug"),
+            MenuId::Debug(name()).id(),
             "Debug logging",
             true,
             s.debug,
@@ -148,7 +199,7 @@ fn menu(app: &AppHandle, model: &Model) -> tauri::Result<Menu<tauri::Wry>> {
         )?)?;
         sub.append(&MenuItem::with_id(
             app,
-            id("log"),
+            MenuId::Log(name()).id(),
             "Open log",
             true,
             None::<&str>,
@@ -158,7 +209,7 @@ fn menu(app: &AppHandle, model: &Model) -> tauri::Result<Menu<tauri::Wry>> {
     menu.append(&PredefinedMenuItem::separator(app)?)?;
     menu.append(&CheckMenuItem::with_id(
         app,
-        "auto",
+        MenuId::AutoRewrite.id(),
         "Wrap new IDE servers automatically",
         true,
         model.auto_rewrite,
@@ -166,12 +217,18 @@ fn menu(app: &AppHandle, model: &Model) -> tauri::Result<Menu<tauri::Wry>> {
     )?)?;
     menu.append(&MenuItem::with_id(
         app,
-        "open",
+        MenuId::Open.id(),
         "Open Warden",
         true,
         None::<&str>,
     )?)?;
-    menu.append(&MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?)?;
+    menu.append(&MenuItem::with_id(
+        app,
+        MenuId::Quit.id(),
+        "Quit",
+        true,
+        None::<&str>,
+    )?)?;
     Ok(menu)
 }
 
@@ -209,47 +266,51 @@ pub fn apply(app: &AppHandle, model: &Model) -> tauri::Result<()> {
     Ok(())
 }
 
-/// The request a menu item stands for (`None`: not an API call).
-pub fn request_for(id: &str, model: &Model) -> Option<Request> {
-    let (action, server) = id.split_once(SEP)?;
-    let item = model.servers.iter().find(|s| s.name == server);
-    let server = server.to_owned();
-    match action {
-        "restart" => Some(Request::Restart { server }),
-        "fallback" => Some(Request::Fallback {
-            on: !item.is_some_and(|s| s.fallback),
-            server,
+/// The API request a menu item stands for (`None`: not an API call). The switches flip
+/// what `model` shows.
+pub fn request_for(id: &MenuId, model: &Model) -> Option<Request> {
+    let shows = |server: &str, flag: fn(&ServerItem) -> bool| {
+        model
+            .servers
+            .iter()
+            .find(|s| s.name == server)
+            .is_some_and(flag)
+    };
+    match id {
+        MenuId::Restart(server) => Some(Request::Restart {
+            server: server.clone(),
         }),
-        "debug" => Some(Request::Debug {
-            on: !item.is_some_and(|s| s.debug),
-            server,
+        MenuId::Fallback(server) => Some(Request::Fallback {
+            on: !shows(server, |s| s.fallback),
+            server: server.clone(),
         }),
-        _ => None,
+        MenuId::Debug(server) => Some(Request::Debug {
+            on: !shows(server, |s| s.debug),
+            server: server.clone(),
+        }),
+        MenuId::AutoRewrite => Some(Request::AutoRewrite {
+            on: !model.auto_rewrite,
+        }),
+        MenuId::Open | MenuId::Quit | MenuId::Log(_) => None,
     }
 }
 
 fn on_menu(app: &AppHandle, id: &str) {
+    let Some(id) = MenuId::parse(id) else {
+        return;
+    };
     let shared = Arc::clone(&app.state::<Arc<Shared>>());
     match id {
-        "open" => crate::show_window(app),
-        "quit" => crate::quit(app),
-        "auto" => {
-            let on = !crate::lock(&shared.tray)
-                .as_ref()
-                .is_some_and(|m| m.auto_rewrite);
-            spawn_request(app, shared, Request::AutoRewrite { on });
+        MenuId::Open => crate::show_window(app),
+        MenuId::Quit => crate::quit(app),
+        MenuId::Log(server) => {
+            let target = OpenTarget::EventLog { server };
+            let open = crate::dispatch_app(app.clone(), shared, AppRequest::Open { target });
+            tauri::async_runtime::spawn(open);
         }
-        _ => {
-            if let Some(server) = id.strip_prefix(&format!("log{SEP}")) {
-                let target = OpenTarget::EventLog {
-                    server: server.to_owned(),
-                };
-                let open = crate::dispatch_app(app.clone(), shared, AppRequest::Open { target });
-                tauri::async_runtime::spawn(open);
-                return;
-            }
+        id => {
             let model = crate::lock(&shared.tray).clone().unwrap_or_default();
-            if let Some(request) = request_for(id, &model) {
+            if let Some(request) = request_for(&id, &model) {
                 spawn_request(app, shared, request);
             }
         }
@@ -261,7 +322,7 @@ fn spawn_request(app: &AppHandle, shared: Arc<Shared>, request: Request) {
     tauri::async_runtime::spawn(async move {
         let response = shared.sup.handle(request).await;
         tracing::info!("tray: {response:?}");
-        crate::refresh_tray(&app);
+        crate::refresh_tray(&app).await;
     });
 }
 
@@ -296,7 +357,12 @@ mod tests {
             ],
             ..StatusReport::default()
         };
-        let m = Model::from_status(&status, Some(&config), true);
+        // What the supervisor's `Limits` request answers for each server.
+        let limits: Vec<LimitsReport> = ["rg", "fs"]
+            .iter()
+            .map(|name| warden_core::supervisor::settings::limits(Some(&config), name))
+            .collect();
+        let m = Model::from_status(&status, &limits, true, None);
         assert_eq!(m.health, TrayHealth::Degraded);
         assert!(m.servers[0].fallback && !m.servers[0].debug && !m.servers[1].fallback);
         assert!(
@@ -306,37 +372,80 @@ mod tests {
         );
         // The menu's switches flip what the config has.
         assert_eq!(
-            request_for("fallback\u{1f}rg", &m),
+            request_for(&MenuId::parse("fallback\u{1f}rg").unwrap(), &m),
             Some(Request::Fallback {
                 server: "rg".into(),
                 on: false
             })
         );
         assert_eq!(
-            request_for("debug\u{1f}fs", &m),
+            request_for(&MenuId::parse("debug\u{1f}fs").unwrap(), &m),
             Some(Request::Debug {
                 server: "fs".into(),
                 on: true
             })
         );
         assert_eq!(
-            request_for("restart\u{1f}fs", &m),
+            request_for(&MenuId::parse("restart\u{1f}fs").unwrap(), &m),
             Some(Request::Restart {
                 server: "fs".into()
             })
         );
-        assert_eq!(request_for("open", &m), None);
+        assert_eq!(request_for(&MenuId::parse("open").unwrap(), &m), None);
 
         let down = StatusReport {
             servers: vec![server("rg", Health::Down), server("fs", Health::Healthy)],
             ..StatusReport::default()
         };
-        let m = Model::from_status(&down, None, false);
+        let m = Model::from_status(&down, &[], false, None);
         assert_eq!(m.health, TrayHealth::Down);
         assert!(m.tooltip.starts_with("MCP Warden: down"));
-        let empty = Model::from_status(&StatusReport::default(), None, false);
+        let empty = Model::from_status(&StatusReport::default(), &[], false, None);
         assert_eq!(empty.health, TrayHealth::Idle);
         assert!(empty.tooltip.contains("no servers yet"));
+    }
+
+    #[test]
+    fn menu_ids_read_back_as_what_they_were_made_from() {
+        for id in [
+            MenuId::Open,
+            MenuId::Quit,
+            MenuId::AutoRewrite,
+            MenuId::Restart("my server".into()),
+            MenuId::Fallback("rg".into()),
+            MenuId::Debug("a\u{1f}b".into()),
+            MenuId::Log("fs".into()),
+        ] {
+            assert_eq!(MenuId::parse(&id.id()), Some(id));
+        }
+        assert_eq!(MenuId::parse("reason\u{1f}rg"), None);
+        assert_eq!(MenuId::parse("none"), None);
+        let m = Model {
+            auto_rewrite: true,
+            ..Model::default()
+        };
+        assert_eq!(
+            request_for(&MenuId::AutoRewrite, &m),
+            Some(Request::AutoRewrite { on: false })
+        );
+        assert_eq!(request_for(&MenuId::Log("fs".into()), &m), None);
+    }
+
+    #[test]
+    fn a_broken_sidecar_shows_in_the_tray() {
+        let status = StatusReport {
+            servers: vec![server("fs", Health::Healthy)],
+            ..StatusReport::default()
+        };
+        let error = "the warden CLI at /opt/warden is missing".to_owned();
+        let m = Model::from_status(&status, &[], false, Some(error.clone()));
+        assert_eq!(m.health, TrayHealth::Down);
+        assert_eq!(m.sidecar_error.as_ref(), Some(&error));
+        assert!(
+            m.tooltip.lines().nth(1) == Some(error.as_str()),
+            "{}",
+            m.tooltip
+        );
     }
 
     #[test]

@@ -154,11 +154,7 @@ doc: string,
 /**
  * What a good value looks like.
  */
-fix: string, 
-/**
- * Validated but not acted on yet.
- */
-planned: boolean, };
+fix: string, };
 
 export type LimitSource = "default" | "defaults" | "server";
 

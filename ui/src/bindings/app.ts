@@ -21,6 +21,11 @@ tooltip: string,
  */
 supervisor_error: string | null, 
 /**
+ * What is wrong with the `warden` CLI (missing, or another version) that the wrapped
+ * IDE entries run.
+ */
+sidecar_error: string | null, 
+/**
  * Desktop notifications shown so far, newest last.
  */
 notifications: Array<Notification>, version: string, };

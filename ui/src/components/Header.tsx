@@ -76,6 +76,11 @@ export function Header({ route }: { route: Route }) {
           <strong>The supervisor is not running.</strong> {appState.supervisor_error}
         </div>
       )}
+      {appState?.sidecar_error && (
+        <div class="banner error" role="alert" data-testid="sidecar-error">
+          <strong>Wrapped IDE servers cannot start.</strong> {appState.sidecar_error}
+        </div>
+      )}
       {state.statusError && (
         <div class="banner warn" role="alert" data-testid="status-error">
           <strong>Could not read the status.</strong> {state.statusError}

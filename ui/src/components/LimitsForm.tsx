@@ -184,7 +184,6 @@ function LimitField(props: {
         <label for={id} class="limit-key">
           <code>{limit.key}</code>
         </label>
-        {limit.planned && <span class="tag" title="Validated now; takes effect when the feature lands">planned</span>}
         <span class={`source source-${limit.source}`} data-testid={`source-${limit.key}`}>
           {describeSource(limit.source, server, limit.line)}
         </span>

@@ -111,7 +111,7 @@ function limitsOf(name: string): LimitValue[] {
     const dflt = config["defaults"]?.[key];
     const source = mine !== undefined ? "server" : dflt !== undefined ? "defaults" : "default";
     return {
-      key, default: def, doc, fix, planned: false,
+      key, default: def, doc, fix,
       value: mine ?? dflt ?? def, source, line: source === "default" ? null : 3 + i,
     };
   });
@@ -300,6 +300,7 @@ const appState: AppState = {
   tray: empty ? "idle" : "down",
   tooltip: empty ? "MCP Warden: no servers yet" : "filesystem down: breaker open · github degraded: 3 timeouts",
   supervisor_error: null,
+  sidecar_error: null,
   notifications: empty ? [] : [
     { ts_ms: now() - 400_000, title: "filesystem is down", body: "It exited 5 times in a row. Open Warden to see why." },
     { ts_ms: now() - 60_000, title: "github is slow", body: "3 of the last 20 requests timed out." },

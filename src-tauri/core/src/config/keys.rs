@@ -16,8 +16,6 @@ pub struct KeyDef {
     pub doc: &'static str,
     /// What to write instead of a bad value.
     pub fix: &'static str,
-    /// Validated and documented, but the bridge does not act on it yet.
-    pub planned: bool,
     pub apply: fn(&mut Limits, &Value) -> Result<(), String>,
 }
 
@@ -47,7 +45,6 @@ fn boolean(v: &Value) -> Result<bool, String> {
 pub const KEYS: &[KeyDef] = &[
     KeyDef {
         name: "idle_timeout_ms",
-        planned: false,
         default: "50000",
         doc: "Fail a request that has had no response, progress or activity for this long. \
               50 s is below the 60 s after which common clients (TypeScript SDK hosts such as \
@@ -58,7 +55,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "max_timeout_ms",
-        planned: false,
         default: "600000",
         doc: "Fail a request after this long even while it reports progress. Ten minutes lets \
               long indexing or build tools finish while still bounding a tool that reports \
@@ -68,7 +64,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "startup_timeout_ms",
-        planned: false,
         default: "45000",
         doc: "Time a (re)started server has to answer its handshake. Covers npx/uvx cold starts \
               that download packages (often 10-40 s) while staying under the 60 s clients allow \
@@ -78,7 +73,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "stderr_is_activity",
-        planned: false,
         default: "true",
         doc: "Whether server stderr output resets the idle clock of its requests. On by \
               default: a server that is writing logs is alive (npm install chatter, build \
@@ -88,7 +82,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "max_message_bytes",
-        planned: false,
         default: "268435456",
         doc: "Largest single message relayed in either direction. 256 MiB passes the largest \
               real results seen (a 97 MB ripgrep result) while bounding the memory one line \
@@ -101,7 +94,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "retries",
-        planned: false,
         default: "2",
         doc: "How many times a safe request (list/read/get, ping, read-only or idempotent \
               tools) in flight when the server died is re-sent to the next one. Two rides out \
@@ -111,7 +103,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "backoff_ms",
-        planned: false,
         default: "250",
         doc: "First restart/retry delay; it doubles on each consecutive failure. 250 ms makes a \
               one-off crash nearly invisible.",
@@ -120,7 +111,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "max_backoff_ms",
-        planned: false,
         default: "30000",
         doc: "Upper bound of the doubling restart/retry delay, so a crash-looping server is \
               retried twice a minute rather than hammered or abandoned.",
@@ -129,7 +119,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "circuit_failures",
-        planned: false,
         default: "5",
         doc: "Consecutive failures (crashes, start-up failures, timeouts) that open the circuit \
               breaker, after which requests fail at once instead of each waiting for a timeout.",
@@ -140,7 +129,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "circuit_cooldown_ms",
-        planned: false,
         default: "30000",
         doc: "Time the breaker stays open before one trial request may half-open it.",
         fix: "a duration in milliseconds from 100 to 86400000, e.g. 30000",
@@ -148,7 +136,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "debug",
-        planned: false,
         default: "false",
         doc: "Full message logging for this server into `logs/<server>.debug.jsonl`, secrets \
               redacted; also on while the file `<config dir>/<server>/debug` exists. Off by \
@@ -158,7 +145,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "fallback",
-        planned: false,
         default: "\"off\"",
         doc: "`\"rg\"` serves ripgrep tools locally when the server is down (circuit open); \
               `\"off\"` reports the failure. Off by default: only search servers can be \
@@ -175,7 +161,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "force_fallback",
-        planned: false,
         default: "false",
         doc: "Serve from local ripgrep now, whatever the server's state (the one-click switch).",
         fix: "true or false",
@@ -183,7 +168,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "fallback_roots",
-        planned: false,
         default: "[]",
         doc: "Absolute directories the ripgrep fallback may search. Empty means the bridge's \
               working directory, which is the project the client started the server in.",
@@ -212,7 +196,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "clamp",
-        planned: false,
         default: "{}",
         doc: "Per-tool caps on numeric arguments, e.g. `{ \"advanced-search\" = { maxResults = 500 } }`: \
               a larger value is lowered to the cap and the call goes through.",
@@ -251,7 +234,6 @@ pub const KEYS: &[KeyDef] = &[
     },
     KeyDef {
         name: "result_soft_cap_bytes",
-        planned: false,
         default: "0",
         doc: "Truncate a larger tool result's text content, with a visible note telling the \
               model how to narrow its query (0 = off). Off by default because the bridge has no \
@@ -270,7 +252,6 @@ pub const KEYS: &[KeyDef] = &[
               `idempotentHint` count already; list others here. Empty by default: re-running a \
               tool that writes could do its work twice.",
         fix: "a list of tool names, e.g. [\"search\", \"read_file\"]",
-        planned: false,
         apply: |l, v| {
             let list = v
                 .as_array()

@@ -444,16 +444,14 @@ pub fn reference_markdown() -> String {
          Every key may appear in `[defaults]` and in `[servers.NAME]` (the latter wins), and \
          `warden bridge --set KEY=VALUE` overrides one key for one session. A bad value is \
          refused with the file, line, key and fix; an unknown key is a warning, so older and \
-         newer files keep loading. Keys marked *(planned)* are validated now and take effect \
-         when the feature lands.\n\n\
+         newer files keep loading.\n\n\
          ```toml\n[defaults]\nidle_timeout_ms = 50000\n\n[servers.ripgrep]\n\
          max_message_bytes = 536870912\nclamp = { \"advanced-search\" = { maxResults = 500 } }\n```\n\n\
          | key | default | meaning and reason |\n|---|---|---|\n",
     );
     for key in KEYS {
-        let planned = if key.planned { " *(planned)*" } else { "" };
         md.push_str(&format!(
-            "| `{}`{planned} | `{}` | {} |\n",
+            "| `{}` | `{}` | {} |\n",
             key.name,
             key.default,
             key.doc.replace('|', "\\|")

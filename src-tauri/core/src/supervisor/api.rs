@@ -165,7 +165,7 @@ pub struct SupervisorInfo {
     pub history_events: usize,
 }
 
-/// Health of a server, worst first in [`Health::rank`].
+/// Health of a server; [`Health::rank`] orders them by the attention they need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
@@ -179,6 +179,17 @@ pub enum Health {
 }
 
 impl Health {
+    /// How much attention the health needs, from 0 (idle) to 3 (down): a set of servers is
+    /// as bad as its highest rank.
+    pub fn rank(self) -> u8 {
+        match self {
+            Health::Idle => 0,
+            Health::Healthy => 1,
+            Health::Starting | Health::Degraded | Health::Fallback => 2,
+            Health::Down => 3,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Health::Starting => "starting",
@@ -302,8 +313,6 @@ pub struct LimitValue {
     pub doc: String,
     /// What a good value looks like.
     pub fix: String,
-    /// Validated but not acted on yet.
-    pub planned: bool,
 }
 
 /// Where an effective value comes from.

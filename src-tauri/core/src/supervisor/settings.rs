@@ -44,7 +44,6 @@ pub fn limits(path: Option<&Path>, server: &str) -> LimitsReport {
                 line,
                 doc: def.doc.to_owned(),
                 fix: def.fix.to_owned(),
-                planned: def.planned,
             }
         })
         .collect();
