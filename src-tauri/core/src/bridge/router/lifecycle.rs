@@ -344,14 +344,10 @@ impl Router {
                     });
                 }
             }
+            // Not held: the request is still held here (flush_held now skips it) or went to a
+            // server that is gone.
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
-                if let Some(id) = &peek.request_id {
-                    if let Some(p) = self.c2s.remove(id) {
-                        self.stats.cancelled += 1;
-                        self.bury(id.clone(), p.token.clone());
-                        out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
-                    }
-                }
+                self.client_cancelled(peek, now, out);
             }
             // Answers to server requests: the server that asked is gone.
             Kind::Response => {}

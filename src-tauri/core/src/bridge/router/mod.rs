@@ -245,13 +245,7 @@ impl Router {
                 }
             }
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
-                if let Some(id) = &peek.request_id {
-                    if let Some(p) = self.c2s.remove(id) {
-                        self.stats.cancelled += 1;
-                        self.bury(id.clone(), p.token.clone());
-                        out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
-                    }
-                }
+                self.client_cancelled(&peek, now, out);
             }
             Kind::Response => {
                 if let Some(id) = &peek.id {
@@ -261,6 +255,17 @@ impl Router {
             Kind::Notification | Kind::Other => {}
         }
         out.push(Out::Server(line));
+    }
+
+    /// The client cancelled a request: it is forgotten (its late response and progress are
+    /// dropped). Whether the notification itself is forwarded is the caller's choice.
+    fn client_cancelled(&mut self, peek: &Peek<'_>, now: Instant, out: &mut Vec<Out>) {
+        let Some(id) = &peek.request_id else { return };
+        if let Some(p) = self.c2s.remove(id) {
+            self.stats.cancelled += 1;
+            self.bury(id.clone(), p.token.clone());
+            out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
+        }
     }
 
     /// Tracks a request; `false` when the bridge answered it itself (circuit open).
