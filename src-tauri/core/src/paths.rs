@@ -108,14 +108,14 @@ mod tests {
 
         /// The paths a child process sees with only `set` of [`VARS`] set (and `TMPDIR=/t`).
         fn paths_with(set: &[(&str, &str)]) -> Value {
-            let mut cmd = Command::new(std::env::current_exe().unwrap());
+            let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
             cmd.args(["paths::tests::pinned::report", "--exact", "--ignored"])
                 .args(["--nocapture", "--test-threads=1"]);
             for var in VARS {
                 cmd.env_remove(var);
             }
             cmd.env("TMPDIR", "/t").envs(set.iter().copied());
-            let out = cmd.output().unwrap();
+            let out = cmd.output().expect("the test binary runs");
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(
                 out.status.success(),
@@ -126,7 +126,8 @@ mod tests {
                 .lines()
                 .find_map(|l| l.split_once(MARK))
                 .map(|(_, paths)| paths);
-            serde_json::from_str(line.unwrap_or_else(|| panic!("no paths in: {stdout}"))).unwrap()
+            serde_json::from_str(line.unwrap_or_else(|| panic!("no paths in: {stdout}")))
+                .expect("paths as JSON")
         }
 
         /// What Warden used with `home` as the home directory and no XDG variables.
