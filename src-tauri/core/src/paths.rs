@@ -167,7 +167,10 @@ mod tests {
         fn linux_paths_are_pinned() {
             let home = Path::new("/h/me");
             assert_eq!(paths_with(&[("HOME", "/h/me")]), defaults(home));
-            // Empty or relative XDG variables are ignored.
+            // Empty or relative XDG variables are ignored. (One change: a relative
+            // XDG_RUNTIME_DIR was used as is with `dirs`; the XDG spec says to ignore it, as
+            // `directories` does, and a socket path relative to each process's working
+            // directory could not connect bridges and supervisor anyway.)
             for value in ["", "rel/dir"] {
                 let xdg = [
                     ("XDG_CONFIG_HOME", value),
