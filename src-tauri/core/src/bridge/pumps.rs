@@ -36,39 +36,8 @@ pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
         reader.set_streaming(Some(STREAM_OVER));
     }
     while let Some(frame) = reader.next().await? {
-        let frame = match frame {
-            Frame::Begin(bytes) => {
-                streaming = Streamed {
-                    active: true,
-                    ..Streamed::default()
-                };
-                streaming.push(&bytes);
-                let _ = links.to_client.send((0, Line::Part(bytes))).await;
-                continue;
-            }
-            Frame::Part { bytes, end } => {
-                streaming.push(&bytes);
-                let _ = links.to_client.send((0, Line::Part(bytes))).await;
-                if end {
-                    let _ = links.to_client.send((0, Line::End)).await;
-                    let note = format!(r#"{{"streamed_line_bytes":{}}}"#, streaming.len);
-                    links.sink.debug("server", &Bytes::from(note));
-                    let mut done = std::mem::take(&mut streaming);
-                    let tail = done.tail.make_contiguous();
-                    links.route_now(|r, out| {
-                        r.streamed(&done.head, tail, done.len, Instant::now(), out)
-                    });
-                }
-                continue;
-            }
-            // A streamed line went over the limit: end the client's copy of it (the client
-            // drops it as invalid), then the request gets its error as for any oversize line.
-            oversize @ Frame::Oversize { .. } if streaming.active => {
-                streaming = Streamed::default();
-                let _ = links.to_client.send((0, Line::End)).await;
-                oversize
-            }
-            frame => frame,
+        let Some(frame) = streaming.relay(frame, &links).await else {
+            continue;
         };
         if let Frame::Message(line) = &frame {
             links.sink.debug(
@@ -110,6 +79,45 @@ struct Streamed {
 }
 
 impl Streamed {
+    /// Relays the parts of a line streamed to the client as they arrive; when the line ends,
+    /// the router learns its id. Other frames are handed back for routing.
+    async fn relay(&mut self, frame: Frame, links: &Links) -> Option<Frame> {
+        match frame {
+            Frame::Begin(bytes) => {
+                *self = Streamed {
+                    active: true,
+                    ..Streamed::default()
+                };
+                self.push(&bytes);
+                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                None
+            }
+            Frame::Part { bytes, end } => {
+                self.push(&bytes);
+                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                if end {
+                    let _ = links.to_client.send((0, Line::End)).await;
+                    let note = format!(r#"{{"streamed_line_bytes":{}}}"#, self.len);
+                    links.sink.debug("server", &Bytes::from(note));
+                    let mut done = std::mem::take(self);
+                    let tail = done.tail.make_contiguous();
+                    links.route_now(|r, out| {
+                        r.streamed(&done.head, tail, done.len, Instant::now(), out)
+                    });
+                }
+                None
+            }
+            // A streamed line went over the limit: end the client's copy of it (the client
+            // drops it as invalid), then the request gets its error as for any oversize line.
+            oversize @ Frame::Oversize { .. } if self.active => {
+                *self = Streamed::default();
+                let _ = links.to_client.send((0, Line::End)).await;
+                Some(oversize)
+            }
+            frame => Some(frame),
+        }
+    }
+
     fn push(&mut self, bytes: &[u8]) {
         self.len += bytes.len() as u64;
         let room = HEAD_KEEP.saturating_sub(self.head.len());
