@@ -20,6 +20,8 @@ use super::sink::Sink;
 use super::{Exit, Options, reload_config, stdio};
 use crate::events::Event;
 
+/// What lives as long as the session: the links, the session's tasks, and what is needed to
+/// start the next server process.
 pub(super) struct Session {
     /// Every server process gets it as `WARDEN_SESSION`: `<bridge pid>-<start ms>`.
     id: String,
@@ -65,7 +67,7 @@ enum Step {
     ServerEnded(Result<(), String>),
     /// Start the next server.
     Start,
-    /// Look again.
+    /// Nothing changed (an order carried out, or one with nothing to do): look again.
     Wait,
 }
 
