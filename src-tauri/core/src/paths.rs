@@ -2,16 +2,27 @@
 
 use std::path::PathBuf;
 
-/// `$WARDEN_STATE_DIR`, else the user's state directory (`~/.local/state/warden` on Linux),
-/// else the local data directory, else a directory under the temp dir.
+use directories::BaseDirs;
+
+/// The user's home directory: `$HOME`, else the user database's entry.
+pub fn home_dir() -> Option<PathBuf> {
+    BaseDirs::new().map(|d| d.home_dir().to_owned())
+}
+
+/// `$WARDEN_STATE_DIR`, else the user's state directory (`$XDG_STATE_HOME/warden`, by default
+/// `~/.local/state/warden`, on Linux), else the local data directory (macOS, Windows), else a
+/// directory under the temp dir.
 pub fn state_dir() -> PathBuf {
     std::env::var_os("WARDEN_STATE_DIR")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .or_else(|| {
-            dirs::state_dir()
-                .or_else(dirs::data_local_dir)
-                .map(|d| d.join("warden"))
+            let base = BaseDirs::new()?;
+            Some(
+                base.state_dir()
+                    .unwrap_or(base.data_local_dir())
+                    .join("warden"),
+            )
         })
         .unwrap_or_else(|| std::env::temp_dir().join("warden"))
 }
@@ -51,5 +62,163 @@ mod tests {
         assert_eq!(file_stem("../../etc/passwd"), "_.._etc_passwd");
         assert_eq!(file_stem(""), "_");
         assert_eq!(file_stem("my server/ü"), "my_server__");
+    }
+
+    /// The platform paths on Linux are the ones Warden used before it moved from `dirs` to
+    /// `directories`: configs, backups and history must stay where users have them. Each case
+    /// runs [`report`] in a child process of this test binary with its own environment (the
+    /// crates read it at call time, and other tests in this process read it too).
+    #[cfg(target_os = "linux")]
+    mod pinned {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        use std::path::{Path, PathBuf};
+        use std::process::Command;
+
+        use serde_json::{Value, json};
+
+        const VARS: &[&str] = &[
+            "HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_STATE_HOME",
+            "XDG_DATA_HOME",
+            "XDG_RUNTIME_DIR",
+            "WARDEN_CONFIG",
+            "WARDEN_STATE_DIR",
+            "WARDEN_SOCKET",
+            "TMPDIR",
+        ];
+        const MARK: &str = "warden-paths: ";
+
+        #[test]
+        #[ignore = "run by `linux_paths_are_pinned` in a child process with a controlled environment"]
+        fn report() {
+            let client_home = crate::clients::ClientEnv::from_process()
+                .map(|e| e.home)
+                .ok();
+            let paths = json!({
+                "config": crate::config::default_path(),
+                "state": super::state_dir(),
+                "socket": crate::control::socket::socket_path(),
+                "home": super::home_dir(),
+                "client_home": client_home,
+            });
+            println!("{MARK}{paths}");
+        }
+
+        /// The paths a child process sees with only `set` of [`VARS`] set (and `TMPDIR=/t`).
+        fn paths_with(set: &[(&str, &str)]) -> Value {
+            let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
+            cmd.args(["paths::tests::pinned::report", "--exact", "--ignored"])
+                .args(["--nocapture", "--test-threads=1"]);
+            for var in VARS {
+                cmd.env_remove(var);
+            }
+            cmd.env("TMPDIR", "/t").envs(set.iter().copied());
+            let out = cmd.output().expect("the test binary runs");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let line = stdout
+                .lines()
+                .find_map(|l| l.split_once(MARK))
+                .map(|(_, paths)| paths);
+            serde_json::from_str(line.unwrap_or_else(|| panic!("no paths in: {stdout}")))
+                .expect("paths as JSON")
+        }
+
+        /// What Warden used with `home` as the home directory and no XDG variables.
+        fn defaults(home: &Path) -> Value {
+            json!({
+                "config": home.join(".config/warden/config.toml"),
+                "state": home.join(".local/state/warden"),
+                "socket": format!("/t/warden-{}/control.sock", crate::control::socket::my_uid()),
+                "home": home,
+                "client_home": home,
+            })
+        }
+
+        /// The home directory in the user database, for a process without `$HOME`.
+        #[allow(unsafe_code)]
+        fn passwd_home() -> PathBuf {
+            let mut buf = vec![0 as libc::c_char; 64 * 1024];
+            // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids).
+            let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+            let mut found = std::ptr::null_mut();
+            // SAFETY: every pointer is valid for the call and `buf.len()` is its size; on
+            // success `pw_dir` points to a NUL-terminated string inside `buf`, read before
+            // `buf` is dropped.
+            let dir = unsafe {
+                let uid = libc::getuid();
+                let rc = libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found);
+                assert!(
+                    rc == 0 && !found.is_null(),
+                    "no user database entry for uid {uid}"
+                );
+                std::ffi::CStr::from_ptr(entry.pw_dir)
+            };
+            PathBuf::from(OsStr::from_bytes(dir.to_bytes()))
+        }
+
+        #[test]
+        fn linux_paths_are_pinned() {
+            let home = Path::new("/h/me");
+            assert_eq!(paths_with(&[("HOME", "/h/me")]), defaults(home));
+            // Empty or relative XDG variables are ignored. (One change: a relative
+            // XDG_RUNTIME_DIR was used as is with `dirs`; the XDG spec says to ignore it, as
+            // `directories` does, and a socket path relative to each process's working
+            // directory could not connect bridges and supervisor anyway.)
+            for value in ["", "rel/dir"] {
+                let xdg = [
+                    ("XDG_CONFIG_HOME", value),
+                    ("XDG_STATE_HOME", value),
+                    ("XDG_DATA_HOME", value),
+                    ("XDG_RUNTIME_DIR", value),
+                ];
+                let set = [&[("HOME", "/h/me")][..], &xdg].concat();
+                assert_eq!(
+                    paths_with(&set),
+                    defaults(home),
+                    "XDG variables set to {value:?}"
+                );
+            }
+            // The state dir never falls back to XDG_DATA_HOME on Linux.
+            let set = [("HOME", "/h/me"), ("XDG_DATA_HOME", "/x/data")];
+            assert_eq!(paths_with(&set), defaults(home));
+
+            let set = [
+                ("HOME", "/h/me"),
+                ("XDG_CONFIG_HOME", "/x/config"),
+                ("XDG_STATE_HOME", "/x/state"),
+                ("XDG_DATA_HOME", "/x/data"),
+                ("XDG_RUNTIME_DIR", "/run/user/7"),
+            ];
+            let mut want = defaults(home);
+            want["config"] = json!("/x/config/warden/config.toml");
+            want["state"] = json!("/x/state/warden");
+            want["socket"] = json!("/run/user/7/warden/control.sock");
+            assert_eq!(paths_with(&set), want);
+
+            let set = [
+                ("HOME", "/h/me"),
+                ("XDG_RUNTIME_DIR", "/run/user/7"),
+                ("WARDEN_CONFIG", "/c/warden.toml"),
+                ("WARDEN_STATE_DIR", "/s"),
+                ("WARDEN_SOCKET", "/k/ctl.sock"),
+            ];
+            let mut want = defaults(home);
+            want["config"] = json!("/c/warden.toml");
+            want["state"] = json!("/s");
+            want["socket"] = json!("/k/ctl.sock");
+            assert_eq!(paths_with(&set), want);
+
+            // Without $HOME (or with it empty), the user database says where home is.
+            let home = passwd_home();
+            assert_eq!(paths_with(&[]), defaults(&home));
+            assert_eq!(paths_with(&[("HOME", "")]), defaults(&home));
+        }
     }
 }

@@ -82,7 +82,7 @@ impl ClientEnv {
                     .then(|| var_path("USERPROFILE"))
                     .flatten()
             })
-            .or_else(dirs::home_dir)
+            .or_else(crate::paths::home_dir)
             .ok_or(ClientError::NoHome)?;
         let vars = OVERRIDE_VARS
             .iter()

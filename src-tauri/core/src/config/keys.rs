@@ -182,7 +182,7 @@ pub const KEYS: &[KeyDef] = &[
                     format!("must list paths as strings, not {}", item.type_str())
                 })?;
                 let path = match s.strip_prefix("~/") {
-                    Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
+                    Some(rest) => crate::paths::home_dir().unwrap_or_default().join(rest),
                     None => PathBuf::from(s),
                 };
                 if !path.is_absolute() {

@@ -6,14 +6,15 @@ use std::path::{Path, PathBuf};
 
 use tokio::net::{UnixListener, UnixStream};
 
-/// `$WARDEN_SOCKET`, else `$XDG_RUNTIME_DIR/warden/control.sock`, else
-/// `<temp dir>/warden-<uid>/control.sock`.
+/// `$WARDEN_SOCKET`, else `<runtime dir>/warden/control.sock` (the runtime dir is
+/// `$XDG_RUNTIME_DIR` when absolute, on Linux only), else `<temp dir>/warden-<uid>/control.sock`.
 pub fn socket_path() -> PathBuf {
     if let Some(p) = std::env::var_os("WARDEN_SOCKET").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|p| !p.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("warden").join("control.sock"),
+    let base = directories::BaseDirs::new();
+    match base.as_ref().and_then(directories::BaseDirs::runtime_dir) {
+        Some(dir) => dir.join("warden").join("control.sock"),
         None => std::env::temp_dir()
             .join(format!("warden-{}", my_uid()))
             .join("control.sock"),

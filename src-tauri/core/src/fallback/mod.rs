@@ -526,7 +526,7 @@ fn real_location_of_missing(path: &Path) -> PathBuf {
 }
 
 fn expand_tilde(raw: &str) -> PathBuf {
-    let home = || dirs::home_dir();
+    let home = crate::paths::home_dir;
     match raw.strip_prefix('~') {
         Some("") => home().unwrap_or_else(|| PathBuf::from(raw)),
         Some(rest) if rest.starts_with('/') => home()

@@ -406,7 +406,9 @@ async fn paths_must_resolve_inside_a_root() {
 
 #[test]
 fn tilde_means_home() {
-    let Some(home) = dirs::home_dir() else { return };
+    let Some(home) = crate::paths::home_dir() else {
+        return;
+    };
     assert_eq!(expand_tilde("~"), home);
     assert_eq!(expand_tilde("~/src/x"), home.join("src/x"));
     assert_eq!(expand_tilde("~other/x"), PathBuf::from("~other/x"));

@@ -344,14 +344,10 @@ impl Router {
                     });
                 }
             }
+            // Not held: the request is still held here (flush_held now skips it) or went to a
+            // server that is gone.
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
-                if let Some(id) = &peek.request_id {
-                    if let Some(p) = self.c2s.remove(id) {
-                        self.stats.cancelled += 1;
-                        self.bury(id.clone(), p.token.clone());
-                        out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
-                    }
-                }
+                self.client_cancelled(peek, now, out);
             }
             // Answers to server requests: the server that asked is gone.
             Kind::Response => {}
@@ -614,27 +610,8 @@ impl Router {
         in_flight.sort_by_key(|(_, started)| *started);
         let mut retried = VecDeque::new();
         for (id, _) in in_flight {
-            let Some(p) = self.c2s.get_mut(&id) else {
-                continue;
-            };
-            if let Some(line) = p
-                .retry_line
-                .clone()
-                .filter(|_| can_retry && p.attempts < self.limits.retries)
-            {
-                p.attempts += 1;
-                p.held_since = Some(now);
-                self.stats.retries += 1;
-                let detail = format!(
-                    "{} will be re-sent to the restarted server (attempt {})",
-                    describe(p),
-                    p.attempts + 1
-                );
-                out.push(Out::Event(Event {
-                    id: Some(id.to_value()),
-                    ..Event::new("retry").detail(detail)
-                }));
-                retried.push_back(Held { line, id: Some(id) });
+            if let Some(held) = self.retry(&id, can_retry, now, out) {
+                retried.push_back(held);
                 continue;
             }
             let Some(p) = self.c2s.remove(&id) else {
@@ -642,32 +619,7 @@ impl Router {
             };
             self.bury(id.clone(), p.token.clone());
             self.stats.errors += 1;
-            let mut msg = format!(
-                "Server exited: `{}` {exit} while {} was in flight.",
-                self.server,
-                describe(&p)
-            );
-            if p.retry_line.is_some() && !can_retry {
-                let _ = write!(
-                    msg,
-                    " Warden did not re-send it: the circuit breaker opened after {} failures in a row.",
-                    self.life.failures
-                );
-            } else if p.retry_line.is_some() {
-                let _ = write!(
-                    msg,
-                    " It was already re-sent {} time(s) (retries = {}).",
-                    p.attempts, self.limits.retries
-                );
-            } else if let Some(tool) = &p.tool {
-                let _ = write!(
-                    msg,
-                    " Warden did not re-send it: tool `{tool}` is not marked read-only or idempotent, so it may already have taken effect (list it in idempotent_tools if it is safe to repeat)."
-                );
-            }
-            if let Some(line) = &last_line {
-                let _ = write!(msg, " Its last stderr line: {line}");
-            }
+            let msg = self.exited_message(&p, &exit, can_retry, last_line.as_deref());
             let data = json!({"exit": exit, "stderr_tail": stderr_tail, "method": &*p.method});
             self.fail(&id, &p, ErrorKind::ServerExited, &msg, data, now, out);
         }
@@ -684,6 +636,76 @@ impl Router {
             Event::new("server_exit").detail(self.life.last_exit.clone().unwrap_or_default()),
         ));
         restart
+    }
+
+    /// Queues a copy of request `id` for the next server, when it is safe to re-send and
+    /// retries are left.
+    fn retry(
+        &mut self,
+        id: &Id,
+        can_retry: bool,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) -> Option<Held> {
+        let p = self.c2s.get_mut(id)?;
+        let line = p
+            .retry_line
+            .clone()
+            .filter(|_| can_retry && p.attempts < self.limits.retries)?;
+        p.attempts += 1;
+        p.held_since = Some(now);
+        self.stats.retries += 1;
+        let detail = format!(
+            "{} will be re-sent to the restarted server (attempt {})",
+            describe(p),
+            p.attempts + 1
+        );
+        out.push(Out::Event(Event {
+            id: Some(id.to_value()),
+            ..Event::new("retry").detail(detail)
+        }));
+        Some(Held {
+            line,
+            id: Some(id.clone()),
+        })
+    }
+
+    /// The error text of request `p`, which was in flight when its server ended: what ended,
+    /// why the request was not re-sent, and the server's last stderr line.
+    fn exited_message(
+        &self,
+        p: &Pending,
+        exit: &str,
+        can_retry: bool,
+        last_line: Option<&str>,
+    ) -> String {
+        let mut msg = format!(
+            "Server exited: `{}` {exit} while {} was in flight.",
+            self.server,
+            describe(p)
+        );
+        if p.retry_line.is_some() && !can_retry {
+            let _ = write!(
+                msg,
+                " Warden did not re-send it: the circuit breaker opened after {} failures in a row.",
+                self.life.failures
+            );
+        } else if p.retry_line.is_some() {
+            let _ = write!(
+                msg,
+                " It was already re-sent {} time(s) (retries = {}).",
+                p.attempts, self.limits.retries
+            );
+        } else if let Some(tool) = &p.tool {
+            let _ = write!(
+                msg,
+                " Warden did not re-send it: tool `{tool}` is not marked read-only or idempotent, so it may already have taken effect (list it in idempotent_tools if it is safe to repeat)."
+            );
+        }
+        if let Some(line) = last_line {
+            let _ = write!(msg, " Its last stderr line: {line}");
+        }
+        msg
     }
 
     /// The client left: requests it was still waiting for are logged as abandoned.

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 mod fallback;
 mod lifecycle;
+mod watchdog;
 pub use lifecycle::Restart;
 
 use super::guard;
@@ -245,13 +246,7 @@ impl Router {
                 }
             }
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
-                if let Some(id) = &peek.request_id {
-                    if let Some(p) = self.c2s.remove(id) {
-                        self.stats.cancelled += 1;
-                        self.bury(id.clone(), p.token.clone());
-                        out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
-                    }
-                }
+                self.client_cancelled(&peek, now, out);
             }
             Kind::Response => {
                 if let Some(id) = &peek.id {
@@ -261,6 +256,17 @@ impl Router {
             Kind::Notification | Kind::Other => {}
         }
         out.push(Out::Server(line));
+    }
+
+    /// The client cancelled a request: it is forgotten (its late response and progress are
+    /// dropped). Whether the notification itself is forwarded is the caller's choice.
+    fn client_cancelled(&mut self, peek: &Peek<'_>, now: Instant, out: &mut Vec<Out>) {
+        let Some(id) = &peek.request_id else { return };
+        if let Some(p) = self.c2s.remove(id) {
+            self.stats.cancelled += 1;
+            self.bury(id.clone(), p.token.clone());
+            out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
+        }
     }
 
     /// Tracks a request; `false` when the bridge answered it itself (circuit open).
@@ -563,140 +569,6 @@ impl Router {
             for p in self.c2s.values_mut() {
                 p.last_activity = now;
             }
-        }
-    }
-
-    // ---- the watchdog -------------------------------------------------------------------
-
-    fn activity(&self, p: &Pending) -> Instant {
-        match self.last_stderr {
-            Some(t) if self.limits.stderr_is_activity && t > p.last_activity => t,
-            _ => p.last_activity,
-        }
-    }
-
-    /// Fails every request past a deadline; returns the next deadline, if any.
-    pub fn tick(&mut self, now: Instant, out: &mut Vec<Out>) -> Option<Instant> {
-        let paused = !self.s2c.is_empty();
-        let mut expired = Vec::new();
-        let mut next: Option<Instant> = None;
-        for (id, p) in &self.c2s {
-            let hard = (p.class != Class::Initialize).then(|| p.started + self.limits.max_timeout);
-            let idle = match (p.held_since, p.class) {
-                // Waiting for a (re)started server: bounded by the start-up limit.
-                (Some(since), _) => Some(since + self.limits.startup_timeout),
-                (None, Class::Normal) if !paused => {
-                    Some(self.activity(p) + self.limits.idle_timeout)
-                }
-                (None, Class::Initialize) => Some(p.started + self.limits.startup_timeout),
-                _ => None,
-            };
-            if hard.is_some_and(|t| t <= now) {
-                expired.push((id.clone(), ErrorKind::MaxTimeout));
-            } else if idle.is_some_and(|t| t <= now) {
-                let kind = if p.class == Class::Initialize || p.held_since.is_some() {
-                    ErrorKind::StartupTimeout
-                } else {
-                    ErrorKind::Timeout
-                };
-                expired.push((id.clone(), kind));
-            } else {
-                for t in [hard, idle].into_iter().flatten() {
-                    next = Some(next.map_or(t, |n| n.min(t)));
-                }
-            }
-        }
-        for (id, kind) in expired {
-            self.expire(id, kind, now, out);
-        }
-        if let Some(t) = self.life_tick(now, out) {
-            next = Some(next.map_or(t, |n| n.min(t)));
-        }
-        next
-    }
-
-    fn expire(&mut self, id: Id, kind: ErrorKind, now: Instant, out: &mut Vec<Out>) {
-        let Some(p) = self.c2s.remove(&id) else {
-            return;
-        };
-        self.stats.timeouts += 1;
-        self.bury(id.clone(), p.token.clone());
-        let was_held = p.held_since.is_some();
-        let elapsed = now.saturating_duration_since(p.started);
-        let l = &self.limits;
-        let (msg, limit) = match kind {
-            ErrorKind::MaxTimeout => (
-                format!(
-                    "Request timed out: {} on server `{}` ran for {} and passed max_timeout_ms ({}), the hard limit that applies even while a tool reports progress. Warden cancelled it. If the tool needs longer, raise max_timeout_ms for this server in config.toml.",
-                    describe(&p),
-                    self.server,
-                    secs(elapsed),
-                    l.max_timeout.as_millis()
-                ),
-                l.max_timeout,
-            ),
-            ErrorKind::StartupTimeout if was_held => (
-                format!(
-                    "Request timed out: server `{}` was (re)starting and did not become ready within {} (startup_timeout_ms = {}), so {} was never sent. {}",
-                    self.server,
-                    secs(l.startup_timeout),
-                    l.startup_timeout.as_millis(),
-                    describe(&p),
-                    self.life.last_exit_note(),
-                ),
-                l.startup_timeout,
-            ),
-            ErrorKind::StartupTimeout => (
-                format!(
-                    "Request timed out: server `{}` did not answer `initialize` within {} (startup_timeout_ms = {}). If it downloads packages on first start (npx, uvx), run it once by hand to fill the cache, or raise startup_timeout_ms.",
-                    self.server,
-                    secs(l.startup_timeout),
-                    l.startup_timeout.as_millis()
-                ),
-                l.startup_timeout,
-            ),
-            _ => (
-                format!(
-                    "Request timed out: {} on server `{}` had no response, progress or activity for {} (idle_timeout_ms = {}). Warden cancelled it. If the tool is slow but working, raise idle_timeout_ms for this server in config.toml; if the server is stuck, restart it.",
-                    describe(&p),
-                    self.server,
-                    secs(now.saturating_duration_since(self.activity(&p))),
-                    l.idle_timeout.as_millis()
-                ),
-                l.idle_timeout,
-            ),
-        };
-        let data = json!({
-            "limit_ms": limit.as_millis() as u64,
-            "elapsed_ms": elapsed.as_millis() as u64,
-            "method": &*p.method,
-        });
-        out.push(Out::Client(error_response(
-            Some(&id),
-            kind,
-            &self.server,
-            &msg,
-            data,
-        )));
-        match (p.class, &p.task_id) {
-            _ if was_held => {}
-            (Class::Initialize, _) => {}
-            (Class::TaskResult, Some(task_id)) => {
-                let own = self.own_id(lifecycle::Own::Swallow);
-                let cancel = json!({"jsonrpc": "2.0", "id": own.to_value(), "method": "tasks/cancel", "params": {"taskId": &**task_id}});
-                out.push(Out::Server(Bytes::from(cancel.to_string())));
-            }
-            _ => {
-                let reason = format!("Warden: {} (limit {} ms)", kind.as_str(), limit.as_millis());
-                out.push(Out::Server(notification(
-                    "notifications/cancelled",
-                    json!({"requestId": id.to_value(), "reason": reason}),
-                )));
-            }
-        }
-        out.push(Out::Event(self.finished(&id, &p, now, kind.as_str(), None)));
-        if !was_held {
-            self.count_failure(now, &format!("{} timed out", describe(&p)), out);
         }
     }
 

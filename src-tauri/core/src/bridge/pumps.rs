@@ -1,0 +1,268 @@
+//! The tasks that move bytes: a pump reads frames from one side and routes them, a writer
+//! drains the queues towards one side, the stderr pump keeps the server's stderr, the watchdog
+//! wakes the router at its next deadline.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::mpsc;
+
+use super::links::{Line, Links, ServerQueues, Side, Tagged};
+use crate::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
+
+/// The stderr tail kept per server process, for the error messages of its end.
+pub(super) const STDERR_TAIL: usize = 8 * 1024;
+/// The stderr tail the supervisor shows on a server's page.
+const RECENT_STDERR: usize = 4 * 1024;
+
+/// Lines from the server longer than this are relayed as they arrive (cut-through) instead of
+/// being held whole: a 100 MB result costs one pipe transfer of time, not two, and little
+/// memory. Such a line is not parsed whole; its id comes from its head or tail.
+const STREAM_OVER: usize = 1 << 20;
+
+pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
+    input: R,
+    max: usize,
+    links: Links,
+    side: Side,
+) -> std::io::Result<()> {
+    let mut reader = FrameReader::new(input, max);
+    let mut streaming = Streamed::default();
+    if side == Side::Server {
+        reader.set_streaming(Some(STREAM_OVER));
+    }
+    while let Some(frame) = reader.next().await? {
+        let Some(frame) = streaming.relay(frame, &links).await else {
+            continue;
+        };
+        if let Frame::Message(line) = &frame {
+            links.sink.debug(
+                if side == Side::Client {
+                    "client"
+                } else {
+                    "server"
+                },
+                line,
+            );
+        }
+        let (mut new_max, mut soft_cap) = (max, 0);
+        links
+            .route(side, |router, out| {
+                match side {
+                    Side::Client => router.from_client(frame, Instant::now(), out),
+                    Side::Server => router.from_server(frame, Instant::now(), out),
+                }
+                new_max = router.limits().max_message_bytes;
+                soft_cap = router.limits().result_soft_cap_bytes;
+            })
+            .await;
+        reader.set_max(new_max);
+        if side == Side::Server {
+            // A result that may have to be cut must be held whole.
+            reader.set_streaming((soft_cap == 0).then_some(STREAM_OVER));
+        }
+    }
+    Ok(())
+}
+
+/// The head and tail of a line being relayed in parts: where its id is.
+#[derive(Default)]
+struct Streamed {
+    active: bool,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    len: u64,
+}
+
+impl Streamed {
+    /// Relays the parts of a line streamed to the client as they arrive; when the line ends,
+    /// the router learns its id. Other frames are handed back for routing.
+    async fn relay(&mut self, frame: Frame, links: &Links) -> Option<Frame> {
+        match frame {
+            Frame::Begin(bytes) => {
+                *self = Streamed {
+                    active: true,
+                    ..Streamed::default()
+                };
+                self.push(&bytes);
+                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                None
+            }
+            Frame::Part { bytes, end } => {
+                self.push(&bytes);
+                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                if end {
+                    let _ = links.to_client.send((0, Line::End)).await;
+                    let note = format!(r#"{{"streamed_line_bytes":{}}}"#, self.len);
+                    links.sink.debug("server", &Bytes::from(note));
+                    let mut done = std::mem::take(self);
+                    let tail = done.tail.make_contiguous();
+                    links.route_now(|r, out| {
+                        r.streamed(&done.head, tail, done.len, Instant::now(), out)
+                    });
+                }
+                None
+            }
+            // A streamed line went over the limit: end the client's copy of it (the client
+            // drops it as invalid), then the request gets its error as for any oversize line.
+            oversize @ Frame::Oversize { .. } if self.active => {
+                *self = Streamed::default();
+                let _ = links.to_client.send((0, Line::End)).await;
+                Some(oversize)
+            }
+            frame => Some(frame),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        let room = HEAD_KEEP.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        let take = bytes.len().min(TAIL_KEEP);
+        self.tail.extend(&bytes[bytes.len() - take..]);
+        let excess = self.tail.len().saturating_sub(TAIL_KEEP);
+        self.tail.drain(..excess);
+    }
+}
+
+pub(super) type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
+
+pub(super) async fn client_writer(
+    out: BoxWriter,
+    mut data: mpsc::Receiver<Tagged>,
+    mut side: mpsc::UnboundedReceiver<Tagged>,
+) -> std::io::Result<()> {
+    write_loop(out, &mut data, &mut side, |_, line| Some(line)).await
+}
+
+/// Writes the lines routed for generation `generation`; a line routed for another one goes
+/// back to the router.
+pub(super) async fn server_writer(
+    out: BoxWriter,
+    queues: Arc<tokio::sync::Mutex<ServerQueues>>,
+    generation: u64,
+    links: Links,
+) -> std::io::Result<()> {
+    let mut queues = queues.lock().await;
+    let ServerQueues { data, side } = &mut *queues;
+    write_loop(out, data, side, |tag, line| {
+        if tag == generation {
+            return Some(line);
+        }
+        if let Line::Data(bytes) = line {
+            links.route_now(|r, out| r.undelivered(bytes, Instant::now(), out));
+        }
+        None
+    })
+    .await
+}
+
+async fn write_loop<W: AsyncWrite + Send + ?Sized>(
+    out: Pin<Box<W>>,
+    data: &mut mpsc::Receiver<Tagged>,
+    side: &mut mpsc::UnboundedReceiver<Tagged>,
+    mut accept: impl FnMut(u64, Line) -> Option<Line>,
+) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(64 * 1024, out);
+    let mut finishing = false;
+    // Inside a line relayed in parts, nothing may be written between its parts.
+    let mut in_line = false;
+    loop {
+        let (tag, line) = tokio::select! {
+            biased;
+            Some(item) = side.recv(), if !finishing && !in_line => item,
+            Some(item) = data.recv() => item,
+            else => break,
+        };
+        let mut next = accept(tag, line);
+        loop {
+            match next.take() {
+                Some(Line::Data(bytes)) => write_line(&mut out, &bytes).await?,
+                Some(Line::Part(bytes)) => {
+                    in_line = true;
+                    out.write_all(&bytes).await?;
+                }
+                Some(Line::End) => {
+                    in_line = false;
+                    out.write_all(b"\n").await?;
+                }
+                Some(Line::Finish) => finishing = true,
+                None => {}
+            }
+            // Batch whatever else is ready into the same flush.
+            let ready = if in_line {
+                data.try_recv()
+            } else {
+                side.try_recv().or_else(|_| data.try_recv())
+            };
+            next = match ready {
+                Ok((tag, line)) => accept(tag, line),
+                Err(_) => break,
+            };
+        }
+        out.flush().await?;
+        if finishing && data.is_empty() {
+            break;
+        }
+    }
+    out.flush().await?;
+    out.shutdown().await
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, line: &[u8]) -> std::io::Result<()> {
+    out.write_all(line).await?;
+    out.write_all(b"\n").await
+}
+
+pub(super) async fn pump_stderr<R: AsyncRead + Unpin>(
+    mut input: R,
+    links: Links,
+    tail: Arc<Mutex<VecDeque<u8>>>,
+) {
+    let mut buf = vec![0u8; 8 * 1024];
+    loop {
+        let n = match input.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        links.route_now(|r, out| r.on_stderr(Instant::now(), &buf[..n], out));
+        links.sink.stderr(Bytes::copy_from_slice(&buf[..n]));
+        keep_tail(
+            &mut tail.lock().unwrap_or_else(PoisonError::into_inner),
+            &buf[..n],
+            STDERR_TAIL,
+        );
+        let mut recent = links
+            .recent_stderr
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        recent.0 += 1;
+        keep_tail(&mut recent.1, &buf[..n], RECENT_STDERR);
+    }
+}
+
+fn keep_tail(tail: &mut VecDeque<u8>, bytes: &[u8], max: usize) {
+    tail.extend(bytes);
+    let excess = tail.len().saturating_sub(max);
+    tail.drain(..excess);
+}
+
+pub(super) async fn watchdog(links: Links) {
+    loop {
+        let mut next = None;
+        links.route_now(|r, out| next = r.tick(Instant::now(), out));
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at.into()) => {}
+                    _ = links.wake.notified() => {}
+                }
+            }
+            None => links.wake.notified().await,
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! One bridge session from start to end, in steps: the session's tasks are set up, server
+//! processes run one after another (each one's end settled with the router, which says when
+//! to start the next), and the shutdown ends the last server before the session itself.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinHandle;
+
+use super::child::{self, Pipes, Server};
+use super::generation::{Generation, drain_stale, fallback_command, finish_relay, task_result};
+use super::links::{Line, Links, ServerQueues, Side};
+use super::pumps::{client_writer, pump, watchdog};
+use super::router::{Out, Restart, Router};
+use super::signals::Signals;
+use super::sink::Sink;
+use super::{Exit, Options, reload_config, stdio};
+use crate::events::Event;
+
+/// What lives as long as the session: the links, the session's tasks, and what is needed to
+/// start the next server process.
+pub(super) struct Session {
+    /// Every server process gets it as `WARDEN_SESSION`: `<bridge pid>-<start ms>`.
+    id: String,
+    command: Vec<OsString>,
+    /// The message size limit at the start (the pumps then follow the router's).
+    max: usize,
+    links: Links,
+    server_queues: Arc<Mutex<ServerQueues>>,
+    /// The router's orders for the server process (kill, start).
+    orders: mpsc::UnboundedReceiver<Out>,
+    tasks: Tasks,
+    reloader: Option<JoinHandle<()>>,
+    #[cfg(unix)]
+    controller: Option<JoinHandle<()>>,
+}
+
+/// The session's tasks whose end ends the session.
+struct Tasks {
+    client_pump: JoinHandle<std::io::Result<()>>,
+    client_writer: JoinHandle<std::io::Result<()>>,
+    watchdog: JoinHandle<()>,
+    signals: Signals,
+}
+
+impl Tasks {
+    /// Resolves when the session is over: the client left (or cannot be talked to), a signal
+    /// asked us to stop, or the watchdog failed.
+    async fn ended(&mut self) -> Result<(), String> {
+        tokio::select! {
+            r = &mut self.client_pump => task_result("reading from the client", r),
+            r = &mut self.client_writer => task_result("writing to the client", r),
+            () = self.signals.recv() => Ok(()),
+            r = &mut self.watchdog => Err(watchdog_failure(r)),
+        }
+    }
+}
+
+/// What [`Session::relay`] does next.
+enum Step {
+    /// The session is over (how the client side ended).
+    End(Result<(), String>),
+    /// The running server ended (why, when it is an error).
+    ServerEnded(Result<(), String>),
+    /// Start the next server.
+    Start,
+    /// Nothing changed (an order carried out, or one with nothing to do): look again.
+    Wait,
+}
+
+impl Session {
+    /// Starts the session's tasks (client pump and writer, watchdog, the control connection,
+    /// the config reload) while the first server process, `first_pid`, runs.
+    pub(super) fn start(options: Options, id: String, started_ms: u64, first_pid: u32) -> Session {
+        let Options {
+            server: name,
+            command,
+            limits,
+            event_log,
+            reload,
+            control,
+        } = options;
+        let sink = Arc::new(Sink::start(&name, event_log));
+        sink.event(Event::new("session_start").detail(format!(
+            "pid {first_pid} serving {:?}",
+            command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>()
+        )));
+        #[cfg(unix)]
+        let hello = hello(&id, &name, &command, &limits, started_ms);
+        #[cfg(not(unix))]
+        let _ = started_ms;
+        let max = limits.max_message_bytes;
+        let router = Router::new(&name, Arc::new(limits));
+        let (links, queues) = Links::new(router, sink, first_pid);
+
+        let (client_in, client_out) = stdio::client_io();
+        let tasks = Tasks {
+            client_pump: tokio::spawn(pump(client_in, max, links.clone(), Side::Client)),
+            client_writer: tokio::spawn(client_writer(
+                client_out,
+                queues.client,
+                queues.side_client,
+            )),
+            watchdog: tokio::spawn(watchdog(links.clone())),
+            signals: Signals::new(),
+        };
+        #[cfg(unix)]
+        let controller =
+            control.map(|path| tokio::spawn(super::control::run(links.clone(), path, hello)));
+        #[cfg(not(unix))]
+        let _ = control;
+        let reloader = reload.map(|(path, overrides)| {
+            tokio::spawn(reload_config(links.clone(), path, name.clone(), overrides))
+        });
+        Session {
+            id,
+            command,
+            max,
+            links,
+            server_queues: queues.server,
+            orders: queues.life,
+            tasks,
+            reloader,
+            #[cfg(unix)]
+            controller,
+        }
+    }
+
+    /// Starts the tasks of server process number `generation` and tells the router.
+    pub(super) fn started(
+        &self,
+        server: Server,
+        pipes: Pipes,
+        generation: u64,
+        fallback: bool,
+    ) -> Generation {
+        self.links.server_pid.store(server.pid, Ordering::Relaxed);
+        let generation = Generation::start(
+            server,
+            pipes,
+            generation,
+            &self.links,
+            &self.server_queues,
+            self.max,
+        );
+        self.links
+            .route_now(|r, out| r.server_started(fallback, Instant::now(), out));
+        generation
+    }
+
+    /// Relays until the session is over, restarting each server that ends when the router
+    /// says so. Returns how the client side ended and the server still running.
+    pub(super) async fn relay(
+        &mut self,
+        first: Generation,
+    ) -> (Result<(), String>, Option<Generation>) {
+        let mut current = Some(first);
+        let mut waiting = Restart::OnRequest;
+        loop {
+            let step = match current.as_mut() {
+                Some(generation) => self.while_running(generation).await,
+                None => self.while_down(waiting).await,
+            };
+            match step {
+                Step::End(client_end) => return (client_end, current),
+                Step::ServerEnded(why) => {
+                    if let Some(generation) = current.take() {
+                        waiting = self.server_gone(generation, why).await;
+                    }
+                }
+                Step::Start => match self.start_next() {
+                    Ok(generation) => current = Some(generation),
+                    Err(retry) => waiting = retry,
+                },
+                Step::Wait => {}
+            }
+        }
+    }
+
+    /// A server runs: relay until one side ends; the router's kill order is carried out here.
+    async fn while_running(&mut self, generation: &mut Generation) -> Step {
+        tokio::select! {
+            client_end = self.tasks.ended() => Step::End(client_end),
+            why = generation.ended() => Step::ServerEnded(why),
+            Some(order) = self.orders.recv() => {
+                if matches!(order, Out::KillServer) {
+                    generation.server.kill().await;
+                }
+                Step::Wait
+            }
+        }
+    }
+
+    /// No server: wait for the backoff to pass (or, with the breaker open, for a request).
+    async fn while_down(&mut self, waiting: Restart) -> Step {
+        let delay = match waiting {
+            Restart::After(delay) => delay,
+            Restart::OnRequest => Duration::MAX,
+        };
+        tokio::select! {
+            client_end = self.tasks.ended() => Step::End(client_end),
+            () = sleep_for(delay) => Step::Start,
+            Some(order) = self.orders.recv() => {
+                if matches!(order, Out::StartServer) {
+                    Step::Start
+                } else {
+                    Step::Wait
+                }
+            }
+        }
+    }
+
+    /// The server ended: its end is settled with the router (requests failed or kept for the
+    /// next one), which says when to start the next.
+    async fn server_gone(&mut self, generation: Generation, why: Result<(), String>) -> Restart {
+        let (how, tail) = generation.finish(why).await;
+        self.links.server_pid.store(0, Ordering::Relaxed);
+        let mut waiting = Restart::OnRequest;
+        self.links
+            .route_now(|r, out| waiting = r.server_gone(&how, &tail, Instant::now(), out));
+        drain_stale(&self.server_queues, &self.links).await;
+        waiting
+    }
+
+    /// Starts the next server process: the real one, or the fallback when the router wants
+    /// it. When it cannot be spawned, the router says when to try again.
+    fn start_next(&self) -> Result<Generation, Restart> {
+        let (generation, fallback, cmd) = {
+            let r = self.links.router();
+            let fallback = r.wants_fallback();
+            let cmd = if fallback {
+                fallback_command(r.limits())
+            } else {
+                self.command.clone()
+            };
+            (r.generation() + 1, fallback, cmd)
+        };
+        match Server::spawn(&cmd, &self.id) {
+            Ok((server, pipes)) => Ok(self.started(server, pipes, generation, fallback)),
+            Err(e) => {
+                let mut waiting = Restart::OnRequest;
+                self.links.route_now(|r, out| {
+                    waiting = r.start_failed(&e.to_string(), Instant::now(), out);
+                });
+                Err(waiting)
+            }
+        }
+    }
+
+    /// The client is done (or we were asked to stop): close the server's stdin and shut it
+    /// down, still relaying what it writes meanwhile (answers to the last requests). Returns
+    /// how the server ended.
+    pub(super) async fn stop_server(&mut self, current: Option<Generation>) -> String {
+        self.links
+            .route_now(|r, out| r.client_gone(Instant::now(), out));
+        let Some(mut generation) = current else {
+            return "was not running".to_owned();
+        };
+        let _ = self.links.side_server.send((generation.id, Line::Finish));
+        // A signal now means whoever started us is escalating (clients SIGKILL 2 s after
+        // their SIGTERM): end the server's group at once instead of being killed first and
+        // leaving what outlived the stdin close behind.
+        let how = tokio::select! {
+            how = generation.server.shut_down(child::GRACE) => how,
+            () = self.tasks.signals.recv() => generation.server.kill().await,
+        };
+        finish_relay(&mut generation.pump).await;
+        generation.stop_tasks().await;
+        how
+    }
+
+    /// Ends the session: the client gets what is queued for it, `session_end` is logged (and
+    /// passed on to the supervisor when connected), and the session's tasks stop.
+    pub(super) async fn end(mut self, client_end: Result<(), String>, server_how: &str) -> Exit {
+        let sink = Arc::clone(&self.links.sink);
+        let _ = self.links.side_client.send((0, Line::Finish));
+        let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.tasks.client_writer).await;
+        let why = client_end
+            .as_ref()
+            .err()
+            .map_or(String::new(), |e| format!(" after an error: {e}"));
+        sink.event(
+            Event::new("session_end").detail(format!("client closed{why}; server {server_how}")),
+        );
+        self.tasks.client_pump.abort();
+        self.tasks.watchdog.abort();
+        if let Some(reloader) = self.reloader {
+            reloader.abort();
+        }
+        #[cfg(unix)]
+        if let Some(mut controller) = self.controller {
+            // When connected, let it pass `session_end` on to the supervisor.
+            let connected = sink.has_subscriber();
+            if !connected
+                || tokio::time::timeout(Duration::from_millis(500), &mut controller)
+                    .await
+                    .is_err()
+            {
+                controller.abort();
+            }
+        }
+        sink.close();
+        match client_end {
+            Ok(()) => Exit::Clean,
+            Err(why) => Exit::Failed(why),
+        }
+    }
+}
+
+/// What the bridge tells the supervisor about itself when it connects.
+#[cfg(unix)]
+fn hello(
+    session: &str,
+    server: &str,
+    command: &[OsString],
+    limits: &crate::config::Limits,
+    started_ms: u64,
+) -> crate::control::Hello {
+    let config_hash = {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut h = DefaultHasher::new();
+        format!("{limits:?}").hash(&mut h);
+        format!("{:016x}", h.finish())
+    };
+    crate::control::Hello {
+        v: crate::control::VERSION,
+        session: session.to_owned(),
+        server: server.to_owned(),
+        pid: std::process::id(),
+        command: command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        config_hash,
+        started_ms,
+    }
+}
+
+async fn sleep_for(delay: Duration) {
+    match tokio::time::Instant::now().checked_add(delay) {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn watchdog_failure(r: Result<(), tokio::task::JoinError>) -> String {
+    match r {
+        Ok(()) => "the watchdog stopped".to_owned(),
+        Err(e) => format!("the watchdog failed: {e}"),
+    }
+}
