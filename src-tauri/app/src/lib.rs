@@ -367,8 +367,9 @@ pub fn run() {
                 }
                 s.stopped.notify_waiters();
             });
+            // `follow` draws the tray at once (its first tick). Never wait for that here:
+            // drawing runs on this (the main) thread, so setup would wait for itself.
             tauri::async_runtime::spawn(follow(tauri_app.handle().clone(), shared));
-            tauri::async_runtime::block_on(refresh_tray(tauri_app.handle()));
             let handle = tauri_app.handle().clone();
             tauri::async_runtime::spawn(async move { check_sidecar(&handle).await });
             if !hidden {

@@ -9,6 +9,16 @@ pub fn home_dir() -> Option<PathBuf> {
     BaseDirs::new().map(|d| d.home_dir().to_owned())
 }
 
+/// The user's config directory (`$XDG_CONFIG_HOME`, by default `~/.config`, on Linux).
+pub fn config_dir() -> Option<PathBuf> {
+    BaseDirs::new().map(|d| d.config_dir().to_owned())
+}
+
+/// The user's runtime directory (`$XDG_RUNTIME_DIR` when absolute, Linux only).
+pub fn runtime_dir() -> Option<PathBuf> {
+    BaseDirs::new()?.runtime_dir().map(ToOwned::to_owned)
+}
+
 /// `$WARDEN_STATE_DIR`, else the user's state directory (`$XDG_STATE_HOME/warden`, by default
 /// `~/.local/state/warden`, on Linux), else the local data directory (macOS, Windows), else a
 /// directory under the temp dir.

@@ -72,21 +72,8 @@ impl Home {
             .env("HOME", &self.home)
             .env("WARDEN_STATE_DIR", self.state())
             .env("WARDEN_LOG", "warn");
-        for var in [
-            "XDG_CONFIG_HOME",
-            "APPDATA",
-            "LOCALAPPDATA",
-            "USERPROFILE",
-            "CLAUDE_CONFIG_DIR",
-            "CODEX_HOME",
-            "CLINE_MCP_SETTINGS_PATH",
-            "CLINE_DATA_DIR",
-            "CLINE_DIR",
-            "OPENCODE_CONFIG",
-            "OPENCODE_CONFIG_DIR",
-            "COPILOT_HOME",
-            "GOOSE_ALLOWLIST",
-        ] {
+        let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
+        for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
             cmd.env_remove(var);
         }
         cmd.output().unwrap()

@@ -6,26 +6,20 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use super::Links;
+use super::links::Links;
 use crate::control::{
     Action, HEARTBEAT_MS, Heartbeat, Hello, Inflight, Message, SessionStats, socket,
 };
-use crate::events::Event;
+use crate::events::{Event, now_ms};
 use crate::protocol::{Frame, FrameReader};
 
 /// What `connected` returns after relaying the session's last event.
 const ENDED: &str = "the session ended";
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
 
 /// Keeps a connection to the supervisor at `path` for as long as the session lives.
 pub(super) async fn run(links: Links, path: PathBuf, hello: Hello) {

@@ -20,7 +20,7 @@
 //! Where things are: `session.rs` the session's steps (setup, relay and restart, shutdown),
 //! `generation.rs` one server process and its tasks, `pumps.rs` the pumps, writers and
 //! watchdog, `links.rs` the queues and the router's dispatch, `signals.rs` the signals that
-//! end a session; the config reload task is `reload_config` below.
+//! end a session, `reload.rs` the config reload task.
 
 pub mod child;
 #[cfg(unix)]
@@ -29,6 +29,7 @@ mod generation;
 mod guard;
 mod links;
 mod pumps;
+mod reload;
 pub mod router;
 mod session;
 mod signals;
@@ -37,13 +38,10 @@ mod stdio;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Instant;
 
-use crate::config::{Config, ConfigWatch, Limits, Overrides, debug_flag_path};
-use crate::events::Event;
+use crate::config::{Limits, Overrides};
+use crate::events::now_ms;
 use child::Server;
-use links::Links;
 use session::Session;
 
 pub struct Options {
@@ -88,9 +86,7 @@ pub fn run(options: Options) -> Result<Exit, Error> {
 /// The session's steps: the first server is spawned (a failure ends the bridge at once), the
 /// session relays and restarts servers until the client leaves, then shuts down.
 async fn run_async(options: Options) -> Result<Exit, Error> {
-    let started_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let started_ms = now_ms();
     let id = format!("{}-{started_ms}", std::process::id());
     let first_is_fallback = options.limits.force_fallback;
     let first_command = if first_is_fallback {
@@ -104,58 +100,4 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let (client_end, current) = session.relay(first).await;
     let server_how = session.stop_server(current).await;
     Ok(session.end(client_end, &server_how).await)
-}
-
-/// Applies edits of config.toml to the running session; an invalid edit is refused (with an
-/// event and a line on stderr) and the last good settings stay. Also follows the debug flag
-/// file: debug logging is on while `debug = true` or the flag file exists.
-async fn reload_config(links: Links, path: PathBuf, server: String, overrides: Overrides) {
-    let flag = debug_flag_path(&path, &server);
-    let set_debug = |limits_debug: bool| {
-        let on = limits_debug || flag.exists();
-        if on != links.sink.debug_on() {
-            links.sink.set_debug(on);
-            let detail = if on {
-                format!(
-                    "on: whole messages, secrets redacted, go to the debug log (turn off: debug = false and remove {})",
-                    flag.display()
-                )
-            } else {
-                "off".to_owned()
-            };
-            links.sink.event(Event::new("debug").detail(detail));
-        }
-    };
-    set_debug(links.router().limits().debug);
-    let mut watch = match ConfigWatch::new(&[path.clone(), flag.clone()]) {
-        Ok(watch) => watch,
-        Err(e) => {
-            let why = format!(
-                "edits of {} apply to new sessions only: {e}",
-                path.display()
-            );
-            links.sink.event(Event::new("config_rejected").detail(why));
-            return;
-        }
-    };
-    while watch.changed().await.is_some() {
-        match Config::load(&path).and_then(|c| c.limits_for(&server, &overrides)) {
-            Ok(limits) => {
-                set_debug(limits.debug);
-                if **links.router().limits() == limits {
-                    continue;
-                }
-                links.route_now(|r, out| r.set_limits(Arc::new(limits), Instant::now(), out));
-                links
-                    .sink
-                    .event(Event::new("config_reloaded").detail(path.display().to_string()));
-            }
-            Err(e) => {
-                tracing::warn!("config change refused, the previous settings stay in force: {e}");
-                links
-                    .sink
-                    .event(Event::new("config_rejected").detail(e.to_string()));
-            }
-        }
-    }
 }

@@ -14,10 +14,11 @@ use super::child::{self, Pipes, Server};
 use super::generation::{Generation, drain_stale, fallback_command, finish_relay, task_result};
 use super::links::{Line, Links, ServerQueues, Side};
 use super::pumps::{client_writer, pump, watchdog};
+use super::reload::reload_config;
 use super::router::{Out, Restart, Router};
 use super::signals::Signals;
 use super::sink::Sink;
-use super::{Exit, Options, reload_config, stdio};
+use super::{Exit, Options, stdio};
 use crate::events::Event;
 
 /// What lives as long as the session: the links, the session's tasks, and what is needed to

@@ -6,11 +6,11 @@
 //! one of its file is not taken twice.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use super::model::{ClientError, ClientId};
+use crate::events::now_ms;
 
 /// Backups kept per config file.
 pub const KEEP_PER_FILE: usize = 10;
@@ -40,12 +40,6 @@ struct Meta {
 
 pub(crate) fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("backups")
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// FNV-1a: a stable short hash of the original path, to group a file's backups.

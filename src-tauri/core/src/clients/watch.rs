@@ -101,9 +101,10 @@ pub struct ClientWatcher {
 }
 
 impl ClientWatcher {
-    /// Starts watching the files `env` describes, on the current tokio runtime; `report` is
-    /// called on a blocking thread. Takes the first snapshot of the files before it returns:
-    /// what changes after is seen (the watcher is ready, see [`ClientWatcher::progress`]).
+    /// Starts watching the files `env` describes, as a task on the current tokio runtime (so
+    /// it must be called inside one); `report` is called on a blocking thread. Takes the first
+    /// snapshot of the files before it returns: what changes after is seen (the watcher is
+    /// ready, see [`ClientWatcher::progress`]).
     pub fn start(
         env: ClientEnv,
         opts: WatchOptions,

@@ -162,9 +162,7 @@ pub fn default_path() -> Option<PathBuf> {
     std::env::var_os("WARDEN_CONFIG")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
-        .or_else(|| {
-            directories::BaseDirs::new().map(|d| d.config_dir().join("warden").join("config.toml"))
-        })
+        .or_else(|| crate::paths::config_dir().map(|d| d.join("warden").join("config.toml")))
 }
 
 impl Config {

@@ -12,8 +12,7 @@ pub fn socket_path() -> PathBuf {
     if let Some(p) = std::env::var_os("WARDEN_SOCKET").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    let base = directories::BaseDirs::new();
-    match base.as_ref().and_then(directories::BaseDirs::runtime_dir) {
+    match crate::paths::runtime_dir() {
         Some(dir) => dir.join("warden").join("control.sock"),
         None => std::env::temp_dir()
             .join(format!("warden-{}", my_uid()))
