@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 mod fallback;
 mod lifecycle;
+mod start;
 mod watchdog;
 pub use lifecycle::Restart;
 
@@ -40,6 +41,9 @@ pub enum Out {
     KillServer,
     /// Start a server now (a half-open trial after the circuit breaker's cool-down).
     StartServer,
+    /// The server could not be started (`spawn_failed`): the session ends once the client's
+    /// `initialize` has its answer (`Router::initialize_refused`).
+    GaveUp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +133,8 @@ pub struct Stats {
 
 pub struct Router {
     server: Arc<str>,
+    /// The server's command line, for start failures.
+    command: Arc<str>,
     limits: Arc<Limits>,
     c2s: HashMap<Id, Pending>,
     /// Server→client requests outstanding; while any is, idle clocks are paused (a person may
@@ -153,6 +159,7 @@ impl Router {
     pub fn new(server: &str, limits: Arc<Limits>) -> Router {
         Router {
             server: server.into(),
+            command: "".into(),
             limits,
             c2s: HashMap::new(),
             s2c: HashMap::new(),
@@ -226,7 +233,11 @@ impl Router {
                     &msg,
                     json!({"detail": e.to_string()}),
                 )));
-                out.push(Out::Event(Event::new("parse_error").detail(e.to_string())));
+                out.push(Out::Event(
+                    Event::new("parse_error")
+                        .code(crate::codes::Code::ParseError)
+                        .detail(e.to_string()),
+                ));
                 return;
             }
         };
@@ -547,6 +558,7 @@ impl Router {
             )))),
             Some(e) => {
                 self.stats.noise_lines += 1;
+                self.note_noise(&String::from_utf8_lossy(head));
                 if self.stats.noise_lines <= NOISE_SHOWN {
                     let shown = String::from_utf8_lossy(&head[..head.len().min(200)]).into_owned();
                     out.push(Out::Event(
@@ -609,7 +621,10 @@ impl Router {
             msg,
             data,
         )));
-        out.push(Out::Event(self.finished(id, p, now, kind.as_str(), None)));
+        out.push(Out::Event(
+            self.finished(id, p, now, kind.as_str(), None)
+                .code(kind.stable_code()),
+        ));
     }
 
     fn finished(
