@@ -42,7 +42,7 @@ pub(super) struct Session {
 }
 
 /// How long the bridge waits for the client's `initialize` to answer it with a start failure.
-const CLIENT_INIT_WAIT: Duration = Duration::from_secs(10);
+const CLIENT_INIT_WAIT: Duration = Duration::from_secs(5);
 /// How long a start failure waits for the control connection to a supervisor that runs.
 const CONNECT_WAIT: Duration = Duration::from_secs(1);
 

@@ -72,9 +72,9 @@ impl Router {
     pub fn start_failure_line(&self) -> Option<String> {
         let f = self.life.gave_up.as_ref()?;
         Some(format!(
-            "server `{}` could not be started: `{}` {} [{}]",
-            self.server,
+            "cannot start server command `{}` (server `{}`): it {} [{}]",
             self.command,
+            self.server,
             f.cause,
             f.code.as_str()
         ))
