@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hasher};
 
 use super::*;
+use crate::codes::Code;
 
 /// What the bridge's own requests were for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -539,11 +540,15 @@ impl Router {
         let until = now + self.limits.circuit_cooldown;
         self.life.phase = Phase::Open { until };
         self.life.trial = false;
-        out.push(Out::Event(Event::new("circuit").detail(format!(
-            "open: {} failures in a row; requests fail at once for {}",
-            self.life.failures,
-            secs(self.limits.circuit_cooldown)
-        ))));
+        out.push(Out::Event(
+            Event::new("circuit")
+                .code(Code::CircuitOpen)
+                .detail(format!(
+                    "open: {} failures in a row; requests fail at once for {}",
+                    self.life.failures,
+                    secs(self.limits.circuit_cooldown)
+                )),
+        ));
         // Requests waiting for a server will not get one soon: answer them now.
         let held: Vec<Held> = self.life.held.drain(..).collect();
         for held in held {

@@ -29,6 +29,9 @@ use crate::protocol::{
 };
 
 /// What the router asks the pumps to do.
+// An `Event` is the large variant (a `spawn_failed` one carries several texts); they are
+// moved a few times per message at most, so boxing each would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Out {
     Client(Bytes),
@@ -355,9 +358,13 @@ impl Router {
         self.stats.bytes_from_client += len;
         let id = find_id_in_fragments(head, tail);
         let limit = self.limits.max_message_bytes;
-        out.push(Out::Event(Event::new("oversize").detail(format!(
-            "client message of {len} bytes dropped (limit {limit})"
-        ))));
+        out.push(Out::Event(
+            Event::new("oversize")
+                .code(crate::codes::Code::RequestTooLarge)
+                .detail(format!(
+                    "client message of {len} bytes dropped (limit {limit})"
+                )),
+        ));
         if let Some(id) = id {
             let msg = format!(
                 "Request too large: the message was {} (max_message_bytes is {}), so Warden did not send it to server `{}`. Send less data in one request, or raise max_message_bytes in config.toml.",
@@ -552,10 +559,14 @@ impl Router {
             return;
         }
         match parse {
-            None => out.push(Out::Event(Event::new("oversize").detail(format!(
-                "server message of {len} bytes dropped (limit {})",
-                self.limits.max_message_bytes
-            )))),
+            None => out.push(Out::Event(
+                Event::new("oversize")
+                    .code(crate::codes::Code::ResponseTooLarge)
+                    .detail(format!(
+                        "server message of {len} bytes dropped (limit {})",
+                        self.limits.max_message_bytes
+                    )),
+            )),
             Some(e) => {
                 self.stats.noise_lines += 1;
                 self.note_noise(&String::from_utf8_lossy(head));
