@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::control::{accept, supervisor_for};
+use warden_core::control::Message;
 
 /// A shell script `name` in `dir` with `body`, executable.
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -72,6 +74,31 @@ async fn a_command_not_on_path_is_named_with_the_path_searched_and_the_fix() {
         fix.contains("absolute path") && fix.contains("command -v warden-test-no-such-server"),
         "{fix}"
     );
+}
+
+#[tokio::test]
+async fn a_missing_path_or_interpreter_is_not_found_with_its_own_fix() {
+    let s = bridge().command(&["/no/such/dir/mcp-server"]).spawn();
+    let data = refused(s, "spawn_failed", "W-SPAWN-NOT-FOUND").await;
+    assert!(
+        data["cause"]
+            .as_str()
+            .unwrap()
+            .contains("`/no/such/dir/mcp-server` does not exist"),
+        "{data}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.js");
+    std::fs::write(&path, "#!/no/such/node\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = bridge().command(&[path.to_str().unwrap()]).spawn();
+    let data = refused(s, "spawn_failed", "W-SPAWN-NOT-FOUND").await;
+    assert!(
+        data["cause"].as_str().unwrap().contains("interpreter"),
+        "{data}"
+    );
+    assert!(data["fix"].as_str().unwrap().contains("#!"), "{data}");
 }
 
 #[tokio::test]
@@ -212,4 +239,35 @@ async fn a_client_that_leaves_without_initialize_ends_the_bridge() {
     );
     // Nothing reached stdout but what the client asked for (nothing).
     assert!(s.recv_raw_within(SOON).await.is_none());
+}
+
+/// A supervisor that the bridge reaches only after the failure (its socket appears later) is
+/// sent the `spawn_failed` event on connecting, before the session's end.
+#[tokio::test]
+async fn a_supervisor_hears_of_the_failure() {
+    let mut s = bridge().command(&["warden-test-no-such-server"]).spawn();
+    let (listener, _) = supervisor_for(&s).await;
+    let mut sup = accept(&listener).await;
+    let failed = sup
+        .until(|m| match m {
+            Message::Event { event, .. } if event.kind == "spawn_failed" => Some(event),
+            _ => None,
+        })
+        .await;
+    assert_eq!(failed.code.as_deref(), Some("W-SPAWN-NOT-FOUND"));
+    assert_eq!(
+        failed.command.as_deref(),
+        Some("warden-test-no-such-server")
+    );
+    assert!(failed.fix.is_some() && failed.cause.is_some(), "{failed:?}");
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "warden-tests", "version": "1"}});
+    let r = s.request("initialize", params).await;
+    assert_eq!(r["error"]["data"]["code"], "W-SPAWN-NOT-FOUND", "{r}");
+    sup.until(|m| match m {
+        Message::Event { event, .. } if event.kind == "session_end" => Some(()),
+        _ => None,
+    })
+    .await;
+    assert!(!s.wait().await.success());
 }

@@ -99,20 +99,36 @@ impl Router {
     pub fn spawn_error(&mut self, program: &str, e: &std::io::Error, out: &mut Vec<Out>) {
         let f = match e.kind() {
             std::io::ErrorKind::NotFound => {
-                let cause = if program.contains(std::path::MAIN_SEPARATOR) {
-                    format!("was not found: `{program}` does not exist")
-                } else {
+                let is_path = program.contains(std::path::MAIN_SEPARATOR);
+                let (cause, fix) = if !is_path {
                     let path = std::env::var("PATH").unwrap_or_default();
-                    format!(
-                        "was not found: no `{program}` on the PATH Warden searched ({path}); an IDE started from the desktop often gets a shorter PATH than a terminal"
+                    (
+                        format!(
+                            "was not found: no `{program}` on the PATH Warden searched ({path}); an IDE started from the desktop often gets a shorter PATH than a terminal"
+                        ),
+                        format!(
+                            "Put the absolute path of `{program}` in the client's config entry (`command -v {program}` in a terminal prints it), or install it."
+                        ),
+                    )
+                } else if std::path::Path::new(program).exists() {
+                    (
+                        format!(
+                            "was not found: `{program}` exists, but the interpreter its first line (`#!`) names does not"
+                        ),
+                        format!(
+                            "Fix the `#!` line of `{program}` (`head -1 {program}`), or install the interpreter it names."
+                        ),
+                    )
+                } else {
+                    (
+                        format!("was not found: `{program}` does not exist"),
+                        format!(
+                            "Check the path in the client's config entry (`ls -l {program}`), or install the server there."
+                        ),
                     )
                 };
                 let mut f = StartFailure::new(Code::SpawnNotFound, cause, "");
-                if !program.contains(std::path::MAIN_SEPARATOR) {
-                    f.fix = format!(
-                        "Put the absolute path of `{program}` in the client's config entry (`command -v {program}` in a terminal prints it), or install it."
-                    );
-                }
+                f.fix = fix;
                 f
             }
             std::io::ErrorKind::PermissionDenied => {
