@@ -71,6 +71,11 @@ codes! {
         "A request had no response, progress or activity for `idle_timeout_ms`. Warden cancelled it.",
         "If the tool is slow but working, raise `idle_timeout_ms` for this server in config.toml; if the server is stuck, restart it.";
 
+    // config.toml and `--set`.
+    ConfigInvalid = "W-CONFIG-INVALID",
+        "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start (exit status 2).",
+        "Correct the value as the message says (docs/config.md lists every key with its range), or remove it to get the default.";
+
     // The server could not be started (`spawn_failed`, the answer to the client's `initialize`).
     SpawnCrashLoop = "W-SPAWN-CRASH-LOOP",
         "The server exited again right after each restart before it ever answered `initialize` (`circuit_failures` times), so Warden stopped restarting it.",

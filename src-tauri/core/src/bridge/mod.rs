@@ -163,9 +163,11 @@ async fn reload_config(links: Links, path: PathBuf, server: String, overrides: O
             }
             Err(e) => {
                 tracing::warn!("config change refused, the previous settings stay in force: {e}");
-                links
-                    .sink
-                    .event(Event::new("config_rejected").detail(e.to_string()));
+                links.sink.event(
+                    Event::new("config_rejected")
+                        .code(crate::codes::Code::ConfigInvalid)
+                        .detail(e.to_string()),
+                );
             }
         }
     }
