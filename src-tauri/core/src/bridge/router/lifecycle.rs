@@ -79,6 +79,8 @@ pub(super) struct Life {
     pub(super) gave_up: Option<super::start::StartFailure>,
     /// The client's `initialize` was answered with the start failure.
     pub(super) init_refused: bool,
+    /// A server process of this session has written a JSON message (it got going once).
+    pub(super) spoke: bool,
     /// The first line the current server wrote to stdout that is not JSON.
     pub(super) first_noise: Option<String>,
 }
@@ -106,6 +108,7 @@ impl Default for Life {
             swap: false,
             gave_up: None,
             init_refused: false,
+            spoke: false,
             first_noise: None,
         }
     }

@@ -398,6 +398,7 @@ impl Router {
         let peek = match Peek::parse(&line) {
             Ok(peek) => {
                 self.life.answered = true;
+                self.life.spoke = true;
                 peek
             }
             Err(e) => {
@@ -479,6 +480,7 @@ impl Router {
     ) {
         self.stats.bytes_from_server += len;
         self.life.answered = true;
+        self.life.spoke = true;
         let Some(id) = find_id_in_fragments(head, tail) else {
             return;
         };

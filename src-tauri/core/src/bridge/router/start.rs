@@ -1,5 +1,5 @@
-//! A server that never got going. Until the client's `initialize` has been answered by the
-//! real server (the start phase), a failure that would leave the client with nothing — the
+//! A server that never got going. Until the real server has written its first JSON message
+//! (the start phase: the client's `initialize`, if sent, has no answer yet), a failure that would leave the client with nothing — the
 //! command cannot be spawned, the server exits before answering (its retries used up), a
 //! crash loop, no answer within `startup_timeout_ms` — ends the session: every request gets
 //! a `spawn_failed` error (command, cause, stderr tail, fix, stable code), the
@@ -53,9 +53,11 @@ impl Router {
         self.command = command.into();
     }
 
-    /// Whether the client's `initialize` has not yet been answered by the real server.
+    /// Whether the real server has not got going yet: it never wrote a JSON message (so the
+    /// client's `initialize`, if sent, has no answer). A session without `initialize` (MCP
+    /// 2026-07-28 style) leaves the start phase with the server's first answer too.
     pub(super) fn starting(&self) -> bool {
-        self.life.init_params.is_none() && !self.life.serving_fallback
+        !self.life.spoke && self.life.init_params.is_none() && !self.life.serving_fallback
     }
 
     /// Whether the bridge gave up on starting the server.

@@ -717,3 +717,23 @@ fn after_the_handshake_an_exit_is_a_restart_not_a_start_failure() {
     assert!(!t.r.gave_up());
     assert!(events(&t.out, "spawn_failed").is_empty());
 }
+
+#[test]
+fn a_session_without_initialize_leaves_the_start_phase_with_the_first_answer() {
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        circuit_failures: 2,
+        ..(*t.r.limits).clone()
+    });
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(0.0, &call("1", ""));
+    t.server(0.1, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    t.r.server_gone("exited with status 1", "", t.at(1.0), &mut t.out);
+    t.r.server_started(false, t.at(1.5), &mut t.out);
+    t.r.server_gone("exited with status 1", "", t.at(2.0), &mut t.out);
+    assert!(!t.r.gave_up());
+    assert!(
+        t.r.circuit_open(),
+        "a crash loop later in a session opens the breaker"
+    );
+}
