@@ -39,6 +39,21 @@ pub struct Event {
     pub bytes_out: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The stable failure code (`crate::codes`) of a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<Cow<'static, str>>,
+    /// `spawn_failed`: the server's command line as given (program and arguments).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// `spawn_failed`: why it failed, in one line for a person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// `spawn_failed`: the end of the server's stderr (redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
+    /// `spawn_failed`: what to do about it, in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 impl Event {
@@ -52,6 +67,11 @@ impl Event {
 
     pub fn detail(mut self, detail: impl Into<String>) -> Event {
         self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn code(mut self, code: crate::codes::Code) -> Event {
+        self.code = Some(Cow::Borrowed(code.as_str()));
         self
     }
 }

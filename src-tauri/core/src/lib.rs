@@ -3,6 +3,7 @@
 
 pub mod bridge;
 pub mod clients;
+pub mod codes;
 pub mod config;
 #[cfg(unix)]
 pub mod control;

@@ -73,7 +73,27 @@ export type HistoryEntry = { server: string, session?: string, event: Event,
  */
 command?: Array<string>, };
 
-export type Event = { ts_ms: number, kind: string, method?: string, id?: JsonValue, tool?: string, duration_ms?: number, outcome?: string, bytes_in?: number, bytes_out?: number, detail?: string, };
+export type Event = { ts_ms: number, kind: string, method?: string, id?: JsonValue, tool?: string, duration_ms?: number, outcome?: string, bytes_in?: number, bytes_out?: number, detail?: string, 
+/**
+ * The stable failure code (`crate::codes`) of a failure.
+ */
+code?: string, 
+/**
+ * `spawn_failed`: the server's command line as given (program and arguments).
+ */
+command?: string, 
+/**
+ * `spawn_failed`: why it failed, in one line for a person.
+ */
+cause?: string, 
+/**
+ * `spawn_failed`: the end of the server's stderr (redacted).
+ */
+stderr_tail?: string, 
+/**
+ * `spawn_failed`: what to do about it, in one line.
+ */
+fix?: string, };
 
 export type CommandOutcome = { ok: boolean, message: string, 
 /**

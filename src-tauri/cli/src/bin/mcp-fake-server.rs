@@ -10,7 +10,7 @@
 //! at start), `--ignore-stdin-eof`, `--ignore-sigterm`, `--grandchild` (spawn a sleeping
 //! child in the same process group), `--pid-file PATH` (pids of this process and the
 //! grandchild, one per line), `--start-count FILE` (counts starts in FILE), `--crash-until N`
-//! (starts 1..=N exit at once with status 1), `--tools-by-start` (adds a tool `v<start>`, so
+//! (starts 1..=N exit at once with status 1; `--crash-from M` makes it M..=N), `--tools-by-start` (adds a tool `v<start>`, so
 //! the tool list changes on every restart).
 
 use std::collections::HashMap;
@@ -31,12 +31,16 @@ struct Flags {
     pid_file: Option<String>,
     sleeper: bool,
     start_count: Option<String>,
+    crash_from: u64,
     crash_until: u64,
     tools_by_start: bool,
 }
 
 fn flags() -> Flags {
-    let mut f = Flags::default();
+    let mut f = Flags {
+        crash_from: 1,
+        ..Flags::default()
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -50,6 +54,7 @@ fn flags() -> Flags {
             "--pid-file" => f.pid_file = args.next(),
             "--sleeper" => f.sleeper = true,
             "--start-count" => f.start_count = args.next(),
+            "--crash-from" => f.crash_from = args.next().and_then(|v| v.parse().ok()).unwrap_or(1),
             "--crash-until" => {
                 f.crash_until = args.next().and_then(|v| v.parse().ok()).unwrap_or(0)
             }
@@ -382,7 +387,7 @@ fn main() {
             }
             None => 1,
         };
-        if start <= f.crash_until {
+        if (f.crash_from..=f.crash_until).contains(&start) {
             eprintln!("fake server: start #{start} crashes on purpose");
             std::process::exit(1);
         }

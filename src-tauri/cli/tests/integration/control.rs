@@ -10,13 +10,13 @@ use tokio::io::AsyncWriteExt;
 use warden_core::control::{Action, Command, Message, socket};
 use warden_core::protocol::{Frame, FrameReader};
 
-struct Peer {
+pub(crate) struct Peer {
     reader: FrameReader<tokio::net::unix::OwnedReadHalf>,
     writer: tokio::net::unix::OwnedWriteHalf,
 }
 
 impl Peer {
-    async fn next(&mut self) -> Message {
+    pub(crate) async fn next(&mut self) -> Message {
         loop {
             let frame = tokio::time::timeout(SOON, self.reader.next())
                 .await
@@ -31,7 +31,7 @@ impl Peer {
         }
     }
 
-    async fn until<T>(&mut self, mut pick: impl FnMut(Message) -> Option<T>) -> T {
+    pub(crate) async fn until<T>(&mut self, mut pick: impl FnMut(Message) -> Option<T>) -> T {
         loop {
             if let Some(t) = pick(self.next().await) {
                 return t;
@@ -40,12 +40,12 @@ impl Peer {
     }
 }
 
-async fn supervisor_for(s: &Session) -> (tokio::net::UnixListener, std::path::PathBuf) {
+pub(crate) async fn supervisor_for(s: &Session) -> (tokio::net::UnixListener, std::path::PathBuf) {
     let path = s.dir.path().join("run").join("control.sock");
     (socket::bind(&path).await.unwrap(), path)
 }
 
-async fn accept(listener: &tokio::net::UnixListener) -> Peer {
+pub(crate) async fn accept(listener: &tokio::net::UnixListener) -> Peer {
     let stream = tokio::time::timeout(SOON, socket::accept(listener))
         .await
         .expect("the bridge connects")

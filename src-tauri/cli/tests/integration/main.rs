@@ -13,4 +13,5 @@ mod reload;
 mod resilience;
 mod rg_server;
 mod soak_regressions;
+mod spawn;
 mod supervisor;

@@ -35,6 +35,7 @@ async fn an_invalid_edit_is_refused_and_the_last_good_config_stays() {
             .contains("idle_timeout_ms"),
         "{refused:?}"
     );
+    assert_eq!(refused[0]["code"], "W-CONFIG-INVALID", "{refused:?}");
     s.write_config("[defaults\nbroken");
     s.wait_for_events("config_rejected", 2).await;
     let r = s.call("hang", json!({})).await;

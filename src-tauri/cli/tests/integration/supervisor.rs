@@ -406,8 +406,17 @@ async fn a_crash_loop_turns_the_server_down_with_the_reason() {
             "circuit_cooldown_ms=60000",
             "startup_timeout_ms=5000",
         ],
-        &["--start-count", count, "--crash-until", "1000"],
+        &[
+            "--start-count",
+            count,
+            "--crash-from",
+            "2",
+            "--crash-until",
+            "1000",
+        ],
     );
+    // Start 1 answers the handshake (a server that never does is a start failure instead:
+    // spawn.rs); then it crashes, and every restart crashes at once.
     let init = b
         .start(
             "initialize",
@@ -416,6 +425,14 @@ async fn a_crash_loop_turns_the_server_down_with_the_reason() {
         )
         .await;
     let answer = b.answer(init).await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    let crash = b
+        .start(
+            "tools/call",
+            json!({"name": "crash", "arguments": {"code": 1}}),
+        )
+        .await;
+    let answer = b.answer(crash).await;
     assert!(answer.get("error").is_some(), "{answer}");
     let s = env
         .wait_status("down", |s| {

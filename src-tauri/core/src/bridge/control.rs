@@ -47,6 +47,17 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     {
         return e.to_string();
     }
+    // A start failure logged before we were connected (the first spawn failed at once).
+    let missed = links.router().start_failure_event();
+    if let Some(event) = missed {
+        let message = Message::Event {
+            session: hello.session.clone(),
+            event,
+        };
+        if let Err(e) = write.write_all(&message.to_line()).await {
+            return e.to_string();
+        }
+    }
     let mut reader = FrameReader::new(read, 1 << 20);
     let mut tick = tokio::time::interval(Duration::from_millis(HEARTBEAT_MS));
     // A new connection gets the stderr tail with its first heartbeat.

@@ -71,7 +71,7 @@ impl Links {
             }
             Out::Event(event) => self.sink.event(event),
             Out::WakeWatchdog => self.wake.notify_one(),
-            Out::KillServer | Out::StartServer => {
+            Out::KillServer | Out::StartServer | Out::GaveUp => {
                 let _ = self.life.send(out);
             }
         }

@@ -68,8 +68,6 @@ pub enum Exit {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error(transparent)]
-    Spawn(#[from] child::SpawnError),
     #[error("cannot start the bridge runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -83,8 +81,9 @@ pub fn run(options: Options) -> Result<Exit, Error> {
     runtime.block_on(run_async(options))
 }
 
-/// The session's steps: the first server is spawned (a failure ends the bridge at once), the
-/// session relays and restarts servers until the client leaves, then shuts down.
+/// The session's steps: the first server is spawned, the session relays and restarts servers
+/// until the client leaves, then shuts down. A first server that cannot be spawned ends the
+/// session once the client's `initialize` has been answered with why (`router/start.rs`).
 async fn run_async(options: Options) -> Result<Exit, Error> {
     let started_ms = now_ms();
     let id = format!("{}-{started_ms}", std::process::id());
@@ -94,9 +93,21 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     } else {
         options.command.clone()
     };
-    let (first, first_pipes) = Server::spawn(&first_command, &id)?;
-    let mut session = Session::start(options, id, started_ms, first.pid);
-    let first = session.started(first, first_pipes, 1, first_is_fallback);
+    let spawned = Server::spawn(&first_command, &id);
+    let first_pid = spawned.as_ref().map_or(0, |(server, _)| server.pid);
+    let mut session = Session::start(options, id, started_ms, first_pid);
+    let first = match spawned {
+        Ok((first, first_pipes)) => Some(session.started(first, first_pipes, 1, first_is_fallback)),
+        Err(e) => {
+            let program = first_command
+                .first()
+                .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
+            session
+                .links
+                .route_now(|r, out| r.spawn_error(&program, &e.source, out));
+            None
+        }
+    };
     let (client_end, current) = session.relay(first).await;
     let server_how = session.stop_server(current).await;
     Ok(session.end(client_end, &server_how).await)

@@ -60,9 +60,11 @@ pub(super) async fn reload_config(
             }
             Err(e) => {
                 tracing::warn!("config change refused, the previous settings stay in force: {e}");
-                links
-                    .sink
-                    .event(Event::new("config_rejected").detail(e.to_string()));
+                links.sink.event(
+                    Event::new("config_rejected")
+                        .code(crate::codes::Code::ConfigInvalid)
+                        .detail(e.to_string()),
+                );
             }
         }
     }

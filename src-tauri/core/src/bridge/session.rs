@@ -29,7 +29,7 @@ pub(super) struct Session {
     command: Vec<OsString>,
     /// The message size limit at the start (the pumps then follow the router's).
     max: usize,
-    links: Links,
+    pub(super) links: Links,
     server_queues: Arc<Mutex<ServerQueues>>,
     /// The router's orders for the server process (kill, start).
     orders: mpsc::UnboundedReceiver<Out>,
@@ -37,7 +37,15 @@ pub(super) struct Session {
     reloader: Option<JoinHandle<()>>,
     #[cfg(unix)]
     controller: Option<JoinHandle<()>>,
+    /// A supervisor's socket existed at the start (a start failure waits for the connection,
+    /// so that the supervisor hears of it).
+    supervisor_socket: bool,
 }
+
+/// How long the bridge waits for the client's `initialize` to answer it with a start failure.
+const CLIENT_INIT_WAIT: Duration = Duration::from_secs(5);
+/// How long a start failure waits for the control connection to a supervisor that runs.
+const CONNECT_WAIT: Duration = Duration::from_secs(1);
 
 /// The session's tasks whose end ends the session.
 struct Tasks {
@@ -68,6 +76,8 @@ enum Step {
     ServerEnded(Result<(), String>),
     /// Start the next server.
     Start,
+    /// The server could not be started: answer the client's `initialize` and end.
+    GaveUp,
     /// Nothing changed (an order carried out, or one with nothing to do): look again.
     Wait,
 }
@@ -85,8 +95,13 @@ impl Session {
             control,
         } = options;
         let sink = Arc::new(Sink::start(&name, event_log));
+        let serving = if first_pid == 0 {
+            "no server".to_owned()
+        } else {
+            format!("pid {first_pid}")
+        };
         sink.event(Event::new("session_start").detail(format!(
-            "pid {first_pid} serving {:?}",
+            "{serving} serving {:?}",
             command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>()
         )));
         #[cfg(unix)]
@@ -94,7 +109,15 @@ impl Session {
         #[cfg(not(unix))]
         let _ = started_ms;
         let max = limits.max_message_bytes;
-        let router = Router::new(&name, Arc::new(limits));
+        let mut router = Router::new(&name, Arc::new(limits));
+        router.set_command(
+            command
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        let supervisor_socket = control.as_ref().is_some_and(|path| path.exists());
         let (links, queues) = Links::new(router, sink, first_pid);
 
         let (client_in, client_out) = stdio::client_io();
@@ -127,6 +150,7 @@ impl Session {
             reloader,
             #[cfg(unix)]
             controller,
+            supervisor_socket,
         }
     }
 
@@ -156,9 +180,9 @@ impl Session {
     /// says so. Returns how the client side ended and the server still running.
     pub(super) async fn relay(
         &mut self,
-        first: Generation,
+        first: Option<Generation>,
     ) -> (Result<(), String>, Option<Generation>) {
-        let mut current = Some(first);
+        let mut current = first;
         let mut waiting = Restart::OnRequest;
         loop {
             let step = match current.as_mut() {
@@ -176,6 +200,7 @@ impl Session {
                     Ok(generation) => current = Some(generation),
                     Err(retry) => waiting = retry,
                 },
+                Step::GaveUp => return (self.give_up(current.as_mut()).await, current),
                 Step::Wait => {}
             }
         }
@@ -186,11 +211,13 @@ impl Session {
         tokio::select! {
             client_end = self.tasks.ended() => Step::End(client_end),
             why = generation.ended() => Step::ServerEnded(why),
-            Some(order) = self.orders.recv() => {
-                if matches!(order, Out::KillServer) {
+            Some(order) = self.orders.recv() => match order {
+                Out::KillServer => {
                     generation.server.kill().await;
+                    Step::Wait
                 }
-                Step::Wait
+                Out::GaveUp => Step::GaveUp,
+                _ => Step::Wait,
             }
         }
     }
@@ -204,14 +231,41 @@ impl Session {
         tokio::select! {
             client_end = self.tasks.ended() => Step::End(client_end),
             () = sleep_for(delay) => Step::Start,
-            Some(order) = self.orders.recv() => {
-                if matches!(order, Out::StartServer) {
-                    Step::Start
-                } else {
-                    Step::Wait
-                }
+            Some(order) = self.orders.recv() => match order {
+                Out::StartServer => Step::Start,
+                Out::GaveUp => Step::GaveUp,
+                _ => Step::Wait,
             }
         }
+    }
+
+    /// The server could not be started: its process (a server that never answered) is ended,
+    /// the client's `initialize` is awaited (bounded) and has been answered, and a supervisor
+    /// that runs gets the chance to connect and hear of it. Returns the reason to exit with.
+    async fn give_up(&mut self, current: Option<&mut Generation>) -> Result<(), String> {
+        if let Some(generation) = current {
+            generation.server.kill().await;
+        }
+        let deadline = tokio::time::Instant::now() + CLIENT_INIT_WAIT;
+        while !self.links.router().initialize_refused() {
+            tokio::select! {
+                _ = self.tasks.ended() => break,
+                () = tokio::time::sleep_until(deadline) => break,
+                Some(_) = self.orders.recv() => {}
+            }
+        }
+        #[cfg(unix)]
+        if self.supervisor_socket && self.controller.is_some() {
+            let deadline = tokio::time::Instant::now() + CONNECT_WAIT;
+            while !self.links.sink.has_subscriber() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        Err(self
+            .links
+            .router()
+            .start_failure_line()
+            .unwrap_or_else(|| "the server could not be started".to_owned()))
     }
 
     /// The server ended: its end is settled with the router (requests failed or kept for the

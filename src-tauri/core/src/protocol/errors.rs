@@ -5,6 +5,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use super::Id;
+use crate::codes::Code;
 
 /// Why the bridge answered a request itself. `as_str` is the `data.kind` of the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,9 +22,25 @@ pub enum ErrorKind {
     ParseError,
     /// The server answered with a line that is not valid JSON (e.g. invalid UTF-8).
     InvalidResponse,
+    /// The server could not be started, or ended before answering the client's `initialize`.
+    SpawnFailed,
 }
 
 impl ErrorKind {
+    /// Every kind (each one's `data.code` is in docs/errors.md; a test checks it).
+    pub const ALL: &[ErrorKind] = &[
+        ErrorKind::Timeout,
+        ErrorKind::MaxTimeout,
+        ErrorKind::StartupTimeout,
+        ErrorKind::ServerExited,
+        ErrorKind::CircuitOpen,
+        ErrorKind::ResponseTooLarge,
+        ErrorKind::RequestTooLarge,
+        ErrorKind::ParseError,
+        ErrorKind::InvalidResponse,
+        ErrorKind::SpawnFailed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",
@@ -34,13 +51,31 @@ impl ErrorKind {
             ErrorKind::ResponseTooLarge | ErrorKind::RequestTooLarge => "message_too_large",
             ErrorKind::ParseError => "parse_error",
             ErrorKind::InvalidResponse => "invalid_response",
+            ErrorKind::SpawnFailed => "spawn_failed",
+        }
+    }
+
+    /// The stable code of this kind (`data.code`), unless the error carries a more precise one
+    /// (a spawn failure says which).
+    pub fn stable_code(self) -> Code {
+        match self {
+            ErrorKind::Timeout => Code::Timeout,
+            ErrorKind::MaxTimeout => Code::MaxTimeout,
+            ErrorKind::StartupTimeout => Code::StartupTimeout,
+            ErrorKind::ServerExited => Code::ServerExited,
+            ErrorKind::CircuitOpen => Code::CircuitOpen,
+            ErrorKind::ResponseTooLarge => Code::ResponseTooLarge,
+            ErrorKind::RequestTooLarge => Code::RequestTooLarge,
+            ErrorKind::ParseError => Code::ParseError,
+            ErrorKind::InvalidResponse => Code::InvalidResponse,
+            ErrorKind::SpawnFailed => Code::SpawnError,
         }
     }
 
     pub fn code(self) -> i64 {
         match self {
             ErrorKind::Timeout | ErrorKind::MaxTimeout | ErrorKind::StartupTimeout => -32001,
-            ErrorKind::ServerExited | ErrorKind::CircuitOpen => -32000,
+            ErrorKind::ServerExited | ErrorKind::CircuitOpen | ErrorKind::SpawnFailed => -32000,
             ErrorKind::ResponseTooLarge | ErrorKind::InvalidResponse => -32603,
             ErrorKind::RequestTooLarge => -32600,
             ErrorKind::ParseError => -32700,
@@ -48,7 +83,8 @@ impl ErrorKind {
     }
 }
 
-/// A JSON-RPC error response line (no terminator). `data` gets `kind` and `server` added.
+/// A JSON-RPC error response line (no terminator). `data` gets `kind`, `server` and `code`
+/// (the kind's stable code, unless `data` has one) added.
 pub fn error_response(
     id: Option<&Id>,
     kind: ErrorKind,
@@ -62,6 +98,8 @@ pub fn error_response(
     };
     data.insert("kind".into(), kind.as_str().into());
     data.insert("server".into(), server.into());
+    data.entry("code")
+        .or_insert_with(|| kind.stable_code().as_str().into());
     let msg = json!({
         "jsonrpc": "2.0",
         "id": id.map_or(Value::Null, Id::to_value),
@@ -95,9 +133,48 @@ mod tests {
         assert_eq!(v["error"]["data"]["kind"], "timeout");
         assert_eq!(v["error"]["data"]["server"], "rg");
         assert_eq!(v["error"]["data"]["limit_ms"], 5);
+        assert_eq!(v["error"]["data"]["code"], "W-TIMEOUT");
         let line = error_response(None, ErrorKind::ParseError, "rg", "x", Value::Null);
         let v: Value = serde_json::from_slice(&line).unwrap();
         assert!(v["id"].is_null());
         assert_eq!(v["error"]["code"], -32700);
+        assert_eq!(v["error"]["data"]["code"], "W-PARSE-ERROR");
+        let line = error_response(
+            None,
+            ErrorKind::SpawnFailed,
+            "rg",
+            "x",
+            json!({"code": Code::SpawnNotFound.as_str()}),
+        );
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["error"]["data"]["code"], "W-SPAWN-NOT-FOUND");
+    }
+
+    /// Every `data.kind` the bridge can send has a code listed in docs/errors.md (the kind →
+    /// code mapping is an exhaustive match, `ALL` lists the kinds).
+    #[test]
+    fn every_kind_has_a_documented_code() {
+        let docs = crate::codes::reference_markdown();
+        for kind in ErrorKind::ALL {
+            let code = kind.stable_code();
+            assert!(Code::ALL.contains(&code), "{kind:?}");
+            assert!(docs.contains(&format!("`{}`", code.as_str())), "{kind:?}");
+        }
+        // `ALL` misses no kind: each `as_str` of the match appears in it.
+        let listed: std::collections::HashSet<_> =
+            ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        for kind in [
+            "timeout",
+            "max_timeout",
+            "startup_timeout",
+            "server_exited",
+            "circuit_open",
+            "message_too_large",
+            "parse_error",
+            "invalid_response",
+            "spawn_failed",
+        ] {
+            assert!(listed.contains(kind), "{kind}");
+        }
     }
 }

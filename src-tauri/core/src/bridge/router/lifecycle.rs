@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hasher};
 
 use super::*;
+use crate::codes::Code;
 
 /// What the bridge's own requests were for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +75,14 @@ pub(super) struct Life {
     /// The current process is being replaced on purpose (fallback on or off): its end is no
     /// failure, and the next one starts at once.
     pub(super) swap: bool,
+    /// The bridge gave up on starting the server (see `start.rs`).
+    pub(super) gave_up: Option<super::start::StartFailure>,
+    /// The client's `initialize` was answered with the start failure.
+    pub(super) init_refused: bool,
+    /// A server process of this session has written a JSON message (it got going once).
+    pub(super) spoke: bool,
+    /// The first line the current server wrote to stdout that is not JSON.
+    pub(super) first_noise: Option<String>,
 }
 
 impl Default for Life {
@@ -97,6 +106,10 @@ impl Default for Life {
             serving_fallback: false,
             fallback_until: None,
             swap: false,
+            gave_up: None,
+            init_refused: false,
+            spoke: false,
+            first_noise: None,
         }
     }
 }
@@ -104,6 +117,11 @@ impl Default for Life {
 impl Life {
     pub(super) fn ready(&self) -> bool {
         self.phase == Phase::Ready
+    }
+
+    /// Forgets the held lines (their requests are answered by whoever calls this).
+    pub(super) fn drop_held(&mut self) {
+        self.held.clear();
     }
 
     pub(super) fn last_exit_note(&self) -> String {
@@ -296,6 +314,12 @@ impl Router {
         out: &mut Vec<Out>,
     ) {
         let kind = peek.kind();
+        if self.gave_up() {
+            if kind == Kind::Request {
+                self.refuse(peek.id.as_ref(), peek.method.as_deref().unwrap_or(""), out);
+            }
+            return;
+        }
         if let Phase::Open { until } = self.life.phase {
             if kind != Kind::Request {
                 return;
@@ -393,6 +417,7 @@ impl Router {
         self.life.generation += 1;
         self.life.kill_reason = None;
         self.life.answered = false;
+        self.life.first_noise = None;
         self.life.serving_fallback = fallback;
         if self.life.generation > 1 {
             self.stats.restarts += 1;
@@ -518,11 +543,15 @@ impl Router {
         let until = now + self.limits.circuit_cooldown;
         self.life.phase = Phase::Open { until };
         self.life.trial = false;
-        out.push(Out::Event(Event::new("circuit").detail(format!(
-            "open: {} failures in a row; requests fail at once for {}",
-            self.life.failures,
-            secs(self.limits.circuit_cooldown)
-        ))));
+        out.push(Out::Event(
+            Event::new("circuit")
+                .code(Code::CircuitOpen)
+                .detail(format!(
+                    "open: {} failures in a row; requests fail at once for {}",
+                    self.life.failures,
+                    secs(self.limits.circuit_cooldown)
+                )),
+        ));
         // Requests waiting for a server will not get one soon: answer them now.
         let held: Vec<Held> = self.life.held.drain(..).collect();
         for held in held {
@@ -590,6 +619,17 @@ impl Router {
             Some(line) => format!("{exit}; its last stderr line: {line}"),
             None => exit.clone(),
         });
+        if self.starting() && !self.life.swap {
+            if let Some(failure) = self.start_failure_on_exit(&exit, stderr_tail) {
+                self.life.failures += 1;
+                out.push(Out::Event(
+                    Event::new("server_exit")
+                        .detail(self.life.last_exit.clone().unwrap_or_default()),
+                ));
+                self.give_up(failure, out);
+                return Restart::OnRequest;
+            }
+        }
         let was_open = matches!(self.life.phase, Phase::Open { .. });
         let restart = if std::mem::take(&mut self.life.swap) {
             self.life.phase = Phase::Down;

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 mod fallback;
 mod lifecycle;
+mod start;
 mod watchdog;
 pub use lifecycle::Restart;
 
@@ -28,6 +29,9 @@ use crate::protocol::{
 };
 
 /// What the router asks the pumps to do.
+// An `Event` is the large variant (a `spawn_failed` one carries several texts); they are
+// moved a few times per message at most, so boxing each would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Out {
     Client(Bytes),
@@ -40,6 +44,9 @@ pub enum Out {
     KillServer,
     /// Start a server now (a half-open trial after the circuit breaker's cool-down).
     StartServer,
+    /// The server could not be started (`spawn_failed`): the session ends once the client's
+    /// `initialize` has its answer (`Router::initialize_refused`).
+    GaveUp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +136,8 @@ pub struct Stats {
 
 pub struct Router {
     server: Arc<str>,
+    /// The server's command line, for start failures.
+    command: Arc<str>,
     limits: Arc<Limits>,
     c2s: HashMap<Id, Pending>,
     /// Server→client requests outstanding; while any is, idle clocks are paused (a person may
@@ -153,6 +162,7 @@ impl Router {
     pub fn new(server: &str, limits: Arc<Limits>) -> Router {
         Router {
             server: server.into(),
+            command: "".into(),
             limits,
             c2s: HashMap::new(),
             s2c: HashMap::new(),
@@ -226,7 +236,11 @@ impl Router {
                     &msg,
                     json!({"detail": e.to_string()}),
                 )));
-                out.push(Out::Event(Event::new("parse_error").detail(e.to_string())));
+                out.push(Out::Event(
+                    Event::new("parse_error")
+                        .code(crate::codes::Code::ParseError)
+                        .detail(e.to_string()),
+                ));
                 return;
             }
         };
@@ -344,9 +358,13 @@ impl Router {
         self.stats.bytes_from_client += len;
         let id = find_id_in_fragments(head, tail);
         let limit = self.limits.max_message_bytes;
-        out.push(Out::Event(Event::new("oversize").detail(format!(
-            "client message of {len} bytes dropped (limit {limit})"
-        ))));
+        out.push(Out::Event(
+            Event::new("oversize")
+                .code(crate::codes::Code::RequestTooLarge)
+                .detail(format!(
+                    "client message of {len} bytes dropped (limit {limit})"
+                )),
+        ));
         if let Some(id) = id {
             let msg = format!(
                 "Request too large: the message was {} (max_message_bytes is {}), so Warden did not send it to server `{}`. Send less data in one request, or raise max_message_bytes in config.toml.",
@@ -380,6 +398,7 @@ impl Router {
         let peek = match Peek::parse(&line) {
             Ok(peek) => {
                 self.life.answered = true;
+                self.life.spoke = true;
                 peek
             }
             Err(e) => {
@@ -461,6 +480,7 @@ impl Router {
     ) {
         self.stats.bytes_from_server += len;
         self.life.answered = true;
+        self.life.spoke = true;
         let Some(id) = find_id_in_fragments(head, tail) else {
             return;
         };
@@ -541,12 +561,17 @@ impl Router {
             return;
         }
         match parse {
-            None => out.push(Out::Event(Event::new("oversize").detail(format!(
-                "server message of {len} bytes dropped (limit {})",
-                self.limits.max_message_bytes
-            )))),
+            None => out.push(Out::Event(
+                Event::new("oversize")
+                    .code(crate::codes::Code::ResponseTooLarge)
+                    .detail(format!(
+                        "server message of {len} bytes dropped (limit {})",
+                        self.limits.max_message_bytes
+                    )),
+            )),
             Some(e) => {
                 self.stats.noise_lines += 1;
+                self.note_noise(&String::from_utf8_lossy(head));
                 if self.stats.noise_lines <= NOISE_SHOWN {
                     let shown = String::from_utf8_lossy(&head[..head.len().min(200)]).into_owned();
                     out.push(Out::Event(
@@ -609,7 +634,10 @@ impl Router {
             msg,
             data,
         )));
-        out.push(Out::Event(self.finished(id, p, now, kind.as_str(), None)));
+        out.push(Out::Event(
+            self.finished(id, p, now, kind.as_str(), None)
+                .code(kind.stable_code()),
+        ));
     }
 
     fn finished(

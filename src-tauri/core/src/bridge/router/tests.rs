@@ -594,3 +594,146 @@ fn force_fallback_switches_either_way_mid_session() {
     assert!(matches!(restart_of(&t.out)[..], [Out::KillServer]));
     assert!(!t.r.wants_fallback());
 }
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c"}}}"#;
+
+fn events(out: &[Out], kind: &str) -> Vec<Event> {
+    out.iter()
+        .filter_map(|o| match o {
+            Out::Event(e) if e.kind == kind => Some(e.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_server_that_exits_before_answering_initialize_is_a_start_failure() {
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        retries: 1,
+        ..(*t.r.limits).clone()
+    });
+    t.r.set_command("srv --stdio".to_owned());
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(0.0, INIT);
+    // The first exit is retried (initialize is safe to re-send), like any crash.
+    let restart =
+        t.r.server_gone("exited with status 1", "", t.at(0.1), &mut t.out);
+    assert!(matches!(restart, Restart::After(_)), "{restart:?}");
+    assert!(!t.r.gave_up());
+    t.r.server_started(false, t.at(0.5), &mut t.out);
+    t.take();
+    // With its retries used up, the next one is final: the initialize is answered with why.
+    let restart = t.r.server_gone(
+        "exited with status 1",
+        "starting\nerror: API_KEY is not set\n",
+        t.at(0.6),
+        &mut t.out,
+    );
+    assert_eq!(restart, Restart::OnRequest);
+    assert!(t.out.iter().any(|o| matches!(o, Out::GaveUp)));
+    let failed = events(&t.out, "spawn_failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].code.as_deref(), Some("W-SPAWN-EXITED"));
+    assert_eq!(failed[0].command.as_deref(), Some("srv --stdio"));
+    assert!(t.r.initialize_refused());
+    let (c, _) = t.take();
+    assert_eq!(c.len(), 1);
+    let data = &c[0]["error"]["data"];
+    assert_eq!(data["kind"], "spawn_failed");
+    assert_eq!(data["code"], "W-SPAWN-EXITED");
+    assert!(
+        data["cause"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 1 before answering `initialize`; its last stderr line: error: API_KEY is not set"),
+        "{data}"
+    );
+    // Whatever the client asks next gets the same answer; nothing goes to a server.
+    t.client(1.0, &call("5", ""));
+    let (c, s) = t.take();
+    assert_eq!(c[0]["error"]["data"]["code"], "W-SPAWN-EXITED");
+    assert!(s.is_empty());
+}
+
+#[test]
+fn exits_right_after_each_start_are_a_crash_loop_even_before_initialize() {
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        circuit_failures: 3,
+        ..(*t.r.limits).clone()
+    });
+    for n in 0..3 {
+        t.r.server_started(false, t.at(f64::from(n)), &mut t.out);
+        t.r.server_gone(
+            "exited with status 2",
+            "boom\n",
+            t.at(f64::from(n) + 0.1),
+            &mut t.out,
+        );
+    }
+    assert!(t.r.gave_up());
+    assert!(!t.r.initialize_refused(), "no initialize yet");
+    let failed = events(&t.out, "spawn_failed");
+    assert_eq!(failed[0].code.as_deref(), Some("W-SPAWN-CRASH-LOOP"));
+    assert!(
+        events(&t.out, "circuit").is_empty(),
+        "no breaker: the start failed"
+    );
+    t.take();
+    t.client(5.0, INIT);
+    assert!(t.r.initialize_refused());
+    let (c, _) = t.take();
+    assert_eq!(c[0]["error"]["data"]["code"], "W-SPAWN-CRASH-LOOP");
+}
+
+#[test]
+fn no_answer_to_the_first_initialize_is_a_startup_timeout_with_its_code() {
+    let mut t = T::new();
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.server(0.0, "Listening on port 8080");
+    t.client(0.0, INIT);
+    t.take();
+    t.tick(10.0);
+    let (c, _) = t.take();
+    assert_eq!(c[0]["error"]["data"]["kind"], "startup_timeout");
+    assert_eq!(c[0]["error"]["data"]["code"], "W-SPAWN-STDOUT-NOISE");
+    assert!(
+        c[0]["error"]["data"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("the first line: Listening on port 8080"),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn after_the_handshake_an_exit_is_a_restart_not_a_start_failure() {
+    let mut t = T::new();
+    initialized(&mut t);
+    let restart =
+        t.r.server_gone("exited with status 1", "", t.at(1.0), &mut t.out);
+    assert!(matches!(restart, Restart::After(_)), "{restart:?}");
+    assert!(!t.r.gave_up());
+    assert!(events(&t.out, "spawn_failed").is_empty());
+}
+
+#[test]
+fn a_session_without_initialize_leaves_the_start_phase_with_the_first_answer() {
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        circuit_failures: 2,
+        ..(*t.r.limits).clone()
+    });
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(0.0, &call("1", ""));
+    t.server(0.1, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    t.r.server_gone("exited with status 1", "", t.at(1.0), &mut t.out);
+    t.r.server_started(false, t.at(1.5), &mut t.out);
+    t.r.server_gone("exited with status 1", "", t.at(2.0), &mut t.out);
+    assert!(!t.r.gave_up());
+    assert!(
+        t.r.circuit_open(),
+        "a crash loop later in a session opens the breaker"
+    );
+}

@@ -53,6 +53,14 @@ impl Router {
     }
 
     fn expire(&mut self, id: Id, kind: ErrorKind, now: Instant, out: &mut Vec<Out>) {
+        let first_handshake = self
+            .c2s
+            .get(&id)
+            .is_some_and(|p| p.class == Class::Initialize && p.held_since.is_none());
+        if kind == ErrorKind::StartupTimeout && first_handshake && self.starting() {
+            self.stats.timeouts += 1;
+            return self.start_timed_out(out);
+        }
         let Some(p) = self.c2s.remove(&id) else {
             return;
         };
@@ -131,7 +139,10 @@ impl Router {
                 )));
             }
         }
-        out.push(Out::Event(self.finished(&id, &p, now, kind.as_str(), None)));
+        out.push(Out::Event(
+            self.finished(&id, &p, now, kind.as_str(), None)
+                .code(kind.stable_code()),
+        ));
         if !was_held {
             self.count_failure(now, &format!("{} timed out", describe(&p)), out);
         }

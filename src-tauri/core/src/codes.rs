@@ -1,0 +1,163 @@
+//! Stable failure codes: the one table of every failure kind Warden reports, each with its
+//! cause and fix. Codes appear in JSON (`data.code` of a bridge's JSON-RPC error, `code`
+//! elsewhere), in event-log lines and in UI text; docs/errors.md is generated from this table
+//! (a test fails on drift). A code, once published, keeps its meaning.
+//!
+//! Add a code as one line of `codes!` below, in the block of its area (blocks sorted by code).
+
+macro_rules! codes {
+    ($($variant:ident = $code:literal, $cause:literal, $fix:literal;)+) => {
+        /// A stable failure code (`W-AREA-WHAT`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $($variant,)+
+        }
+
+        impl Code {
+            /// Every code, in the order of docs/errors.md.
+            pub const ALL: &[Code] = &[$(Code::$variant,)+];
+
+            /// The code as shown everywhere, e.g. `W-SPAWN-NOT-FOUND`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $code,)+
+                }
+            }
+
+            /// What usually causes it, for a person.
+            pub fn cause(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $cause,)+
+                }
+            }
+
+            /// What to do about it, for a person.
+            pub fn fix(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $fix,)+
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    // Requests the bridge answered itself (JSON-RPC errors, `data.kind` in CONTRACT.md).
+    CircuitOpen = "W-CIRCUIT-OPEN",
+        "The server failed `circuit_failures` times in a row (exits, failed starts, timeouts), so the circuit breaker opened: requests fail at once until `circuit_cooldown_ms` passes, then one request may start the server again.",
+        "Look at the server's last error (`warden status`, its stderr) and fix the server; or raise `circuit_failures` in config.toml if it fails only now and then.";
+    InvalidResponse = "W-INVALID-RESPONSE",
+        "The server answered a request with a line that is not valid JSON (for example invalid UTF-8). Warden dropped it and failed the request.",
+        "A bug in the server: turn on `debug` for it to see the line, and report it to the server's authors.";
+    MaxTimeout = "W-MAX-TIMEOUT",
+        "A request ran past `max_timeout_ms`, the hard limit that applies even while the tool reports progress. Warden cancelled it.",
+        "If the tool really needs longer, raise `max_timeout_ms` for this server in config.toml.";
+    ParseError = "W-PARSE-ERROR",
+        "The client sent a line that is not JSON.",
+        "A bug in the client: its own log shows what it sent.";
+    RequestTooLarge = "W-REQUEST-TOO-LARGE",
+        "A request from the client was larger than `max_message_bytes`; it was never sent to the server.",
+        "Send less in one request, or raise `max_message_bytes` for this server in config.toml.";
+    ResponseTooLarge = "W-RESPONSE-TOO-LARGE",
+        "The server's answer was larger than `max_message_bytes`; Warden dropped it so the session can go on.",
+        "Ask for less (fewer results, a narrower path), or raise `max_message_bytes` for this server in config.toml.";
+    ServerExited = "W-SERVER-EXITED",
+        "The server process exited while the request was in flight, and the request was not safe to re-send (or its retries were used up). `data.exit` and `data.stderr_tail` say how it ended.",
+        "Read the server's stderr tail for the reason. If the tool is safe to repeat, list it in `idempotent_tools` so Warden re-sends it after a restart.";
+    StartupTimeout = "W-STARTUP-TIMEOUT",
+        "The server was (re)starting and did not become ready within `startup_timeout_ms`, so the request was never sent.",
+        "Raise `startup_timeout_ms` if the server is slow to start (npx/uvx downloads on a cold cache); run it once by hand to fill the cache.";
+    Timeout = "W-TIMEOUT",
+        "A request had no response, progress or activity for `idle_timeout_ms`. Warden cancelled it.",
+        "If the tool is slow but working, raise `idle_timeout_ms` for this server in config.toml; if the server is stuck, restart it.";
+
+    // config.toml and `--set`.
+    ConfigInvalid = "W-CONFIG-INVALID",
+        "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start (exit status 2).",
+        "Correct the value as the message says (docs/config.md lists every key with its range), or remove it to get the default.";
+
+    // The server could not be started (`spawn_failed`, the answer to the client's `initialize`).
+    SpawnCrashLoop = "W-SPAWN-CRASH-LOOP",
+        "The server exited again right after each restart before it ever answered `initialize` (`circuit_failures` times), so Warden stopped restarting it.",
+        "Run the server's command by hand in a terminal and read what it prints; fix its arguments, environment or installation.";
+    SpawnError = "W-SPAWN-ERROR",
+        "The operating system refused to start the server's command for another reason (shown in the cause).",
+        "Run the command by hand in a terminal to see the same error, and fix what it names.";
+    SpawnExited = "W-SPAWN-EXITED",
+        "The server exited with a non-zero status (or at all) before answering `initialize`; often a missing API key, a wrong argument or a missing dependency. Its stderr tail says which.",
+        "Read the stderr tail: set the environment variable or argument it asks for in the client's config entry, then restart the client's MCP connection.";
+    SpawnNotFound = "W-SPAWN-NOT-FOUND",
+        "The server's command was not found: not on the PATH the bridge searched (a GUI-launched IDE often passes a short PATH, without nvm, Homebrew or ~/.local/bin), or the path does not exist.",
+        "Use the command's absolute path in the client's config entry (`command -v NAME` in a terminal prints it), or install it.";
+    SpawnPermissionDenied = "W-SPAWN-PERMISSION-DENIED",
+        "The server's command exists but may not be run: not executable, or a directory it is in may not be searched.",
+        "Make the file executable (`chmod +x FILE`), or point the client's config entry at the right program.";
+    SpawnSignal = "W-SPAWN-SIGNAL",
+        "The server was killed by a signal before answering `initialize` (a crash such as SIGSEGV, or killed from outside, e.g. the out-of-memory killer).",
+        "Run the server's command by hand to see the crash; check `dmesg` for the out-of-memory killer.";
+    SpawnStartupTimeout = "W-SPAWN-STARTUP-TIMEOUT",
+        "The server did not answer `initialize` within `startup_timeout_ms` after it was started.",
+        "Raise `startup_timeout_ms` if it is slow to start (npx/uvx downloads on a cold cache; run it once by hand to fill the cache), or check that it is an MCP stdio server at all.";
+    SpawnStdoutNoise = "W-SPAWN-STDOUT-NOISE",
+        "The server wrote only lines that are not JSON-RPC to stdout and never answered `initialize`: it logs to stdout, or is not an MCP stdio server (or needs an argument such as `stdio` to be one).",
+        "Check the server's arguments (many need `stdio` or `--stdio`), or make it log to stderr.";
+}
+
+/// docs/errors.md: every code with its cause and fix, from the table above.
+pub fn reference_markdown() -> String {
+    let mut md = String::from(
+        "# Failure codes\n\n\
+         <!-- Generated from src-tauri/core/src/codes.rs by \
+         `UPDATE_DOCS=1 cargo test -p warden-core codes`; do not edit by hand. -->\n\n\
+         Every failure Warden reports carries one of these stable codes: `data.code` in the \
+         JSON-RPC errors the bridge sends to the client, `code` in event-log lines \
+         (`$WARDEN_STATE_DIR/logs/<server>.jsonl`) and in status JSON. A code keeps its meaning \
+         across versions.\n\n\
+         | code | cause | fix |\n|---|---|---|\n",
+    );
+    for code in Code::ALL {
+        md.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            code.as_str(),
+            code.cause().replace('|', "\\|"),
+            code.fix().replace('|', "\\|")
+        ));
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::collections::HashSet;
+    use std::path::Path;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = HashSet::new();
+        for code in Code::ALL {
+            let s = code.as_str();
+            assert!(seen.insert(s), "{s} twice");
+            assert!(
+                s.starts_with("W-") && s[2..].chars().all(|c| c.is_ascii_uppercase() || c == '-'),
+                "{s}"
+            );
+            assert!(!code.cause().is_empty() && !code.fix().is_empty(), "{s}");
+        }
+    }
+
+    #[test]
+    fn docs_errors_md_is_up_to_date() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md");
+        let want = reference_markdown();
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/errors.md is stale: run `UPDATE_DOCS=1 cargo test -p warden-core codes`"
+        );
+    }
+}
