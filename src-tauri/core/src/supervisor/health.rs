@@ -2,7 +2,8 @@
 //! and its last probe, with the reason a person reads.
 //!
 //! In order, the first rule that applies wins:
-//! 1. no live session: `down` if the last probe failed, else `idle`;
+//! 1. no live session: `down` if the latest start failed (a bridge's `spawn_failed` with no
+//!    start or answer since) or the last probe failed, whichever is newer, else `idle`;
 //! 2. a session serves the ripgrep fallback: `fallback`;
 //! 3. a session's breaker is open: `down`;
 //! 4. every session is unresponsive: `down`;
@@ -55,6 +56,28 @@ pub fn derive(i: &Inputs<'_>) -> (Health, String) {
 fn idle(i: &Inputs<'_>) -> (Health, String) {
     let m = i.metrics;
     let now = i.now_ms;
+    if let Some(f) = m.start_failure() {
+        if i.probe.is_none_or(|p| p.ts_ms < f.ts_ms) {
+            let fix = f
+                .fix
+                .as_deref()
+                .map(|x| format!("; fix: {x}"))
+                .unwrap_or_default();
+            let code = f
+                .code
+                .as_deref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
+            return (
+                Health::Down,
+                format!(
+                    "failed to start {} ago{code}: {}{fix}",
+                    ago(now, f.ts_ms),
+                    f.summary
+                ),
+            );
+        }
+    }
     if let Some(p) = i.probe.filter(|p| !p.ok) {
         return (
             Health::Down,

@@ -56,6 +56,12 @@ pub struct Metrics {
     pub bytes_out: u64,
     /// `(ts_ms, what)` of the last failure of any kind.
     pub last_error: Option<(u64, String)>,
+    /// The stable code of `last_error`, when it has one.
+    pub last_error_code: Option<String>,
+    /// The last `spawn_failed`: a bridge could not start the server.
+    pub last_start_failure: Option<StartFailure>,
+    /// The last sign that a server process started (`session_start`, `restart`).
+    pub last_started_ms: Option<u64>,
     /// The last answer (result or server error).
     pub last_answer_ms: Option<u64>,
     /// Detail of the last `circuit` event, and of the last `fallback` event.
@@ -112,7 +118,24 @@ impl Metrics {
                 push_bounded(&mut self.recent, (ts, class));
             }
             "retry" => self.retries += 1,
-            "restart" => self.restarts += 1,
+            "restart" => {
+                self.restarts += 1;
+                self.started(ts);
+            }
+            "session_start" => self.started(ts),
+            "spawn_failed" => {
+                let failure = StartFailure::of(e);
+                if self.set_error(ts, failure.summary.clone()) {
+                    self.last_error_code = failure.code.clone();
+                }
+                if self
+                    .last_start_failure
+                    .as_ref()
+                    .is_none_or(|f| f.ts_ms <= ts)
+                {
+                    self.last_start_failure = Some(failure);
+                }
+            }
             "server_exit" | "start_failed" => {
                 let what = if e.kind == "server_exit" {
                     format!("server exited: {detail}")
@@ -130,18 +153,35 @@ impl Metrics {
             }
             "fallback" => self.last_fallback = Some((ts, detail)),
             "installing" => self.last_installing_ms = Some(ts),
-            "config_rejected" => self.set_error(ts, format!("config.toml refused: {detail}")),
+            "config_rejected" => {
+                self.set_error(ts, format!("config.toml refused: {detail}"));
+            }
             "probe" if e.outcome.as_deref() == Some("error") => {
-                self.set_error(ts, format!("probe failed: {detail}"))
+                self.set_error(ts, format!("probe failed: {detail}"));
             }
             _ => {}
         }
     }
 
-    fn set_error(&mut self, ts: u64, what: String) {
-        if self.last_error.as_ref().is_none_or(|(t, _)| *t <= ts) {
+    /// Whether it is the newest error (and so became `last_error`).
+    fn set_error(&mut self, ts: u64, what: String) -> bool {
+        let newest = self.last_error.as_ref().is_none_or(|(t, _)| *t <= ts);
+        if newest {
             self.last_error = Some((ts, what));
+            self.last_error_code = None;
         }
+        newest
+    }
+
+    fn started(&mut self, ts: u64) {
+        self.last_started_ms = Some(self.last_started_ms.map_or(ts, |s| s.max(ts)));
+    }
+
+    /// The last start failure, unless a server process started or answered after it.
+    pub fn start_failure(&self) -> Option<&StartFailure> {
+        let failure = self.last_start_failure.as_ref()?;
+        let since = self.last_started_ms.max(self.last_answer_ms);
+        since.is_none_or(|t| t <= failure.ts_ms).then_some(failure)
     }
 
     /// The `p`-th percentile (0–100, nearest rank) of the recent answered requests' durations.
@@ -172,6 +212,36 @@ impl Metrics {
             .iter()
             .rev()
             .take_while(move |(t, _)| *t >= since_ms)
+    }
+}
+
+/// A `spawn_failed` event, as health and status show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartFailure {
+    pub ts_ms: u64,
+    pub code: Option<String>,
+    /// `<command>: <cause>`.
+    pub summary: String,
+    pub fix: Option<String>,
+}
+
+impl StartFailure {
+    fn of(e: &Event) -> StartFailure {
+        let command = e
+            .command
+            .as_ref()
+            .map_or_else(|| "the server".to_owned(), |c| c.join(" "));
+        let cause = e
+            .cause
+            .as_deref()
+            .or(e.detail.as_deref())
+            .unwrap_or("it could not be started");
+        StartFailure {
+            ts_ms: e.ts_ms,
+            code: e.code.clone(),
+            summary: format!("{command}: {cause}"),
+            fix: e.fix.clone(),
+        }
     }
 }
 

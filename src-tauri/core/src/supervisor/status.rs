@@ -95,6 +95,7 @@ fn server_status(
         bytes_in: m.bytes_in,
         bytes_out: m.bytes_out,
         last_error: m.last_error.as_ref().map(|(_, e)| e.clone()),
+        code: m.last_error_code.clone(),
         last_seen_ms: m.last_seen_ms,
         command: server.command.clone(),
         circuit_open: mine.iter().any(|s| s.circuit_open),
