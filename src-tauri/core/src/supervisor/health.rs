@@ -470,4 +470,65 @@ mod tests {
             "{why}"
         );
     }
+
+    #[test]
+    fn a_failed_start_is_down_until_the_server_starts_or_answers() {
+        let failed = |ts: u64| Event {
+            ts_ms: ts,
+            code: Some("W-SPAWN-NOT-FOUND".into()),
+            command: Some(vec!["npx".into(), "-y".into(), "gh-server".into()]),
+            cause: Some("`npx` was not found on PATH".into()),
+            fix: Some("give npx's absolute path".into()),
+            ..Event::new("spawn_failed")
+        };
+        let mut m = Metrics::default();
+        m.record(&request(NOW - 60_000, "ok", 3));
+        m.record(&failed(NOW - 5000));
+        let alone = |m: &Metrics, probe: Option<&ProbeReport>| {
+            derive(&Inputs {
+                sessions: 0,
+                oldest_session_ms: None,
+                probe,
+                ..inputs(m)
+            })
+        };
+        let (h, why) = alone(&m, None);
+        assert_eq!(h, Health::Down);
+        assert_eq!(
+            why,
+            "failed to start 5 s ago (W-SPAWN-NOT-FOUND): npx -y gh-server: `npx` was not found on PATH; fix: give npx's absolute path"
+        );
+        assert_eq!(
+            (
+                m.last_error.clone().unwrap().1,
+                m.last_error_code.as_deref()
+            ),
+            (
+                "npx -y gh-server: `npx` was not found on PATH".to_owned(),
+                Some("W-SPAWN-NOT-FOUND")
+            )
+        );
+        // A probe after it speaks for the server; one before it does not.
+        let ok = ProbeReport {
+            ok: true,
+            ts_ms: NOW - 1000,
+            ..ProbeReport::default()
+        };
+        assert_eq!(alone(&m, Some(&ok)).0, Health::Idle);
+        let older = ProbeReport {
+            ts_ms: NOW - 9000,
+            ..ok
+        };
+        assert_eq!(alone(&m, Some(&older)).0, Health::Down);
+        // A server process started since (another bridge): no longer down.
+        m.record(&at(NOW - 4000, Event::new("session_start")));
+        assert_eq!(alone(&m, None).0, Health::Idle);
+        m.record(&failed(NOW - 3000));
+        assert_eq!(alone(&m, None).0, Health::Down);
+        m.record(&request(NOW - 2000, "ok", 3));
+        assert_eq!(alone(&m, None).0, Health::Idle);
+        // Another error after it: the last error no longer has its code.
+        m.record(&at(NOW - 1000, Event::new("config_rejected").detail("bad")));
+        assert_eq!(m.last_error_code, None);
+    }
 }
