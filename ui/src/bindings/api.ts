@@ -33,6 +33,10 @@ reason: string,
  */
 sessions: number, unresponsive: number, inflight: number, p50_ms: number, p95_ms: number, p99_ms: number, requests: number, errors: number, timeouts: number, retries: number, restarts: number, bytes_in: number, bytes_out: number, last_error: string | null, 
 /**
+ * The stable failure code of `last_error` (`W-SPAWN-NOT-FOUND` …), when it has one.
+ */
+code: string | null, 
+/**
  * Wall-clock ms of the last event or heartbeat of this server.
  */
 last_seen_ms: number | null, 
@@ -73,7 +77,27 @@ export type HistoryEntry = { server: string, session?: string, event: Event,
  */
 command?: Array<string>, };
 
-export type Event = { ts_ms: number, kind: string, method?: string, id?: JsonValue, tool?: string, duration_ms?: number, outcome?: string, bytes_in?: number, bytes_out?: number, detail?: string, };
+export type Event = { ts_ms: number, kind: string, method?: string, id?: JsonValue, tool?: string, duration_ms?: number, outcome?: string, bytes_in?: number, bytes_out?: number, detail?: string, 
+/**
+ * A stable failure code (`W-SPAWN-NOT-FOUND` …), on failures that have one.
+ */
+code?: string, 
+/**
+ * `spawn_failed`: the server command as given (program and arguments; never env values).
+ */
+command?: Array<string>, 
+/**
+ * `spawn_failed`: why, in one line for a person.
+ */
+cause?: string, 
+/**
+ * `spawn_failed`: the end of the server's stderr (redacted).
+ */
+stderr_tail?: string, 
+/**
+ * `spawn_failed`: what to do about it, in one line.
+ */
+fix?: string, };
 
 export type CommandOutcome = { ok: boolean, message: string, 
 /**
