@@ -128,7 +128,7 @@ describe("event", () => {
     const failed = entry("linear", {
       kind: "spawn_failed",
       code: "W-SPAWN-NOT-FOUND",
-      command: ["npx", "-y", "linear-mcp"],
+      command: "npx -y linear-mcp",
       cause: "`npx` was not found on PATH",
       fix: "give npx's absolute path",
     });

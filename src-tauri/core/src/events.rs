@@ -39,13 +39,13 @@ pub struct Event {
     pub bytes_out: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    /// A stable failure code (`W-SPAWN-NOT-FOUND` …), on failures that have one.
+    /// The stable failure code (`crate::codes`) of a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    /// `spawn_failed`: the server command as given (program and arguments; never env values).
+    pub code: Option<Cow<'static, str>>,
+    /// `spawn_failed`: the server's command line as given (program and arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<Vec<String>>,
-    /// `spawn_failed`: why, in one line for a person.
+    pub command: Option<String>,
+    /// `spawn_failed`: why it failed, in one line for a person.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     /// `spawn_failed`: the end of the server's stderr (redacted).

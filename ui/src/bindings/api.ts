@@ -79,15 +79,15 @@ command?: Array<string>, };
 
 export type Event = { ts_ms: number, kind: string, method?: string, id?: JsonValue, tool?: string, duration_ms?: number, outcome?: string, bytes_in?: number, bytes_out?: number, detail?: string, 
 /**
- * A stable failure code (`W-SPAWN-NOT-FOUND` …), on failures that have one.
+ * The stable failure code (`crate::codes`) of a failure.
  */
 code?: string, 
 /**
- * `spawn_failed`: the server command as given (program and arguments; never env values).
+ * `spawn_failed`: the server's command line as given (program and arguments).
  */
-command?: Array<string>, 
+command?: string, 
 /**
- * `spawn_failed`: why, in one line for a person.
+ * `spawn_failed`: why it failed, in one line for a person.
  */
 cause?: string, 
 /**

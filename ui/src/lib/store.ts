@@ -224,7 +224,7 @@ export function countEvent(srv: ServerStatus, e: Event): ServerStatus {
       setError(out, `server failed to start: ${e.detail ?? ""}`);
       break;
     case "spawn_failed":
-      setError(out, `${e.command?.join(" ") ?? "the server"}: ${e.cause ?? e.detail ?? "it could not be started"}`, e.code);
+      setError(out, `${e.command ?? "the server"}: ${e.cause ?? e.detail ?? "it could not be started"}`, e.code);
       break;
     case "config_rejected":
       setError(out, `config.toml refused: ${e.detail ?? ""}`);

@@ -476,7 +476,7 @@ mod tests {
         let failed = |ts: u64| Event {
             ts_ms: ts,
             code: Some("W-SPAWN-NOT-FOUND".into()),
-            command: Some(vec!["npx".into(), "-y".into(), "gh-server".into()]),
+            command: Some("npx -y gh-server".into()),
             cause: Some("`npx` was not found on PATH".into()),
             fix: Some("give npx's absolute path".into()),
             ..Event::new("spawn_failed")

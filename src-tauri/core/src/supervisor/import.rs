@@ -182,7 +182,7 @@ mod tests {
         Event {
             ts_ms: ts,
             code: Some("W-SPAWN-NOT-FOUND".into()),
-            command: Some(vec!["nosuch-server".into(), "--stdio".into()]),
+            command: Some("nosuch-server --stdio".into()),
             cause: Some("`nosuch-server` was not found on PATH (/usr/bin:/bin)".into()),
             stderr_tail: Some(String::new()),
             fix: Some("install it or give its absolute path".into()),

@@ -227,10 +227,7 @@ pub struct StartFailure {
 
 impl StartFailure {
     fn of(e: &Event) -> StartFailure {
-        let command = e
-            .command
-            .as_ref()
-            .map_or_else(|| "the server".to_owned(), |c| c.join(" "));
+        let command = e.command.as_deref().unwrap_or("the server");
         let cause = e
             .cause
             .as_deref()
@@ -238,7 +235,7 @@ impl StartFailure {
             .unwrap_or("it could not be started");
         StartFailure {
             ts_ms: e.ts_ms,
-            code: e.code.clone(),
+            code: e.code.as_deref().map(str::to_owned),
             summary: format!("{command}: {cause}"),
             fix: e.fix.clone(),
         }

@@ -137,14 +137,10 @@ pub(super) struct State {
 }
 
 impl ServerState {
-    /// Takes an entry of its history into account: metrics, and the command of a hello or a
-    /// failed start.
+    /// Takes an entry of its history into account: metrics, and the command of a hello.
     fn take(&mut self, entry: &HistoryEntry) {
         self.metrics.record(&entry.event);
-        let failed_start = (entry.event.kind == "spawn_failed")
-            .then_some(entry.event.command.as_ref())
-            .flatten();
-        if let Some(c) = entry.command.as_ref().or(failed_start) {
+        if let Some(c) = &entry.command {
             self.command = Some(c.clone());
         }
     }
