@@ -28,6 +28,9 @@ use crate::protocol::{
 };
 
 /// What the router asks the pumps to do.
+// An `Event` is the large variant (a `spawn_failed` one carries several texts); they are
+// moved a few times per message at most, so boxing each would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Out {
     Client(Bytes),
