@@ -527,8 +527,13 @@ mod tests {
         assert_eq!(alone(&m, None).0, Health::Down);
         m.record(&request(NOW - 2000, "ok", 3));
         assert_eq!(alone(&m, None).0, Health::Idle);
-        // Another error after it: the last error no longer has its code.
-        m.record(&at(NOW - 1000, Event::new("config_rejected").detail("bad")));
+        // Another error after it: the last error has that one's code, or none.
+        m.record(&at(NOW - 1500, Event::new("config_rejected").detail("bad")));
         assert_eq!(m.last_error_code, None);
+        m.record(&Event {
+            code: Some("W-CONFIG-INVALID".into()),
+            ..at(NOW - 1000, Event::new("config_rejected").detail("bad"))
+        });
+        assert_eq!(m.last_error_code.as_deref(), Some("W-CONFIG-INVALID"));
     }
 }

@@ -113,7 +113,7 @@ impl Metrics {
                         .duration_ms
                         .map(|d| format!(" after {d} ms"))
                         .unwrap_or_default();
-                    self.set_error(ts, format!("{outcome}: {what}{after}"));
+                    self.set_error(e, format!("{outcome}: {what}{after}"));
                 }
                 push_bounded(&mut self.recent, (ts, class));
             }
@@ -125,9 +125,7 @@ impl Metrics {
             "session_start" => self.started(ts),
             "spawn_failed" => {
                 let failure = StartFailure::of(e);
-                if self.set_error(ts, failure.summary.clone()) {
-                    self.last_error_code = failure.code.clone();
-                }
+                self.set_error(e, failure.summary.clone());
                 if self
                     .last_start_failure
                     .as_ref()
@@ -143,34 +141,31 @@ impl Metrics {
                     format!("server failed to start: {detail}")
                 };
                 push_bounded(&mut self.exits, (ts, what.clone()));
-                self.set_error(ts, what);
+                self.set_error(e, what);
             }
             "circuit" => {
                 if detail.starts_with("open") {
-                    self.set_error(ts, format!("breaker {detail}"));
+                    self.set_error(e, format!("breaker {detail}"));
                 }
                 self.last_circuit = Some((ts, detail));
             }
             "fallback" => self.last_fallback = Some((ts, detail)),
             "installing" => self.last_installing_ms = Some(ts),
-            "config_rejected" => {
-                self.set_error(ts, format!("config.toml refused: {detail}"));
-            }
+            "config_rejected" => self.set_error(e, format!("config.toml refused: {detail}")),
             "probe" if e.outcome.as_deref() == Some("error") => {
-                self.set_error(ts, format!("probe failed: {detail}"));
+                self.set_error(e, format!("probe failed: {detail}"))
             }
             _ => {}
         }
     }
 
-    /// Whether it is the newest error (and so became `last_error`).
-    fn set_error(&mut self, ts: u64, what: String) -> bool {
-        let newest = self.last_error.as_ref().is_none_or(|(t, _)| *t <= ts);
-        if newest {
-            self.last_error = Some((ts, what));
-            self.last_error_code = None;
+    /// `what` of event `e` becomes the last error (with the event's code) unless a newer one
+    /// is known.
+    fn set_error(&mut self, e: &Event, what: String) {
+        if self.last_error.as_ref().is_none_or(|(t, _)| *t <= e.ts_ms) {
+            self.last_error = Some((e.ts_ms, what));
+            self.last_error_code = e.code.as_deref().map(str::to_owned);
         }
-        newest
     }
 
     fn started(&mut self, ts: u64) {
