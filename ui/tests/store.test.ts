@@ -124,6 +124,21 @@ describe("event", () => {
     expect(server(s, "ripgrep").last_error).toBe("server exited: status 1");
   });
 
+  it("records a failed start with its command, cause and code, for a server never seen before", () => {
+    const failed = entry("linear", {
+      kind: "spawn_failed",
+      code: "W-SPAWN-NOT-FOUND",
+      command: "npx -y linear-mcp",
+      cause: "`npx` was not found on PATH",
+      fix: "give npx's absolute path",
+    });
+    let s = apply(loaded(), { kind: "event", entry: failed }, 0);
+    expect(server(s, "linear").last_error).toBe("npx -y linear-mcp: `npx` was not found on PATH");
+    expect(server(s, "linear").code).toBe("W-SPAWN-NOT-FOUND");
+    s = apply(s, { kind: "event", entry: entry("linear", { kind: "server_exit", detail: "status 1" }) }, 0);
+    expect(server(s, "linear").code).toBeNull();
+  });
+
   it("keeps at most TIMELINE_CAP events", () => {
     let s = loaded();
     for (let i = 0; i < TIMELINE_CAP + 10; i++) {

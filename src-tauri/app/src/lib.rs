@@ -265,8 +265,11 @@ async fn check_sidecar(app: &AppHandle) {
 }
 
 /// Forwards supervisor events to the window, keeps the tray current, and notifies.
-async fn follow(app: AppHandle, shared: Arc<Shared>) {
-    let mut events = shared.sup.subscribe();
+async fn follow(
+    app: AppHandle,
+    shared: Arc<Shared>,
+    mut events: tokio::sync::broadcast::Receiver<ApiEvent>,
+) {
     let mut every = tokio::time::interval(Duration::from_secs(2));
     loop {
         let event = tokio::select! {
@@ -352,6 +355,9 @@ pub fn run() {
             });
             tauri_app.manage(Arc::clone(&shared));
             tray::build(tauri_app.handle())?;
+            // Subscribed before the supervisor runs: its first health judgement (of what it
+            // loaded and took in from the bridges' logs) is notified too.
+            let events = sup.subscribe();
             let handle = tauri_app.handle().clone();
             let s = Arc::clone(&shared);
             tauri::async_runtime::spawn(async move {
@@ -369,7 +375,7 @@ pub fn run() {
             });
             // `follow` draws the tray at once (its first tick). Never wait for that here:
             // drawing runs on this (the main) thread, so setup would wait for itself.
-            tauri::async_runtime::spawn(follow(tauri_app.handle().clone(), shared));
+            tauri::async_runtime::spawn(follow(tauri_app.handle().clone(), shared, events));
             let handle = tauri_app.handle().clone();
             tauri::async_runtime::spawn(async move { check_sidecar(&handle).await });
             if !hidden {

@@ -166,6 +166,46 @@ impl JsonlLog {
     }
 }
 
+/// One line of a server's event log as the bridge writes it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct LogLine {
+    pub server: String,
+    /// The pid of the bridge that wrote it.
+    pub session: u32,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// The last lines of `path`, oldest first: at most `max_lines`, read from at most its last
+/// `max_bytes` (a line cut by that bound is left out). A missing file has none.
+pub fn tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Result<Vec<Vec<u8>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    // One byte before the bound tells whether the first line read is whole.
+    let start = len.saturating_sub(max_bytes.saturating_add(1));
+    file.seek(SeekFrom::Start(start))?;
+    let mut buf = Vec::new();
+    file.take(len - start).read_to_end(&mut buf)?;
+    let mut text = &buf[..];
+    if len > max_bytes {
+        text = match memchr::memchr(b'\n', text) {
+            Some(i) => &text[i + 1..],
+            None => &[],
+        };
+    }
+    let lines: Vec<&[u8]> = text
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let skip = lines.len().saturating_sub(max_lines);
+    Ok(lines[skip..].iter().map(|l| l.to_vec()).collect())
+}
+
 fn open_append(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }

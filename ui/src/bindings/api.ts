@@ -33,6 +33,10 @@ reason: string,
  */
 sessions: number, unresponsive: number, inflight: number, p50_ms: number, p95_ms: number, p99_ms: number, requests: number, errors: number, timeouts: number, retries: number, restarts: number, bytes_in: number, bytes_out: number, last_error: string | null, 
 /**
+ * The stable failure code of `last_error` (`W-SPAWN-NOT-FOUND` …), when it has one.
+ */
+code: string | null, 
+/**
  * Wall-clock ms of the last event or heartbeat of this server.
  */
 last_seen_ms: number | null, 

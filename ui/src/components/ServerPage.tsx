@@ -5,7 +5,7 @@ import { formatAge, formatBytes, formatClock, formatMs } from "../lib/format";
 import { inflightOf, sessionsOf } from "../lib/store";
 import { api, app } from "../lib/tauri";
 import { useNow, useStore } from "./context";
-import { CommandLine, ErrorText, HealthBadge, Loading, Outcome, type OutcomeView } from "./common";
+import { CommandLine, ErrorText, FailureCode, HealthBadge, Loading, Outcome, type OutcomeView } from "./common";
 import { LimitsForm } from "./LimitsForm";
 
 export function ServerPage({ name }: { name: string }) {
@@ -126,7 +126,15 @@ export function ServerPage({ name }: { name: string }) {
               </dd>
             </div>
           )}
-          {server.last_error && <div class="wide"><dt>Last error</dt><dd class="last-error">{server.last_error}</dd></div>}
+          {server.last_error && (
+            <div class="wide">
+              <dt>Last error</dt>
+              <dd class="last-error">
+                {server.code && <FailureCode code={server.code} testid="last-error-code" />}
+                {server.last_error}
+              </dd>
+            </div>
+          )}
           {server.command && <div class="wide"><dt>Command</dt><dd><CommandLine command={server.command} /></dd></div>}
         </dl>
       )}

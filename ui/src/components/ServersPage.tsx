@@ -1,7 +1,7 @@
 import { formatCount, formatMs } from "../lib/format";
 import { serverHref } from "../lib/route";
 import { useStore } from "./context";
-import { Empty, ErrorText, HealthBadge, Loading } from "./common";
+import { Empty, ErrorText, FailureCode, HealthBadge, Loading } from "./common";
 
 /** The README's snippet: a client config entry with `warden bridge` in front of a server. */
 export const BRIDGE_SNIPPET = `"ripgrep": { "command": "/path/to/warden",
@@ -84,7 +84,10 @@ export function ServersPage() {
                   <td class="num">{formatCount(s.timeouts)}</td>
                   <td class="num">{formatCount(s.retries)}</td>
                   <td class="num">{formatCount(s.restarts)}</td>
-                  <td class="last-error">{s.last_error ?? <span class="muted">none</span>}</td>
+                  <td class="last-error">
+                    {s.code && <FailureCode code={s.code} testid={`code-${s.name}`} />}
+                    {s.last_error ?? <span class="muted">none</span>}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -9,6 +9,15 @@ export function HealthBadge({ name, health }: { name: string; health: Health }) 
   );
 }
 
+/** A stable failure code (`W-SPAWN-NOT-FOUND` …); docs/errors.md says what causes it and the fix. */
+export function FailureCode({ code, testid }: { code: string; testid?: string }) {
+  return (
+    <code class="tag bad failure-code" data-testid={testid} title="Stable failure code: docs/errors.md has its cause and fix">
+      {code}
+    </code>
+  );
+}
+
 export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
   return (
     <div class="empty">

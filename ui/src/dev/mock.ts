@@ -26,7 +26,7 @@ function server(name: string, over: Partial<ServerStatus>): ServerStatus {
   return {
     name, health: "healthy", reason: "answering normally", sessions: 0, unresponsive: 0, inflight: 0,
     p50_ms: 0, p95_ms: 0, p99_ms: 0, requests: 0, errors: 0, timeouts: 0, retries: 0, restarts: 0,
-    bytes_in: 0, bytes_out: 0, last_error: null, last_seen_ms: now(), command: null, circuit_open: false,
+    bytes_in: 0, bytes_out: 0, last_error: null, code: null, last_seen_ms: now(), command: null, circuit_open: false,
     fallback: false, debug: false, last_probe: null, ...over,
   };
 }
@@ -48,6 +48,12 @@ const servers: ServerStatus[] = empty ? [] : [
     command: ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/dev/missing"],
   }),
   server("docs-search", { health: "fallback", reason: "served by local ripgrep (force_fallback)", fallback: true, sessions: 1 }),
+  server("linear", {
+    health: "down",
+    reason: "failed to start 4 min ago (W-SPAWN-NOT-FOUND): npx -y linear-mcp: `npx` was not found on PATH (/usr/bin:/bin); fix: give npx's absolute path",
+    last_error: "npx -y linear-mcp: `npx` was not found on PATH (/usr/bin:/bin)", code: "W-SPAWN-NOT-FOUND",
+    command: ["npx", "-y", "linear-mcp"], last_seen_ms: now() - 240_000,
+  }),
   server("context7", { health: "idle", reason: "no live sessions; last seen 2 h ago", last_seen_ms: now() - 7_200_000 }),
 ];
 

@@ -202,12 +202,12 @@ export function countEvent(srv: ServerStatus, e: Event): ServerStatus {
       const outcome = e.outcome ?? "ok";
       if (outcome === "timeout" || outcome === "max_timeout" || outcome === "startup_timeout") {
         out.timeouts += 1;
-        out.last_error = `${outcome}: ${what(e)}${e.duration_ms !== undefined ? ` after ${e.duration_ms} ms` : ""}`;
+        setError(out, `${outcome}: ${what(e)}${e.duration_ms !== undefined ? ` after ${e.duration_ms} ms` : ""}`, e.code);
       } else if (outcome === "error") {
         out.errors += 1;
       } else if (outcome !== "ok" && outcome !== "cancelled" && outcome !== "client_closed") {
         out.errors += 1;
-        out.last_error = `${outcome}: ${what(e)}${e.duration_ms !== undefined ? ` after ${e.duration_ms} ms` : ""}`;
+        setError(out, `${outcome}: ${what(e)}${e.duration_ms !== undefined ? ` after ${e.duration_ms} ms` : ""}`, e.code);
       }
       break;
     }
@@ -218,16 +218,25 @@ export function countEvent(srv: ServerStatus, e: Event): ServerStatus {
       out.restarts += 1;
       break;
     case "server_exit":
-      out.last_error = `server exited: ${e.detail ?? ""}`;
+      setError(out, `server exited: ${e.detail ?? ""}`, e.code);
       break;
     case "start_failed":
-      out.last_error = `server failed to start: ${e.detail ?? ""}`;
+      setError(out, `server failed to start: ${e.detail ?? ""}`, e.code);
+      break;
+    case "spawn_failed":
+      setError(out, `${e.command ?? "the server"}: ${e.cause ?? e.detail ?? "it could not be started"}`, e.code);
       break;
     case "config_rejected":
-      out.last_error = `config.toml refused: ${e.detail ?? ""}`;
+      setError(out, `config.toml refused: ${e.detail ?? ""}`, e.code);
       break;
   }
   return out;
+}
+
+/** The last error, with the stable code of the event that set it (as the supervisor's metrics keep it). */
+function setError(srv: ServerStatus, message: string, code?: string): void {
+  srv.last_error = message;
+  srv.code = code ?? null;
 }
 
 function what(e: Event): string {
@@ -286,6 +295,7 @@ export function blankServer(name: string): ServerStatus {
     bytes_in: 0,
     bytes_out: 0,
     last_error: null,
+    code: null,
     last_seen_ms: null,
     command: null,
     circuit_open: false,

@@ -100,8 +100,13 @@ fn servers_table(servers: &[ServerStatus]) -> String {
         &rows,
     );
     for s in servers.iter().filter(|s| s.last_error.is_some()) {
+        let code = s
+            .code
+            .as_deref()
+            .map(|c| format!(" [{c}]"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {} last error: {}\n",
+            "  {} last error{code}: {}\n",
             s.name,
             s.last_error.as_deref().unwrap_or("")
         ));
@@ -285,8 +290,20 @@ pub(super) fn print_entry(e: &HistoryEntry) {
     if let Some(d) = ev.duration_ms {
         line.push_str(&format!(" {d} ms"));
     }
+    if let Some(c) = &ev.code {
+        line.push_str(&format!(" [{c}]"));
+    }
     if let Some(d) = &ev.detail {
         line.push_str(&format!(": {d}"));
+    }
+    if let Some(c) = &ev.command {
+        line.push_str(&format!(": {c}"));
+    }
+    if let Some(c) = &ev.cause {
+        line.push_str(&format!(": {c}"));
+    }
+    if let Some(f) = &ev.fix {
+        line.push_str(&format!("; fix: {f}"));
     }
     println!("{line}");
 }

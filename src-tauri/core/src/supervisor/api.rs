@@ -224,6 +224,9 @@ pub struct ServerStatus {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub last_error: Option<String>,
+    /// The stable failure code of `last_error` (`W-SPAWN-NOT-FOUND` …), when it has one.
+    #[serde(default)]
+    pub code: Option<String>,
     /// Wall-clock ms of the last event or heartbeat of this server.
     pub last_seen_ms: Option<u64>,
     /// The server command, from a session's hello.

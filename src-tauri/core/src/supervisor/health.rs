@@ -2,7 +2,8 @@
 //! and its last probe, with the reason a person reads.
 //!
 //! In order, the first rule that applies wins:
-//! 1. no live session: `down` if the last probe failed, else `idle`;
+//! 1. no live session: `down` if the latest start failed (a bridge's `spawn_failed` with no
+//!    start or answer since) or the last probe failed, whichever is newer, else `idle`;
 //! 2. a session serves the ripgrep fallback: `fallback`;
 //! 3. a session's breaker is open: `down`;
 //! 4. every session is unresponsive: `down`;
@@ -55,6 +56,28 @@ pub fn derive(i: &Inputs<'_>) -> (Health, String) {
 fn idle(i: &Inputs<'_>) -> (Health, String) {
     let m = i.metrics;
     let now = i.now_ms;
+    if let Some(f) = m.start_failure() {
+        if i.probe.is_none_or(|p| p.ts_ms < f.ts_ms) {
+            let fix = f
+                .fix
+                .as_deref()
+                .map(|x| format!("; fix: {x}"))
+                .unwrap_or_default();
+            let code = f
+                .code
+                .as_deref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
+            return (
+                Health::Down,
+                format!(
+                    "failed to start {} ago{code}: {}{fix}",
+                    ago(now, f.ts_ms),
+                    f.summary
+                ),
+            );
+        }
+    }
     if let Some(p) = i.probe.filter(|p| !p.ok) {
         return (
             Health::Down,
@@ -446,5 +469,71 @@ mod tests {
             why.ends_with("(2 s ago) failed: exited with status 127 before answering initialize"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_failed_start_is_down_until_the_server_starts_or_answers() {
+        let failed = |ts: u64| Event {
+            ts_ms: ts,
+            code: Some("W-SPAWN-NOT-FOUND".into()),
+            command: Some("npx -y gh-server".into()),
+            cause: Some("`npx` was not found on PATH".into()),
+            fix: Some("give npx's absolute path".into()),
+            ..Event::new("spawn_failed")
+        };
+        let mut m = Metrics::default();
+        m.record(&request(NOW - 60_000, "ok", 3));
+        m.record(&failed(NOW - 5000));
+        let alone = |m: &Metrics, probe: Option<&ProbeReport>| {
+            derive(&Inputs {
+                sessions: 0,
+                oldest_session_ms: None,
+                probe,
+                ..inputs(m)
+            })
+        };
+        let (h, why) = alone(&m, None);
+        assert_eq!(h, Health::Down);
+        assert_eq!(
+            why,
+            "failed to start 5 s ago (W-SPAWN-NOT-FOUND): npx -y gh-server: `npx` was not found on PATH; fix: give npx's absolute path"
+        );
+        assert_eq!(
+            (
+                m.last_error.clone().unwrap().1,
+                m.last_error_code.as_deref()
+            ),
+            (
+                "npx -y gh-server: `npx` was not found on PATH".to_owned(),
+                Some("W-SPAWN-NOT-FOUND")
+            )
+        );
+        // A probe after it speaks for the server; one before it does not.
+        let ok = ProbeReport {
+            ok: true,
+            ts_ms: NOW - 1000,
+            ..ProbeReport::default()
+        };
+        assert_eq!(alone(&m, Some(&ok)).0, Health::Idle);
+        let older = ProbeReport {
+            ts_ms: NOW - 9000,
+            ..ok
+        };
+        assert_eq!(alone(&m, Some(&older)).0, Health::Down);
+        // A server process started since (another bridge): no longer down.
+        m.record(&at(NOW - 4000, Event::new("session_start")));
+        assert_eq!(alone(&m, None).0, Health::Idle);
+        m.record(&failed(NOW - 3000));
+        assert_eq!(alone(&m, None).0, Health::Down);
+        m.record(&request(NOW - 2000, "ok", 3));
+        assert_eq!(alone(&m, None).0, Health::Idle);
+        // Another error after it: the last error has that one's code, or none.
+        m.record(&at(NOW - 1500, Event::new("config_rejected").detail("bad")));
+        assert_eq!(m.last_error_code, None);
+        m.record(&Event {
+            code: Some("W-CONFIG-INVALID".into()),
+            ..at(NOW - 1000, Event::new("config_rejected").detail("bad"))
+        });
+        assert_eq!(m.last_error_code.as_deref(), Some("W-CONFIG-INVALID"));
     }
 }

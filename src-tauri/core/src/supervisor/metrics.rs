@@ -56,6 +56,12 @@ pub struct Metrics {
     pub bytes_out: u64,
     /// `(ts_ms, what)` of the last failure of any kind.
     pub last_error: Option<(u64, String)>,
+    /// The stable code of `last_error`, when it has one.
+    pub last_error_code: Option<String>,
+    /// The last `spawn_failed`: a bridge could not start the server.
+    pub last_start_failure: Option<StartFailure>,
+    /// The last sign that a server process started (`session_start`, `restart`).
+    pub last_started_ms: Option<u64>,
     /// The last answer (result or server error).
     pub last_answer_ms: Option<u64>,
     /// Detail of the last `circuit` event, and of the last `fallback` event.
@@ -107,12 +113,27 @@ impl Metrics {
                         .duration_ms
                         .map(|d| format!(" after {d} ms"))
                         .unwrap_or_default();
-                    self.set_error(ts, format!("{outcome}: {what}{after}"));
+                    self.set_error(e, format!("{outcome}: {what}{after}"));
                 }
                 push_bounded(&mut self.recent, (ts, class));
             }
             "retry" => self.retries += 1,
-            "restart" => self.restarts += 1,
+            "restart" => {
+                self.restarts += 1;
+                self.started(ts);
+            }
+            "session_start" => self.started(ts),
+            "spawn_failed" => {
+                let failure = StartFailure::of(e);
+                self.set_error(e, failure.summary.clone());
+                if self
+                    .last_start_failure
+                    .as_ref()
+                    .is_none_or(|f| f.ts_ms <= ts)
+                {
+                    self.last_start_failure = Some(failure);
+                }
+            }
             "server_exit" | "start_failed" => {
                 let what = if e.kind == "server_exit" {
                     format!("server exited: {detail}")
@@ -120,28 +141,42 @@ impl Metrics {
                     format!("server failed to start: {detail}")
                 };
                 push_bounded(&mut self.exits, (ts, what.clone()));
-                self.set_error(ts, what);
+                self.set_error(e, what);
             }
             "circuit" => {
                 if detail.starts_with("open") {
-                    self.set_error(ts, format!("breaker {detail}"));
+                    self.set_error(e, format!("breaker {detail}"));
                 }
                 self.last_circuit = Some((ts, detail));
             }
             "fallback" => self.last_fallback = Some((ts, detail)),
             "installing" => self.last_installing_ms = Some(ts),
-            "config_rejected" => self.set_error(ts, format!("config.toml refused: {detail}")),
+            "config_rejected" => self.set_error(e, format!("config.toml refused: {detail}")),
             "probe" if e.outcome.as_deref() == Some("error") => {
-                self.set_error(ts, format!("probe failed: {detail}"))
+                self.set_error(e, format!("probe failed: {detail}"))
             }
             _ => {}
         }
     }
 
-    fn set_error(&mut self, ts: u64, what: String) {
-        if self.last_error.as_ref().is_none_or(|(t, _)| *t <= ts) {
-            self.last_error = Some((ts, what));
+    /// `what` of event `e` becomes the last error (with the event's code) unless a newer one
+    /// is known.
+    fn set_error(&mut self, e: &Event, what: String) {
+        if self.last_error.as_ref().is_none_or(|(t, _)| *t <= e.ts_ms) {
+            self.last_error = Some((e.ts_ms, what));
+            self.last_error_code = e.code.as_deref().map(str::to_owned);
         }
+    }
+
+    fn started(&mut self, ts: u64) {
+        self.last_started_ms = Some(self.last_started_ms.map_or(ts, |s| s.max(ts)));
+    }
+
+    /// The last start failure, unless a server process started or answered after it.
+    pub fn start_failure(&self) -> Option<&StartFailure> {
+        let failure = self.last_start_failure.as_ref()?;
+        let since = self.last_started_ms.max(self.last_answer_ms);
+        since.is_none_or(|t| t <= failure.ts_ms).then_some(failure)
     }
 
     /// The `p`-th percentile (0–100, nearest rank) of the recent answered requests' durations.
@@ -172,6 +207,33 @@ impl Metrics {
             .iter()
             .rev()
             .take_while(move |(t, _)| *t >= since_ms)
+    }
+}
+
+/// A `spawn_failed` event, as health and status show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartFailure {
+    pub ts_ms: u64,
+    pub code: Option<String>,
+    /// `<command>: <cause>`.
+    pub summary: String,
+    pub fix: Option<String>,
+}
+
+impl StartFailure {
+    fn of(e: &Event) -> StartFailure {
+        let command = e.command.as_deref().unwrap_or("the server");
+        let cause = e
+            .cause
+            .as_deref()
+            .or(e.detail.as_deref())
+            .unwrap_or("it could not be started");
+        StartFailure {
+            ts_ms: e.ts_ms,
+            code: e.code.as_deref().map(str::to_owned),
+            summary: format!("{command}: {cause}"),
+            fix: e.fix.clone(),
+        }
     }
 }
 

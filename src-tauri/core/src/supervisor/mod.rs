@@ -7,7 +7,8 @@
 //!   ([`Supervisor::tick`] judges them).
 //! - Health and metrics per server ([`health`], [`metrics`]), from the events bridges stream.
 //! - The event history ([`history`]), in memory and in `$WARDEN_STATE_DIR/history.jsonl`, so a
-//!   restarted supervisor shows the last hours.
+//!   restarted supervisor shows the last hours; what bridges logged while none ran is taken
+//!   in at start ([`import`]).
 //! - Commands (`commands`): restart (sent to the sessions, acknowledged), fallback, debug
 //!   and limits (written to config.toml with a format-preserving edit; running bridges pick
 //!   it up, and the outcome says which did).
@@ -20,8 +21,8 @@
 //! socket (`serve`, and [`client`] for the command line). [`Supervisor::run`] (`run`)
 //! serves the socket and the periodic work.
 //!
-//! Modules depend downwards only: the leaves (`api`, `health`, `metrics`, `history`, `probe`,
-//! `orphans`, ...), then `service` (options, state, primitives), one `impl Supervisor` per
+//! Modules depend downwards only: the leaves (`api`, `health`, `metrics`, `history`,
+//! `import`, `probe`, `orphans`, ...), then `service` (options, state, primitives), one `impl Supervisor` per
 //! concern, `dispatch`, `serve`, and `run` at the top. This file only declares and
 //! re-exports; no module imports from it.
 
@@ -35,6 +36,7 @@ pub mod health;
 pub mod history;
 mod ide;
 mod ide_host;
+pub mod import;
 mod known;
 pub mod metrics;
 pub mod orphans;

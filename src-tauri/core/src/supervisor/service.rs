@@ -13,6 +13,7 @@ use super::api::{
     ApiError, ApiEvent, ErrorCode, Health, HistoryEntry, Orphan, ProbeReport, SessionState,
 };
 use super::history::{self, History};
+use super::import;
 use super::metrics::Metrics;
 use super::probe;
 use crate::control::{self, HEARTBEAT_MS, Heartbeat, Hello};
@@ -39,6 +40,9 @@ pub struct Options {
     pub history: Option<PathBuf>,
     /// How much of the persisted history is loaded at start.
     pub horizon: Duration,
+    /// The bridges' event logs: what they logged while no supervisor ran (within the
+    /// horizon) is taken in at start; `None` takes nothing.
+    pub logs: Option<PathBuf>,
     /// Probe every known server this often; `None`: only when asked.
     pub probe_interval: Option<Duration>,
     /// Probe once at start every known server run by `npx`/`uvx`-style commands.
@@ -67,6 +71,7 @@ impl Options {
             config: crate::config::default_path(),
             history: Some(history::default_path()),
             horizon: Duration::from_secs(6 * 3600),
+            logs: Some(crate::paths::state_dir().join("logs")),
             probe_interval: None,
             prewarm: false,
             orphan_policy: OrphanPolicy::Report,
@@ -131,9 +136,20 @@ pub(super) struct State {
     pub(super) orphans: Vec<Orphan>,
 }
 
+impl ServerState {
+    /// Takes an entry of its history into account: metrics, and the command of a hello.
+    fn take(&mut self, entry: &HistoryEntry) {
+        self.metrics.record(&entry.event);
+        if let Some(c) = &entry.command {
+            self.command = Some(c.clone());
+        }
+    }
+}
+
 impl Supervisor {
-    /// A supervisor with its history loaded; nothing runs until [`Supervisor::run`] (or the
-    /// host calls [`Supervisor::tick`] and serves a listener itself).
+    /// A supervisor with its history loaded and the events the bridges logged meanwhile
+    /// taken in; nothing runs until [`Supervisor::run`] (or the host calls
+    /// [`Supervisor::tick`] and serves a listener itself).
     pub fn new(opts: Options) -> std::io::Result<Arc<Supervisor>> {
         let since = now_ms().saturating_sub(opts.horizon.as_millis() as u64);
         let history = match &opts.history {
@@ -142,14 +158,18 @@ impl Supervisor {
         };
         let mut servers: BTreeMap<String, ServerState> = BTreeMap::new();
         for entry in history.iter().filter(|e| !is_pseudo_server(&e.server)) {
-            let s = servers.entry(entry.server.clone()).or_default();
-            s.metrics.record(&entry.event);
-            if let Some(c) = &entry.command {
-                s.command = Some(c.clone());
-            }
+            servers.entry(entry.server.clone()).or_default().take(entry);
         }
+        let missed = opts.logs.as_deref().map(|dir| {
+            let bounds = import::Bounds {
+                since_ms: since,
+                max_lines: import::MAX_LINES,
+                max_bytes: import::MAX_BYTES,
+            };
+            import::missed(dir, &history, bounds).entries
+        });
         let (events, _) = broadcast::channel(1024);
-        Ok(Arc::new(Supervisor {
+        let sup = Arc::new(Supervisor {
             opts,
             state: Mutex::new(State {
                 sessions: BTreeMap::new(),
@@ -163,7 +183,14 @@ impl Supervisor {
             next_conn: AtomicU64::new(1),
             started_ms: now_ms(),
             watcher: Mutex::new(None),
-        }))
+        });
+        {
+            let mut st = sup.lock();
+            for entry in missed.into_iter().flatten() {
+                sup.record(&mut st, entry);
+            }
+        }
+        Ok(sup)
     }
 
     pub fn options(&self) -> &Options {
@@ -189,8 +216,7 @@ impl Supervisor {
             st.servers
                 .entry(entry.server.clone())
                 .or_default()
-                .metrics
-                .record(&entry.event);
+                .take(&entry);
         }
         st.history.push(entry.clone());
         self.emit(ApiEvent::Event { entry });

@@ -95,11 +95,93 @@ fn server_status(
         bytes_in: m.bytes_in,
         bytes_out: m.bytes_out,
         last_error: m.last_error.as_ref().map(|(_, e)| e.clone()),
+        code: m.last_error_code.clone(),
         last_seen_ms: m.last_seen_ms,
         command: server.command.clone(),
         circuit_open: mine.iter().any(|s| s.circuit_open),
         fallback: mine.iter().any(|s| s.fallback),
         debug: mine.iter().any(|s| s.debug),
         last_probe: server.probe.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::super::service::Options;
+    use super::*;
+    use crate::events::Event;
+    use crate::supervisor::api::Health;
+
+    /// A bridge that could not start its server while no supervisor ran: the next one lists
+    /// the server down, from the bridge's log, with the command, the cause and the code.
+    #[test]
+    fn a_start_failure_logged_meanwhile_is_down_until_a_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("logs");
+        let failed = Event {
+            code: Some("W-SPAWN-NOT-FOUND".into()),
+            command: Some("nosuch-server --stdio".into()),
+            cause: Some("not found on PATH (/usr/bin:/bin)".into()),
+            stderr_tail: Some(String::new()),
+            fix: Some("install it, or give its absolute path".into()),
+            ..Event::new("spawn_failed")
+        };
+        let mut line = serde_json::to_value(&failed).unwrap();
+        line["server"] = "gh".into();
+        line["session"] = 4242.into();
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(logs.join("gh.jsonl"), format!("{line}\n")).unwrap();
+        let opts = Options {
+            socket: dir.path().join("control.sock"),
+            config: None,
+            history: Some(dir.path().join("history.jsonl")),
+            logs: Some(logs),
+            auto_rewrite_file: None,
+            ..Options::from_env()
+        };
+
+        let sup = Supervisor::new(opts.clone()).unwrap();
+        sup.tick(Instant::now());
+        let gh = sup.status().servers.into_iter().find(|s| s.name == "gh");
+        let gh = gh.expect("listed without ever having a session");
+        assert_eq!(gh.health, Health::Down);
+        let summary = "nosuch-server --stdio: not found on PATH (/usr/bin:/bin)";
+        assert_eq!(gh.last_error.as_deref(), Some(summary));
+        assert_eq!(gh.code.as_deref(), Some("W-SPAWN-NOT-FOUND"));
+        assert!(gh.reason.contains(summary), "{}", gh.reason);
+        assert!(gh.reason.contains("install it"), "{}", gh.reason);
+        let health = sup.history(Some("gh"), None, None);
+        assert_eq!(
+            health.iter().map(|e| &*e.event.kind).collect::<Vec<_>>(),
+            ["spawn_failed", "health"],
+            "taken in through the history, and judged"
+        );
+        sup.lock().history.close();
+        drop(sup);
+
+        // The next start has it in its history and does not take it in twice; a server
+        // that started since is no longer down.
+        let sup = Supervisor::new(opts).unwrap();
+        assert_eq!(sup.history(Some("gh"), None, None).len(), 2);
+        sup.tick(Instant::now());
+        assert_eq!(sup.status().servers[0].health, Health::Down);
+        {
+            let mut st = sup.lock();
+            let entry = HistoryEntry {
+                server: "gh".into(),
+                session: Some("5-6".into()),
+                event: Event::new("session_start"),
+                command: None,
+            };
+            sup.record(&mut st, entry);
+        }
+        let gh = &sup.status().servers[0];
+        assert_eq!(gh.health, Health::Idle, "{}", gh.reason);
+        assert_eq!(
+            gh.code.as_deref(),
+            Some("W-SPAWN-NOT-FOUND"),
+            "still the last error"
+        );
     }
 }
