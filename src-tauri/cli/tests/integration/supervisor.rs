@@ -1180,10 +1180,7 @@ async fn a_start_failure_logged_while_no_supervisor_ran_is_listed_when_one_start
 
 /// A wrapped server whose command does not exist, while the supervisor runs: the bridge tells
 /// it before exiting, and `warden status` lists the server down with the command.
-// Needs the bridge's `spawn_failed` (branch s15-spawn: the bridge answers `initialize` with it
-// and sends the event to the supervisor before exiting); un-ignore once it is merged.
 #[tokio::test]
-#[ignore = "needs the bridge's spawn_failed event (branch s15-spawn)"]
 async fn a_server_that_cannot_start_is_listed_down_with_its_command() {
     let env = Env::new();
     let daemon = env.daemon(&[]).await;
@@ -1209,9 +1206,7 @@ async fn a_server_that_cannot_start_is_listed_down_with_its_command() {
 
 /// The same without a supervisor: the bridge logs the failure, and the supervisor started
 /// afterwards lists the server down from the log.
-// Needs the bridge's `spawn_failed` in its event log (branch s15-spawn); un-ignore once merged.
 #[tokio::test]
-#[ignore = "needs the bridge's spawn_failed event (branch s15-spawn)"]
 async fn a_server_that_could_not_start_before_the_supervisor_ran_is_listed_down() {
     let env = Env::new();
     let mut b = env.bridge_of("ghost", &[], NOSUCH.as_ref(), &["--stdio"]);
