@@ -36,35 +36,10 @@ mod signals;
 mod sink;
 mod stdio;
 
-use std::ffi::OsString;
-use std::path::PathBuf;
-
-use crate::config::{Limits, Overrides};
 use crate::events::now_ms;
 use child::Server;
 use session::Session;
-
-pub struct Options {
-    pub server: String,
-    pub command: Vec<OsString>,
-    pub limits: Limits,
-    /// The JSONL event log; `None` keeps no log.
-    pub event_log: Option<PathBuf>,
-    /// config.toml to watch, and the `--set` overrides that stay on top of it: edits apply
-    /// to the running session.
-    pub reload: Option<(PathBuf, Overrides)>,
-    /// The supervisor's control socket (`None`: never connect).
-    pub control: Option<PathBuf>,
-}
-
-/// How a bridge session ended.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Exit {
-    /// The client closed stdin (or asked us to stop) and the server was shut down.
-    Clean,
-    /// The bridge could not go on; the reason is for a person.
-    Failed(String),
-}
+pub use session::{Exit, Options};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

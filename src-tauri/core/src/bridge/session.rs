@@ -3,6 +3,7 @@
 //! to start the next), and the shutdown ends the last server before the session itself.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -18,8 +19,31 @@ use super::reload::reload_config;
 use super::router::{Out, Restart, Router};
 use super::signals::Signals;
 use super::sink::Sink;
-use super::{Exit, Options, stdio};
+use super::stdio;
+use crate::config::{Limits, Overrides};
 use crate::events::Event;
+
+pub struct Options {
+    pub server: String,
+    pub command: Vec<OsString>,
+    pub limits: Limits,
+    /// The JSONL event log; `None` keeps no log.
+    pub event_log: Option<PathBuf>,
+    /// config.toml to watch, and the `--set` overrides that stay on top of it: edits apply
+    /// to the running session.
+    pub reload: Option<(PathBuf, Overrides)>,
+    /// The supervisor's control socket (`None`: never connect).
+    pub control: Option<PathBuf>,
+}
+
+/// How a bridge session ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// The client closed stdin (or asked us to stop) and the server was shut down.
+    Clean,
+    /// The bridge could not go on; the reason is for a person.
+    Failed(String),
+}
 
 /// What lives as long as the session: the links, the session's tasks, and what is needed to
 /// start the next server process.

@@ -17,7 +17,7 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
-use super::{Mode, Outcome, Query};
+use super::query::{Mode, Outcome, Query};
 
 /// Runs [`run`] on a blocking thread; dropping the future makes the search stop at its next
 /// read or match.

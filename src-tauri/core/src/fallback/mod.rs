@@ -15,6 +15,7 @@
 //!   tells the model how to narrow the query.
 
 mod builtin;
+mod query;
 mod rg;
 mod server;
 
@@ -25,6 +26,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use query::{Mode, Outcome, Query};
 pub use server::{SERVER_NAME, ServerOptions, rg_server_main, serve};
 
 /// Default cap on the output text of one tool result (8 MiB).
@@ -187,78 +189,6 @@ impl Tool {
             _ => return None,
         })
     }
-}
-
-/// What rg is asked to print.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum Mode {
-    /// Matching lines (with context): `path:line:text`.
-    #[default]
-    Lines,
-    /// `-l`: paths of files with a match.
-    FilesWithMatches,
-    /// `-c`: matching lines per file.
-    Count,
-    /// `--count-matches`: matches per file.
-    CountMatches,
-    /// `--files`: the files that would be searched.
-    Files,
-    /// `--type-list`.
-    TypeList,
-}
-
-/// One tool call, validated; both engines take this.
-#[derive(Debug, Clone, Default)]
-struct Query {
-    mode: Mode,
-    pattern: String,
-    /// As the client wrote it (`~` expanded); relative paths are relative to the first root.
-    path: PathBuf,
-    /// `Some(true)`: `-s`; `Some(false)`: `-i`; `None`: rg's default (case sensitive).
-    case_sensitive: Option<bool>,
-    fixed_strings: bool,
-    word: bool,
-    invert: bool,
-    hidden: bool,
-    follow: bool,
-    glob: Option<String>,
-    file_type: Option<String>,
-    max_count: Option<u64>,
-    context: u64,
-    line_numbers: bool,
-    colors: bool,
-}
-
-impl Query {
-    fn no_output_text(&self) -> &'static str {
-        match self.mode {
-            Mode::Files => "No files found",
-            Mode::TypeList => "Failed to get file types",
-            _ => "No matches found",
-        }
-    }
-
-    fn narrowing_hint(&self) -> &'static str {
-        match self.mode {
-            Mode::Files => "a filePattern glob (e.g. \"*.rs\"), a fileType, or a smaller path",
-            Mode::Count | Mode::CountMatches => {
-                "a more specific pattern, a filePattern glob (e.g. \"*.rs\"), or a smaller path"
-            }
-            _ => {
-                "a more specific pattern, a filePattern glob (e.g. \"*.rs\"), a smaller path, \
-                 or maxResults"
-            }
-        }
-    }
-}
-
-/// What an engine produced.
-#[derive(Debug)]
-enum Outcome {
-    /// rg's standard output; `cut` when the search was stopped past the output cap.
-    Output { bytes: Vec<u8>, cut: bool },
-    /// The search failed; the whole error text of the result.
-    Failed(String),
 }
 
 /// The search tools over a set of roots: validates calls and runs them on an [`Engine`].

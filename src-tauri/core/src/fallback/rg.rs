@@ -9,7 +9,7 @@ use std::process::{ExitStatus, Stdio};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-use super::{Mode, Outcome, Query};
+use super::query::{Mode, Outcome, Query};
 
 /// How much of rg's stderr is kept for an error result.
 const STDERR_KEEP: usize = 64 * 1024;

@@ -124,6 +124,14 @@ impl Life {
         self.held.clear();
     }
 
+    /// No more starts: the server is down for good, for reason `f`; the held lines are
+    /// forgotten (their requests are answered by the caller).
+    pub(super) fn give_up(&mut self, f: super::start::StartFailure) {
+        self.phase = Phase::Down;
+        self.drop_held();
+        self.gave_up = Some(f);
+    }
+
     pub(super) fn last_exit_note(&self) -> String {
         match &self.last_exit {
             Some(exit) => format!("Last time, the server {exit}."),

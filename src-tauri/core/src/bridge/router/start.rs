@@ -1,14 +1,12 @@
 //! A server that never got going. Until the real server has written its first JSON message
-//! (the start phase: the client's `initialize`, if sent, has no answer yet), a failure that would leave the client with nothing — the
-//! command cannot be spawned, the server exits before answering (its retries used up), a
-//! crash loop, no answer within `startup_timeout_ms` — ends the session: every request gets
-//! a `spawn_failed` error (command, cause, stderr tail, fix, stable code), the
-//! `spawn_failed` event is logged, and the session is told (`Out::GaveUp`) to end once the
-//! client's `initialize` has its answer.
+//! (the start phase: the client's `initialize`, if sent, has no answer yet), a failure that
+//! would leave the client with nothing — the command cannot be spawned, the server exits
+//! before answering (its retries used up), a crash loop, no answer within
+//! `startup_timeout_ms` — ends the session: every request gets a `spawn_failed` error
+//! (command, cause, stderr tail, fix, stable code), the `spawn_failed` event is logged, and
+//! the session is told (`Out::GaveUp`) to end once the client's `initialize` has its answer.
 
 use crate::codes::Code;
-
-use super::lifecycle::Phase;
 
 use super::*;
 
@@ -214,9 +212,7 @@ impl Router {
                 "; it wrote only non-JSON to stdout, the first line: {line}"
             );
         }
-        self.life.phase = Phase::Down;
-        self.life.drop_held();
-        self.life.gave_up = Some(f);
+        self.life.give_up(f);
         out.extend(self.start_failure_event().map(Out::Event));
         let waiting: Vec<Id> = self.c2s.keys().cloned().collect();
         for id in waiting {
