@@ -131,7 +131,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::collections::HashSet;
-    use std::path::Path;
 
     #[test]
     fn codes_are_unique_and_well_formed() {
@@ -149,15 +148,6 @@ mod tests {
 
     #[test]
     fn docs_errors_md_is_up_to_date() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md");
-        let want = reference_markdown();
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(&path, &want).unwrap();
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "docs/errors.md is stale: run `UPDATE_DOCS=1 cargo test -p warden-core codes`"
-        );
+        crate::assert_generated("docs/errors.md", &reference_markdown(), "codes");
     }
 }

@@ -15,3 +15,21 @@ pub mod protocol;
 pub mod redact;
 #[cfg(unix)]
 pub mod supervisor;
+
+/// Checks that a generated file of the repository (`docs/config.md`, `docs/errors.md`) is
+/// `want`; `UPDATE_DOCS=1` rewrites it first. `filter` is the test filter that regenerates it.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn assert_generated(repo_path: &str, want: &str, filter: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(repo_path);
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{repo_path} is stale: run `UPDATE_DOCS=1 cargo test -p warden-core {filter}`"
+    );
+}

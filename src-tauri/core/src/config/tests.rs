@@ -122,16 +122,7 @@ fn missing_file_means_defaults() {
 
 #[test]
 fn docs_config_md_is_up_to_date() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md");
-    let want = reference_markdown();
-    if std::env::var_os("UPDATE_DOCS").is_some() {
-        std::fs::write(&path, &want).unwrap();
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "docs/config.md is stale: run `UPDATE_DOCS=1 cargo test -p warden-core config`"
-    );
+    crate::assert_generated("docs/config.md", &reference_markdown(), "config");
 }
 
 #[test]
