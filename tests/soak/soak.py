@@ -66,6 +66,7 @@ ORPHAN_GRACE_S = 6.0
 # well inside the smallest, so they must succeed whatever the current value is.
 IDLE_CHOICES = (1000, 1500, 2000, 3000)
 MAX_MESSAGE = 8 * 1024 * 1024
+RETRIES = 2
 # Session 3 (of the long-lived ones) pins idle_timeout_ms with --set: reloads must keep it.
 PINNED_IDLE = 2500
 # A hang that started this long after the last edit must see that edit.
@@ -133,6 +134,10 @@ class Run:
     orphans_after_close: int = 0
     commit: str = "?"
     stop: bool = False
+    # Held by the reloader while config.toml is invalid and by a session from its spawn until
+    # initialize is answered: a bridge that starts on an invalid config refuses to start by
+    # design (W-CONFIG-INVALID), which is not what the churn sessions are here to test.
+    config_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     def violation(self, kind: str, text: str) -> None:
         self.violation_count[kind] += 1
@@ -491,7 +496,7 @@ def config_text(idle: int | None) -> str:
         "max_timeout_ms = 30000\n"
         "startup_timeout_ms = 10000\n"
         f"max_message_bytes = {MAX_MESSAGE}\n"
-        "retries = 2\n"
+        f"retries = {RETRIES}\n"
         "backoff_ms = 50\n"
         "max_backoff_ms = 1000\n"
         "circuit_failures = 6\n"
@@ -539,7 +544,10 @@ async def session(
     elif flags is None:
         flags = []
         if rng.random() < 0.5:
-            flags += ["--start-count", str(run.tmp / f"{tag}.starts"), "--crash-until", str(rng.randint(1, 3))]
+            # At most `retries` crashes before the start that answers: one more and the bridge
+            # gives up with W-SPAWN-EXITED by design (src-tauri/cli/tests/integration/spawn.rs).
+            crashes = rng.randint(1, RETRIES)
+            flags += ["--start-count", str(run.tmp / f"{tag}.starts"), "--crash-until", str(crashes)]
         if rng.random() < 0.4:
             flags.append("--grandchild")
         if rng.random() < 0.3:
@@ -617,54 +625,85 @@ async def drive(
     abrupt: bool,
 ) -> int | None:
     """The session itself; returns the bridge's pid."""
-    pid: int | None = None
     with open(run.tmp / f"{tag}.stderr", "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            tap = Tap(wire, read, write)
-            async with anyio.create_task_group() as taps:
-                taps.start_soon(tap.pump_in)
-                taps.start_soon(tap.pump_out)
+        await run.config_lock.acquire()
+        held = True
 
-                async def logging_cb(params: types.LoggingMessageNotificationParams) -> None:
-                    pass
+        def started() -> None:
+            nonlocal held
+            if held:
+                held = False
+                run.config_lock.release()
 
-                async with ClientSession(tap.in_recv, tap.out_send, logging_callback=logging_cb) as s:
-                    # Found before initialize too, so a bridge that never answers it is still
-                    # checked for leftovers (right after the spawn it may not have exec'd yet).
-                    pid = find_bridge(tag)
-                    if pid is not None:
-                        run.bridge_pids[tag] = pid
+        try:
+            return await connected(run, tag, rng, until, params, wire, pinned, abrupt, errlog, started)
+        finally:
+            started()
+
+
+async def connected(
+    # What drive() runs once it holds the config lock; STARTED releases it.
+    run: Run,
+    tag: str,
+    rng: random.Random,
+    until: float,
+    params: StdioServerParameters,
+    wire: Wire,
+    pinned: int | None,
+    abrupt: bool,
+    errlog: Any,
+    started: Any,
+) -> int | None:
+    pid: int | None = None
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        tap = Tap(wire, read, write)
+        async with anyio.create_task_group() as taps:
+            taps.start_soon(tap.pump_in)
+            taps.start_soon(tap.pump_out)
+
+            async def logging_cb(params: types.LoggingMessageNotificationParams) -> None:
+                pass
+
+            async with ClientSession(tap.in_recv, tap.out_send, logging_callback=logging_cb) as s:
+                # Found before initialize too, so a bridge that never answers it is still
+                # checked for leftovers (right after the spawn it may not have exec'd yet).
+                pid = find_bridge(tag)
+                if pid is not None:
+                    run.bridge_pids[tag] = pid
+                try:
                     if await guarded(run, tag, "initialize", s.initialize()) is not None:
                         run.outcomes[("initialize", "ok")] += 1
-                    pid = pid or find_bridge(tag)
-                    if pid is None:
-                        run.violation("setup", f"{tag}: bridge process not found")
-                    else:
-                        run.bridge_pids[tag] = pid
-                    client = Client(run, tag, s, rng, pinned)
-                    limit = anyio.Semaphore(6)
-                    async with anyio.create_task_group() as calls:
+                finally:
+                    started()
+                pid = pid or find_bridge(tag)
+                if pid is None:
+                    run.violation("setup", f"{tag}: bridge process not found")
+                else:
+                    run.bridge_pids[tag] = pid
+                client = Client(run, tag, s, rng, pinned)
+                limit = anyio.Semaphore(6)
+                async with anyio.create_task_group() as calls:
 
-                        async def one(op: str) -> None:
-                            try:
-                                await client.op(op)
-                            finally:
-                                limit.release()
+                    async def one(op: str) -> None:
+                        try:
+                            await client.op(op)
+                        finally:
+                            limit.release()
 
-                        ops, weights = list(MIX), list(MIX.values())
-                        while now() < until and not run.stop:
-                            await limit.acquire()
-                            calls.start_soon(one, rng.choices(ops, weights)[0])
-                            await anyio.sleep(rng.uniform(0, 0.15))
-                        if abrupt:
-                            # The client goes away with calls in flight (they count as cancelled).
-                            run.sessions_closed_busy += 1
-                            calls.cancel_scope.cancel()
-                    if not abrupt:
-                        # A last round trip, so an answer that was still on its way is counted.
-                        if await guarded(run, tag, "last ping", s.send_ping()) is not None:
-                            run.outcomes[("last ping", "ok")] += 1
-                taps.cancel_scope.cancel()
+                    ops, weights = list(MIX), list(MIX.values())
+                    while now() < until and not run.stop:
+                        await limit.acquire()
+                        calls.start_soon(one, rng.choices(ops, weights)[0])
+                        await anyio.sleep(rng.uniform(0, 0.15))
+                    if abrupt:
+                        # The client goes away with calls in flight (they count as cancelled).
+                        run.sessions_closed_busy += 1
+                        calls.cancel_scope.cancel()
+                if not abrupt:
+                    # A last round trip, so an answer that was still on its way is counted.
+                    if await guarded(run, tag, "last ping", s.send_ping()) is not None:
+                        run.outcomes[("last ping", "ok")] += 1
+            taps.cancel_scope.cancel()
     return pid
 
 
@@ -721,12 +760,14 @@ async def reloader(run: Run, rng: random.Random) -> None:
         await anyio.sleep(rng.uniform(5, 14))
         if run.stop:
             return
-        if rng.random() < 0.15:
-            write_config(run, None, rng)
-            print("soak: config.toml made invalid (bridges must keep their last good settings)", flush=True)
-            await anyio.sleep(rng.uniform(1, 3))
-        idle = rng.choice(IDLE_CHOICES)
-        write_config(run, idle, rng)
+        async with run.config_lock:
+            if rng.random() < 0.15:
+                write_config(run, None, rng)
+                print("soak: config.toml made invalid (running bridges must keep their last good settings)",
+                      flush=True)
+                await anyio.sleep(rng.uniform(1, 3))
+            idle = rng.choice(IDLE_CHOICES)
+            write_config(run, idle, rng)
         print(f"soak: config.toml: idle_timeout_ms = {idle}", flush=True)
 
 
@@ -957,11 +998,11 @@ def report(run: Run, elapsed: float, command: str, rows: list[dict[str, Any]], c
         L.append(f"- {m}")
     L.append(f"- Sessions: {a.sessions} long-lived (one bridge each for the whole run; L3 pins "
              f"`--set idle_timeout_ms={PINNED_IDLE}`) and {a.churn} churn worker(s) that opened "
-             f"{run.sessions_opened - a.sessions} short sessions of 15-45 s (some with `--crash-until 1..3`, "
+             f"{run.sessions_opened - a.sessions} short sessions of 15-45 s (some with `--crash-until 1..{RETRIES}`, "
              f"`--grandchild`, `--banner`, `--slow-start-ms`; {run.sessions_closed_busy} closed with calls in flight). "
              "Up to 6 calls in flight per session, plus client bursts of 20-60.")
     L.append(f"- config.toml (hot-reloaded): `max_message_bytes = {MAX_MESSAGE}`, `max_timeout_ms = 30000`, "
-             "`startup_timeout_ms = 10000`, `retries = 2`, `backoff_ms = 50`, `max_backoff_ms = 1000`, "
+             f"`startup_timeout_ms = 10000`, `retries = {RETRIES}`, `backoff_ms = 50`, `max_backoff_ms = 1000`, "
              "`circuit_failures = 6`, `circuit_cooldown_ms = 1500`; `idle_timeout_ms` rewritten "
              f"{sum(1 for _, v in run.reloads if v is not None) - 1} times among {list(IDLE_CHOICES)}, and "
              f"{sum(1 for _, v in run.reloads if v is None)} times made invalid for 1-3 s.")
