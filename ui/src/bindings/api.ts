@@ -43,7 +43,33 @@ last_seen_ms: number | null,
 /**
  * The server command, from a session's hello.
  */
-command: Array<string> | null, circuit_open: boolean, fallback: boolean, debug: boolean, last_probe: ProbeReport | null, };
+command: Array<string> | null, circuit_open: boolean, fallback: boolean, debug: boolean, last_probe: ProbeReport | null, 
+/**
+ * Figures per tool (of `tools/call`), by name.
+ */
+tools: Array<ToolStatus>, 
+/**
+ * Per minute of the last hour with requests, oldest first: the server page's chart.
+ */
+latency: Array<LatencyPoint>, };
+
+export type ToolStatus = { name: string, calls: number, errors: number, timeouts: number, 
+/**
+ * Of its recent answered calls.
+ */
+p50_ms: number, p95_ms: number, bytes_out: number, pin: PinState, };
+
+export type PinState = "approved" | "changed" | "new" | "off";
+
+export type LatencyPoint = { 
+/**
+ * Wall-clock ms when the minute began.
+ */
+t_ms: number, requests: number, errors: number, timeouts: number, 
+/**
+ * Of the minute's answered requests (null when none was answered).
+ */
+p50_ms: number | null, p95_ms: number | null, };
 
 export type SessionState = "live" | "unresponsive" | "disconnected";
 
@@ -283,6 +309,6 @@ original: string, client: ClientId | null, created_unix_ms: number,
  */
 created: string, size: number, };
 
-export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, };
+export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "server", server: ServerStatus, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;

@@ -235,6 +235,53 @@ pub struct ServerStatus {
     pub fallback: bool,
     pub debug: bool,
     pub last_probe: Option<ProbeReport>,
+    /// Figures per tool (of `tools/call`), by name.
+    #[serde(default)]
+    pub tools: Vec<ToolStatus>,
+    /// Per minute of the last hour with requests, oldest first: the server page's chart.
+    #[serde(default)]
+    pub latency: Vec<LatencyPoint>,
+}
+
+/// One tool of a server, as `warden status` and the server page show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ToolStatus {
+    pub name: String,
+    pub calls: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    /// Of its recent answered calls.
+    pub p50_ms: u64,
+    pub p95_ms: u64,
+    pub bytes_out: u64,
+    pub pin: PinState,
+}
+
+/// Whether a tool's definition matches the one pinned on first sight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum PinState {
+    Approved,
+    Changed,
+    New,
+    /// Not pinned (`pin_tools = "off"`, or pinning not known to this supervisor).
+    Off,
+}
+
+/// One minute of a server's requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LatencyPoint {
+    /// Wall-clock ms when the minute began.
+    pub t_ms: u64,
+    pub requests: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    /// Of the minute's answered requests (null when none was answered).
+    pub p50_ms: Option<u64>,
+    pub p95_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -534,6 +581,10 @@ pub enum ApiEvent {
     Event {
         entry: HistoryEntry,
     },
+    /// A server's row of the status changed (sent at most once per supervisor tick).
+    Server {
+        server: Box<ServerStatus>,
+    },
     /// A server's health changed.
     Health {
         server: String,
@@ -594,6 +645,9 @@ pub fn typescript() -> String {
         SupervisorInfo::decl(&cfg),
         Health::decl(&cfg),
         ServerStatus::decl(&cfg),
+        ToolStatus::decl(&cfg),
+        PinState::decl(&cfg),
+        LatencyPoint::decl(&cfg),
         SessionState::decl(&cfg),
         SessionStatus::decl(&cfg),
         InflightStatus::decl(&cfg),

@@ -1,10 +1,12 @@
 //! Metrics of one server, fed by its events (live, or replayed from the persisted history):
 //! counts since the history began, latency percentiles over the last [`LATENCY_WINDOW`]
-//! answered requests, and the recent outcomes and exits that health is derived from.
+//! answered requests, figures per tool, a per-minute latency series for the last hour, and the
+//! recent outcomes and exits that health is derived from.
 //! Everything is bounded: a busy server costs the same memory as a quiet one.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
+use super::api::LatencyPoint;
 use crate::events::Event;
 
 /// Answered requests whose durations make the percentiles.
@@ -13,6 +15,15 @@ pub const LATENCY_WINDOW: usize = 1024;
 const RECENT_CAP: usize = 4096;
 /// How far back "recent" reaches.
 pub const RECENT_MS: u64 = 5 * 60 * 1000;
+/// Tools with figures of their own per server; calls to more count in the server's totals.
+pub const TOOLS_CAP: usize = 256;
+/// Answered calls per tool whose durations make its percentiles.
+const TOOL_LATENCY_WINDOW: usize = 256;
+/// Minutes of the latency series (the server page's chart: the last hour).
+pub const SERIES_MINUTES: u64 = 60;
+const MINUTE_MS: u64 = 60_000;
+/// Durations kept per minute for its percentiles (the first ones of a busier minute).
+const MINUTE_SAMPLES: usize = 512;
 
 /// What a request's outcome says about the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +82,10 @@ pub struct Metrics {
     pub last_installing_ms: Option<u64>,
     pub last_seen_ms: Option<u64>,
     latencies: VecDeque<u64>,
+    /// Figures per tool of `tools/call`, by name.
+    pub tools: BTreeMap<String, ToolMetrics>,
+    /// One entry per minute with requests, oldest first, the last [`SERIES_MINUTES`].
+    minutes: VecDeque<Minute>,
     recent: VecDeque<(u64, Class)>,
     /// Server exits and failed starts, `(ts_ms, detail)`.
     exits: VecDeque<(u64, String)>,
@@ -89,13 +104,19 @@ impl Metrics {
                 self.bytes_out += e.bytes_out.unwrap_or(0);
                 let outcome = e.outcome.as_deref().unwrap_or("ok");
                 let class = Class::of(outcome);
+                let answered = e.duration_ms.filter(|_| class.answered());
                 if class.answered() {
                     self.last_answer_ms = Some(ts);
-                    if let Some(d) = e.duration_ms {
-                        if self.latencies.len() == LATENCY_WINDOW {
-                            self.latencies.pop_front();
-                        }
-                        self.latencies.push_back(d);
+                }
+                if let Some(d) = answered {
+                    push_window(&mut self.latencies, LATENCY_WINDOW, d);
+                }
+                if let Some(minute) = self.minute(ts) {
+                    minute.count(class, answered);
+                }
+                if let (Some("tools/call"), Some(tool)) = (e.method.as_deref(), &e.tool) {
+                    if let Some(t) = self.tool(tool) {
+                        t.count(class, answered, e.bytes_out.unwrap_or(0));
                     }
                 }
                 match class {
@@ -168,6 +189,52 @@ impl Metrics {
         }
     }
 
+    /// The figures of `tool`, unless [`TOOLS_CAP`] other tools are tracked already.
+    fn tool(&mut self, tool: &str) -> Option<&mut ToolMetrics> {
+        if !self.tools.contains_key(tool) && self.tools.len() >= TOOLS_CAP {
+            return None;
+        }
+        Some(self.tools.entry(tool.to_owned()).or_default())
+    }
+
+    /// The bucket of the minute `ts` falls in (None when it is older than the series
+    /// reaches); minutes that fall out of the series are dropped.
+    fn minute(&mut self, ts: u64) -> Option<&mut Minute> {
+        let span = SERIES_MINUTES * MINUTE_MS;
+        let start = ts - ts % MINUTE_MS;
+        let newest = self.minutes.back().map_or(start, |m| m.start_ms.max(start));
+        if start + span <= newest {
+            return None;
+        }
+        let mut i = match self.minutes.iter().rposition(|m| m.start_ms <= start) {
+            Some(i) if self.minutes[i].start_ms == start => i,
+            before => {
+                let i = before.map_or(0, |i| i + 1);
+                self.minutes.insert(i, Minute::new(start));
+                i
+            }
+        };
+        while self
+            .minutes
+            .front()
+            .is_some_and(|m| m.start_ms + span <= newest)
+        {
+            self.minutes.pop_front();
+            i -= 1;
+        }
+        self.minutes.get_mut(i)
+    }
+
+    /// The per-minute series of the hour before `now_ms`, oldest first: minutes with requests.
+    pub fn series(&self, now_ms: u64) -> Vec<LatencyPoint> {
+        let since = now_ms.saturating_sub(SERIES_MINUTES * MINUTE_MS);
+        self.minutes
+            .iter()
+            .filter(|m| m.start_ms + MINUTE_MS > since)
+            .map(Minute::point)
+            .collect()
+    }
+
     fn started(&mut self, ts: u64) {
         self.last_started_ms = Some(self.last_started_ms.map_or(ts, |s| s.max(ts)));
     }
@@ -210,6 +277,84 @@ impl Metrics {
     }
 }
 
+/// The figures of one tool.
+#[derive(Debug, Clone, Default)]
+pub struct ToolMetrics {
+    pub calls: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    pub bytes_out: u64,
+    latencies: VecDeque<u64>,
+}
+
+impl ToolMetrics {
+    fn count(&mut self, class: Class, answered: Option<u64>, bytes_out: u64) {
+        self.calls += 1;
+        self.bytes_out += bytes_out;
+        match class {
+            Class::Timeout => self.timeouts += 1,
+            Class::Failure | Class::ServerError => self.errors += 1,
+            Class::Ok | Class::Neutral => {}
+        }
+        if let Some(d) = answered {
+            push_window(&mut self.latencies, TOOL_LATENCY_WINDOW, d);
+        }
+    }
+
+    /// p50 and p95 of its recent answered calls.
+    pub fn p50_p95(&self) -> [u64; 2] {
+        let v = percentiles(&self.latencies, &[50.0, 95.0]);
+        [v[0], v[1]]
+    }
+}
+
+/// Requests of one minute.
+#[derive(Debug, Clone)]
+struct Minute {
+    start_ms: u64,
+    requests: u64,
+    errors: u64,
+    timeouts: u64,
+    /// Durations of answered requests, sorted.
+    sorted: Vec<u64>,
+}
+
+impl Minute {
+    fn new(start_ms: u64) -> Minute {
+        Minute {
+            start_ms,
+            requests: 0,
+            errors: 0,
+            timeouts: 0,
+            sorted: Vec::new(),
+        }
+    }
+
+    fn count(&mut self, class: Class, answered: Option<u64>) {
+        self.requests += 1;
+        match class {
+            Class::Timeout => self.timeouts += 1,
+            Class::Failure | Class::ServerError => self.errors += 1,
+            Class::Ok | Class::Neutral => {}
+        }
+        if let Some(d) = answered.filter(|_| self.sorted.len() < MINUTE_SAMPLES) {
+            let at = self.sorted.partition_point(|&x| x <= d);
+            self.sorted.insert(at, d);
+        }
+    }
+
+    fn point(&self) -> LatencyPoint {
+        LatencyPoint {
+            t_ms: self.start_ms,
+            requests: self.requests,
+            errors: self.errors,
+            timeouts: self.timeouts,
+            p50_ms: (!self.sorted.is_empty()).then(|| nearest_rank(&self.sorted, 50.0)),
+            p95_ms: (!self.sorted.is_empty()).then(|| nearest_rank(&self.sorted, 95.0)),
+        }
+    }
+}
+
 /// A `spawn_failed` event, as health and status show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartFailure {
@@ -237,6 +382,14 @@ impl StartFailure {
     }
 }
 
+/// Appends to a sliding window of `cap` values.
+fn push_window(q: &mut VecDeque<u64>, cap: usize, v: u64) {
+    if q.len() == cap {
+        q.pop_front();
+    }
+    q.push_back(v);
+}
+
 fn push_bounded<T>(q: &mut VecDeque<T>, item: T) {
     if q.len() == RECENT_CAP {
         q.pop_front();
@@ -245,18 +398,18 @@ fn push_bounded<T>(q: &mut VecDeque<T>, item: T) {
 }
 
 fn percentiles(values: &VecDeque<u64>, ps: &[f64]) -> Vec<u64> {
-    if values.is_empty() {
-        return vec![0; ps.len()];
-    }
     let mut sorted: Vec<u64> = values.iter().copied().collect();
     sorted.sort_unstable();
-    ps.iter()
-        .map(|p| {
-            // Nearest rank: the smallest value with at least p % of the values at or below it.
-            let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-            sorted[rank.clamp(1, sorted.len()) - 1]
-        })
-        .collect()
+    ps.iter().map(|&p| nearest_rank(&sorted, p)).collect()
+}
+
+/// The smallest of `sorted` with at least `p` % of the values at or below it (0 if empty).
+fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted
+        .get(rank.clamp(1, sorted.len().max(1)) - 1)
+        .copied()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -330,5 +483,87 @@ mod tests {
         m.record(&request(1, "server_exited", 3));
         assert_eq!(m.last_error.as_ref().unwrap().0, 5);
         assert_eq!(m.errors, 1);
+    }
+
+    fn call(ts: u64, tool: &str, outcome: &'static str, ms: u64) -> Event {
+        Event {
+            tool: Some(tool.into()),
+            ..request(ts, outcome, ms)
+        }
+    }
+
+    #[test]
+    fn each_tool_has_its_own_figures() {
+        let mut m = Metrics::default();
+        for ms in 1..=20 {
+            m.record(&call(ms, "search", "ok", ms));
+        }
+        m.record(&call(30, "search", "timeout", 60_000));
+        m.record(&call(31, "read", "server_exited", 4));
+        m.record(&call(32, "read", "error", 2));
+        // Not a tool call: counts for the server only, even with a params.name.
+        m.record(&Event {
+            method: Some("prompts/get".into()),
+            ..call(33, "greet", "ok", 1)
+        });
+        let search = &m.tools["search"];
+        assert_eq!((search.calls, search.errors, search.timeouts), (21, 0, 1));
+        assert_eq!(search.p50_p95(), [10, 19], "timeouts are not latencies");
+        assert_eq!(search.bytes_out, 2100);
+        let read = &m.tools["read"];
+        assert_eq!((read.calls, read.errors, read.timeouts), (2, 2, 0));
+        assert_eq!(
+            read.p50_p95(),
+            [2, 2],
+            "a server error was answered, a crash was not"
+        );
+        assert_eq!(m.tools.keys().collect::<Vec<_>>(), ["read", "search"]);
+        assert_eq!(m.requests, 24);
+    }
+
+    #[test]
+    fn tools_beyond_the_cap_count_for_the_server_only() {
+        let mut m = Metrics::default();
+        for i in 0..(TOOLS_CAP as u64 + 5) {
+            m.record(&call(i, &format!("t{i:04}"), "ok", 1));
+        }
+        assert_eq!(m.tools.len(), TOOLS_CAP);
+        assert_eq!(m.requests, TOOLS_CAP as u64 + 5);
+        m.record(&call(999, "t0000", "ok", 1));
+        assert_eq!(m.tools["t0000"].calls, 2, "a tracked tool goes on counting");
+    }
+
+    #[test]
+    fn the_series_has_one_point_per_minute_for_the_last_hour() {
+        let min = 60_000;
+        let t0 = 1_000 * min;
+        let mut m = Metrics::default();
+        for ms in [10, 20, 30, 40] {
+            m.record(&request(t0 + 5, "ok", ms));
+        }
+        m.record(&request(t0 + 7, "timeout", 60_000));
+        m.record(&request(t0 + 2 * min, "ok", 5));
+        // Late and out of order (another session's event): it lands in its own minute.
+        m.record(&request(t0 + min + 1, "server_exited", 3));
+        let points = m.series(t0 + 2 * min + 1);
+        let starts: Vec<u64> = points.iter().map(|p| (p.t_ms - t0) / min).collect();
+        assert_eq!(starts, [0, 1, 2]);
+        let first = &points[0];
+        assert_eq!((first.requests, first.timeouts, first.errors), (5, 1, 0));
+        assert_eq!((first.p50_ms, first.p95_ms), (Some(20), Some(40)));
+        assert_eq!(
+            (points[1].errors, points[1].p95_ms),
+            (1, None),
+            "nothing answered"
+        );
+
+        // An hour later the first minutes have left the chart, and the buckets too.
+        m.record(&request(t0 + 61 * min, "ok", 9));
+        let points = m.series(t0 + 61 * min);
+        let starts: Vec<u64> = points.iter().map(|p| (p.t_ms - t0) / min).collect();
+        assert_eq!(starts, [2, 61]);
+        assert_eq!(m.minutes.len(), 2);
+        m.record(&request(t0, "ok", 9));
+        assert_eq!(m.minutes.len(), 2, "too old for the chart: not kept");
     }
 }

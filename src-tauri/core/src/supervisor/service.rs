@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::api::{
-    ApiError, ApiEvent, ErrorCode, Health, HistoryEntry, Orphan, ProbeReport, SessionState,
+    ApiError, ApiEvent, ErrorCode, Health, HistoryEntry, Orphan, ProbeReport, ServerStatus,
+    SessionState,
 };
 use super::history::{self, History};
 use super::import;
@@ -125,6 +126,8 @@ pub(super) struct ServerState {
     pub(super) command: Option<Vec<String>>,
     pub(super) health: Option<(Health, String)>,
     pub(super) probe: Option<ProbeReport>,
+    /// The row last streamed as [`ApiEvent::Server`].
+    pub(super) row: Option<ServerStatus>,
 }
 
 pub(super) struct State {
@@ -204,6 +207,11 @@ impl Supervisor {
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether anyone listens to the event stream (what only it needs can be skipped).
+    pub(super) fn streaming(&self) -> bool {
+        self.events.receiver_count() > 0
     }
 
     pub(super) fn emit(&self, event: ApiEvent) {

@@ -186,6 +186,7 @@ impl Supervisor {
         let mut st = self.lock();
         self.judge_sessions(&mut st, now);
         self.judge_health(&mut st);
+        self.stream_rows(&mut st, now);
     }
 
     /// Reaps the sessions whose pid is gone and marks the silent ones unresponsive.

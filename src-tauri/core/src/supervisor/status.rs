@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use super::api::{
-    HistoryEntry, ServerStatus, SessionState, SessionStatus, StatusReport, SupervisorInfo,
+    ApiEvent, HistoryEntry, PinState, ServerStatus, SessionState, SessionStatus, StatusReport,
+    SupervisorInfo, ToolStatus,
 };
 use super::service::{ServerState, State, Supervisor};
 use super::sessions::{derive_health, session_status};
@@ -46,6 +47,33 @@ impl Supervisor {
                 started_ms: self.started_ms,
                 history_events: st.history.len(),
             },
+        }
+    }
+
+    /// Streams the row of each server that changed since it was last streamed: the window
+    /// shows the supervisor's own figures, so the numbers on one row agree with each other.
+    pub(super) fn stream_rows(&self, st: &mut State, now: Instant) {
+        if !self.streaming() {
+            return;
+        }
+        let sessions: Vec<SessionStatus> = st
+            .sessions
+            .values()
+            .map(|s| session_status(s, now))
+            .collect();
+        let now_ms = now_ms();
+        let names: Vec<String> = st.servers.keys().cloned().collect();
+        for name in names {
+            let row = server_status(st, &name, &st.servers[&name], &sessions, now_ms);
+            let Some(server) = st.servers.get_mut(&name) else {
+                continue;
+            };
+            if server.row.as_ref() != Some(&row) {
+                server.row = Some(row.clone());
+                self.emit(ApiEvent::Server {
+                    server: Box::new(row),
+                });
+            }
         }
     }
 
@@ -102,6 +130,24 @@ fn server_status(
         fallback: mine.iter().any(|s| s.fallback),
         debug: mine.iter().any(|s| s.debug),
         last_probe: server.probe.clone(),
+        tools: m
+            .tools
+            .iter()
+            .map(|(name, t)| {
+                let [p50_ms, p95_ms] = t.p50_p95();
+                ToolStatus {
+                    name: name.clone(),
+                    calls: t.calls,
+                    errors: t.errors,
+                    timeouts: t.timeouts,
+                    p50_ms,
+                    p95_ms,
+                    bytes_out: t.bytes_out,
+                    pin: PinState::Off,
+                }
+            })
+            .collect(),
+        latency: m.series(now_ms),
     }
 }
 
