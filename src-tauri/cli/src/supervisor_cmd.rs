@@ -19,7 +19,7 @@ use warden_core::supervisor::{
 mod view;
 use view::{
     print_entry, print_event, print_json, print_orphans, print_outcome, print_probe, print_stopped,
-    status_table,
+    server_view, status_table,
 };
 
 #[derive(Subcommand)]
@@ -56,6 +56,9 @@ pub enum Command {
         /// The shape of CONTRACT.md, as JSON.
         #[arg(long)]
         json: bool,
+        /// One server only, with its figures per tool and its sessions.
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
     },
     /// Start a server, handshake, list its tools, shut it down; report cold-start time and
     /// tool count.
@@ -185,7 +188,7 @@ pub fn run(command: Command) -> ExitCode {
                 opts.warden_bin = std::env::current_exe().and_then(std::fs::canonicalize).ok();
                 daemon(opts).await
             }
-            Command::Status { json } => status(json).await,
+            Command::Status { json, server } => status(json, server.as_deref()).await,
             Command::Probe {
                 server,
                 json,
@@ -296,27 +299,47 @@ async fn daemon(opts: Options) -> ExitCode {
     }
 }
 
-async fn status(json: bool) -> ExitCode {
+async fn status(json: bool, server: Option<&str>) -> ExitCode {
     let mut client = match Client::connect(&socket_path()).await {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    let unknown = |name: &str| {
+        fail(format!(
+            "the supervisor knows no server `{name}`; `warden status` lists the ones it knows"
+        ))
+    };
     if json {
-        return match client.status_value().await {
-            Ok(v) => {
-                print_json!(&v);
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(e),
+        let mut v = match client.status_value().await {
+            Ok(v) => v,
+            Err(e) => return fail(e),
         };
-    }
-    match client.status().await {
-        Ok(report) => {
-            print!("{}", status_table(&report));
-            ExitCode::SUCCESS
+        if let Some(name) = server {
+            // Only that server and its sessions; every field the supervisor sent is kept.
+            for (list, key) in [("servers", "name"), ("sessions", "server")] {
+                if let Some(items) = v.get_mut(list).and_then(|l| l.as_array_mut()) {
+                    items.retain(|item| item[key] == name);
+                }
+            }
+            if v["servers"].as_array().is_none_or(|s| s.is_empty()) {
+                return unknown(name);
+            }
         }
-        Err(e) => fail(e),
+        print_json!(&v);
+        return ExitCode::SUCCESS;
     }
+    let report = match client.status().await {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    match server {
+        None => print!("{}", status_table(&report)),
+        Some(name) => match server_view(&report, name) {
+            Some(text) => print!("{text}"),
+            None => return unknown(name),
+        },
+    }
+    ExitCode::SUCCESS
 }
 
 async fn probe_cmd(

@@ -65,6 +65,55 @@ pub(super) fn status_table(r: &StatusReport) -> String {
     out
 }
 
+/// `warden status --server NAME`: its row, its tools (slowest p95 first) and its sessions;
+/// None when the report has no such server.
+pub(super) fn server_view(r: &StatusReport, name: &str) -> Option<String> {
+    let server = r.servers.iter().find(|s| s.name == name)?;
+    let mut out = servers_table(std::slice::from_ref(server));
+    out.push('\n');
+    if server.tools.is_empty() {
+        out.push_str("No tool calls yet.\n");
+    } else {
+        let mut tools: Vec<_> = server.tools.iter().collect();
+        tools.sort_by(|a, b| b.p95_ms.cmp(&a.p95_ms).then(b.calls.cmp(&a.calls)));
+        let rows: Vec<Vec<String>> = tools
+            .iter()
+            .map(|t| {
+                vec![
+                    t.name.clone(),
+                    t.calls.to_string(),
+                    t.errors.to_string(),
+                    t.timeouts.to_string(),
+                    format!("{}/{}", t.p50_ms, t.p95_ms),
+                    t.bytes_out.to_string(),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &[
+                "TOOL",
+                "CALLS",
+                "ERRORS",
+                "TIMEOUTS",
+                "P50/95 MS",
+                "BYTES OUT",
+            ],
+            &rows,
+        ));
+    }
+    let sessions: Vec<SessionStatus> = r
+        .sessions
+        .iter()
+        .filter(|s| s.server == name)
+        .cloned()
+        .collect();
+    if !sessions.is_empty() {
+        out.push('\n');
+        out.push_str(&sessions_table(&sessions));
+    }
+    Some(out)
+}
+
 /// One row per server, then the last error of those that have one.
 fn servers_table(servers: &[ServerStatus]) -> String {
     let rows: Vec<Vec<String>> = servers
@@ -330,6 +379,7 @@ pub(super) fn print_event(event: &ApiEvent) {
         ApiEvent::ConfigChanged { server } => {
             println!("config.toml changed for {server}")
         }
-        ApiEvent::SessionUpdated { .. } => {}
+        // Rows and heartbeats change every moment; `warden status` shows them.
+        ApiEvent::SessionUpdated { .. } | ApiEvent::Server { .. } => {}
     }
 }
