@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   apply,
+  blankServer,
   applyHistory,
   heartbeatAge,
   inflightOf,
@@ -95,48 +96,17 @@ describe("health", () => {
 });
 
 describe("event", () => {
-  it("appends to the server's timeline and bumps counters", () => {
+  it("appends to the server's timeline and leaves the figures to the supervisor's row", () => {
     let s = loaded();
+    const before = server(s, "ripgrep");
     s = apply(s, { kind: "event", entry: entry("ripgrep", { kind: "restart" }) }, 0);
-    s = apply(s, { kind: "event", entry: entry("ripgrep", { kind: "retry" }) }, 0);
     s = apply(s, {
       kind: "event",
       entry: entry("ripgrep", { kind: "request", method: "tools/call", tool: "search", outcome: "timeout", duration_ms: 50000 }),
     }, 0);
-    const r = server(s, "ripgrep");
-    expect(s.timelines["ripgrep"]?.map((e) => e.event.kind)).toEqual(["restart", "retry", "request"]);
-    expect(r.restarts).toBe(1);
-    expect(r.retries).toBe(1);
-    expect(r.timeouts).toBe(1);
-    expect(r.requests).toBe(1);
-    expect(r.last_error).toBe("timeout: tools/call (tool search) after 50000 ms");
+    expect(s.timelines["ripgrep"]?.map((e) => e.event.kind)).toEqual(["restart", "request"]);
+    expect(server(s, "ripgrep")).toEqual(before);
     expect(s.timelines["fs"]).toBeUndefined();
-  });
-
-  it("counts the server's own errors without making them the last error", () => {
-    const s = apply(loaded(), { kind: "event", entry: entry("ripgrep", { kind: "request", method: "tools/call", outcome: "error" }) }, 0);
-    expect(server(s, "ripgrep").errors).toBe(1);
-    expect(server(s, "ripgrep").last_error).toBeNull();
-  });
-
-  it("records a server exit as the last error", () => {
-    const s = apply(loaded(), { kind: "event", entry: entry("ripgrep", { kind: "server_exit", detail: "status 1" }) }, 0);
-    expect(server(s, "ripgrep").last_error).toBe("server exited: status 1");
-  });
-
-  it("records a failed start with its command, cause and code, for a server never seen before", () => {
-    const failed = entry("linear", {
-      kind: "spawn_failed",
-      code: "W-SPAWN-NOT-FOUND",
-      command: "npx -y linear-mcp",
-      cause: "`npx` was not found on PATH",
-      fix: "give npx's absolute path",
-    });
-    let s = apply(loaded(), { kind: "event", entry: failed }, 0);
-    expect(server(s, "linear").last_error).toBe("npx -y linear-mcp: `npx` was not found on PATH");
-    expect(server(s, "linear").code).toBe("W-SPAWN-NOT-FOUND");
-    s = apply(s, { kind: "event", entry: entry("linear", { kind: "server_exit", detail: "status 1" }) }, 0);
-    expect(server(s, "linear").code).toBeNull();
   });
 
   it("keeps at most TIMELINE_CAP events", () => {
@@ -147,6 +117,32 @@ describe("event", () => {
     const t = s.timelines["ripgrep"] ?? [];
     expect(t).toHaveLength(TIMELINE_CAP);
     expect(t[0]?.event.ts_ms).toBe(10);
+  });
+});
+
+describe("server", () => {
+  it("replaces the row with the supervisor's, so its numbers agree", () => {
+    const row = {
+      ...server(loaded(), "ripgrep"),
+      health: "degraded" as const,
+      reason: "1 of 4 requests timed out in the last 5 min",
+      requests: 4,
+      timeouts: 1,
+      p50_ms: 12,
+      p95_ms: 66,
+      restarts: 1,
+      tools: [{ name: "search", calls: 4, errors: 0, timeouts: 1, p50_ms: 12, p95_ms: 66, bytes_out: 900, pin: "off" as const }],
+    };
+    const s = apply(loaded(), { kind: "server", server: row }, 0);
+    expect(server(s, "ripgrep")).toEqual(row);
+    expect(server(s, "fs").health).toBe("idle");
+  });
+
+  it("adds a server it did not know, in name order", () => {
+    const row = { ...blankServer("linear"), health: "down" as const, code: "W-SPAWN-NOT-FOUND" };
+    const s = apply(loaded(), { kind: "server", server: row }, 0);
+    expect(s.servers.map((x) => x.name)).toEqual(["fs", "linear", "ripgrep"]);
+    expect(server(s, "linear").code).toBe("W-SPAWN-NOT-FOUND");
   });
 });
 

@@ -2,10 +2,11 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import type { LimitsReport } from "../bindings/api";
 import type { OpenTarget } from "../bindings/app";
 import { formatAge, formatBytes, formatClock, formatMs } from "../lib/format";
-import { inflightOf, sessionsOf } from "../lib/store";
+import { inflightOf, sessionsOf, TIMELINE_CAP } from "../lib/store";
 import { api, app } from "../lib/tauri";
 import { useNow, useStore } from "./context";
 import { CommandLine, ErrorText, FailureCode, HealthBadge, Loading, Outcome, type OutcomeView } from "./common";
+import { LatencyChart, ToolsTable } from "./Charts";
 import { LimitsForm } from "./LimitsForm";
 
 export function ServerPage({ name }: { name: string }) {
@@ -32,7 +33,7 @@ export function ServerPage({ name }: { name: string }) {
   }, [loadLimits, version]);
 
   useEffect(() => {
-    void api({ op: "history", server: name, since_ms: null, limit: 200 }).then((r) => {
+    void api({ op: "history", server: name, since_ms: null, limit: TIMELINE_CAP }).then((r) => {
       if (r.kind === "history") dispatch({ type: "history", server: name, entries: r.entries });
       else if (r.kind === "error") setHistoryError(r.message);
     });
@@ -113,7 +114,7 @@ export function ServerPage({ name }: { name: string }) {
           <div><dt>In flight</dt><dd>{server.inflight}</dd></div>
           <div><dt>p50 / p95 / p99</dt><dd>{server.requests > 0 ? `${formatMs(server.p50_ms)} / ${formatMs(server.p95_ms)} / ${formatMs(server.p99_ms)}` : "—"}</dd></div>
           <div><dt>Requests</dt><dd>{server.requests} ({server.errors} errors, {server.timeouts} timeouts)</dd></div>
-          <div><dt>Retries / restarts</dt><dd>{server.retries} / {server.restarts}</dd></div>
+          <div><dt>Retries / restarts</dt><dd>{server.retries} / <span data-testid="restarts">{server.restarts}</span></dd></div>
           <div><dt>Traffic</dt><dd>{formatBytes(server.bytes_in)} in, {formatBytes(server.bytes_out)} out</dd></div>
           <div><dt>Last seen</dt><dd>{server.last_seen_ms ? formatAge(now - server.last_seen_ms) : "—"}</dd></div>
           {server.last_probe && (
@@ -196,6 +197,15 @@ export function ServerPage({ name }: { name: string }) {
         </p>
       )}
       <Outcome view={outcome} />
+
+      {server && (
+        <>
+          <h2>Last hour</h2>
+          <LatencyChart points={server.latency} events={state.timelines[name] ?? []} now={now} />
+          <h2>Tools</h2>
+          <ToolsTable tools={server.tools} />
+        </>
+      )}
 
       <h2>In flight</h2>
       <div data-testid="inflight">

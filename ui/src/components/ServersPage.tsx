@@ -1,14 +1,61 @@
+import { useEffect, useState } from "preact/hooks";
+import type { ClientsReport } from "../bindings/api";
 import { formatCount, formatMs } from "../lib/format";
 import { serverHref } from "../lib/route";
+import { api } from "../lib/tauri";
 import { useStore } from "./context";
-import { Empty, ErrorText, FailureCode, HealthBadge, Loading } from "./common";
+import { CommandLine, Empty, ErrorText, FailureCode, HealthBadge, Loading } from "./common";
 
-/** The README's snippet: a client config entry with `warden bridge` in front of a server. */
-export const BRIDGE_SNIPPET = `"ripgrep": { "command": "/path/to/warden",
+/** A client config entry with `warden bridge` (at `warden`, its real path) in front of a server. */
+export function bridgeSnippet(warden: string): string {
+  return `"ripgrep": { "command": ${JSON.stringify(warden)},
              "args": ["bridge", "--server", "ripgrep", "--", "npx", "-y", "mcp-ripgrep"] }`;
+}
+
+/** The IDE config files' stdio servers that do not run through the bridge yet, and the one
+ *  step that protects them (the Clients page's wrap, with its diff preview). */
+function Unprotected({ report }: { report: ClientsReport }) {
+  const found = report.files.flatMap((f) =>
+    f.active ? f.servers.flatMap((s) => (s.state === "unwrapped" ? [{ file: f, entry: s }] : [])) : [],
+  );
+  if (found.length === 0) return null;
+  return (
+    <div class="card unprotected" data-testid="unprotected">
+      <h2>
+        {found.length === 1 ? "1 server" : `${found.length} servers`} in your IDE configs {found.length === 1 ? "does" : "do"} not
+        run through Warden yet
+      </h2>
+      <p class="muted">
+        Warden cannot restart, time out or explain what it does not see. Wrapping puts <code>warden bridge</code> in front of
+        each one; you see the exact change first, and unwrapping gives back the original file.
+      </p>
+      <ul>
+        {found.map(({ file, entry }) => (
+          <li key={`${file.path}:${entry.name}`} data-testid={`unprotected-${entry.name}`}>
+            <strong>{entry.name}</strong> <span class="muted small">({file.client_name}, {file.path})</span>
+            {entry.state === "unwrapped" && (
+              <div>
+                <CommandLine command={[entry.command, ...entry.args]} />
+              </div>
+            )}
+          </li>
+        ))}
+      </ul>
+      <a class="button" href="#/clients" data-testid="review-and-wrap">
+        Review and wrap
+      </a>
+    </div>
+  );
+}
 
 export function ServersPage() {
   const { state } = useStore();
+  const [clients, setClients] = useState<ClientsReport | null>(null);
+  useEffect(() => {
+    void api({ op: "clients" }).then((r) => {
+      if (r.kind === "clients") setClients(r);
+    });
+  }, [state.clientsVersion]);
   if (!state.loaded) {
     return (
       <section class="page">
@@ -20,6 +67,7 @@ export function ServersPage() {
   return (
     <section class="page">
       <h1>Servers</h1>
+      {clients && <Unprotected report={clients} />}
       {state.servers.length === 0 ? (
         <Empty title="No MCP servers yet">
           <p>
@@ -33,7 +81,7 @@ export function ServersPage() {
             </li>
             <li>
               Or put <code>warden bridge</code> in front of a server yourself, in your client's config:
-              <pre class="snippet" data-testid="bridge-snippet">{BRIDGE_SNIPPET}</pre>
+              <pre class="snippet" data-testid="bridge-snippet">{bridgeSnippet(clients?.warden ?? "/path/to/warden")}</pre>
             </li>
           </ol>
           <p class="muted">Then restart the client (or reload its MCP servers); the server shows up here.</p>

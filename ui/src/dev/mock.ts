@@ -27,7 +27,7 @@ function server(name: string, over: Partial<ServerStatus>): ServerStatus {
     name, health: "healthy", reason: "answering normally", sessions: 0, unresponsive: 0, inflight: 0,
     p50_ms: 0, p95_ms: 0, p99_ms: 0, requests: 0, errors: 0, timeouts: 0, retries: 0, restarts: 0,
     bytes_in: 0, bytes_out: 0, last_error: null, code: null, last_seen_ms: now(), command: null, circuit_open: false,
-    fallback: false, debug: false, last_probe: null, ...over,
+    fallback: false, debug: false, last_probe: null, tools: [], latency: [], ...over,
   };
 }
 
@@ -36,6 +36,14 @@ const servers: ServerStatus[] = empty ? [] : [
     reason: "answering normally (p95 340 ms over the last 5 min)", sessions: 2, inflight: 1, p50_ms: 42, p95_ms: 340,
     p99_ms: 1900, requests: 1843, errors: 3, retries: 2, restarts: 1, bytes_in: 512_000, bytes_out: 98_400_000,
     command: ["npx", "-y", "mcp-ripgrep"],
+    tools: [
+      { name: "search", calls: 1610, errors: 1, timeouts: 0, p50_ms: 38, p95_ms: 310, bytes_out: 97_900_000, pin: "off" },
+      { name: "count-matches", calls: 233, errors: 2, timeouts: 0, p50_ms: 61, p95_ms: 402, bytes_out: 500_000, pin: "off" },
+    ],
+    latency: Array.from({ length: 40 }, (_, i) => {
+      const t = Math.floor(now() / 60_000) * 60_000 - (39 - i) * 60_000;
+      return { t_ms: t, requests: 20 + (i % 7) * 5, errors: i === 25 ? 1 : 0, timeouts: 0, p50_ms: 35 + (i % 5) * 3, p95_ms: 260 + ((i * 37) % 120) };
+    }),
   }),
   server("github", {
     health: "degraded", reason: "3 of the last 20 requests timed out (idle_timeout_ms 50 s)", sessions: 1, inflight: 1,

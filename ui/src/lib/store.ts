@@ -3,7 +3,6 @@
 import type {
   ApiEvent,
   ClientChangeKind,
-  Event,
   HistoryEntry,
   Orphan,
   ServerStatus,
@@ -139,15 +138,16 @@ export function apply(state: State, event: ApiEvent, now: number): State {
         reason: event.reason,
       }));
     }
+    case "server": {
+      // The supervisor's own row (figures, health, tools, chart), sent when it changes.
+      const s = withServer(state, event.server.name);
+      return updateServer(s, event.server.name, () => event.server);
+    }
     case "event": {
+      // The figures the event changes arrive with the next `server` row.
       const { server } = event.entry;
-      const s = withServer(state, server);
-      const timeline = cap([...(s.timelines[server] ?? []), event.entry]);
-      return updateServer(
-        { ...s, timelines: { ...s.timelines, [server]: timeline } },
-        server,
-        (srv) => countEvent(srv, event.entry.event),
-      );
+      const timeline = cap([...(state.timelines[server] ?? []), event.entry]);
+      return { ...state, timelines: { ...state.timelines, [server]: timeline } };
     }
     case "probe": {
       const name = event.report.server;
@@ -186,62 +186,6 @@ export function clientToast(change: ClientChangeKind): { kind: ToastKind; title:
     case "failed":
       return { kind: "error", title: "Could not rewrite a client config" };
   }
-}
-
-/** What one event does to the counters the status reports (as the supervisor's metrics do). */
-export function countEvent(srv: ServerStatus, e: Event): ServerStatus {
-  const out: ServerStatus = {
-    ...srv,
-    last_seen_ms: Math.max(srv.last_seen_ms ?? e.ts_ms, e.ts_ms),
-  };
-  switch (e.kind) {
-    case "request": {
-      out.requests += 1;
-      out.bytes_in += e.bytes_in ?? 0;
-      out.bytes_out += e.bytes_out ?? 0;
-      const outcome = e.outcome ?? "ok";
-      if (outcome === "timeout" || outcome === "max_timeout" || outcome === "startup_timeout") {
-        out.timeouts += 1;
-        setError(out, `${outcome}: ${what(e)}${e.duration_ms !== undefined ? ` after ${e.duration_ms} ms` : ""}`, e.code);
-      } else if (outcome === "error") {
-        out.errors += 1;
-      } else if (outcome !== "ok" && outcome !== "cancelled" && outcome !== "client_closed") {
-        out.errors += 1;
-        setError(out, `${outcome}: ${what(e)}${e.duration_ms !== undefined ? ` after ${e.duration_ms} ms` : ""}`, e.code);
-      }
-      break;
-    }
-    case "retry":
-      out.retries += 1;
-      break;
-    case "restart":
-      out.restarts += 1;
-      break;
-    case "server_exit":
-      setError(out, `server exited: ${e.detail ?? ""}`, e.code);
-      break;
-    case "start_failed":
-      setError(out, `server failed to start: ${e.detail ?? ""}`, e.code);
-      break;
-    case "spawn_failed":
-      setError(out, `${e.command ?? "the server"}: ${e.cause ?? e.detail ?? "it could not be started"}`, e.code);
-      break;
-    case "config_rejected":
-      setError(out, `config.toml refused: ${e.detail ?? ""}`, e.code);
-      break;
-  }
-  return out;
-}
-
-/** The last error, with the stable code of the event that set it (as the supervisor's metrics keep it). */
-function setError(srv: ServerStatus, message: string, code?: string): void {
-  srv.last_error = message;
-  srv.code = code ?? null;
-}
-
-function what(e: Event): string {
-  if (e.method && e.tool) return `${e.method} (tool ${e.tool})`;
-  return e.method ?? "a request";
 }
 
 function upsertSession(state: State, session: SessionStatus, now: number): State {
@@ -302,6 +246,8 @@ export function blankServer(name: string): ServerStatus {
     fallback: false,
     debug: false,
     last_probe: null,
+    tools: [],
+    latency: [],
   };
 }
 
