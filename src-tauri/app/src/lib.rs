@@ -153,7 +153,7 @@ async fn app(
 
 /// Carries out an [`AppRequest`] for the window or the tray. Opening files and reading the
 /// autostart entry block, so they run off the async threads.
-async fn dispatch_app(
+pub(crate) async fn dispatch_app(
     app: AppHandle,
     shared: Arc<Shared>,
     request: AppRequest,
@@ -204,7 +204,7 @@ pub fn quit(app: &AppHandle) {
     });
 }
 
-fn notify(app: &AppHandle, shared: &Shared, title: String, body: String) {
+pub(crate) fn notify(app: &AppHandle, shared: &Shared, title: String, body: String) {
     if let Err(e) = app
         .notification()
         .builder()
@@ -214,15 +214,20 @@ fn notify(app: &AppHandle, shared: &Shared, title: String, body: String) {
     {
         tracing::warn!("cannot show a desktop notification: {e}");
     }
-    let mut notes = lock(&shared.notifications);
-    notes.push_back(Notification {
-        ts_ms: supervisor::now_ms(),
-        title,
-        body,
-    });
-    while notes.len() > NOTIFICATIONS_KEPT {
-        notes.pop_front();
+    {
+        let mut notes = lock(&shared.notifications);
+        notes.push_back(Notification {
+            ts_ms: supervisor::now_ms(),
+            title,
+            body,
+        });
+        while notes.len() > NOTIFICATIONS_KEPT {
+            notes.pop_front();
+        }
     }
+    // The window's bell, at once: the tray may already show what the note is about, and then
+    // its refresh tells the window nothing new.
+    let _ = app.emit("warden://app", AppEvent::State(shared.state()));
 }
 
 /// Recomputes the tray from the supervisor's status and its `Limits` answers (the switches);

@@ -11,10 +11,10 @@ use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager};
-use warden_core::supervisor::api::{Health, LimitsReport, Request, StatusReport};
+use warden_core::supervisor::api::{Health, LimitsReport, Request, Response, StatusReport};
 
 use crate::Shared;
-use crate::commands::{self, AppRequest, OpenTarget, TrayHealth};
+use crate::commands::{self, AppRequest, AppResponse, OpenTarget, TrayHealth};
 
 const TRAY_ID: &str = "warden";
 
@@ -304,9 +304,18 @@ fn on_menu(app: &AppHandle, id: &str) {
         MenuId::Open => crate::show_window(app),
         MenuId::Quit => crate::quit(app),
         MenuId::Log(server) => {
-            let target = OpenTarget::EventLog { server };
-            let open = crate::dispatch_app(app.clone(), shared, AppRequest::Open { target });
-            tauri::async_runtime::spawn(open);
+            let app = app.clone();
+            let target = OpenTarget::EventLog {
+                server: server.clone(),
+            };
+            tauri::async_runtime::spawn(async move {
+                let open = AppRequest::Open { target };
+                let answer = crate::dispatch_app(app.clone(), Arc::clone(&shared), open).await;
+                if let Ok(AppResponse::Error(e)) = answer {
+                    let title = format!("Opening the event log of {server} failed");
+                    crate::notify(&app, &shared, title, e.message);
+                }
+            });
         }
         id => {
             let model = crate::lock(&shared.tray).clone().unwrap_or_default();
@@ -320,16 +329,41 @@ fn on_menu(app: &AppHandle, id: &str) {
 fn spawn_request(app: &AppHandle, shared: Arc<Shared>, request: Request) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
+        let what = action_title(&request);
         let response = shared.sup.handle(request).await;
         tracing::info!("tray: {response:?}");
+        if let Some(why) = failure(&response) {
+            crate::notify(&app, &shared, format!("{what} failed"), why);
+        }
         crate::refresh_tray(&app).await;
     });
+}
+
+/// How a notification names a tray action.
+fn action_title(request: &Request) -> String {
+    let switch = |on: bool| if on { "on" } else { "off" };
+    match request {
+        Request::Restart { server } => format!("Restart {server}"),
+        Request::Fallback { server, on } => format!("Fallback {} for {server}", switch(*on)),
+        Request::Debug { server, on } => format!("Debug logging {} for {server}", switch(*on)),
+        Request::AutoRewrite { on } => format!("Auto-rewrite {}", switch(*on)),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Why a tray action's answer is a failure the user should hear of (not only a log line).
+fn failure(response: &Response) -> Option<String> {
+    match response {
+        Response::Error(e) => Some(e.message.clone()),
+        Response::Command(c) if !c.ok => Some(c.message.clone()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use warden_core::supervisor::api::ServerStatus;
+    use warden_core::supervisor::api::{ApiError, CommandOutcome, ErrorCode, ServerStatus};
 
     use super::*;
 
@@ -459,5 +493,37 @@ mod tests {
             let img = icon(h).unwrap();
             assert_eq!((img.width(), img.height()), (64, 64));
         }
+    }
+
+    #[test]
+    fn a_failed_tray_action_is_named_and_explained() {
+        let restart = Request::Restart {
+            server: "gh".into(),
+        };
+        assert_eq!(action_title(&restart), "Restart gh");
+        let off = Request::Fallback {
+            server: "rg".into(),
+            on: false,
+        };
+        assert_eq!(action_title(&off), "Fallback off for rg");
+        let refused = Response::Command(CommandOutcome {
+            ok: false,
+            message: "no live session of gh to restart".into(),
+            config: None,
+            sessions: vec![],
+        });
+        assert_eq!(
+            failure(&refused).as_deref(),
+            Some("no live session of gh to restart")
+        );
+        let error = Response::Error(ApiError::new(ErrorCode::Config, "config.toml: bad"));
+        assert_eq!(failure(&error).as_deref(), Some("config.toml: bad"));
+        let done = Response::Command(CommandOutcome {
+            ok: true,
+            message: "restarted".into(),
+            config: None,
+            sessions: vec![],
+        });
+        assert_eq!(failure(&done), None);
     }
 }
