@@ -31,6 +31,7 @@ from selenium.common.exceptions import (
     WebDriverException,
 )
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.common.options import ArgOptions
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
@@ -38,6 +39,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 REPO = Path(__file__).resolve().parent.parent.parent
 TARGET = REPO / "target" / "debug"
 SHOTS = REPO / "target" / "ui-screenshots"
+# The main window's title (tauri.conf.json has none; lib.rs names it).
+TITLE = "MCP Warden"
 WAIT_S = 45
 
 
@@ -97,9 +100,22 @@ class World:
         self.driver.execute_script("window.location.hash = arguments[0]", route)
 
     def shot(self, name: str) -> None:
+        """The window's pixels as the X server has them. WebKitWebDriver's own screenshot
+        waits for a rendering update that WebKitGTK 2.50 under Xvfb may never make (the
+        command then hangs, and every command after it)."""
+        from PIL import Image
+        from Xlib import X, display
+
         SHOTS.mkdir(parents=True, exist_ok=True)
         self.driver.execute_script("window.scrollTo(0, 0)")
-        self.driver.save_screenshot(str(SHOTS / f"{name}.png"))
+        d = display.Display()
+        try:
+            win = x_window(d, TITLE)
+            g = win.get_geometry()
+            raw = win.get_image(0, 0, g.width, g.height, X.ZPixmap, 0xFFFFFFFF)
+            Image.frombytes("RGB", (g.width, g.height), raw.data, "raw", "BGRX").save(SHOTS / f"{name}.png")
+        finally:
+            d.close()
 
 
 class Client:
@@ -265,6 +281,14 @@ def tray(w: World) -> str:
     return w.driver.find_element(By.CSS_SELECTOR, '[data-testid="tray-state"]').get_attribute("data-tray")
 
 
+def test_the_servers_page_shows_ide_servers_not_wrapped_yet(world: World) -> None:
+    world.go("#/servers")
+    found = world.find("unprotected-search")
+    assert "Cursor" in found.text and "mcp-fake-server" in found.text, found.text
+    assert world.find("review-and-wrap").get_attribute("href").endswith("#/clients")
+    world.shot("servers-first-run")
+
+
 def test_a_bridged_server_appears_healthy(world: World, client: Client) -> None:
     world.go("#/servers")
     world.wait("demo healthy", lambda: badge(world, "demo") == "healthy")
@@ -274,6 +298,26 @@ def test_a_bridged_server_appears_healthy(world: World, client: Client) -> None:
     row = world.find("session-row")
     assert "demo" in row.text
     world.shot("sessions")
+
+
+def test_the_server_page_shows_each_tool_and_the_last_hour(world: World, client: Client) -> None:
+    for i in range(3):
+        assert client.call("echo", {"message": f"chart {i}"})["ok"]
+    world.go("#/servers/demo")
+
+    def echo_in_status() -> dict:
+        [demo] = [s for s in world.status()["servers"] if s["name"] == "demo"]
+        [echo] = [t for t in demo["tools"] if t["name"] == "echo"]
+        return echo
+
+    # The handshake's own echo and these three.
+    world.wait("the supervisor counted the calls", lambda: echo_in_status()["calls"] == 4)
+    row = lambda: world.driver.find_element(By.CSS_SELECTOR, '[data-testid="tool-row"][data-tool="echo"]')  # noqa: E731
+    world.wait("the tools table counts them", lambda: row().get_attribute("data-calls") == "4")
+    points = world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="latency-point"]')
+    assert points, "the chart has a point for this minute"
+    assert sum(int(p.get_attribute("data-requests")) for p in points) >= 4
+    world.shot("server-tools")
 
 
 def test_a_killed_server_turns_down_then_back_after_restart(world: World, client: Client) -> None:
@@ -293,6 +337,16 @@ def test_a_killed_server_turns_down_then_back_after_restart(world: World, client
     assert client.call("echo", {"message": "after restart"})["ok"]
 
 
+def test_the_timeline_marks_the_kill_and_the_restart(world: World, client: Client) -> None:
+    world.go("#/servers/demo")
+    kinds = lambda: {m.get_attribute("data-kind") for m in world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="timeline-marker"]')}  # noqa: E731
+    world.wait("exit, breaker and restart on the chart's lane", lambda: {"exit", "breaker_open", "restart"} <= kinds())
+    [demo] = [s for s in world.status()["servers"] if s["name"] == "demo"]
+    assert demo["restarts"] >= 1, demo
+    restarts = world.driver.find_element(By.CSS_SELECTOR, '[data-testid="restarts"]')
+    world.wait("the page's restart count agrees with the supervisor", lambda: restarts.text == str(demo["restarts"]))
+
+
 def test_debug_and_a_limit_edit_land_in_config_and_reach_the_bridge(world: World, client: Client) -> None:
     world.go("#/servers/demo")
     world.click("debug-toggle")
@@ -301,7 +355,9 @@ def test_debug_and_a_limit_edit_land_in_config_and_reach_the_bridge(world: World
     world.wait("bridge reports debug", lambda: world.status()["sessions"][0]["debug"])
 
     field = world.find("limit-idle_timeout_ms")
-    field.clear()
+    # As a user does: select what is there and type over it (WebDriver's clear() fires no
+    # input event, so a re-render of the live page could put the old value back).
+    field.send_keys(Keys.CONTROL, "a")
     field.send_keys("12345")
     world.click("save-idle_timeout_ms")
     message = lambda: world.find("limit-message-idle_timeout_ms").text  # noqa: E731
@@ -349,13 +405,29 @@ def test_wrap_and_unwrap_change_the_ide_file_as_previewed(world: World) -> None:
     world.wait("file restored", lambda: world.ide_file.read_bytes() == original)
 
 
-def close_window_like_a_window_manager(title: str) -> None:
-    """Sends WM_DELETE_WINDOW, as a window manager's close button does (WebDriver's own close
-    ends the whole browser process, which is not what a user's click does)."""
-    from Xlib import X, display, protocol
+def test_a_server_that_cannot_start_is_down_in_the_window_with_its_code(world: World) -> None:
+    """Near the end: a server that stays down keeps the tray red."""
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "ui-test", "version": "1"}},
+    }
+    bridge = subprocess.run(
+        [str(TARGET / "warden"), "bridge", "--server", "ghost", "--config", str(world.config), "--", "warden-ui-no-such-server"],
+        input=json.dumps(initialize) + "\n", env=world.env, capture_output=True, text=True, timeout=30,
+    )
+    assert bridge.returncode == 1, bridge
+    assert json.loads(bridge.stdout)["error"]["data"]["code"] == "W-SPAWN-NOT-FOUND", bridge.stdout
+    world.go("#/servers")
+    world.wait("ghost down", lambda: badge(world, "ghost") == "down")
+    world.go("#/servers/ghost")
+    world.wait("its code", lambda: world.find("last-error-code").text == "W-SPAWN-NOT-FOUND")
+    reason = world.find("health-reason").text
+    assert "warden-ui-no-such-server" in reason and "PATH" in reason, reason
+    world.shot("server-spawn-failed")
 
-    d = display.Display()
 
+def x_window(d, title: str):
+    """The X window titled TITLE (the app's top-level window)."""
     def find(w):
         if w.get_wm_name() == title:
             return w
@@ -367,6 +439,16 @@ def close_window_like_a_window_manager(title: str) -> None:
 
     win = find(d.screen().root)
     assert win is not None, f"no X window titled {title!r}"
+    return win
+
+
+def close_window_like_a_window_manager(title: str) -> None:
+    """Sends WM_DELETE_WINDOW, as a window manager's close button does (WebDriver's own close
+    ends the whole browser process, which is not what a user's click does)."""
+    from Xlib import X, display, protocol
+
+    d = display.Display()
+    win = x_window(d, title)
     protocols, delete = d.intern_atom("WM_PROTOCOLS"), d.intern_atom("WM_DELETE_WINDOW")
     win.send_event(protocol.event.ClientMessage(window=win, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])))
     d.flush()
@@ -380,7 +462,7 @@ def test_closing_the_window_keeps_warden_in_the_tray(world: World) -> None:
     assert len(app_pids) == 1, app_pids
     webkit = [p for p in ours(world.root / "state") if "WebKitWebProcess" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
     assert webkit, "the open window has a WebKit web process"
-    close_window_like_a_window_manager("MCP Warden")
+    close_window_like_a_window_manager(TITLE)
     deadline = time.monotonic() + 30
     while any(Path(f"/proc/{p}").exists() for p in webkit) and time.monotonic() < deadline:
         time.sleep(0.2)
