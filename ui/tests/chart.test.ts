@@ -5,8 +5,8 @@ import type { Event } from "../src/bindings/api";
 const ev = (over: Partial<Event>): Event => ({ ts_ms: 0, kind: "request", ...over }) as Event;
 
 describe("niceMax", () => {
-  it("rounds up to 1, 2 or 5 times a power of ten", () => {
-    expect([0, 0.3, 1, 1.5, 3, 7, 10, 66, 120, 4999].map(niceMax)).toEqual([1, 1, 1, 2, 5, 10, 10, 100, 200, 5000]);
+  it("rounds up to 1, 2 or 5 times a power of ten, at least 2 ms", () => {
+    expect([0, 0.3, 1, 1.5, 3, 7, 10, 66, 120, 4999].map(niceMax)).toEqual([2, 2, 2, 2, 5, 10, 10, 100, 200, 5000]);
   });
 });
 

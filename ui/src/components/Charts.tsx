@@ -2,8 +2,8 @@ import type { HistoryEntry, LatencyPoint, ToolStatus } from "../bindings/api";
 import { CHART_SPAN_MS, MINUTE_MS, markerOf, niceMax, xOf } from "../lib/chart";
 import { formatBytes, formatClock, formatCount, formatMs } from "../lib/format";
 
-const W = 640;
-const H = 150;
+const W = 960; // about the width it is drawn at, so its 11px text stays near 11px
+const H = 170;
 const LEFT = 52;
 const RIGHT = 8;
 const TOP = 8;

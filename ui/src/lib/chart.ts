@@ -6,9 +6,10 @@ import type { Event } from "../bindings/api";
 export const CHART_SPAN_MS = 60 * 60 * 1000;
 export const MINUTE_MS = 60 * 1000;
 
-/** The smallest of 1, 2, 5 × 10^k at or above `v` (at least 1): the top of the y axis. */
+/** The smallest of 1, 2, 5 × 10^k at or above `v` (at least 2, so the axis's middle line is a
+ *  whole millisecond): the top of the y axis. */
 export function niceMax(v: number): number {
-  if (!(v > 1)) return 1;
+  if (!(v > 2)) return 2;
   const pow = 10 ** Math.floor(Math.log10(v));
   for (const m of [1, 2, 5, 10]) {
     if (m * pow >= v) return m * pow;
