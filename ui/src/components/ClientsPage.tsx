@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, RestoreView, ServerEntry } from "../bindings/api";
 import { formatBytes, formatDateTime } from "../lib/format";
+import { fileState } from "../lib/clients";
 import { api, app } from "../lib/tauri";
 import { useStore } from "./context";
 import { Dialog } from "./Dialog";
@@ -286,6 +287,7 @@ function FileCard(props: {
   const unwrapped = f.servers.filter((s) => s.state === "unwrapped");
   const wrapped = f.servers.filter((s) => s.state === "wrapped");
   const needs = f.notices.filter((n) => n.kind !== "note");
+  const state = fileState(f);
   return (
     <article class="card client-file" data-testid="client-file" data-path={f.path} data-client={f.client}>
       <header class="card-head">
@@ -296,6 +298,9 @@ function FileCard(props: {
           </h3>
           <div class="small">
             <code>{f.path}</code> <span class="tag">{f.format}</span>
+            <span class={`tag file-state ${state.kind}`} data-testid="file-state" data-state={state.kind} title={state.detail}>
+              {state.label}
+            </span>
             {!f.active && <span class="tag bad" title="The client does not read this file">not read by the client</span>}
             {f.given_up && (
               <span class="tag bad" data-testid="given-up" title="The client kept reverting Warden's edits">
