@@ -386,6 +386,8 @@ def test_the_fallback_button_makes_the_next_search_answer_from_ripgrep(world: Wo
 def test_wrap_and_unwrap_change_the_ide_file_as_previewed(world: World) -> None:
     original = world.ide_file.read_bytes()
     world.go("#/clients")
+    state = lambda: world.find("file-state").get_attribute("data-state")  # noqa: E731
+    world.wait("the file is marked not wrapped", lambda: state() == "unwrapped")
     world.click("wrap-search")
     preview = world.find("diff-preview").text
     assert "+" in preview and "bridge" in preview
@@ -398,6 +400,7 @@ def test_wrap_and_unwrap_change_the_ide_file_as_previewed(world: World) -> None:
     assert wrapped["args"][:3] == ["bridge", "--server", "search"]
     added = [l[1:].strip() for l in preview.splitlines() if l.startswith("+") and not l.startswith("+++")]
     assert added and all(a in world.ide_file.read_text() for a in added), "the file changed as previewed"
+    world.wait("the file is marked protected", lambda: state() == "wrapped")
     world.shot("clients")
     world.click("unwrap-search")
     world.find("diff-preview")
@@ -426,6 +429,21 @@ def test_a_server_that_cannot_start_is_down_in_the_window_with_its_code(world: W
     world.shot("server-spawn-failed")
 
 
+def proc_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat and the command, or "gone"."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "gone"
+    return f"{stat.rsplit(')', 1)[1].split()[0]} {cmd}"
+
+
+def running(pid: int) -> bool:
+    """Whether PID runs: a zombie (ended, not yet reaped by its parent) does not."""
+    return proc_state(pid).split(" ", 1)[0] not in ("gone", "Z", "X")
+
+
 def x_window(d, title: str):
     """The X window titled TITLE (the app's top-level window)."""
     def find(w):
@@ -444,15 +462,29 @@ def x_window(d, title: str):
 
 def close_window_like_a_window_manager(title: str) -> None:
     """Sends WM_DELETE_WINDOW, as a window manager's close button does (WebDriver's own close
-    ends the whole browser process, which is not what a user's click does)."""
+    ends the whole browser process, which is not what a user's click does), and waits for the
+    window's DestroyNotify on the same X connection (closing the connection right after
+    sending lost the message now and then)."""
+    import select
+
     from Xlib import X, display, protocol
 
     d = display.Display()
-    win = x_window(d, title)
-    protocols, delete = d.intern_atom("WM_PROTOCOLS"), d.intern_atom("WM_DELETE_WINDOW")
-    win.send_event(protocol.event.ClientMessage(window=win, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])))
-    d.flush()
-    d.close()
+    try:
+        win = x_window(d, title)
+        win.change_attributes(event_mask=X.StructureNotifyMask)
+        protocols, delete = d.intern_atom("WM_PROTOCOLS"), d.intern_atom("WM_DELETE_WINDOW")
+        win.send_event(protocol.event.ClientMessage(window=win, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])))
+        d.flush()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            while d.pending_events():
+                if d.next_event().type == X.DestroyNotify:
+                    return
+            select.select([d.fileno()], [], [], max(0.0, deadline - time.monotonic()))
+        raise AssertionError(f"the window {title!r} is still open 30 s after a click on close")
+    finally:
+        d.close()
 
 
 def test_closing_the_window_keeps_warden_in_the_tray(world: World) -> None:
@@ -464,9 +496,10 @@ def test_closing_the_window_keeps_warden_in_the_tray(world: World) -> None:
     assert webkit, "the open window has a WebKit web process"
     close_window_like_a_window_manager(TITLE)
     deadline = time.monotonic() + 30
-    while any(Path(f"/proc/{p}").exists() for p in webkit) and time.monotonic() < deadline:
+    while any(running(p) for p in webkit) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any(Path(f"/proc/{p}").exists() for p in webkit), "the webview's process ends with the window"
+    left = {p: proc_state(p) for p in webkit if running(p)}
+    assert not left, f"the webview's process ends with the window: {left}"
     status = world.status()
     assert any(s["name"] == "demo" for s in status["servers"]), "the app's supervisor still answers"
     assert Path(f"/proc/{app_pids[0]}/exe").exists(), "the app lives on in the tray"
