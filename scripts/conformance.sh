@@ -227,6 +227,9 @@ bridged_env = {key: value, "WARDEN_CONFIG": f"{work}/config/absent.toml",
 config = {"mcpServers": {
     "direct": {"command": node, "args": [ev], "env": {key: value}, "requestTimeout": 60000},
     "bridged": {"command": warden, "args": [*bridge, node, ev], "env": bridged_env, "requestTimeout": 60000},
+    # A wrapped server whose command does not exist (a typo, or not on the IDE's PATH).
+    "unstartable": {"command": warden, "args": ["bridge", "--server", "ghost", "--", "warden-no-such-server"],
+                    "env": bridged_env, "requestTimeout": 60000},
 }}
 with open(out, "w") as f:
     json.dump(config, f, indent=2)
@@ -251,6 +254,20 @@ for target in direct bridged; do
     --tool-args-json '{"a":1,"b":2}' --load --load-concurrency "$CONCURRENCY" --load-requests "$REQUESTS" --format json
   stop_checked "the Inspector CLI"
 done
+
+# What the TypeScript SDK (inside the Inspector) shows for a server that cannot start: the
+# bridge's answer to initialize, naming the command, the code and the fix.
+say "Inspector CLI: initialize of a wrapped server whose command does not exist"
+run_waited "$WORK/unstartable.out" "$WORK/unstartable.err" env HOME="$WORK/home" MCP_INSPECTOR_SECRET_STORE=memory \
+  timeout 60 "$NODE22" "$CONF/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js" \
+  --config "$WORK/inspector.json" --server unstartable --method initialize --format json
+stop_checked "the Inspector CLI"
+for want in warden-no-such-server W-SPAWN-NOT-FOUND "command -v warden-no-such-server"; do
+  grep -qF -- "$want" "$WORK/unstartable.out" "$WORK/unstartable.err" \
+    || { tail -20 "$WORK/unstartable.err" >&2; die "the Inspector did not show \`$want\` for a server that cannot start (exit $RC)"; }
+done
+[ "$RC" != 0 ] || die "the Inspector's initialize of a server that cannot start exited 0"
+echo "    the Inspector shows: $(grep -ohF -m1 -- "W-SPAWN-NOT-FOUND" "$WORK/unstartable.err" "$WORK/unstartable.out" | head -1), exit $RC" >&2
 
 mapfile -t BRIDGED_SDK_ENV < <(bridge_env sdk)
 say "TypeScript SDK client: $REQUESTS × echo, concurrency $CONCURRENCY, direct"
