@@ -61,6 +61,7 @@ async def test_status_has_each_tools_calls_errors_timeouts_and_latency(
         async with stdio_client(params, errlog=warden.errlog) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
+                await session.list_tools()  # pins them (pin_tools = "warn" by default)
                 for i in range(3):
                     await session.call_tool("echo", {"message": f"call {i} " + "x" * 1000})
                 with pytest.raises(MCPError):
@@ -81,7 +82,7 @@ async def test_status_has_each_tools_calls_errors_timeouts_and_latency(
     assert (echo["calls"], echo["errors"], echo["timeouts"]) == (3, 0, 0), echo
     assert echo["bytes_out"] > 3 * 1000, "three results echoing 1,000 bytes each"
     assert 0 <= echo["p50_ms"] <= echo["p95_ms"], echo
-    assert echo["pin"] == "off", echo
+    assert echo["pin"] == "approved", "pinned on first sight, unchanged since"
     slow = tools["trigger-long-running-operation"]
     assert (slow["calls"], slow["errors"], slow["timeouts"]) == (1, 0, 1), slow
     assert set(tools) == {"echo", "trigger-long-running-operation"}, "only tools/call has tools"

@@ -1,6 +1,7 @@
 //! `warden`: the stdio bridge and command-line tools of MCP Warden.
 
 mod clients_cmd;
+mod tools_cmd;
 
 #[cfg(unix)]
 mod supervisor_cmd;
@@ -68,6 +69,12 @@ enum Command {
         #[command(subcommand)]
         command: clients_cmd::ClientsCommand,
     },
+    /// Tool pinning: each server's tool definitions as first seen, what changed since, and
+    /// approving the changes (works without a supervisor).
+    Tools {
+        #[command(subcommand)]
+        command: tools_cmd::ToolsCommand,
+    },
     #[cfg(unix)]
     #[command(flatten)]
     Supervisor(supervisor_cmd::Command),
@@ -110,6 +117,7 @@ fn main() -> ExitCode {
             }))
         }
         Command::Clients { command } => clients_cmd::run(command),
+        Command::Tools { command } => tools_cmd::run(command),
         #[cfg(unix)]
         Command::Supervisor(command) => supervisor_cmd::run(command),
     }

@@ -70,6 +70,23 @@ codes! {
     Timeout = "W-TIMEOUT",
         "A request had no response, progress or activity for `idle_timeout_ms`. Warden cancelled it.",
         "If the tool is slow but working, raise `idle_timeout_ms` for this server in config.toml; if the server is stuck, restart it.";
+    ToolDenied = "W-TOOL-DENIED",
+        "The client called a tool that `tools_allow` / `tools_deny` hide for this server; Warden answered instead of the server (and left the tool out of `tools/list`).",
+        "If the client should use it, remove it from `tools_deny` or add it to `tools_allow` (the server page's limits form, or config.toml); running sessions see the change at once.";
+    ToolQuarantined = "W-TOOL-QUARANTINED",
+        "The client called a tool that `pin_tools = \"block\"` holds back because its definition changed (or it is new) since it was pinned; Warden answered instead of the server.",
+        "Check what changed with `warden tools diff SERVER` and approve it with `warden tools approve SERVER TOOL` (or the server page); running sessions then see the tool again.";
+
+    // Tool pinning (`pin_tools`): events, notices and `warden tools`.
+    PinsInvalid = "W-PINS-INVALID",
+        "The tool pins of a server (`pins/<server>.json` in the state directory) cannot be read or saved. Warden leaves the file as it is and checks no tool of that server until it can.",
+        "Repair the file, or delete it so the tools the server lists next are pinned; make sure the state directory is writable.";
+    ToolChanged = "W-TOOL-CHANGED",
+        "A tool's definition (description, input schema or annotations) is not the one pinned when Warden first saw the server: an update, or a server that changed what it tells the model (a \"rug pull\"). With `pin_tools = \"warn\"` it is reported; with `\"block\"` it is held back until approved.",
+        "Read what changed (`warden tools diff SERVER`, or the server page) and approve it if you trust it (`warden tools approve SERVER TOOL`, or the Approve button); otherwise remove the server.";
+    ToolNew = "W-TOOL-NEW",
+        "The server lists a tool it did not have when Warden pinned its tools. With `pin_tools = \"warn\"` it is reported; with `\"block\"` it is held back until approved.",
+        "Look at it (`warden tools diff SERVER`, or the server page) and approve it if you trust it (`warden tools approve SERVER TOOL`, or the Approve button).";
 
     // config.toml and `--set`.
     ConfigInvalid = "W-CONFIG-INVALID",

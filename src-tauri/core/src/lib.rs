@@ -11,6 +11,7 @@ pub mod events;
 pub mod fallback;
 pub mod fswatch;
 pub mod paths;
+pub mod pins;
 pub mod protocol;
 pub mod redact;
 #[cfg(unix)]

@@ -15,3 +15,4 @@ mod rg_server;
 mod soak_regressions;
 mod spawn;
 mod supervisor;
+mod tools;

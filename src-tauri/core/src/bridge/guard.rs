@@ -1,5 +1,6 @@
 //! Guardrails: the two places where the bridge changes a message instead of relaying it
-//! verbatim, both opt-in through config.toml and both logged.
+//! verbatim, both opt-in through config.toml and both logged (tool filters and pins are
+//! `router/tools.rs`).
 //!
 //! - `clamp` lowers numeric tool arguments to a cap (e.g. mcp-ripgrep's `maxResults`), so a
 //!   model's over-eager call still goes through.

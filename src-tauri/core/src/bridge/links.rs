@@ -10,6 +10,7 @@ use tokio::sync::{Notify, mpsc};
 
 use super::router::{Out, Router};
 use super::sink::Sink;
+use crate::events::Event;
 
 /// Lines queued towards one side before the pump feeding it waits (backpressure).
 const QUEUE: usize = 64;
@@ -73,6 +74,19 @@ impl Links {
             Out::WakeWatchdog => self.wake.notify_one(),
             Out::KillServer | Out::StartServer | Out::GaveUp => {
                 let _ = self.life.send(out);
+            }
+            // A small file, written off the relay (several bridges may share it).
+            Out::Pins(record) => {
+                let sink = Arc::clone(&self.sink);
+                tokio::task::spawn_blocking(move || {
+                    if let Err(e) = record.save() {
+                        sink.event(
+                            Event::new("pins_invalid")
+                                .code(crate::codes::Code::PinsInvalid)
+                                .detail(e),
+                        );
+                    }
+                });
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The config reload task: edits of config.toml (and the debug flag file) reach the running
-//! session.
+//! session, and so do approvals in the server's tool pin file.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::links::Links;
 use crate::config::{Config, ConfigWatch, Overrides, debug_flag_path};
 use crate::events::Event;
+use crate::pins::PinFile;
 
 /// Applies edits of config.toml to the running session; an invalid edit is refused (with an
 /// event and a line on stderr) and the last good settings stay. Also follows the debug flag
@@ -35,7 +36,8 @@ pub(super) async fn reload_config(
         }
     };
     set_debug(links.router().limits().debug);
-    let mut watch = match ConfigWatch::new(&[path.clone(), flag.clone()]) {
+    let pins = crate::pins::path(&server);
+    let mut watch = match ConfigWatch::new(&[path.clone(), flag.clone(), pins.clone()]) {
         Ok(watch) => watch,
         Err(e) => {
             let why = format!(
@@ -46,7 +48,16 @@ pub(super) async fn reload_config(
             return;
         }
     };
+    // Settings a command changed (fallback, debug) stay until config.toml itself changes.
+    let config_state = || (std::fs::read(&path).ok(), flag.exists());
+    let mut last = config_state();
     while watch.changed().await.is_some() {
+        links.route_now(|r, out| r.set_pins(PinFile::load(&pins), out));
+        let now = config_state();
+        if now == last {
+            continue;
+        }
+        last = now;
         match Config::load(&path).and_then(|c| c.limits_for(&server, &overrides)) {
             Ok(limits) => {
                 set_debug(limits.debug);

@@ -143,6 +143,9 @@ impl Session {
         );
         let supervisor_socket = control.as_ref().is_some_and(|path| path.exists());
         let (links, queues) = Links::new(router, sink, first_pid);
+        // Before the first message: a listing must be checked against the pins on disk.
+        let pins = crate::pins::path(&name);
+        links.route_now(|r, out| r.set_pins(crate::pins::PinFile::load(&pins), out));
 
         let (client_in, client_out) = stdio::client_io();
         let tasks = Tasks {

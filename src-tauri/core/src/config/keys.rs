@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use toml::Value;
 
-use super::{Fallback, Limits};
+use super::{Fallback, Limits, PinMode, ToolGlobs};
 
 pub struct KeyDef {
     pub name: &'static str,
@@ -35,6 +35,19 @@ fn int(v: &Value, min: i64, max: i64, unit: &str) -> Result<i64, String> {
 
 fn ms(v: &Value, min: i64, max: i64) -> Result<Duration, String> {
     int(v, min, max, " ms").map(|n| Duration::from_millis(n.unsigned_abs()))
+}
+
+fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| format!("must be a list of {what}, not {}", v.type_str()))?;
+    list.iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("must list {what} as strings, not {}", item.type_str()))
+        })
+        .collect()
 }
 
 fn boolean(v: &Value) -> Result<bool, String> {
@@ -252,20 +265,45 @@ pub const KEYS: &[KeyDef] = &[
               `idempotentHint` count already; list others here. Empty by default: re-running a \
               tool that writes could do its work twice.",
         fix: "a list of tool names, e.g. [\"search\", \"read_file\"]",
+        apply: |l, v| names(v, "tool names").map(|n| l.idempotent_tools = n),
+    },
+    KeyDef {
+        name: "pin_tools",
+        default: "\"warn\"",
+        doc: "Tool pinning: each tool's definition (name, description, input schema, \
+              annotations) is pinned the first time the server lists it. Later, a changed or \
+              new tool is reported (`\"warn\"`: a `tool_changed` or `tool_new` event; nothing \
+              breaks) or also held back from the client until approved with `warden tools \
+              approve` (`\"block\"`: left out of `tools/list`, a call gets `tool_quarantined`). \
+              `\"warn\"` by default: servers change tools in honest updates too, and a warning \
+              never breaks a working setup; choose `\"block\"` for servers fetched at \
+              whatever version is current (npx/uvx) that can act on your behalf.",
+        fix: "\"off\", \"warn\" or \"block\"",
         apply: |l, v| {
-            let list = v
-                .as_array()
-                .ok_or_else(|| format!("must be a list of tool names, not {}", v.type_str()))?;
-            let names = list
-                .iter()
-                .map(|item| {
-                    item.as_str().map(str::to_owned).ok_or_else(|| {
-                        format!("must list tool names as strings, not {}", item.type_str())
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            l.idempotent_tools = names;
+            l.pin_tools = match v.as_str() {
+                Some("off") => PinMode::Off,
+                Some("warn") => PinMode::Warn,
+                Some("block") => PinMode::Block,
+                _ => return Err(format!("must be \"off\", \"warn\" or \"block\", not {v}")),
+            };
             Ok(())
         },
+    },
+    KeyDef {
+        name: "tools_allow",
+        default: "[]",
+        doc: "Globs of the tool names the client may see and call, e.g. [\"search*\", \"read_file\"]; \
+              any other tool is left out of `tools/list` and a call to it gets `tool_denied`. \
+              Empty (the default) allows every tool.",
+        fix: "a list of globs of tool names, e.g. [\"search*\", \"read_file\"]",
+        apply: |l, v| ToolGlobs::new(names(v, "globs")?).map(|g| l.tools_allow = g),
+    },
+    KeyDef {
+        name: "tools_deny",
+        default: "[]",
+        doc: "Globs of tool names the client never sees or calls, e.g. [\"delete_*\", \"*write*\"]; \
+              wins over `tools_allow`. Empty by default.",
+        fix: "a list of globs of tool names, e.g. [\"delete_*\"]",
+        apply: |l, v| ToolGlobs::new(names(v, "globs")?).map(|g| l.tools_deny = g),
     },
 ];

@@ -21,6 +21,17 @@ use toml::{Spanned, Value};
 pub use keys::{KEYS, KeyDef};
 pub use watch::ConfigWatch;
 
+/// What Warden does about tools whose definition is not the pinned one (`pin_tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PinMode {
+    Off,
+    /// Report changed and new tools (an event, a notice).
+    #[default]
+    Warn,
+    /// Also hold them back from the client until approved.
+    Block,
+}
+
 /// The fallback mode of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Fallback {
@@ -49,6 +60,9 @@ pub struct Limits {
     pub clamp: BTreeMap<String, BTreeMap<String, f64>>,
     pub result_soft_cap_bytes: u64,
     pub idempotent_tools: Vec<String>,
+    pub pin_tools: PinMode,
+    pub tools_allow: ToolGlobs,
+    pub tools_deny: ToolGlobs,
 }
 
 impl Default for Limits {
@@ -71,6 +85,9 @@ impl Default for Limits {
             clamp: BTreeMap::new(),
             result_soft_cap_bytes: 0,
             idempotent_tools: Vec::new(),
+            pin_tools: PinMode::Off,
+            tools_allow: ToolGlobs::default(),
+            tools_deny: ToolGlobs::default(),
         };
         for key in KEYS {
             let value: Value =
@@ -82,6 +99,47 @@ impl Default for Limits {
             let _ = (key.apply)(&mut limits, &value);
         }
         limits
+    }
+}
+
+impl Limits {
+    /// Whether `tools_allow` / `tools_deny` keep the tool `name` from the client.
+    pub fn tool_hidden(&self, name: &str) -> bool {
+        self.tools_deny.matches(name)
+            || (!self.tools_allow.is_empty() && !self.tools_allow.matches(name))
+    }
+}
+
+/// A list of tool-name globs (`*`, `?`, `[a-z]`, `{a,b}`), compiled once when the config is read.
+#[derive(Debug, Clone, Default)]
+pub struct ToolGlobs {
+    patterns: Vec<String>,
+    set: globset::GlobSet,
+}
+
+impl ToolGlobs {
+    pub fn new(patterns: Vec<String>) -> Result<ToolGlobs, String> {
+        let mut set = globset::GlobSetBuilder::new();
+        for p in &patterns {
+            set.add(globset::Glob::new(p).map_err(|e| format!("has a bad glob: {e}"))?);
+        }
+        let set = set.build().map_err(|e| format!("has a bad glob: {e}"))?;
+        Ok(ToolGlobs { patterns, set })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        self.set.is_match(name)
+    }
+}
+
+/// Two lists are equal when their patterns are.
+impl PartialEq for ToolGlobs {
+    fn eq(&self, other: &Self) -> bool {
+        self.patterns == other.patterns
     }
 }
 

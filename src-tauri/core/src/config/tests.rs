@@ -111,6 +111,28 @@ fn clamp_and_roots() {
 }
 
 #[test]
+fn tool_filters_are_globs_and_deny_wins() {
+    let c = parse("[servers.fs]\ntools_allow = [\"read_*\", \"list_{dir,files}\"]\ntools_deny = [\"read_secret*\"]\n").unwrap();
+    let l = c.limits_for("fs", &Overrides::default()).unwrap();
+    let hidden: Vec<_> = ["read_file", "list_dir", "write_file", "read_secrets"]
+        .into_iter()
+        .filter(|t| l.tool_hidden(t))
+        .collect();
+    assert_eq!(hidden, ["write_file", "read_secrets"]);
+    assert!(
+        !Limits::default().tool_hidden("anything"),
+        "no lists: every tool is visible"
+    );
+    let err = parse("[defaults]\ntools_deny = [\"[a\"]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("tools_deny") && err.contains("bad glob"),
+        "{err}"
+    );
+}
+
+#[test]
 fn missing_file_means_defaults() {
     let dir = tempfile::tempdir().unwrap();
     let c = Config::load(&dir.path().join("nope.toml")).unwrap();

@@ -24,6 +24,10 @@ pub enum ErrorKind {
     InvalidResponse,
     /// The server could not be started, or ended before answering the client's `initialize`.
     SpawnFailed,
+    /// A `tools/call` of a tool hidden by `tools_allow` / `tools_deny`.
+    ToolDenied,
+    /// A `tools/call` of a tool held back by `pin_tools = "block"`.
+    ToolQuarantined,
 }
 
 impl ErrorKind {
@@ -39,6 +43,8 @@ impl ErrorKind {
         ErrorKind::ParseError,
         ErrorKind::InvalidResponse,
         ErrorKind::SpawnFailed,
+        ErrorKind::ToolDenied,
+        ErrorKind::ToolQuarantined,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +58,8 @@ impl ErrorKind {
             ErrorKind::ParseError => "parse_error",
             ErrorKind::InvalidResponse => "invalid_response",
             ErrorKind::SpawnFailed => "spawn_failed",
+            ErrorKind::ToolDenied => "tool_denied",
+            ErrorKind::ToolQuarantined => "tool_quarantined",
         }
     }
 
@@ -69,6 +77,8 @@ impl ErrorKind {
             ErrorKind::ParseError => Code::ParseError,
             ErrorKind::InvalidResponse => Code::InvalidResponse,
             ErrorKind::SpawnFailed => Code::SpawnError,
+            ErrorKind::ToolDenied => Code::ToolDenied,
+            ErrorKind::ToolQuarantined => Code::ToolQuarantined,
         }
     }
 
@@ -79,6 +89,7 @@ impl ErrorKind {
             ErrorKind::ResponseTooLarge | ErrorKind::InvalidResponse => -32603,
             ErrorKind::RequestTooLarge => -32600,
             ErrorKind::ParseError => -32700,
+            ErrorKind::ToolDenied | ErrorKind::ToolQuarantined => -32602,
         }
     }
 }

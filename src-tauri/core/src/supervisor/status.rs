@@ -130,25 +130,55 @@ fn server_status(
         fallback: mine.iter().any(|s| s.fallback),
         debug: mine.iter().any(|s| s.debug),
         last_probe: server.probe.clone(),
-        tools: m
-            .tools
-            .iter()
-            .map(|(name, t)| {
-                let [p50_ms, p95_ms] = t.p50_p95();
-                ToolStatus {
-                    name: name.clone(),
-                    calls: t.calls,
-                    errors: t.errors,
-                    timeouts: t.timeouts,
-                    p50_ms,
-                    p95_ms,
-                    bytes_out: t.bytes_out,
-                    pin: PinState::Off,
-                }
-            })
-            .collect(),
+        tools: tools(name, m),
         latency: m.series(now_ms),
     }
+}
+
+/// Each called tool's figures, and its state against the server's pin file (read here, so an
+/// approval shows at once); tools waiting for approval are listed even before any call.
+fn tools(server: &str, m: &super::metrics::Metrics) -> Vec<ToolStatus> {
+    use crate::pins::{PinFile, PinState as Pin};
+    let file = PinFile::load(&crate::pins::path(server)).ok().flatten();
+    let pin = |tool: &str| match file.as_ref().map(|f| f.state(tool)) {
+        None => PinState::Off,
+        Some(Pin::Approved) => PinState::Approved,
+        Some(Pin::Changed) => PinState::Changed,
+        Some(Pin::New) => PinState::New,
+    };
+    let mut rows: Vec<ToolStatus> = m
+        .tools
+        .iter()
+        .map(|(name, t)| {
+            let [p50_ms, p95_ms] = t.p50_p95();
+            ToolStatus {
+                name: name.clone(),
+                calls: t.calls,
+                errors: t.errors,
+                timeouts: t.timeouts,
+                p50_ms,
+                p95_ms,
+                bytes_out: t.bytes_out,
+                pin: pin(name),
+            }
+        })
+        .collect();
+    let waiting = file.iter().flat_map(|f| f.pending.keys());
+    for name in waiting {
+        if !m.tools.contains_key(name) {
+            rows.push(ToolStatus {
+                name: name.clone(),
+                calls: 0,
+                errors: 0,
+                timeouts: 0,
+                p50_ms: 0,
+                p95_ms: 0,
+                bytes_out: 0,
+                pin: pin(name),
+            });
+        }
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -57,6 +57,7 @@ pub struct Builder {
     direct: bool,
     command: Option<Vec<String>>,
     pid_file: bool,
+    state_files: Vec<(String, Vec<u8>)>,
 }
 
 pub fn bridge() -> Builder {
@@ -67,6 +68,7 @@ pub fn bridge() -> Builder {
         direct: false,
         command: None,
         pid_file: false,
+        state_files: Vec::new(),
     }
 }
 
@@ -88,6 +90,11 @@ impl Builder {
         self.pid_file = true;
         self
     }
+    /// A file in the state directory before the bridge starts (e.g. `pins/fake.json`).
+    pub fn state_file(mut self, path: &str, bytes: &[u8]) -> Self {
+        self.state_files.push((path.to_owned(), bytes.to_vec()));
+        self
+    }
     /// The fake server without the bridge (for comparison).
     pub fn direct(mut self) -> Self {
         self.direct = true;
@@ -104,6 +111,11 @@ impl Builder {
         let config = dir.path().join("config.toml");
         if let Some(text) = &self.config {
             std::fs::write(&config, text).unwrap();
+        }
+        for (path, bytes) in &self.state_files {
+            let path = dir.path().join("state").join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
         }
         let mut server: Vec<String> = self.command.clone().unwrap_or_else(|| {
             let mut v = vec![FAKE.to_owned()];

@@ -9,8 +9,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 mod fallback;
 mod lifecycle;
 mod start;
+mod tools;
 mod watchdog;
 pub use lifecycle::Restart;
+pub use tools::PinRecord;
 
 use super::guard;
 use std::fmt::Write as _;
@@ -47,6 +49,8 @@ pub enum Out {
     /// The server could not be started (`spawn_failed`): the session ends once the client's
     /// `initialize` has its answer (`Router::initialize_refused`).
     GaveUp,
+    /// Tool definitions to merge into the server's pin file.
+    Pins(Box<PinRecord>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +154,7 @@ pub struct Router {
     next_own: u64,
     last_stderr: Option<Instant>,
     life: lifecycle::Life,
+    pins: tools::Pins,
     /// `name version` of the client, from its `initialize`.
     pub client: Option<String>,
     pub stats: Stats,
@@ -173,6 +178,7 @@ impl Router {
             next_own: 0,
             last_stderr: None,
             life: lifecycle::Life::default(),
+            pins: tools::Pins::default(),
             client: None,
             stats: Stats::default(),
         }
@@ -184,6 +190,13 @@ impl Router {
 
     /// New limits apply to requests from now on and to the running clocks.
     pub fn set_limits(&mut self, limits: Arc<Limits>, now: Instant, out: &mut Vec<Out>) {
+        if self.life.ready() && Router::tools_view_changed(&self.limits, &limits) {
+            // The client lists the tools again and sees the new set.
+            out.push(Out::Client(notification(
+                "notifications/tools/list_changed",
+                json!({}),
+            )));
+        }
         self.limits = limits;
         self.follow_force_fallback(now, out);
         out.push(Out::WakeWatchdog);
@@ -244,6 +257,9 @@ impl Router {
                 return;
             }
         };
+        if self.refused_call(&peek, out) {
+            return;
+        }
         let line = self
             .clamp(&peek, &line, out)
             .unwrap_or_else(|| line.clone());
@@ -419,7 +435,9 @@ impl Router {
                             self.tokens.remove(token);
                         }
                         self.server_answered(&p, &peek, out);
-                        replacement = self.soft_cap(&p, id, &line, out);
+                        replacement = self
+                            .soft_cap(&p, id, &line, out)
+                            .or_else(|| self.tools_page(&p, &line, out));
                         let outcome = if peek.has_error { "error" } else { "ok" };
                         if peek.has_error {
                             self.stats.errors += 1;
