@@ -131,7 +131,7 @@ describe("server", () => {
       p50_ms: 12,
       p95_ms: 66,
       restarts: 1,
-      tools: [{ name: "search", calls: 4, errors: 0, timeouts: 1, p50_ms: 12, p95_ms: 66, bytes_out: 900, pin: "off" as const }],
+      tools: [{ name: "search", calls: 4, errors: 0, timeouts: 1, p50_ms: 12, p95_ms: 66, bytes_out: 900, pin: "off" as const, diff: null }],
     };
     const s = apply(loaded(), { kind: "server", server: row }, 0);
     expect(server(s, "ripgrep")).toEqual(row);

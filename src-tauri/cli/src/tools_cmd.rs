@@ -42,13 +42,8 @@ fn fail(msg: &str) -> ExitCode {
 }
 
 fn with_pins(server: &str, f: impl FnOnce(&PinFile) -> ExitCode) -> ExitCode {
-    let path = pins::path(server);
-    match PinFile::load(&path) {
-        Ok(Some(file)) => f(&file),
-        Ok(None) => fail(&format!(
-            "no tools of server `{server}` are pinned yet ({} does not exist). They are pinned the first time a client lists them through `warden bridge --server {server}`; check the name with `warden status`",
-            path.display()
-        )),
+    match pins::load(server) {
+        Ok(file) => f(&file),
         Err(e) => fail(&e),
     }
 }
@@ -120,30 +115,14 @@ fn diff(server: &str, file: &PinFile, tools: &[String]) -> ExitCode {
 }
 
 fn approve(server: &str, tools: &[String]) -> ExitCode {
-    let path = pins::path(server);
-    let mut file = match PinFile::load(&path) {
-        Ok(Some(file)) => file,
-        Ok(None) => return with_pins(server, |_| ExitCode::SUCCESS),
+    match pins::approve(server, tools) {
+        Ok(done) if done.is_empty() => println!("Every tool of `{server}` is already approved."),
+        Ok(done) => println!(
+            "Approved {} tool(s) of `{server}`: {}",
+            done.len(),
+            done.join(", ")
+        ),
         Err(e) => return fail(&e),
-    };
-    let (done, none) = file.approve(tools);
-    if !none.is_empty() {
-        return fail(&format!(
-            "nothing to approve for {} of server `{server}` (not changed, or no such tool); nothing was written. `warden tools list {server}` shows each tool's state",
-            none.join(", ")
-        ));
     }
-    if done.is_empty() {
-        println!("Every tool of `{server}` is already approved.");
-        return ExitCode::SUCCESS;
-    }
-    if let Err(e) = file.save(&path) {
-        return fail(&e);
-    }
-    println!(
-        "Approved {} tool(s) of `{server}`: {}",
-        done.len(),
-        done.join(", ")
-    );
     ExitCode::SUCCESS
 }

@@ -194,6 +194,36 @@ impl PinFile {
     }
 }
 
+/// The pins of server `server`; an error (nothing pinned yet, or a file that cannot be read)
+/// says what to do.
+pub fn load(server: &str) -> Result<PinFile, String> {
+    let path = path(server);
+    PinFile::load(&path)?.ok_or_else(|| {
+        format!(
+            "no tools of server `{server}` are pinned yet ({} does not exist). They are pinned the first time a client lists them through `warden bridge --server {server}`; check the name with `warden status`",
+            path.display()
+        )
+    })
+}
+
+/// Approves what server `server` shows now: the named tools, or every one waiting when `tools`
+/// is empty. Returns the approved names (none: nothing was waiting). Writes nothing when a
+/// named tool has nothing to approve.
+pub fn approve(server: &str, tools: &[String]) -> Result<Vec<String>, String> {
+    let mut file = load(server)?;
+    let (done, none) = file.approve(tools);
+    if !none.is_empty() {
+        return Err(format!(
+            "nothing to approve for {} of server `{server}` (not changed, or no such tool); nothing was written. `warden tools list {server}` shows each tool's state",
+            none.join(", ")
+        ));
+    }
+    if !done.is_empty() {
+        file.save(&path(server))?;
+    }
+    Ok(done)
+}
+
 fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }

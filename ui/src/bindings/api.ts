@@ -5,7 +5,7 @@ export type Request = { "op": "status" } | { "op": "history", server: string | n
 /**
  * Time the server has to answer each step (default 60 s).
  */
-timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, };
+timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, };
 
 export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, } | { "kind": "error" } & ApiError;
 
@@ -57,7 +57,12 @@ export type ToolStatus = { name: string, calls: number, errors: number, timeouts
 /**
  * Of its recent answered calls.
  */
-p50_ms: number, p95_ms: number, bytes_out: number, pin: PinState, };
+p50_ms: number, p95_ms: number, bytes_out: number, pin: PinState, 
+/**
+ * For a changed or new tool: what changed since it was pinned, word by word
+ * (`[-old-]{+new+}`), as `warden tools diff` shows it.
+ */
+diff: string | null, };
 
 export type PinState = "approved" | "changed" | "new" | "off";
 

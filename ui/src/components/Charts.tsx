@@ -108,6 +108,7 @@ export function ToolsTable({ tools }: { tools: ToolStatus[] }) {
             <th scope="col" class="num">p50</th>
             <th scope="col" class="num">p95</th>
             <th scope="col" class="num">Bytes out</th>
+            <th scope="col">Pin</th>
           </tr>
         </thead>
         <tbody>
@@ -120,6 +121,7 @@ export function ToolsTable({ tools }: { tools: ToolStatus[] }) {
               <td class="num">{formatMs(t.p50_ms)}</td>
               <td class="num">{formatMs(t.p95_ms)}</td>
               <td class="num">{formatBytes(t.bytes_out)}</td>
+              <td class={t.pin === "changed" || t.pin === "new" ? "bad-text" : "muted"} data-testid="tool-pin">{t.pin}</td>
             </tr>
           ))}
         </tbody>

@@ -7,6 +7,8 @@ import { api, app } from "../lib/tauri";
 import { useNow, useStore } from "./context";
 import { CommandLine, ErrorText, FailureCode, HealthBadge, Loading, Outcome, type OutcomeView } from "./common";
 import { LatencyChart, ToolsTable } from "./Charts";
+import { parseWordDiff, waitingTools } from "../lib/pins";
+import type { ToolStatus } from "../bindings/api";
 import { LimitsForm } from "./LimitsForm";
 
 export function ServerPage({ name }: { name: string }) {
@@ -107,6 +109,13 @@ export function ServerPage({ name }: { name: string }) {
         </p>
       ) : (
         <Loading what="status" />
+      )}
+      {server && (
+        <PinNotice
+          tools={waitingTools(server.tools)}
+          busy={busy !== null}
+          approve={(tools) => command("Approve", { op: "approve_tools", server: name, tools })}
+        />
       )}
       {server && (
         <dl class="facts">
@@ -304,6 +313,36 @@ export function ServerPage({ name }: { name: string }) {
             ))
         )}
       </div>
+    </section>
+  );
+}
+
+/** Tools whose definition changed (or that are new) since they were pinned: what changed, word
+ * by word, and a button that approves each (`warden tools approve`). */
+function PinNotice(props: { tools: ToolStatus[]; busy: boolean; approve: (tools: string[]) => void }) {
+  if (props.tools.length === 0) return null;
+  return (
+    <section class="card pin-notice" data-testid="pin-notice">
+      <h3>{props.tools.length === 1 ? "1 tool is" : `${props.tools.length} tools are`} not as pinned</h3>
+      <p class="small muted">
+        The server now tells the model something else than when Warden first saw it. With <code>pin_tools = "block"</code> these
+        tools are held back from clients until approved; with <code>"warn"</code> they pass. Approve only what you trust.
+      </p>
+      {props.tools.map((t) => (
+        <div class="pin-tool" key={t.name} data-testid="pin-tool" data-tool={t.name} data-pin={t.pin}>
+          <div class="pin-head">
+            <strong>{t.name}</strong> <span class="tag bad">{t.pin === "new" ? "new" : "changed"}</span>
+            <button type="button" data-testid={`approve-${t.name}`} disabled={props.busy} onClick={() => props.approve([t.name])}>
+              Approve
+            </button>
+          </div>
+          <pre class="diff word-diff" data-testid={`pin-diff-${t.name}`}>
+            {parseWordDiff(t.diff ?? "").map((r, i) =>
+              r.kind === "same" ? <span key={i}>{r.text}</span> : r.kind === "del" ? <del key={i}>{r.text}</del> : <ins key={i}>{r.text}</ins>,
+            )}
+          </pre>
+        </div>
+      ))}
     </section>
   );
 }

@@ -37,8 +37,8 @@ const servers: ServerStatus[] = empty ? [] : [
     p99_ms: 1900, requests: 1843, errors: 3, retries: 2, restarts: 1, bytes_in: 512_000, bytes_out: 98_400_000,
     command: ["npx", "-y", "mcp-ripgrep"],
     tools: [
-      { name: "search", calls: 1610, errors: 1, timeouts: 0, p50_ms: 38, p95_ms: 310, bytes_out: 97_900_000, pin: "off" },
-      { name: "count-matches", calls: 233, errors: 2, timeouts: 0, p50_ms: 61, p95_ms: 402, bytes_out: 500_000, pin: "off" },
+      { name: "search", calls: 1610, errors: 1, timeouts: 0, p50_ms: 38, p95_ms: 310, bytes_out: 97_900_000, pin: "off", diff: null },
+      { name: "count-matches", calls: 233, errors: 2, timeouts: 0, p50_ms: 61, p95_ms: 402, bytes_out: 500_000, pin: "off", diff: null },
     ],
     latency: Array.from({ length: 40 }, (_, i) => {
       const t = Math.floor(now() / 60_000) * 60_000 - (39 - i) * 60_000;

@@ -55,6 +55,13 @@ pub enum Request {
     KnownServers,
     /// On the socket: the connection becomes an event stream ([`ApiMessage::ApiEvent`]).
     Subscribe,
+    /// Approves the tool definitions `server` shows now (all when `tools` is empty), as
+    /// `warden tools approve` does; running bridges release held-back tools.
+    ApproveTools {
+        server: String,
+        #[serde(default)]
+        tools: Vec<String>,
+    },
     /// Every config key for `server`: its effective value, where it comes from, its default.
     Limits { server: String },
     /// Sets `key` in `[servers.NAME]` of config.toml (or removes it: `value: null`) after
@@ -256,6 +263,9 @@ pub struct ToolStatus {
     pub p95_ms: u64,
     pub bytes_out: u64,
     pub pin: PinState,
+    /// For a changed or new tool: what changed since it was pinned, word by word
+    /// (`[-old-]{+new+}`), as `warden tools diff` shows it.
+    pub diff: Option<String>,
 }
 
 /// Whether a tool's definition matches the one pinned on first sight.

@@ -22,6 +22,31 @@ use crate::events::{Event, now_ms};
 type Verdict = (String, u32, Option<(bool, String)>);
 
 impl Supervisor {
+    /// Approves tool definitions of `server` in its pin file (`warden tools approve`);
+    /// running bridges follow the file and release what was held back.
+    pub(super) fn approve_tools(
+        &self,
+        server: &str,
+        tools: &[String],
+    ) -> Result<CommandOutcome, ApiError> {
+        let done = crate::pins::approve(server, tools)
+            .map_err(|e| ApiError::new(ErrorCode::Invalid, e))?;
+        let message = if done.is_empty() {
+            format!("every tool of {server} is already approved")
+        } else {
+            format!(
+                "approved {} of {server}; running sessions list the tools again",
+                done.join(", ")
+            )
+        };
+        Ok(CommandOutcome {
+            ok: true,
+            message,
+            config: None,
+            sessions: Vec::new(),
+        })
+    }
+
     /// Asks every session of `server` to restart it and waits for their acknowledgements.
     pub(super) async fn restart(&self, server: &str) -> CommandOutcome {
         let waits = self.expect_acks(server);

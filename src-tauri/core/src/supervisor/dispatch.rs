@@ -48,6 +48,9 @@ impl Supervisor {
                 servers: self.known_servers(),
             },
             Request::Subscribe => Response::Subscribed,
+            Request::ApproveTools { server, tools } => {
+                reply(self.approve_tools(&server, &tools), Response::Command)
+            }
             Request::Limits { server } => reply(self.limits(server).await, Response::Limits),
             Request::SetLimit { server, key, value } => reply(
                 self.set_limit(&server, &key, value).await,

@@ -160,6 +160,7 @@ fn tools(server: &str, m: &super::metrics::Metrics) -> Vec<ToolStatus> {
                 p95_ms,
                 bytes_out: t.bytes_out,
                 pin: pin(name),
+                diff: file.as_ref().and_then(|f| f.diff(name)),
             }
         })
         .collect();
@@ -175,6 +176,7 @@ fn tools(server: &str, m: &super::metrics::Metrics) -> Vec<ToolStatus> {
                 p95_ms: 0,
                 bytes_out: 0,
                 pin: pin(name),
+                diff: file.as_ref().and_then(|f| f.diff(name)),
             });
         }
     }
