@@ -10,7 +10,6 @@ use tokio::sync::{Notify, mpsc};
 
 use super::router::{Out, Router};
 use super::sink::Sink;
-use crate::events::Event;
 
 /// Lines queued towards one side before the pump feeding it waits (backpressure).
 const QUEUE: usize = 64;
@@ -75,19 +74,8 @@ impl Links {
             Out::KillServer | Out::StartServer | Out::GaveUp => {
                 let _ = self.life.send(out);
             }
-            // A small file, written off the relay (several bridges may share it).
-            Out::Pins(record) => {
-                let sink = Arc::clone(&self.sink);
-                tokio::task::spawn_blocking(move || {
-                    if let Err(e) = record.save() {
-                        sink.event(
-                            Event::new("pins_invalid")
-                                .code(crate::codes::Code::PinsInvalid)
-                                .detail(e),
-                        );
-                    }
-                });
-            }
+            // Written off the relay by the sink's thread, before the session ends.
+            Out::Pins(record) => self.sink.pins(*record),
         }
     }
 

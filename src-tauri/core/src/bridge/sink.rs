@@ -1,8 +1,8 @@
 //! A background thread for everything the bridge writes that is not protocol: the server's
-//! stderr passed through to ours, the JSONL event log, and (when on) the debug log of whole
-//! messages. No terminal or file write ever runs on the relay's thread, so a client that does
-//! not drain our stderr cannot stall the relay, and logging costs the hot path a short lock
-//! and no system call.
+//! stderr passed through to ours, the JSONL event log, (when on) the debug log of whole
+//! messages, and the server's tool pins. No terminal or file write ever runs on the relay's
+//! thread, so a client that does not drain our stderr cannot stall the relay, and logging
+//! costs the hot path a short lock and no system call.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde::Serialize;
 
+use super::router::PinRecord;
 use crate::events::{Event, JsonlLog};
 use crate::redact::redact_line;
 
@@ -31,6 +32,8 @@ struct Queue {
     dropped_stderr: u64,
     /// Whole messages for the debug log: where from, and the line.
     debug: Vec<(&'static str, Bytes)>,
+    /// Tool definitions to merge into the server's pin file.
+    pins: Vec<PinRecord>,
     closed: bool,
 }
 
@@ -136,6 +139,12 @@ impl Sink {
         }
     }
 
+    /// Queues tool definitions for the server's pin file (written before the session ends).
+    pub fn pins(&self, record: PinRecord) {
+        self.queue().pins.push(record);
+        self.shared.1.notify_one();
+    }
+
     /// Queues server stderr for passthrough, now.
     pub fn stderr(&self, chunk: Bytes) {
         let mut q = self.queue();
@@ -221,9 +230,9 @@ fn writer(shared: &Shared, server: &str, log_path: Option<PathBuf>) {
         JsonlLog::DEFAULT_KEEP,
     );
     loop {
-        let (events, stderr, dropped, debug, closed) = {
+        let (mut events, stderr, dropped, debug, pins, closed) = {
             let mut q = shared.0.lock().unwrap_or_else(PoisonError::into_inner);
-            if q.stderr.is_empty() && !q.closed {
+            if q.stderr.is_empty() && q.pins.is_empty() && !q.closed {
                 q = shared
                     .1
                     .wait_timeout(q, FLUSH_EVERY)
@@ -236,9 +245,16 @@ fn writer(shared: &Shared, server: &str, log_path: Option<PathBuf>) {
                 std::mem::take(&mut q.stderr),
                 std::mem::take(&mut q.dropped_stderr),
                 std::mem::take(&mut q.debug),
+                std::mem::take(&mut q.pins),
                 q.closed,
             )
         };
+        for record in pins {
+            if let Err(e) = record.save() {
+                let code = crate::codes::Code::PinsInvalid;
+                events.push(Event::new("pins_invalid").code(code).detail(e));
+            }
+        }
         if !stderr.is_empty() || dropped > 0 {
             let mut err = std::io::stderr().lock();
             for chunk in &stderr {
