@@ -295,6 +295,24 @@ async fn follow(
                 health: Health::Down,
                 reason,
             } => notify(&app, &shared, format!("{server} is down"), reason.clone()),
+            ApiEvent::Event { entry }
+                if matches!(&*entry.event.kind, "tool_changed" | "tool_new") =>
+            {
+                let tool = entry.event.tool.as_deref().unwrap_or("?");
+                notify(
+                    &app,
+                    &shared,
+                    format!("{}: tool {tool} is not as pinned", entry.server),
+                    format!(
+                        "{}. Review and approve it on the server's page.",
+                        entry
+                            .event
+                            .detail
+                            .as_deref()
+                            .unwrap_or("its definition changed")
+                    ),
+                )
+            }
             ApiEvent::Client {
                 change: ClientChangeKind::Reverted | ClientChangeKind::GaveUp,
                 message,
