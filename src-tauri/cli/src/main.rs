@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use warden_core::codes::Code;
 use warden_core::config::{Config, Overrides};
 use warden_core::{bridge, fallback};
 
@@ -151,8 +152,10 @@ fn bridge_main(
             })
             .unwrap_or_else(|| "server".to_owned())
     });
+    // Settings that cannot be used: the client's `initialize` still learns why.
     let fail = |msg: String| {
-        eprintln!("warden: {msg}");
+        eprintln!("warden: {msg} [{}]", Code::ConfigInvalid.as_str());
+        bridge::refuse(&server, &command, &msg, std::time::Duration::from_secs(10));
         ExitCode::from(2)
     };
     let path = config.or_else(warden_core::config::default_path);

@@ -90,7 +90,7 @@ codes! {
 
     // config.toml and `--set`.
     ConfigInvalid = "W-CONFIG-INVALID",
-        "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start (exit status 2).",
+        "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start its server: it answers the client's `initialize` with this error (`spawn_failed`), logs it, and exits with status 2.",
         "Correct the value as the message says (docs/config.md lists every key with its range), or remove it to get the default.";
 
     // The server could not be started (`spawn_failed`, the answer to the client's `initialize`).

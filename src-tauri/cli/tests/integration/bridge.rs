@@ -448,7 +448,7 @@ async fn bad_config_is_refused_with_file_line_key_and_fix() {
     let mut s = bridge()
         .config("[defaults]\nretries = 1\n\n[servers.fake]\nidle_timeout_ms = 3\n")
         .spawn();
-    let status = s.wait().await;
+    let status = s.close().await;
     assert_eq!(status.code(), Some(2));
     let err = s.stderr_text();
     assert!(err.contains("config.toml:5"), "{err}");
@@ -458,7 +458,7 @@ async fn bad_config_is_refused_with_file_line_key_and_fix() {
     );
 
     let mut s = bridge().set("idle_timeout_ms=fast").spawn();
-    assert_eq!(s.wait().await.code(), Some(2));
+    assert_eq!(s.close().await.code(), Some(2));
     assert!(
         s.stderr_text().contains("--set: `idle_timeout_ms`"),
         "{}",

@@ -77,6 +77,19 @@ async fn a_command_not_on_path_is_named_with_the_path_searched_and_the_fix() {
 }
 
 #[tokio::test]
+async fn invalid_settings_answer_initialize_with_the_config_error_and_exit_2() {
+    let s = bridge()
+        .config("[servers.fake]\nidle_timeout_ms = 3\n")
+        .spawn();
+    let data = refused(s, "spawn_failed", "W-CONFIG-INVALID").await;
+    let cause = data["cause"].as_str().unwrap();
+    assert!(
+        cause.contains("config.toml:2") && cause.contains("idle_timeout_ms"),
+        "{cause}"
+    );
+}
+
+#[tokio::test]
 async fn a_missing_path_or_interpreter_is_not_found_with_its_own_fix() {
     let s = bridge().command(&["/no/such/dir/mcp-server"]).spawn();
     let data = refused(s, "spawn_failed", "W-SPAWN-NOT-FOUND").await;

@@ -87,3 +87,44 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let server_how = session.stop_server(current).await;
     Ok(session.end(client_end, &server_how).await)
 }
+
+/// A bridge whose settings are invalid (config.toml or `--set`) does not start its server,
+/// but still answers the client's `initialize` with `spawn_failed` (`W-CONFIG-INVALID`, the
+/// error and the fix) and logs it, so the IDE and the supervisor show why instead of a closed
+/// pipe. Waits at most `wait` for the client's first line, and not at all on a terminal.
+pub fn refuse(server: &str, command: &[std::ffi::OsString], why: &str, wait: std::time::Duration) {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+
+    let mut router = router::Router::new(server, std::sync::Arc::default());
+    let words: Vec<_> = command.iter().map(|a| a.to_string_lossy()).collect();
+    router.set_command(words.join(" "));
+    let mut out = Vec::new();
+    router.config_invalid(why, &mut out);
+    if !std::io::stdin().is_terminal() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = Vec::new();
+            let _ = std::io::stdin().lock().read_until(b'\n', &mut line);
+            let _ = tx.send(line);
+        });
+        if let Ok(line) = rx.recv_timeout(wait) {
+            let line = bytes::Bytes::from(line.trim_ascii_end().to_vec());
+            let frame = crate::protocol::Frame::Message(line);
+            router.from_client(frame, std::time::Instant::now(), &mut out);
+        }
+    }
+    let sink = sink::Sink::start(server, Some(crate::paths::event_log(server)));
+    let mut stdout = std::io::stdout().lock();
+    for o in out {
+        match o {
+            router::Out::Client(line) => {
+                let _ = stdout.write_all(&line);
+                let _ = stdout.write_all(b"\n");
+            }
+            router::Out::Event(event) => sink.event(event),
+            _ => {}
+        }
+    }
+    let _ = stdout.flush();
+    sink.close();
+}

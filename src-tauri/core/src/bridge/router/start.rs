@@ -95,6 +95,17 @@ impl Router {
         })
     }
 
+    /// The bridge cannot start the server because its settings are invalid (config.toml or
+    /// `--set`): the client's `initialize` gets that as `spawn_failed` with `W-CONFIG-INVALID`.
+    pub fn config_invalid(&mut self, why: &str, out: &mut Vec<Out>) {
+        let f = StartFailure::new(
+            Code::ConfigInvalid,
+            format!("was not started: Warden's settings for it are invalid: {why}"),
+            "",
+        );
+        self.give_up(f, out);
+    }
+
     /// The first server process could not be spawned at all.
     pub fn spawn_error(&mut self, program: &str, e: &std::io::Error, out: &mut Vec<Out>) {
         let f = match e.kind() {
