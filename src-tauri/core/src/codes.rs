@@ -84,6 +84,9 @@ codes! {
     ToolChanged = "W-TOOL-CHANGED",
         "A tool's definition (description, input schema or annotations) is not the one pinned when Warden first saw the server: an update, or a server that changed what it tells the model (a \"rug pull\"). With `pin_tools = \"warn\"` it is reported; with `\"block\"` it is held back until approved.",
         "Read what changed (`warden tools diff SERVER`, or the server page) and approve it if you trust it (`warden tools approve SERVER TOOL`, or the Approve button); otherwise remove the server.";
+    ToolDuplicate = "W-TOOL-DUPLICATE",
+        "The server listed two tools with the same name in one `tools/list` answer. Warden pins and checks the first one and passes the list on as the server sent it; which one a client calls is up to the client.",
+        "A bug in the server: report it to its authors. `warden tools diff SERVER` shows the definition Warden pinned.";
     ToolNew = "W-TOOL-NEW",
         "The server lists a tool it did not have when Warden pinned its tools. With `pin_tools = \"warn\"` it is reported; with `\"block\"` it is held back until approved.",
         "Look at it (`warden tools diff SERVER`, or the server page) and approve it if you trust it (`warden tools approve SERVER TOOL`, or the Approve button).";

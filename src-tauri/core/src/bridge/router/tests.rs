@@ -917,3 +917,33 @@ fn warn_mode_reports_a_change_once_and_passes_it_on() {
     assert_eq!(listed(&mut t, 7, "Changed."), ["send_mail", "search"]);
     assert_eq!(events(&t.out, "tool_changed").len(), 1, "reported once");
 }
+
+#[test]
+fn a_tool_listed_twice_is_reported_once_and_the_first_is_pinned() {
+    let mut t = T::new();
+    initialized(&mut t);
+    let twice = r#"{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"a","description":"first"},{"name":"a","description":"second"}]}}"#;
+    for id in [5, 6] {
+        t.client(
+            1.0,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+        );
+        t.server(1.1, &twice.replace("\"id\":5", &format!("\"id\":{id}")));
+    }
+    let dup = events(&t.out, "tool_duplicate");
+    assert_eq!(dup.len(), 1, "{dup:?}");
+    assert_eq!(
+        (dup[0].tool.as_deref(), dup[0].code.as_deref()),
+        (Some("a"), Some("W-TOOL-DUPLICATE"))
+    );
+    assert!(
+        events(&t.out, "tool_changed").is_empty(),
+        "the second is not a change of the first"
+    );
+    let (c, _) = t.take();
+    assert_eq!(
+        c[1]["result"]["tools"].as_array().unwrap().len(),
+        2,
+        "passed on as it came"
+    );
+}

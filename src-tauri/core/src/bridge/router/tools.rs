@@ -194,8 +194,18 @@ impl Router {
             let Some((name, _)) = crate::pins::definition(tool) else {
                 continue;
             };
-            // A name listed twice: the first one counts, as for the client.
+            // A name listed twice: the first one is pinned and checked, the list goes on as
+            // it came.
             if !names.insert(name) {
+                if self.pins.reported.insert(format!("\0duplicate {name}")) {
+                    let event = Event {
+                        tool: Some(name.to_owned()),
+                        ..Event::new("tool_duplicate")
+                    };
+                    out.push(Out::Event(event.code(Code::ToolDuplicate).detail(
+                        "listed twice in one tools/list answer; Warden checked the first",
+                    )));
+                }
                 continue;
             }
             let Some((state, changed)) = file.record(tool, trust, now) else {
