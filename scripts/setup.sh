@@ -11,6 +11,9 @@ APT_PACKAGES=(
   # The Tauri app (WebKitGTK, tray, icons, keyboard), and its WebDriver tests under Xvfb.
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   xvfb xauth webkit2gtk-driver
+  # A real Secret Service for the keychain tests (`--move-secrets`): each test runs its own
+  # D-Bus bus and gnome-keyring; secret-tool reads what Warden stored.
+  dbus-daemon gnome-keyring libsecret-tools libglib2.0-bin
 )
 
 missing=()

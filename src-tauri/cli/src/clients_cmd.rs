@@ -27,6 +27,11 @@ pub enum ClientsCommand {
         /// Print the diff; write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Also move `env` values whose names look secret (TOKEN, KEY, SECRET, PASSWORD, PAT,
+        /// CREDENTIAL...) into the OS keychain (service `mcp-warden`); the file keeps a
+        /// placeholder and the bridge gets `--secret-env VAR`. Unwrap writes them back.
+        #[arg(long)]
+        move_secrets: bool,
         #[arg(long)]
         json: bool,
     },
@@ -105,6 +110,7 @@ pub fn run(command: ClientsCommand) -> ExitCode {
         ClientsCommand::Wrap {
             filter,
             dry_run,
+            move_secrets,
             json,
         } => {
             let warden = match std::env::current_exe().and_then(std::fs::canonicalize) {
@@ -120,6 +126,7 @@ pub fn run(command: ClientsCommand) -> ExitCode {
                 warden,
                 filter: to_filter(filter),
                 dry_run,
+                move_secrets,
             };
             report(clients::wrap(&env, &opts), Op::Wrap, dry_run, json, server)
         }
@@ -311,6 +318,7 @@ fn change_json(c: &FileChange) -> Value {
     );
     v["written"] = json!(c.written);
     v["backup"] = json!(c.backup);
+    v["secrets"] = json!(c.secrets);
     v["diff"] = json!(c.diff);
     v["notices"] = json!(c.notices);
     v["error"] = c
@@ -381,8 +389,28 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
             let names: Vec<String> = c.changed.iter().map(ToString::to_string).collect();
             println!("  {done}: {}", names.join(", "));
         }
+        if !c.secrets.is_empty() {
+            let how = match op {
+                Op::Wrap => "moved into",
+                Op::Unwrap => "written back from",
+            };
+            println!(
+                "  secrets {how} the OS keychain (service {}): {}",
+                warden_core::keychain::SERVICE,
+                c.secrets.join(", ")
+            );
+            if let (Op::Wrap, Some(b)) = (op, &c.backup) {
+                println!(
+                    "  note: backup {b} still holds them in plain text; delete it (`warden clients backups` shows where) once the servers work"
+                );
+            }
+        }
         for (e, reason) in &c.skipped {
-            println!("  left as is: {e} ({reason})");
+            if c.changed.contains(e) {
+                println!("  note: {e}: {reason}");
+            } else {
+                println!("  left as is: {e} ({reason})");
+            }
         }
         if c.changed.is_empty() && c.skipped.is_empty() {
             println!("  no matching servers");

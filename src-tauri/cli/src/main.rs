@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use warden_core::codes::Code;
 use warden_core::config::{Config, Overrides};
-use warden_core::{bridge, fallback};
+use warden_core::{bridge, fallback, keychain};
 
 #[derive(Parser)]
 #[command(
@@ -42,6 +42,11 @@ enum Command {
         /// Override one config key for this session, e.g. --set idle_timeout_ms=20000.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Put VAR into the server's environment from the OS keychain (service `mcp-warden`,
+        /// account `SERVER/VAR`), where `warden clients wrap --move-secrets` stored it
+        /// (repeatable).
+        #[arg(long = "secret-env", value_name = "VAR")]
+        secret_env: Vec<String>,
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<OsString>,
@@ -99,8 +104,9 @@ fn main() -> ExitCode {
             server,
             config,
             set,
+            secret_env,
             command,
-        } => bridge_main(server, config, &set, command),
+        } => bridge_main(server, config, &set, &secret_env, command),
         Command::RgServer {
             roots,
             max_output_bytes,
@@ -139,6 +145,7 @@ fn bridge_main(
     server: Option<String>,
     config: Option<PathBuf>,
     set: &[String],
+    secret_env: &[String],
     command: Vec<OsString>,
 ) -> ExitCode {
     let server = server.unwrap_or_else(|| {
@@ -152,11 +159,21 @@ fn bridge_main(
             })
             .unwrap_or_else(|| "server".to_owned())
     });
-    // Settings that cannot be used: the client's `initialize` still learns why.
-    let fail = |msg: String| {
-        eprintln!("warden: {msg} [{}]", Code::ConfigInvalid.as_str());
-        bridge::refuse(&server, &command, &msg, std::time::Duration::from_secs(10));
+    // Settings or secrets that cannot be used: the client's `initialize` still learns why.
+    let refuse = |code: Code, cause: String| {
+        eprintln!("warden: server `{server}` {cause} [{}]", code.as_str());
+        bridge::refuse(
+            &server,
+            &command,
+            code,
+            cause,
+            std::time::Duration::from_secs(10),
+        );
         ExitCode::from(2)
+    };
+    let fail = |msg: String| {
+        let cause = format!("was not started: Warden's settings for it are invalid: {msg}");
+        refuse(Code::ConfigInvalid, cause)
     };
     let path = config.or_else(warden_core::config::default_path);
     let config = match path
@@ -177,10 +194,27 @@ fn bridge_main(
         Ok(l) => l,
         Err(e) => return fail(e.to_string()),
     };
+    let mut env = Vec::new();
+    for var in secret_env {
+        match keychain::get(&server, var) {
+            Ok(value) => env.push((var.clone(), value)),
+            Err(e) => {
+                let code = match e {
+                    keychain::KeychainError::Missing(_) => Code::SecretMissing,
+                    keychain::KeychainError::Unavailable(_) => Code::KeychainUnavailable,
+                };
+                let cause =
+                    format!("was not started: its {var} (--secret-env) cannot be read: {e}");
+                return refuse(code, cause);
+            }
+        }
+    }
+    warden_core::redact::hide_values(env.iter().map(|(_, v)| v.clone()).collect());
     let options = bridge::Options {
         event_log: Some(warden_core::paths::event_log(&server)),
         server,
         command,
+        env,
         limits,
         reload: path.map(|p| (p, overrides)),
         #[cfg(unix)]

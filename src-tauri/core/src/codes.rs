@@ -96,6 +96,14 @@ codes! {
         "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start its server: it answers the client's `initialize` with this error (`spawn_failed`), logs it, and exits with status 2.",
         "Correct the value as the message says (docs/config.md lists every key with its range), or remove it to get the default.";
 
+    // Secrets in the OS keychain (`--move-secrets`, `--secret-env`).
+    KeychainUnavailable = "W-KEYCHAIN-UNAVAILABLE",
+        "No OS keychain answered: on Linux no Secret Service (gnome-keyring, KeePassXC, KWallet) runs on the session bus, or it is locked and waits for a password nobody sees (Warden waits 20 s). `warden clients wrap --move-secrets` then moves nothing and leaves the file unchanged; a bridge with `--secret-env` does not start its server and answers `initialize` with this error.",
+        "Start and unlock the keychain (log in to the desktop session; `gnome-keyring-daemon --unlock` on a bare session), then restart the client's MCP connection. Or unwrap the entry: its values are written back into the client's file.";
+    SecretMissing = "W-SECRET-MISSING",
+        "A bridge was told to read a value from the keychain (`--secret-env VAR`), but the keychain has no entry `mcp-warden` / `SERVER/VAR` (deleted, or the entry was copied to another machine or renamed). The server was not started.",
+        "Store the value again (`secret-tool store --label=warden service mcp-warden username SERVER/VAR` on Linux), or put it back in the client's config entry in place of the placeholder and remove `--secret-env VAR` from its args.";
+
     // The server could not be started (`spawn_failed`, the answer to the client's `initialize`).
     SpawnCrashLoop = "W-SPAWN-CRASH-LOOP",
         "The server exited again right after each restart before it ever answered `initialize` (`circuit_failures` times), so Warden stopped restarting it.",

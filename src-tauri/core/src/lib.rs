@@ -10,6 +10,7 @@ pub mod control;
 pub mod events;
 pub mod fallback;
 pub mod fswatch;
+pub mod keychain;
 pub mod paths;
 pub mod pins;
 pub mod protocol;

@@ -3,11 +3,38 @@
 //! Debug logging writes whole messages, and messages carry credentials: `env` blocks of server
 //! configs, `Authorization` headers, API keys in tool arguments. Before a message is written,
 //! the value of every key that names a secret, every `env` entry, and every bearer token is
-//! replaced by `"[redacted]"`.
+//! replaced by `"[redacted]"`, and so is every value the bridge put into the server's
+//! environment from the keychain, wherever it appears.
+
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 const REDACTED: &str = "[redacted]";
+
+/// Values known to be secret in this process (the bridge's `--secret-env` values).
+static KNOWN: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Values shorter than this are not searched for (they would mask ordinary words).
+const SHORTEST_KNOWN: usize = 4;
+
+/// Redacts these values wherever they appear from now on (set once per process).
+pub fn hide_values(values: Vec<String>) {
+    let values = values
+        .into_iter()
+        .filter(|v| v.len() >= SHORTEST_KNOWN)
+        .collect();
+    let _ = KNOWN.set(values);
+}
+
+/// `s` with every known secret value replaced.
+fn hide_known(s: &mut String) {
+    for v in KNOWN.get().into_iter().flatten() {
+        if s.contains(v.as_str()) {
+            *s = s.replace(v.as_str(), REDACTED);
+        }
+    }
+}
 
 /// Key names whose values are secrets (case-insensitive substring match).
 const SECRET_KEYS: &[&str] = &[
@@ -59,6 +86,7 @@ pub fn redact(v: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
         Value::String(s) => {
+            hide_known(s);
             if let Some(at) = s.to_ascii_lowercase().find("bearer ") {
                 s.truncate(at + "bearer ".len());
                 s.push_str(REDACTED);
@@ -71,6 +99,8 @@ pub fn redact(v: &mut Value) {
 /// Redacts free text (a server's stderr) line by line: bearer tokens, and the value after
 /// `=` or `:` of a word that names a secret (`API_KEY=sk-1`, `password: x`).
 pub fn redact_text(text: &str) -> String {
+    let mut text = text.to_owned();
+    hide_known(&mut text);
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let lower = line.to_ascii_lowercase();

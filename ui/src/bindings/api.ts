@@ -5,7 +5,11 @@ export type Request = { "op": "status" } | { "op": "history", server: string | n
 /**
  * Time the server has to answer each step (default 60 s).
  */
-timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, };
+timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, 
+/**
+ * Wrap only: also move `env` values whose names look secret into the OS keychain.
+ */
+move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, };
 
 export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, } | { "kind": "error" } & ApiError;
 
@@ -269,7 +273,11 @@ diff: string, written: boolean,
 /**
  * The id of the backup taken before writing.
  */
-backup: string | null, notices: Array<Notice>, error: string | null, };
+backup: string | null, 
+/**
+ * Values moved into the OS keychain (wrap) or written back (unwrap): `SERVER/VAR`.
+ */
+secrets: Array<string>, notices: Array<Notice>, error: string | null, };
 
 export type SkippedEntry = { name: string, reason: string, };
 

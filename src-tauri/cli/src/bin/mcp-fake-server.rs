@@ -150,13 +150,18 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
     let num = |k: &str, d: u64| args.get(k).and_then(Value::as_u64).unwrap_or(d);
     let token = params.pointer("/_meta/progressToken").cloned();
     match params.get("name").and_then(Value::as_str).unwrap_or("") {
-        "echo" => send(
-            out,
-            &result(
-                &id,
-                text(args.get("text").and_then(Value::as_str).unwrap_or("")),
-            ),
-        ),
+        // `{"env": "VAR"}` echoes the server's environment variable VAR instead.
+        "echo" => {
+            let said = match args.get("env").and_then(Value::as_str) {
+                Some(var) => std::env::var(var).unwrap_or_default(),
+                None => args
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            };
+            send(out, &result(&id, text(&said)));
+        }
         "big" => {
             // Written in chunks from one small buffer, as a real server streams a large
             // result: the line is never built in memory, so measurements see the relay.

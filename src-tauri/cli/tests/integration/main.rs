@@ -12,6 +12,7 @@ mod control;
 mod reload;
 mod resilience;
 mod rg_server;
+mod secrets;
 mod soak_regressions;
 mod spawn;
 mod supervisor;

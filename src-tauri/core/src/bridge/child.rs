@@ -37,9 +37,14 @@ pub struct Pipes {
 }
 
 impl Server {
-    /// Spawns `command` (program and arguments; no shell). `session` is put in the server's
-    /// environment as `WARDEN_SESSION`, so a server left behind can be traced to its bridge.
-    pub fn spawn(command: &[OsString], session: &str) -> Result<(Server, Pipes), SpawnError> {
+    /// Spawns `command` (program and arguments; no shell) with `env` added to the bridge's
+    /// environment. `session` is put in the server's environment as `WARDEN_SESSION`, so a
+    /// server left behind can be traced to its bridge.
+    pub fn spawn(
+        command: &[OsString],
+        env: &[(String, String)],
+        session: &str,
+    ) -> Result<(Server, Pipes), SpawnError> {
         let Some((program, args)) = command.split_first() else {
             return Err(SpawnError {
                 command: String::new(),
@@ -49,6 +54,7 @@ impl Server {
         };
         let mut cmd = Command::new(program);
         cmd.args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("WARDEN_SESSION", session)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

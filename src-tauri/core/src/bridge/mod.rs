@@ -63,12 +63,12 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let started_ms = now_ms();
     let id = format!("{}-{started_ms}", std::process::id());
     let first_is_fallback = options.limits.force_fallback;
-    let first_command = if first_is_fallback {
-        generation::fallback_command(&options.limits)
+    let (first_command, first_env) = if first_is_fallback {
+        (generation::fallback_command(&options.limits), Vec::new())
     } else {
-        options.command.clone()
+        (options.command.clone(), options.env.clone())
     };
-    let spawned = Server::spawn(&first_command, &id);
+    let spawned = Server::spawn(&first_command, &first_env, &id);
     let first_pid = spawned.as_ref().map_or(0, |(server, _)| server.pid);
     let mut session = Session::start(options, id, started_ms, first_pid);
     let first = match spawned {
@@ -88,18 +88,26 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     Ok(session.end(client_end, &server_how).await)
 }
 
-/// A bridge whose settings are invalid (config.toml or `--set`) does not start its server,
-/// but still answers the client's `initialize` with `spawn_failed` (`W-CONFIG-INVALID`, the
-/// error and the fix) and logs it, so the IDE and the supervisor show why instead of a closed
-/// pipe. Waits at most `wait` for the client's first line, and not at all on a terminal.
-pub fn refuse(server: &str, command: &[std::ffi::OsString], why: &str, wait: std::time::Duration) {
+/// A bridge that cannot start its server before trying (invalid settings in config.toml or
+/// `--set`: `W-CONFIG-INVALID`; a `--secret-env` value the keychain does not give) still
+/// answers the client's `initialize` with `spawn_failed` (`code`, `cause`: "was not started:
+/// ...", and the code's fix) and logs it, so the IDE and the supervisor show why instead of a
+/// closed pipe. Waits at most `wait` for the client's first line, and not at all on a
+/// terminal.
+pub fn refuse(
+    server: &str,
+    command: &[std::ffi::OsString],
+    code: crate::codes::Code,
+    cause: String,
+    wait: std::time::Duration,
+) {
     use std::io::{BufRead as _, IsTerminal as _, Write as _};
 
     let mut router = router::Router::new(server, std::sync::Arc::default());
     let words: Vec<_> = command.iter().map(|a| a.to_string_lossy()).collect();
     router.set_command(words.join(" "));
     let mut out = Vec::new();
-    router.config_invalid(why, &mut out);
+    router.not_started(code, cause, &mut out);
     if !std::io::stdin().is_terminal() {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

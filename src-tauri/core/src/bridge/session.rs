@@ -26,6 +26,8 @@ use crate::events::Event;
 pub struct Options {
     pub server: String,
     pub command: Vec<OsString>,
+    /// Put into the server's environment (not the fallback's): values from the keychain.
+    pub env: Vec<(String, String)>,
     pub limits: Limits,
     /// The JSONL event log; `None` keeps no log.
     pub event_log: Option<PathBuf>,
@@ -51,6 +53,7 @@ pub(super) struct Session {
     /// Every server process gets it as `WARDEN_SESSION`: `<bridge pid>-<start ms>`.
     id: String,
     command: Vec<OsString>,
+    env: Vec<(String, String)>,
     /// The message size limit at the start (the pumps then follow the router's).
     max: usize,
     pub(super) links: Links,
@@ -113,6 +116,7 @@ impl Session {
         let Options {
             server: name,
             command,
+            env,
             limits,
             event_log,
             reload,
@@ -169,6 +173,7 @@ impl Session {
         Session {
             id,
             command,
+            env,
             max,
             links,
             server_queues: queues.server,
@@ -310,17 +315,17 @@ impl Session {
     /// Starts the next server process: the real one, or the fallback when the router wants
     /// it. When it cannot be spawned, the router says when to try again.
     fn start_next(&self) -> Result<Generation, Restart> {
-        let (generation, fallback, cmd) = {
+        let (generation, fallback, cmd, env) = {
             let r = self.links.router();
             let fallback = r.wants_fallback();
-            let cmd = if fallback {
-                fallback_command(r.limits())
+            let (cmd, env) = if fallback {
+                (fallback_command(r.limits()), &[][..])
             } else {
-                self.command.clone()
+                (self.command.clone(), &self.env[..])
             };
-            (r.generation() + 1, fallback, cmd)
+            (r.generation() + 1, fallback, cmd, env)
         };
-        match Server::spawn(&cmd, &self.id) {
+        match Server::spawn(&cmd, env, &self.id) {
             Ok((server, pipes)) => Ok(self.started(server, pipes, generation, fallback)),
             Err(e) => {
                 let mut waiting = Restart::OnRequest;

@@ -174,6 +174,7 @@ fn json_entry(dialect: Dialect, text: &str, id: EntryRef, value: &JVal) -> Locat
     let skip = |id: EntryRef, reason: String| Located {
         id,
         env_keys: Vec::new(),
+        env: Vec::new(),
         body: Body::Skip(reason),
     };
     let Some(obj) = value.as_obj() else {
@@ -184,12 +185,32 @@ fn json_entry(dialect: Dialect, text: &str, id: EntryRef, value: &JVal) -> Locat
     } else {
         "env"
     };
-    let env_keys = match obj.get(env_key) {
-        Some(JVal::Obj(env)) => env.members.iter().map(|m| m.key.clone()).collect(),
-        _ => Vec::new(),
+    let (env_keys, env) = match obj.get(env_key) {
+        Some(JVal::Obj(env)) => (
+            env.members.iter().map(|m| m.key.clone()).collect(),
+            env.members
+                .iter()
+                .filter_map(|m| {
+                    let s = m.value.as_str()?;
+                    Some((
+                        m.key.clone(),
+                        Scalar {
+                            span: s.span.clone(),
+                            value: s.value.clone(),
+                        },
+                    ))
+                })
+                .collect(),
+        ),
+        _ => (Vec::new(), Vec::new()),
     };
     let body = json_body(dialect, text, obj);
-    Located { id, env_keys, body }
+    Located {
+        id,
+        env_keys,
+        env,
+        body,
+    }
 }
 
 fn json_body(dialect: Dialect, text: &str, obj: &JObj) -> Body {
@@ -379,13 +400,29 @@ fn toml_entry(text: &str, off: usize, id: EntryRef, item: &toml_edit::Item) -> L
         return Located {
             id,
             env_keys: Vec::new(),
+            env: Vec::new(),
             body: Body::Skip("the entry is not a table".to_owned()),
         };
     };
-    let mut env_keys: Vec<String> = t
-        .get("env")
-        .and_then(toml_edit::Item::as_table_like)
+    let env_table = t.get("env").and_then(toml_edit::Item::as_table_like);
+    let mut env_keys: Vec<String> = env_table
         .map(|env| env.iter().map(|(k, _)| k.to_owned()).collect())
+        .unwrap_or_default();
+    let env = env_table
+        .map(|env| {
+            env.iter()
+                .filter_map(|(k, v)| {
+                    let span = span_of(off, v.span())?;
+                    Some((
+                        k.to_owned(),
+                        Scalar {
+                            span,
+                            value: v.as_str()?.to_owned(),
+                        },
+                    ))
+                })
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(vars) = t.get("env_vars").and_then(toml_edit::Item::as_array) {
         env_keys.extend(vars.iter().filter_map(|v| match v {
@@ -397,7 +434,12 @@ fn toml_entry(text: &str, off: usize, id: EntryRef, item: &toml_edit::Item) -> L
         }));
     }
     let body = toml_body(text, off, item, t);
-    Located { id, env_keys, body }
+    Located {
+        id,
+        env_keys,
+        env,
+        body,
+    }
 }
 
 fn span_of(off: usize, span: Option<std::ops::Range<usize>>) -> Option<std::ops::Range<usize>> {
@@ -511,6 +553,7 @@ fn locate_yaml(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
                     None => Located {
                         id,
                         env_keys: Vec::new(),
+                        env: Vec::new(),
                         body: Body::Skip(format!("the entry is {}, not a mapping", item.kind())),
                     },
                 });
@@ -538,6 +581,7 @@ fn locate_yaml(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
                     None => Located {
                         id,
                         env_keys: Vec::new(),
+                        env: Vec::new(),
                         body: Body::Skip(format!("the entry is {}, not a mapping", v.kind())),
                     },
                 };
@@ -585,11 +629,17 @@ fn yaml_entry(dialect: Dialect, text: &str, id: EntryRef, map: &YMap) -> Located
     } else {
         "env"
     };
-    if let Some(YNode::Map(env)) = map.get(env_key) {
+    let mut env = Vec::new();
+    if let Some(YNode::Map(vars)) = map.get(env_key) {
         env_keys.extend(
-            env.entries
+            vars.entries
                 .iter()
                 .filter_map(|(k, _)| k.as_scalar().map(|s| s.value.clone())),
+        );
+        env.extend(
+            vars.entries
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_scalar()?.value.clone(), yaml_scalar(v)?))),
         );
     }
     if dialect == Dialect::Goose {
@@ -602,7 +652,12 @@ fn yaml_entry(dialect: Dialect, text: &str, id: EntryRef, map: &YMap) -> Located
         }
     }
     let body = yaml_body(dialect, text, map);
-    Located { id, env_keys, body }
+    Located {
+        id,
+        env_keys,
+        env,
+        body,
+    }
 }
 
 fn yaml_body(dialect: Dialect, text: &str, map: &YMap) -> Body {

@@ -64,6 +64,8 @@ impl fmt::Display for EntryRef {
 pub(crate) struct Located {
     pub id: EntryRef,
     pub env_keys: Vec<String>,
+    /// The `env` members whose value is a plain string, with where the value is.
+    pub env: Vec<(String, Scalar)>,
     pub body: Body,
 }
 

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::dialect::{self, Dialect, Syntax};
 use super::doc::{Body, DocError, EntryRef, Located, Scalar, Seq, SeqStyle};
 use super::model::{EntryState, ServerEntry};
+use super::secrets::{self, MoveCheck, MovedSecret, PLACEHOLDER, SecretRecord};
 
 /// What wrap did to one entry beyond the reversible core, so that unwrap can be exact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +40,12 @@ pub struct TextEdit {
     pub skipped: Vec<(EntryRef, String)>,
     /// For wrap: what unwrap needs to restore these entries exactly.
     pub records: Vec<WrapRecord>,
+    /// For wrap: the values to put into the keychain before the text is written.
+    pub moved: Vec<MovedSecret>,
+    /// For wrap: how the moved values were written (for unwrap).
+    pub secret_records: Vec<SecretRecord>,
+    /// For unwrap: the values written back (to mask them in diffs).
+    pub restored: Vec<MovedSecret>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +83,8 @@ enum Class {
         server: Option<String>,
         /// Index of `--` in the args list (Split) or in the command list (Joined).
         dashes: usize,
+        /// The `--secret-env` variables, in order.
+        secret_env: Vec<String>,
         command: String,
         args: Vec<String>,
     },
@@ -91,8 +100,15 @@ fn values(items: &[Scalar]) -> Vec<String> {
     items.iter().map(|s| s.value.clone()).collect()
 }
 
-/// `bridge [--server NAME] [...] -- COMMAND [ARGS]` starting at `items[0]`.
-fn bridge_args(items: &[String]) -> Option<(Option<String>, usize)> {
+/// The bridge's arguments before `--` that wrap and unwrap read.
+struct BridgeArgs {
+    server: Option<String>,
+    dashes: usize,
+    secret_env: Vec<String>,
+}
+
+/// `bridge [--server NAME] [--secret-env VAR]... -- COMMAND [ARGS]` starting at `items[0]`.
+fn bridge_args(items: &[String]) -> Option<BridgeArgs> {
     if items.first().map(String::as_str) != Some("bridge") {
         return None;
     }
@@ -101,14 +117,24 @@ fn bridge_args(items: &[String]) -> Option<(Option<String>, usize)> {
         return None;
     }
     let mut server = None;
+    let mut secret_env = Vec::new();
     for (i, a) in items[..dashes].iter().enumerate() {
+        let next = || items.get(i + 1).filter(|_| i + 1 < dashes).cloned();
         if a == "--server" {
-            server = items.get(i + 1).filter(|_| i + 1 < dashes).cloned();
+            server = next();
         } else if let Some(s) = a.strip_prefix("--server=") {
             server = Some(s.to_owned());
+        } else if a == "--secret-env" {
+            secret_env.extend(next());
+        } else if let Some(s) = a.strip_prefix("--secret-env=") {
+            secret_env.push(s.to_owned());
         }
     }
-    Some((server, dashes))
+    Some(BridgeArgs {
+        server,
+        dashes,
+        secret_env,
+    })
 }
 
 fn classify(body: &Body) -> Class {
@@ -123,12 +149,13 @@ fn classify(body: &Body) -> Class {
                 };
             }
             match bridge_args(&argv) {
-                Some((server, dashes)) => Class::Wrapped {
+                Some(b) => Class::Wrapped {
                     bridge: command.value.clone(),
-                    server,
-                    dashes,
-                    command: argv[dashes + 1].clone(),
-                    args: argv[dashes + 2..].to_vec(),
+                    server: b.server,
+                    dashes: b.dashes,
+                    secret_env: b.secret_env,
+                    command: argv[b.dashes + 1].clone(),
+                    args: argv[b.dashes + 2..].to_vec(),
                 },
                 None => Class::Skip("runs warden itself, not a server to wrap".to_owned()),
             }
@@ -145,12 +172,13 @@ fn classify(body: &Body) -> Class {
                 };
             }
             match bridge_args(rest) {
-                Some((server, dashes)) => Class::Wrapped {
+                Some(b) => Class::Wrapped {
                     bridge: first.clone(),
-                    server,
-                    dashes: dashes + 1,
-                    command: rest[dashes + 1].clone(),
-                    args: rest[dashes + 2..].to_vec(),
+                    server: b.server,
+                    dashes: b.dashes + 1,
+                    secret_env: b.secret_env,
+                    command: rest[b.dashes + 1].clone(),
+                    args: rest[b.dashes + 2..].to_vec(),
                 },
                 None => Class::Skip("runs warden itself, not a server to wrap".to_owned()),
             }
@@ -222,7 +250,7 @@ const YAML_WORDS: &[&str] = &[
 ];
 
 impl Syntax {
-    fn string(self, s: &str) -> String {
+    pub(super) fn string(self, s: &str) -> String {
         match self {
             Syntax::Json | Syntax::Yaml => json_string(s),
             Syntax::Toml => toml_string(s),
@@ -314,28 +342,33 @@ fn eol_after(text: &str, pos: usize) -> &'static str {
     }
 }
 
-/// Edits that put `new` (literals) before the first item of `seq`.
-fn prepend(text: &str, seq: &Seq, new: &[String]) -> Vec<Edit> {
+/// Edits that put `new` (literals) before item `at` of `seq` (an empty flow list: into it).
+fn insert_before(text: &str, seq: &Seq, at: usize, new: &[String]) -> Vec<Edit> {
     match &seq.style {
-        SeqStyle::Flow { open } => match seq.items.first() {
+        SeqStyle::Flow { open } => match seq.items.get(at) {
             None => vec![(*open..*open, new.join(", "))],
-            Some(first) => {
+            Some(item) => {
                 let sep = flow_separator(text, seq, *open);
                 let mut s = new.join(&sep);
                 s.push_str(&sep);
-                vec![(first.span.start..first.span.start, s)]
+                vec![(item.span.start..item.span.start, s)]
             }
         },
         SeqStyle::Block { line_starts, .. } => {
-            let (Some(&ls), Some(first)) = (line_starts.first(), seq.items.first()) else {
+            let (Some(&ls), Some(item)) = (line_starts.get(at), seq.items.get(at)) else {
                 return Vec::new();
             };
-            let dash = &text[ls..first.span.start];
-            let eol = eol_after(text, first.span.start);
+            let dash = &text[ls..item.span.start];
+            let eol = eol_after(text, item.span.start);
             let s: String = new.iter().map(|n| format!("{dash}{n}{eol}")).collect();
             vec![(ls..ls, s)]
         }
     }
+}
+
+/// Edits that put `new` (literals) before the first item of `seq`.
+fn prepend(text: &str, seq: &Seq, new: &[String]) -> Vec<Edit> {
+    insert_before(text, seq, 0, new)
 }
 
 /// Edits that remove items `0..keep_from` of `seq` (`keep_from` may be `len`).
@@ -373,17 +406,23 @@ fn summaries(located: &[Located]) -> Vec<(EntryRef, Class)> {
         .collect()
 }
 
+/// What an edit must leave a changed entry as: its class and some of its `env` values.
+struct Intended {
+    class: Class,
+    env: Vec<(String, String)>,
+}
+
 /// Parses `new` again and checks that every entry is what the edit intended: `expect`
-/// gives the new class of the changed entries; all others must be unchanged.
+/// gives what the changed entries must be now; all others must be unchanged.
 fn verify(
     dialect: Dialect,
     before: &[(EntryRef, Class)],
     new: &str,
-    expect: &dyn Fn(&EntryRef, &Class) -> Option<Class>,
+    expect: &[(EntryRef, Intended)],
 ) -> Result<(), EditError> {
-    let after = dialect::locate(dialect, new)
+    let located = dialect::locate(dialect, new)
         .map_err(|e| EditError::Internal(format!("the edited text does not parse: {e}")))?;
-    let after = summaries(&after);
+    let after = summaries(&located);
     if after.len() != before.len() {
         return Err(EditError::Internal(format!(
             "{} entries before, {} after",
@@ -391,17 +430,19 @@ fn verify(
             after.len()
         )));
     }
-    for ((id, old), (new_id, new_class)) in before.iter().zip(&after) {
+    for (((id, old), (new_id, new_class)), l) in before.iter().zip(&after).zip(&located) {
         if id != new_id {
             return Err(EditError::Internal(format!("entry {id} became {new_id}")));
         }
-        let want = expect(id, old).unwrap_or_else(|| old.clone());
-        let same = match (&want, new_class) {
+        let intended = expect.iter().find(|(e, _)| e == id).map(|(_, i)| i);
+        let want = intended.map_or(old, |i| &i.class);
+        let same = match (want, new_class) {
             // The wrapped class carries the position of `--`; compare the rest.
             (
                 Class::Wrapped {
                     bridge: b1,
                     server: s1,
+                    secret_env: e1,
                     command: c1,
                     args: a1,
                     ..
@@ -409,11 +450,12 @@ fn verify(
                 Class::Wrapped {
                     bridge: b2,
                     server: s2,
+                    secret_env: e2,
                     command: c2,
                     args: a2,
                     ..
                 },
-            ) => b1 == b2 && s1 == s2 && c1 == c2 && a1 == a2,
+            ) => b1 == b2 && s1 == s2 && e1 == e2 && c1 == c2 && a1 == a2,
             (a, b) => a == b,
         };
         if !same {
@@ -421,8 +463,31 @@ fn verify(
                 "entry {id} reads back as {new_class:?}, expected {want:?}"
             )));
         }
+        for (var, value) in intended.map_or(&[][..], |i| &i.env) {
+            let got = l.env.iter().find(|(k, _)| k == var);
+            if got.map(|(_, s)| &s.value) != Some(value) {
+                // Never the value itself: it may be a secret.
+                return Err(EditError::Internal(format!(
+                    "entry {id}: env {var} does not read back as intended"
+                )));
+            }
+        }
     }
     Ok(())
+}
+
+/// How wrap or unwrap changes one entry.
+struct Change {
+    edits: Vec<Edit>,
+    intended: Intended,
+    /// For wrap: what unwrap needs to undo the edits exactly.
+    record: Option<WrapRecord>,
+    /// For wrap: the values moved to the keychain.
+    moves: Vec<secrets::Move>,
+    /// For unwrap: the values written back.
+    restored: Vec<MovedSecret>,
+    /// Why some values whose names look secret stay in the file.
+    notes: Vec<String>,
 }
 
 /// What the per-entry edit of wrap or unwrap makes of one selected entry.
@@ -431,28 +496,30 @@ enum Step {
     Keep,
     /// Left as it is, for this reason (reported).
     Skip(String),
-    /// Changed by these edits; for wrap, with what unwrap needs to undo them exactly.
-    Change(Vec<Edit>, Option<WrapRecord>),
+    Change(Box<Change>),
 }
 
 /// The driver of wrap and unwrap: locates the entries of `text`, asks `step` what to do with
 /// each one `select` picks, applies the edits, and checks that the result reads back as
-/// intended (`intended`: the class a changed entry must have now).
+/// intended.
 fn edit_entries(
     dialect: Dialect,
     text: &str,
     select: &dyn Fn(&EntryRef) -> bool,
     step: &dyn Fn(&Located, &Class) -> Step,
-    intended: &dyn Fn(&EntryRef, &Class) -> Class,
 ) -> Result<TextEdit, EditError> {
     let located = dialect::locate(dialect, text)?;
     let before = summaries(&located);
     let mut edits: Vec<Edit> = Vec::new();
+    let mut expect = Vec::new();
     let mut result = TextEdit {
         text: String::new(),
         changed: Vec::new(),
         skipped: Vec::new(),
         records: Vec::new(),
+        moved: Vec::new(),
+        secret_records: Vec::new(),
+        restored: Vec::new(),
     };
     for (l, (_, class)) in located.iter().zip(&before) {
         if !select(&l.id) {
@@ -461,21 +528,47 @@ fn edit_entries(
         match step(l, class) {
             Step::Keep => {}
             Step::Skip(reason) => result.skipped.push((l.id.clone(), reason)),
-            Step::Change(entry_edits, record) => {
-                edits.extend(entry_edits);
-                result.records.extend(record);
+            Step::Change(c) => {
+                edits.extend(c.edits);
+                result.records.extend(c.record);
+                for m in c.moves {
+                    result.moved.push(m.secret);
+                    result.secret_records.push(m.record);
+                }
+                result.restored.extend(c.restored);
+                let notes = c.notes.into_iter().map(|n| (l.id.clone(), n));
+                result.skipped.extend(notes);
                 result.changed.push(l.id.clone());
+                expect.push((l.id.clone(), c.intended));
             }
         }
     }
     result.text = apply(text, edits)?;
     if !result.changed.is_empty() {
-        let changed = &result.changed;
-        verify(dialect, &before, &result.text, &|id, old| {
-            changed.contains(id).then(|| intended(id, old))
-        })?;
+        verify(dialect, &before, &result.text, &expect)?;
     }
     Ok(result)
+}
+
+/// The `--secret-env VAR` arguments for `moves`.
+fn secret_args(syntax: Syntax, moves: &[secrets::Move]) -> Vec<String> {
+    moves
+        .iter()
+        .flat_map(|m| [syntax.word("--secret-env"), syntax.word(&m.secret.var)])
+        .collect()
+}
+
+/// The edits that replace each moved value by the placeholder, and the values expected then.
+fn placeholders(syntax: Syntax, moves: &[secrets::Move]) -> (Vec<Edit>, Vec<(String, String)>) {
+    moves
+        .iter()
+        .map(|m| {
+            (
+                (m.span.clone(), syntax.string(PLACEHOLDER)),
+                (m.secret.var.clone(), PLACEHOLDER.to_owned()),
+            )
+        })
+        .unzip()
 }
 
 /// Wraps the stdio entries of `text` that `select` picks: their command becomes `warden`
@@ -486,25 +579,66 @@ pub fn wrap_text(
     warden: &str,
     select: &dyn Fn(&EntryRef) -> bool,
 ) -> Result<TextEdit, EditError> {
-    let step = |l: &Located, class: &Class| match class {
-        Class::Skip(reason) => Step::Skip(reason.clone()),
-        Class::Wrapped { .. } => Step::Skip("already wrapped".to_owned()),
-        Class::Unwrapped { .. } => wrap_entry(dialect.syntax(), text, warden, l),
-    };
-    edit_entries(dialect, text, select, &step, &|id, old| match old {
-        Class::Unwrapped { command, args } => Class::Wrapped {
-            bridge: warden.to_owned(),
-            server: Some(id.name.clone()),
-            dashes: 0,
-            command: command.clone(),
-            args: args.clone(),
-        },
-        other => other.clone(),
-    })
+    wrap_text_with(dialect, text, warden, select, None)
 }
 
-/// The edits that wrap one unwrapped entry.
-fn wrap_entry(syntax: Syntax, text: &str, warden: &str, l: &Located) -> Step {
+/// [`wrap_text`], and with `secrets` the `env` values whose names look secret (and that
+/// `secrets` lets go) are replaced by a placeholder and named by `--secret-env VAR`, also in
+/// entries wrapped already.
+pub fn wrap_text_with(
+    dialect: Dialect,
+    text: &str,
+    warden: &str,
+    select: &dyn Fn(&EntryRef) -> bool,
+    secrets: Option<&MoveCheck<'_>>,
+) -> Result<TextEdit, EditError> {
+    let syntax = dialect.syntax();
+    let step = |l: &Located, class: &Class| match (class, secrets) {
+        (Class::Skip(reason), _) => Step::Skip(reason.clone()),
+        (Class::Wrapped { .. }, None) => Step::Skip("already wrapped".to_owned()),
+        (Class::Wrapped { .. }, Some(check)) => move_from_wrapped(syntax, text, l, class, check),
+        (Class::Unwrapped { command, args }, _) => {
+            let (moves, notes) = match secrets {
+                Some(check) => secrets::plan(syntax, text, l, &l.id.name, check),
+                None => (Vec::new(), Vec::new()),
+            };
+            let Some((mut edits, record)) = wrap_entry(syntax, text, warden, l, &moves) else {
+                return Step::Skip(
+                    "has no args and Warden cannot tell where to add them; add `args = []` and run again"
+                        .to_owned(),
+                );
+            };
+            let (values, env) = placeholders(syntax, &moves);
+            edits.extend(values);
+            let class = Class::Wrapped {
+                bridge: warden.to_owned(),
+                server: Some(l.id.name.clone()),
+                dashes: 0,
+                secret_env: moves.iter().map(|m| m.secret.var.clone()).collect(),
+                command: command.clone(),
+                args: args.clone(),
+            };
+            Step::Change(Box::new(Change {
+                edits,
+                intended: Intended { class, env },
+                record: Some(record),
+                moves,
+                restored: Vec::new(),
+                notes,
+            }))
+        }
+    };
+    edit_entries(dialect, text, select, &step)
+}
+
+/// The edits that wrap one unwrapped entry (`None`: Warden cannot tell where its args go).
+fn wrap_entry(
+    syntax: Syntax,
+    text: &str,
+    warden: &str,
+    l: &Located,
+    moves: &[secrets::Move],
+) -> Option<(Vec<Edit>, WrapRecord)> {
     let own = |rest: &str| -> Vec<String> {
         let mut v = vec![syntax.word("bridge")];
         if l.id.name.starts_with('-') {
@@ -514,6 +648,7 @@ fn wrap_entry(syntax: Syntax, text: &str, warden: &str, l: &Located) -> Step {
             v.push(syntax.word("--server"));
             v.push(syntax.word(&l.id.name));
         }
+        v.extend(secret_args(syntax, moves));
         v.push(syntax.word("--"));
         if !rest.is_empty() {
             v.push(rest.to_owned());
@@ -548,12 +683,7 @@ fn wrap_entry(syntax: Syntax, text: &str, warden: &str, l: &Located) -> Step {
                     inserted_args = Some(s.clone());
                     vec![(ins.at..ins.at, s)]
                 }
-                (None, None) => {
-                    return Step::Skip(
-                        "has no args and Warden cannot tell where to add them; add `args = []` and run again"
-                            .to_owned(),
-                    );
-                }
+                (None, None) => return None,
             };
             edits.push((command.span.clone(), syntax.string(warden)));
             let record = WrapRecord {
@@ -562,7 +692,7 @@ fn wrap_entry(syntax: Syntax, text: &str, warden: &str, l: &Located) -> Step {
                 command_raw,
                 command_value: command.value.clone(),
             };
-            Step::Change(edits, Some(record))
+            Some((edits, record))
         }
         Body::Joined { command } => {
             let mut new = vec![syntax.string(warden)];
@@ -577,49 +707,199 @@ fn wrap_entry(syntax: Syntax, text: &str, warden: &str, l: &Located) -> Step {
                     .map(|s| s.value.clone())
                     .unwrap_or_default(),
             };
-            Step::Change(prepend(text, command, &new), Some(record))
+            Some((prepend(text, command, &new), record))
         }
-        Body::Skip(_) => Step::Keep,
+        Body::Skip(_) => None,
     }
 }
 
+/// Moves the secrets of an entry wrapped already: `--secret-env VAR` go right after
+/// `bridge`, the values become the placeholder.
+fn move_from_wrapped(
+    syntax: Syntax,
+    text: &str,
+    l: &Located,
+    class: &Class,
+    check: &MoveCheck<'_>,
+) -> Step {
+    let Class::Wrapped {
+        server, secret_env, ..
+    } = class
+    else {
+        return Step::Keep;
+    };
+    let Some(server) = server else {
+        return Step::Skip(
+            "already wrapped, without --server: unwrap and wrap it again to move its secrets"
+                .to_owned(),
+        );
+    };
+    let (moves, notes) = secrets::plan(syntax, text, l, server, check);
+    if moves.is_empty() {
+        let mut why = String::from("already wrapped");
+        for n in notes {
+            why.push_str("; ");
+            why.push_str(&n);
+        }
+        return Step::Skip(why);
+    }
+    let (seq, after_bridge) = match &l.body {
+        Body::Split {
+            args: Some(seq), ..
+        } => (seq, 1),
+        Body::Joined { command } => (command, 2),
+        _ => return Step::Keep,
+    };
+    let mut edits = insert_before(text, seq, after_bridge, &secret_args(syntax, &moves));
+    let (values, env) = placeholders(syntax, &moves);
+    edits.extend(values);
+    let mut class = class.clone();
+    if let Class::Wrapped { secret_env: e, .. } = &mut class {
+        *e = moves.iter().map(|m| m.secret.var.clone()).collect();
+        e.extend(secret_env.iter().cloned());
+    }
+    Step::Change(Box::new(Change {
+        edits,
+        intended: Intended { class, env },
+        record: None,
+        moves,
+        restored: Vec::new(),
+        notes,
+    }))
+}
+
+/// Reads a moved value back from the keychain for unwrap: `(server, var)` → the value, or
+/// why it cannot be read.
+pub type SecretLookup<'a> = dyn Fn(&str, &str) -> Result<String, String> + 'a;
+
 /// Unwraps the wrapped entries of `text` that `select` picks, restoring their original
 /// command and args. `records` (from [`wrap_text`]) make the restore exact where wrap had
-/// to add `args` or re-quote the command.
+/// to add `args` or re-quote the command. An entry whose values are in the keychain is left
+/// alone (see [`unwrap_text_with`]).
 pub fn unwrap_text(
     dialect: Dialect,
     text: &str,
     select: &dyn Fn(&EntryRef) -> bool,
     records: &[WrapRecord],
 ) -> Result<TextEdit, EditError> {
+    let no_keychain = |_: &str, _: &str| Err("no keychain was asked".to_owned());
+    unwrap_text_with(dialect, text, select, records, &[], &no_keychain)
+}
+
+/// [`unwrap_text`], and values moved to the keychain (`--secret-env`) are read with `lookup`
+/// and written back as `secret_records` say they were written.
+pub fn unwrap_text_with(
+    dialect: Dialect,
+    text: &str,
+    select: &dyn Fn(&EntryRef) -> bool,
+    records: &[WrapRecord],
+    secret_records: &[SecretRecord],
+    lookup: &SecretLookup<'_>,
+) -> Result<TextEdit, EditError> {
+    let syntax = dialect.syntax();
     let step = |l: &Located, class: &Class| match class {
-        Class::Wrapped { dashes, .. } => {
+        Class::Wrapped {
+            dashes,
+            server,
+            secret_env,
+            command,
+            args,
+            ..
+        } => {
+            let (values, env, restored) = match restore_secrets(
+                syntax,
+                l,
+                server.as_deref(),
+                secret_env,
+                secret_records,
+                lookup,
+            ) {
+                Ok(r) => r,
+                Err(why) => return Step::Skip(why),
+            };
             let record = records.iter().rev().find(|r| r.entry == l.id);
-            unwrap_entry(text, l, *dashes, record)
+            let Some(mut edits) = unwrap_entry(text, l, *dashes, record) else {
+                return Step::Keep;
+            };
+            edits.extend(values);
+            let class = Class::Unwrapped {
+                command: command.clone(),
+                args: args.clone(),
+            };
+            Step::Change(Box::new(Change {
+                edits,
+                intended: Intended { class, env },
+                record: None,
+                moves: Vec::new(),
+                restored,
+                notes: Vec::new(),
+            }))
         }
         Class::Unwrapped { .. } => Step::Skip("not wrapped".to_owned()),
         Class::Skip(reason) => Step::Skip(reason.clone()),
     };
-    edit_entries(dialect, text, select, &step, &|_, old| match old {
-        Class::Wrapped { command, args, .. } => Class::Unwrapped {
-            command: command.clone(),
-            args: args.clone(),
-        },
-        other => other.clone(),
-    })
+    edit_entries(dialect, text, select, &step)
+}
+
+type Restores = (Vec<Edit>, Vec<(String, String)>, Vec<MovedSecret>);
+
+/// The edits that write the moved values of an entry back in place of the placeholder (a
+/// value the user has put there since stays), or why the entry cannot be unwrapped now.
+fn restore_secrets(
+    syntax: Syntax,
+    l: &Located,
+    server: Option<&str>,
+    secret_env: &[String],
+    secret_records: &[SecretRecord],
+    lookup: &SecretLookup<'_>,
+) -> Result<Restores, String> {
+    let mut out: Restores = (Vec::new(), Vec::new(), Vec::new());
+    for var in secret_env {
+        let Some((_, scalar)) = l.env.iter().find(|(k, _)| k == var) else {
+            continue;
+        };
+        if scalar.value != PLACEHOLDER {
+            continue;
+        }
+        let Some(server) = server else {
+            return Err(format!(
+                "its {var} is in the OS keychain but the bridge has no --server to name it; nothing was changed in this entry. Fix: add `--server NAME` as it was wrapped, or put the value back by hand"
+            ));
+        };
+        let value = lookup(server, var).map_err(|why| {
+            format!("its {var} cannot be read back from the OS keychain: {why}; nothing was changed in this entry. Fix: unlock the keychain and run unwrap again")
+        })?;
+        let literal = secret_records
+            .iter()
+            .rev()
+            .find(|r| r.entry == l.id && r.var == *var)
+            .map_or(secrets::Literal::Quoted, |r| r.literal);
+        out.0
+            .push((scalar.span.clone(), literal.render(syntax, &value)));
+        out.1.push((var.clone(), value.clone()));
+        out.2.push(MovedSecret {
+            server: server.to_owned(),
+            var: var.clone(),
+            value,
+        });
+    }
+    Ok(out)
 }
 
 /// The edits that unwrap one wrapped entry (`dashes`: where its `--` is).
-fn unwrap_entry(text: &str, l: &Located, dashes: usize, record: Option<&WrapRecord>) -> Step {
+fn unwrap_entry(
+    text: &str,
+    l: &Located,
+    dashes: usize,
+    record: Option<&WrapRecord>,
+) -> Option<Vec<Edit>> {
     match &l.body {
         Body::Split {
             command,
             args: Some(seq),
             insert,
         } => {
-            let Some(cmd_item) = seq.items.get(dashes + 1) else {
-                return Step::Keep;
-            };
+            let cmd_item = seq.items.get(dashes + 1)?;
             let moved = &text[cmd_item.span.clone()];
             let restored = match record {
                 Some(WrapRecord {
@@ -643,10 +923,10 @@ fn unwrap_entry(text: &str, l: &Located, dashes: usize, record: Option<&WrapReco
                 }
                 _ => edits.extend(remove_head(text, seq, dashes + 2)),
             }
-            Step::Change(edits, None)
+            Some(edits)
         }
-        Body::Joined { command } => Step::Change(remove_head(text, command, dashes + 1), None),
-        _ => Step::Keep,
+        Body::Joined { command } => Some(remove_head(text, command, dashes + 1)),
+        _ => None,
     }
 }
 

@@ -1,7 +1,9 @@
 //! What Warden did to which entry, in `$WARDEN_STATE_DIR/clients/ledger.json`:
 //! - wrap records, so unwrap can remove an `args` that wrap added and restore a command
 //!   literal that had to be re-quoted (everything else is undone from the file alone);
-//! - entries the user unwrapped, so the watcher does not wrap them again.
+//! - entries the user unwrapped, so the watcher does not wrap them again;
+//! - how values moved to the keychain were written (never the values), so unwrap writes
+//!   the same bytes back.
 //!
 //! A missing or unreadable ledger only makes those two cases less exact.
 
@@ -12,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::doc::EntryRef;
 use super::edit::WrapRecord;
+use super::secrets::SecretRecord;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Data {
@@ -25,6 +28,8 @@ struct FileRecords {
     wrapped: Vec<WrapRecord>,
     #[serde(default)]
     user_unwrapped: Vec<EntryRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    secrets: Vec<SecretRecord>,
 }
 
 #[derive(Debug)]
@@ -61,6 +66,23 @@ impl Ledger {
             .unwrap_or_default()
     }
 
+    pub fn secrets_for(&self, real: &Path) -> Vec<SecretRecord> {
+        self.data
+            .files
+            .get(&Self::key(real))
+            .map(|f| f.secrets.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn record_secrets(&mut self, real: &Path, records: &[SecretRecord]) {
+        let f = self.data.files.entry(Self::key(real)).or_default();
+        for r in records {
+            f.secrets
+                .retain(|s| !(s.entry == r.entry && s.var == r.var));
+            f.secrets.push(r.clone());
+        }
+    }
+
     pub fn user_unwrapped(&self, real: &Path, entry: &EntryRef) -> bool {
         self.data
             .files
@@ -81,6 +103,7 @@ impl Ledger {
         let f = self.data.files.entry(Self::key(real)).or_default();
         for e in entries {
             f.wrapped.retain(|w| w.entry != *e);
+            f.secrets.retain(|s| s.entry != *e);
             if !f.user_unwrapped.contains(e) {
                 f.user_unwrapped.push(e.clone());
             }

@@ -27,6 +27,7 @@ mod lock;
 mod model;
 mod notices;
 mod ops;
+mod secrets;
 mod watch;
 mod write;
 
@@ -40,11 +41,15 @@ pub use backup::{Backup, backups};
 pub use detect::{ClientEnv, ConfigFile, OVERRIDE_VARS, Os, Scope, candidates, detect};
 pub use dialect::{Dialect, Format};
 pub use doc::{DocError, EntryRef};
-pub use edit::{EditError, EntrySpans, TextEdit, WrapRecord, entry_spans, unwrap_text, wrap_text};
+pub use edit::{
+    EditError, EntrySpans, SecretLookup, TextEdit, WrapRecord, entry_spans, unwrap_text,
+    unwrap_text_with, wrap_text, wrap_text_with,
+};
 pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};
 pub use ops::{
     FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, list, list_file,
     restore, select_files, unified_diff, unwrap, wrap, wrap_file,
 };
+pub use secrets::{Literal, MoveCheck, MovedSecret, PLACEHOLDER, SecretRecord, looks_secret, mask};
 pub use watch::{ClientWatcher, WatchOptions, WatchReport};

@@ -159,6 +159,11 @@ pub enum ClientError {
         path.display()
     )]
     Verify { path: PathBuf, detail: String },
+    #[error(
+        "{}: cannot move secrets: {detail}. Nothing was moved and the file was not changed. Fix: start or unlock the OS keychain (on Linux a Secret Service such as gnome-keyring or KeePassXC), or wrap without --move-secrets",
+        path.display()
+    )]
+    Keychain { path: PathBuf, detail: String },
     #[error("no backup {id:?} in {}. Fix: run `warden clients backups` to see the ids", dir.display())]
     NoSuchBackup { id: String, dir: PathBuf },
     #[error("backup {} is damaged: {detail}. Fix: pick another backup from `warden clients backups`", path.display())]

@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use super::backup::{self, Backup};
 use super::detect::{ClientEnv, ConfigFile, detect};
 use super::doc::{DocError, EntryRef};
-use super::edit::{self, EditError, TextEdit, unwrap_text, wrap_text};
+use super::edit::{self, EditError, TextEdit, unwrap_text_with, wrap_text_with};
 use super::ledger::Ledger;
 use super::lock::LockKind;
 use super::model::{ClientError, ClientId, ServerEntry};
 use super::notices::{Notice, notices_for};
+use super::secrets;
 use super::write;
+use crate::keychain::{self, KeychainError};
 
 /// One config file and what is in it.
 #[derive(Debug)]
@@ -59,6 +61,8 @@ pub struct WrapOptions {
     pub filter: Filter,
     /// Compute the diff only; write nothing (no backup either).
     pub dry_run: bool,
+    /// Also move `env` values whose names look secret into the OS keychain.
+    pub move_secrets: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -80,6 +84,9 @@ pub struct FileChange {
     pub written: bool,
     /// The backup taken before writing.
     pub backup: Option<String>,
+    /// Values moved into the OS keychain (wrap) or written back from it (unwrap), as
+    /// `SERVER/VAR` accounts of service `mcp-warden`.
+    pub secrets: Vec<String>,
     /// What the user must do for the client to use the change.
     pub notices: Vec<Notice>,
     pub error: Option<ClientError>,
@@ -131,7 +138,10 @@ pub fn wrap(env: &ClientEnv, opts: &WrapOptions) -> Result<Vec<FileChange>, Clie
             change_file(
                 env,
                 f,
-                &Op::Wrap { warden: &warden },
+                &Op::Wrap {
+                    warden: &warden,
+                    move_secrets: opts.move_secrets,
+                },
                 &|e| name_matches(&opts.filter, e),
                 opts.dry_run,
             )
@@ -165,12 +175,35 @@ pub fn wrap_file(
     dry_run: bool,
 ) -> FileChange {
     let warden = warden.to_string_lossy().into_owned();
-    change_file(env, file, &Op::Wrap { warden: &warden }, select, dry_run)
+    let op = Op::Wrap {
+        warden: &warden,
+        move_secrets: false,
+    };
+    change_file(env, file, &op, select, dry_run)
 }
 
 enum Op<'a> {
-    Wrap { warden: &'a str },
+    Wrap { warden: &'a str, move_secrets: bool },
     Unwrap,
+}
+
+/// Whether a value may be stored as `server`/`var`: the keychain has no entry by that name
+/// yet, or holds the same value (another file's entry of the same server).
+fn may_move(server: &str, var: &str, value: &str) -> Result<(), String> {
+    match keychain::get(server, var) {
+        Ok(stored) if stored == value => Ok(()),
+        Ok(_) => Err(format!(
+            "the OS keychain already holds a different value as {}/{} (another client's entry of this server?); give this server another name, or change the stored value first",
+            keychain::SERVICE,
+            keychain::account(server, var)
+        )),
+        Err(KeychainError::Missing(_)) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn lookup(server: &str, var: &str) -> Result<String, String> {
+    keychain::get(server, var).map_err(|e| e.to_string())
 }
 
 fn change_file(
@@ -187,17 +220,45 @@ fn change_file(
         diff: String::new(),
         written: false,
         backup: None,
+        secrets: Vec::new(),
         notices: Vec::new(),
         error: None,
         new_text: None,
     };
+    let moving = matches!(
+        op,
+        Op::Wrap {
+            move_secrets: true,
+            ..
+        }
+    );
+    if moving {
+        if let Err(e) = keychain::check() {
+            change.error = Some(ClientError::Keychain {
+                path: file.path.clone(),
+                detail: e.to_string(),
+            });
+            return change;
+        }
+    }
     let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
     let mut ledger = Ledger::load(&env.state_dir);
     let records = ledger.records_for(&real);
+    let secret_records = ledger.secrets_for(&real);
     let compute = |text: &str| -> Result<TextEdit, ClientError> {
         let result = match op {
-            Op::Wrap { warden } => wrap_text(file.dialect, text, warden, select),
-            Op::Unwrap => unwrap_text(file.dialect, text, select, &records),
+            Op::Wrap { warden, .. } => {
+                let check: Option<&secrets::MoveCheck<'_>> = moving.then_some(&may_move);
+                wrap_text_with(file.dialect, text, warden, select, check)
+            }
+            Op::Unwrap => unwrap_text_with(
+                file.dialect,
+                text,
+                select,
+                &records,
+                &secret_records,
+                &lookup,
+            ),
         };
         result.map_err(|e| match e {
             EditError::Parse(d) => parse_error(file, d),
@@ -225,6 +286,15 @@ fn change_file(
             &mut |bytes: &[u8]| {
                 let text = utf8(&file.path, bytes)?;
                 let edit = compute(&text)?;
+                // Into the keychain before the values leave the file.
+                for s in &edit.moved {
+                    keychain::set(&s.server, &s.var, &s.value).map_err(|e| {
+                        ClientError::Keychain {
+                            path: file.path.clone(),
+                            detail: e.to_string(),
+                        }
+                    })?;
+                }
                 let new = (!edit.changed.is_empty()).then(|| edit.text.clone().into_bytes());
                 old_text = text;
                 outcome = Some(edit);
@@ -239,7 +309,13 @@ fn change_file(
             if let Some(edit) = outcome {
                 if !edit.changed.is_empty() {
                     let label = file.path.display().to_string();
-                    change.diff = unified_diff(&old_text, &edit.text, &label);
+                    let diff = unified_diff(&old_text, &edit.text, &label);
+                    let shown: Vec<_> = edit.moved.iter().chain(&edit.restored).cloned().collect();
+                    change.diff = secrets::mask(&diff, &shown);
+                    change.secrets = shown
+                        .iter()
+                        .map(|s| keychain::account(&s.server, &s.var))
+                        .collect();
                     change.notices = notices_for(file, env);
                 }
                 if let Some(w) = written {
@@ -248,7 +324,10 @@ fn change_file(
                     if w.written {
                         change.new_text = Some(edit.text.clone());
                         match op {
-                            Op::Wrap { .. } => ledger.record_wrapped(&real, &edit.records),
+                            Op::Wrap { .. } => {
+                                ledger.record_wrapped(&real, &edit.records);
+                                ledger.record_secrets(&real, &edit.secret_records);
+                            }
                             Op::Unwrap => ledger.record_unwrapped(&real, &edit.changed),
                         }
                         if let Err(e) = ledger.save() {

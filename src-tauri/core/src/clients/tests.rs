@@ -27,6 +27,7 @@ fn opts(filter: Filter) -> WrapOptions {
         warden: PathBuf::from(WARDEN),
         filter,
         dry_run: false,
+        move_secrets: false,
     }
 }
 
@@ -731,4 +732,108 @@ async fn clients_watcher_respects_a_user_unwrap() {
     processed(&watcher, &path, since).await;
     assert!(rx.try_recv().is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), ONE);
+}
+
+/// Secrets moved by wrap and written back by unwrap, in every syntax, with a map standing in
+/// for the keychain (the real one is tested through the CLI).
+#[test]
+fn clients_secrets_round_trip_in_every_syntax() {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+    let cases: &[(Dialect, &str)] = &[
+        (
+            Dialect::McpServers,
+            "{\"mcpServers\": {\"gh\": {\"command\": \"npx\", \"args\": [\"-y\", \"gh-mcp\"],\n  \"env\": {\"GITHUB_TOKEN\": \"ghp_1\", \"NODE_ENV\": \"x\", \"API_KEY\": \"${env:K}\"}}}}\n",
+        ),
+        (
+            Dialect::Codex,
+            "[mcp_servers.gh]\ncommand = \"npx\"\nargs = [\"gh-mcp\"]\n\n[mcp_servers.gh.env]\nGITHUB_TOKEN = 'ghp_1'\nNODE_ENV = \"x\"\n",
+        ),
+        (
+            Dialect::Goose,
+            "extensions:\n  gh:\n    cmd: npx\n    args:\n      - gh-mcp\n    envs:\n      GITHUB_TOKEN: ghp_1\n      NODE_ENV: x\n",
+        ),
+    ];
+    for (dialect, text) in cases {
+        let stored: RefCell<BTreeMap<String, String>> = RefCell::default();
+        let check = |_: &str, _: &str, _: &str| Ok(());
+        let w = wrap_text_with(*dialect, text, WARDEN, &|_| true, Some(&check)).unwrap();
+        assert_eq!(w.moved.len(), 1, "{dialect:?}: {w:?}");
+        for m in &w.moved {
+            stored
+                .borrow_mut()
+                .insert(format!("{}/{}", m.server, m.var), m.value.clone());
+        }
+        assert!(!w.text.contains("ghp_1"), "{}", w.text);
+        assert!(w.text.contains(PLACEHOLDER) && w.text.contains("--secret-env"));
+        let servers = edit::entries(*dialect, &w.text).unwrap();
+        let EntryState::Wrapped { server, .. } = &servers[0].state else {
+            panic!("{dialect:?}: not wrapped: {}", w.text);
+        };
+        assert_eq!(server.as_deref(), Some("gh"));
+
+        // Without the keychain, unwrap leaves the entry alone and says why.
+        let refused = unwrap_text(*dialect, &w.text, &|_| true, &w.records).unwrap();
+        assert!(refused.changed.is_empty(), "{dialect:?}");
+
+        let lookup = |server: &str, var: &str| {
+            stored
+                .borrow()
+                .get(&format!("{server}/{var}"))
+                .cloned()
+                .ok_or_else(|| "missing".to_owned())
+        };
+        let u = unwrap_text_with(
+            *dialect,
+            &w.text,
+            &|_| true,
+            &w.records,
+            &w.secret_records,
+            &lookup,
+        )
+        .unwrap();
+        assert_eq!(u.text, *text, "{dialect:?}: unwrap is exact");
+    }
+}
+
+/// Wrapped already (say by auto-rewrite): `--move-secrets` still moves the values, and a
+/// value the keychain holds differently stays, with the reason.
+#[test]
+fn clients_secrets_move_from_wrapped_entries_and_conflicts_stay() {
+    let text = "{\"mcpServers\": {\"gh\": {\"command\": \"npx\", \"args\": [\"gh-mcp\"], \"env\": {\"GITHUB_TOKEN\": \"ghp_1\", \"OPENAI_API_KEY\": \"sk-2\"}}}}";
+    let wrapped = wrap_text(Dialect::McpServers, text, WARDEN, &|_| true).unwrap();
+    let check = |_: &str, var: &str, _: &str| {
+        if var == "OPENAI_API_KEY" {
+            Err("the keychain holds another value".to_owned())
+        } else {
+            Ok(())
+        }
+    };
+    let w = wrap_text_with(
+        Dialect::McpServers,
+        &wrapped.text,
+        WARDEN,
+        &|_| true,
+        Some(&check),
+    )
+    .unwrap();
+    assert_eq!(w.changed.len(), 1);
+    assert_eq!(
+        w.moved.iter().map(|m| m.var.as_str()).collect::<Vec<_>>(),
+        ["GITHUB_TOKEN"]
+    );
+    assert!(
+        w.text
+            .contains("\"bridge\", \"--secret-env\", \"GITHUB_TOKEN\", \"--server\""),
+        "{}",
+        w.text
+    );
+    assert!(w.text.contains("sk-2"), "{}", w.text);
+    assert!(
+        w.skipped
+            .iter()
+            .any(|(_, why)| why.starts_with("OPENAI_API_KEY stays in the file: the keychain holds")),
+        "{:?}",
+        w.skipped
+    );
 }

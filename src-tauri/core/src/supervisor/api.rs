@@ -84,6 +84,9 @@ pub enum Request {
         server: Option<String>,
         #[serde(default)]
         dry_run: bool,
+        /// Wrap only: also move `env` values whose names look secret into the OS keychain.
+        #[serde(default)]
+        move_secrets: bool,
     },
     /// The backups taken before each write of an IDE config file, newest first.
     Backups,
@@ -439,6 +442,8 @@ pub struct FileChangeView {
     pub written: bool,
     /// The id of the backup taken before writing.
     pub backup: Option<String>,
+    /// Values moved into the OS keychain (wrap) or written back (unwrap): `SERVER/VAR`.
+    pub secrets: Vec<String>,
     pub notices: Vec<Notice>,
     pub error: Option<String>,
 }

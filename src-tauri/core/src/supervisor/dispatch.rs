@@ -62,8 +62,10 @@ impl Supervisor {
                 file,
                 server,
                 dry_run,
+                move_secrets,
             } => reply(
-                self.edit_clients(wrap, file, server, dry_run).await,
+                self.edit_clients(wrap, file, server, dry_run, move_secrets)
+                    .await,
                 |changes| Response::ClientEdit { changes },
             ),
             Request::Backups => reply(self.backups().await, |backups| Response::Backups {

@@ -2,7 +2,7 @@
 //! diff preview, backups and restore, and the watcher with its auto-rewrite switch, as
 //! API types. The work itself is [`crate::clients`]'s.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::api::{
     ApiError, ApiEvent, ClientChangeKind, ClientFile, ClientsReport, ErrorCode, FileChangeView,
@@ -68,15 +68,10 @@ pub(super) fn edit(
     env: &ClientEnv,
     warden: Option<&Path>,
     wrap: bool,
-    file: Option<PathBuf>,
-    server: Option<String>,
+    filter: Filter,
     dry_run: bool,
+    move_secrets: bool,
 ) -> Result<Vec<FileChangeView>, ApiError> {
-    let filter = Filter {
-        client: None,
-        file,
-        server,
-    };
     let changes = if wrap {
         let warden = warden.ok_or_else(|| {
             ApiError::new(
@@ -90,6 +85,7 @@ pub(super) fn edit(
                 warden: warden.to_owned(),
                 filter,
                 dry_run,
+                move_secrets,
             },
         )
     } else {
@@ -118,6 +114,7 @@ fn change_view(c: FileChange) -> FileChangeView {
         diff: c.diff,
         written: c.written,
         backup: c.backup,
+        secrets: c.secrets,
         notices: c.notices,
         error: c.error.map(|e| e.to_string()),
     }

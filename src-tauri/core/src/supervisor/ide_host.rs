@@ -11,7 +11,7 @@ use super::api::{
 };
 use super::ide;
 use super::service::{Supervisor, blocking};
-use crate::clients::Backup;
+use crate::clients::{self, Backup};
 use crate::events::Event;
 
 impl Supervisor {
@@ -130,11 +130,17 @@ impl Supervisor {
         file: Option<PathBuf>,
         server: Option<String>,
         dry_run: bool,
+        move_secrets: bool,
     ) -> Result<Vec<FileChangeView>, ApiError> {
         let warden = self.opts.warden_bin.clone();
         blocking(move || {
             let env = ide::env()?;
-            ide::edit(&env, warden.as_deref(), wrap, file, server, dry_run)
+            let filter = clients::Filter {
+                client: None,
+                file,
+                server,
+            };
+            ide::edit(&env, warden.as_deref(), wrap, filter, dry_run, move_secrets)
         })
         .await
     }

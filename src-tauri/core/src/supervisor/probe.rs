@@ -52,7 +52,7 @@ pub async fn probe(server: Option<String>, command: &[String], timeout: Duration
     // Marked like a bridge's server, with our pid: the orphan sweeper leaves it alone while
     // we live, and it dies with us anyway.
     let marker = format!("{}-{}", std::process::id(), report.ts_ms);
-    let (mut child, pipes) = match Server::spawn(&argv, &marker) {
+    let (mut child, pipes) = match Server::spawn(&argv, &[], &marker) {
         Ok(s) => s,
         Err(e) => {
             report.error = Some(e.to_string());

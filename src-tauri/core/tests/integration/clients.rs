@@ -398,6 +398,7 @@ mod race {
             warden: PathBuf::from("/opt/warden/bin/warden"),
             filter: Filter::default(),
             dry_run: false,
+            move_secrets: false,
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while !done.load(Ordering::SeqCst) {
@@ -430,6 +431,7 @@ mod race {
             warden: PathBuf::from("/opt/warden/bin/warden"),
             filter: Filter::default(),
             dry_run: false,
+            move_secrets: false,
         };
         let changes = wrap(env, &wrap_opts).unwrap();
         assert!(changes.iter().all(|c| c.error.is_none()));

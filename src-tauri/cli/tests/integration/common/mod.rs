@@ -58,6 +58,8 @@ pub struct Builder {
     command: Option<Vec<String>>,
     pid_file: bool,
     state_files: Vec<(String, Vec<u8>)>,
+    exact: Option<Vec<String>>,
+    envs: Vec<(String, String)>,
 }
 
 pub fn bridge() -> Builder {
@@ -69,6 +71,8 @@ pub fn bridge() -> Builder {
         command: None,
         pid_file: false,
         state_files: Vec::new(),
+        exact: None,
+        envs: Vec::new(),
     }
 }
 
@@ -106,6 +110,17 @@ impl Builder {
         self
     }
 
+    /// Runs this command line as it is (a client config entry's command and args).
+    pub fn exact(mut self, argv: Vec<String>) -> Self {
+        self.exact = Some(argv);
+        self
+    }
+    /// An environment variable for the bridge (or the command).
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.envs.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
     pub fn spawn(self) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config.toml");
@@ -126,7 +141,11 @@ impl Builder {
             }
             v
         });
-        let mut cmd = if self.direct {
+        let mut cmd = if let Some(argv) = &self.exact {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        } else if self.direct {
             let mut c = Command::new(server.remove(0));
             c.args(&server);
             c
@@ -143,6 +162,7 @@ impl Builder {
             .env("WARDEN_STATE_DIR", dir.path().join("state"))
             // Never the user's own supervisor.
             .env("WARDEN_SOCKET", dir.path().join("run").join("control.sock"))
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -434,4 +454,108 @@ pub fn signal(pid: u32, sig: &str) {
         .unwrap()
         .success();
     assert!(ok, "kill -{sig} {pid}");
+}
+
+/// A private OS keychain for one test: its own D-Bus session bus and a gnome-keyring Secret
+/// Service with an unlocked login keyring, all in a temp directory (never the user's own
+/// keychain). Stopped when dropped.
+pub struct Keychain {
+    pub bus: String,
+    procs: Vec<std::process::Child>,
+    _dir: tempfile::TempDir,
+}
+
+impl Keychain {
+    /// `None` (after [`cannot_run`]) without dbus-daemon, gnome-keyring-daemon or gdbus.
+    pub fn start() -> Option<Keychain> {
+        use std::io::{BufRead as _, Write as _};
+        use std::process::Command;
+        for tool in [
+            "dbus-daemon",
+            "gnome-keyring-daemon",
+            "gdbus",
+            "secret-tool",
+        ] {
+            require_tool(tool)?;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let mut daemon = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .arg(format!(
+                "--address=unix:path={}",
+                dir.path().join("bus").display()
+            ))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The address is printed once the bus listens.
+        let mut bus = String::new();
+        std::io::BufReader::new(daemon.stdout.take().unwrap())
+            .read_line(&mut bus)
+            .unwrap();
+        let bus = bus.trim().to_owned();
+        let mut keyring = Command::new("gnome-keyring-daemon")
+            .args(["--foreground", "--unlock", "--components=secrets"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus)
+            .env("HOME", dir.path())
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("XDG_RUNTIME_DIR", &run)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The password of the new login keyring, then EOF.
+        keyring.stdin.take().unwrap().write_all(b"test").unwrap();
+        let keychain = Keychain {
+            bus,
+            procs: vec![keyring, daemon],
+            _dir: dir,
+        };
+        let ready = Command::new("gdbus")
+            .args([
+                "wait",
+                "--session",
+                "--timeout",
+                "20",
+                "org.freedesktop.secrets",
+            ])
+            .env("DBUS_SESSION_BUS_ADDRESS", &keychain.bus)
+            .status()
+            .unwrap();
+        assert!(
+            ready.success(),
+            "gnome-keyring did not register on the test bus"
+        );
+        Some(keychain)
+    }
+
+    /// The value stored for `account` (`SERVER/VAR`), read with libsecret's `secret-tool`.
+    pub fn lookup(&self, account: &str) -> Option<String> {
+        let out = std::process::Command::new("secret-tool")
+            .args(["lookup", "service", "mcp-warden", "username", account])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8(out.stdout).unwrap())
+    }
+}
+
+impl Drop for Keychain {
+    fn drop(&mut self) {
+        for p in &mut self.procs {
+            let _ = p.kill();
+            let _ = p.wait();
+        }
+    }
 }

@@ -95,15 +95,11 @@ impl Router {
         })
     }
 
-    /// The bridge cannot start the server because its settings are invalid (config.toml or
-    /// `--set`): the client's `initialize` gets that as `spawn_failed` with `W-CONFIG-INVALID`.
-    pub fn config_invalid(&mut self, why: &str, out: &mut Vec<Out>) {
-        let f = StartFailure::new(
-            Code::ConfigInvalid,
-            format!("was not started: Warden's settings for it are invalid: {why}"),
-            "",
-        );
-        self.give_up(f, out);
+    /// The bridge will not start the server (its settings are invalid, a secret cannot be
+    /// read): the client's `initialize` gets `spawn_failed` with `code` and `cause` ("was not
+    /// started: ...").
+    pub fn not_started(&mut self, code: Code, cause: String, out: &mut Vec<Out>) {
+        self.give_up(StartFailure::new(code, cause, ""), out);
     }
 
     /// The first server process could not be spawned at all.

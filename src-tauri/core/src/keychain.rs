@@ -1,0 +1,71 @@
+//! Servers' secrets in the OS keychain, through the keyring crate: the Secret Service on
+//! Linux and the BSDs (gnome-keyring, KeePassXC, KWallet), Keychain on macOS, Credential
+//! Manager on Windows. One entry per value: service `mcp-warden`, account `SERVER/VAR`.
+//!
+//! `warden clients wrap --move-secrets` stores values here; `warden bridge --secret-env VAR`
+//! reads them into the server's environment; unwrap reads them back into the client's file.
+//! Values never reach a log, an event or an error message.
+
+use std::time::Duration;
+
+/// The keychain service every entry is filed under.
+pub const SERVICE: &str = "mcp-warden";
+
+/// How long one keychain call may take: a locked keychain that waits for a password prompt
+/// nobody sees must not hang a bridge or a command.
+const WAIT: Duration = Duration::from_secs(20);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeychainError {
+    /// No keychain answered (none running, locked, refused).
+    #[error("no OS keychain answered: {0}")]
+    Unavailable(String),
+    /// The keychain has no such entry.
+    #[error("the OS keychain has no entry {SERVICE}/{0}")]
+    Missing(String),
+}
+
+/// The account of `var` for `server`.
+pub fn account(server: &str, var: &str) -> String {
+    format!("{server}/{var}")
+}
+
+/// Runs one keychain call with a time limit.
+fn call<T: Send + 'static>(
+    account: String,
+    f: impl FnOnce(&keyring::Entry) -> keyring::Result<T> + Send + 'static,
+) -> Result<T, KeychainError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let acct = account.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(keyring::Entry::new(SERVICE, &acct).and_then(|e| f(&e)));
+    });
+    match rx.recv_timeout(WAIT) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(keyring::Error::NoEntry)) => Err(KeychainError::Missing(account)),
+        Ok(Err(e)) => Err(KeychainError::Unavailable(e.to_string())),
+        Err(_) => Err(KeychainError::Unavailable(format!(
+            "no answer within {} s (is it locked, waiting for a password prompt?)",
+            WAIT.as_secs()
+        ))),
+    }
+}
+
+/// The value of `var` for `server`.
+pub fn get(server: &str, var: &str) -> Result<String, KeychainError> {
+    call(account(server, var), |e| e.get_password())
+}
+
+/// Stores the value of `var` for `server` (replacing one stored before).
+pub fn set(server: &str, var: &str, value: &str) -> Result<(), KeychainError> {
+    let value = value.to_owned();
+    call(account(server, var), move |e| e.set_password(&value))
+}
+
+/// Whether a keychain answers at all (an entry that does not exist is an answer).
+pub fn check() -> Result<(), KeychainError> {
+    match get("warden", "probe") {
+        Ok(_) | Err(KeychainError::Missing(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
