@@ -156,6 +156,37 @@ class Client:
                 self.proc.wait()
 
 
+SECRET = "sk-ui-test-5e1f9a"
+
+
+def private_keychain(root: Path) -> tuple[str, list[subprocess.Popen]]:
+    """A D-Bus session bus with gnome-keyring's Secret Service (an unlocked login keyring)
+    under `root`, for the app's `--move-secrets`: never the user's own keychain. Started
+    without this test's environment, so that they are not taken for the app's leftovers."""
+    for tool in ("dbus-daemon", "gnome-keyring-daemon", "gdbus"):
+        if not shutil.which(tool):
+            pytest.fail(f"{tool} is missing: scripts/setup.sh installs it", pytrace=False)
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root / "keyring")}
+    (root / "keyring").mkdir()
+    (root / "keyring-run").mkdir(mode=0o700)
+    bus = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--print-address=1", f"--address=unix:path={root / 'bus'}"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=base,
+    )
+    address = bus.stdout.readline().strip()
+    keyring = subprocess.Popen(
+        ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**base, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_DATA_HOME": str(root / "keyring"),
+             "XDG_RUNTIME_DIR": str(root / "keyring-run")},
+    )
+    keyring.stdin.write(b"test")
+    keyring.stdin.close()
+    subprocess.run(["gdbus", "wait", "--session", "--timeout", "20", "org.freedesktop.secrets"],
+                   env={**base, "DBUS_SESSION_BUS_ADDRESS": address}, check=True, timeout=30)
+    return address, [keyring, bus]
+
+
 def ours(state_dir: Path) -> list[int]:
     """Pids of processes whose environment carries this test's WARDEN_STATE_DIR."""
     mark = f"WARDEN_STATE_DIR={state_dir}".encode()
@@ -199,9 +230,11 @@ def world(tmp_path_factory) -> Iterator[World]:
     ide_file = home / ".cursor" / "mcp.json"
     ide_file.parent.mkdir(parents=True)
     ide_file.write_text(json.dumps(
-        {"mcpServers": {"search": {"command": str(TARGET / "mcp-fake-server"), "args": ["--banner"]}}},
+        {"mcpServers": {"search": {"command": str(TARGET / "mcp-fake-server"), "args": ["--banner"],
+                                   "env": {"SEARCH_API_KEY": SECRET}}}},
         indent=2,
     ) + "\n")
+    bus, keychain = private_keychain(root)
     env = {
         k: v for k, v in os.environ.items()
         if not k.startswith(("WARDEN_", "XDG_CONFIG", "XDG_STATE", "XDG_DATA"))
@@ -213,6 +246,8 @@ def world(tmp_path_factory) -> Iterator[World]:
         WARDEN_CONFIG=str(config),
         WARDEN_BIN=str(TARGET / "warden"),
         WARDEN_LOG="info",
+        DBUS_SESSION_BUS_ADDRESS=bus,
+        NO_AT_BRIDGE="1",
         # WebKitGTK in a container without a GPU.
         WEBKIT_DISABLE_COMPOSITING_MODE="1",
         WEBKIT_DISABLE_DMABUF_RENDERER="1",
@@ -252,6 +287,9 @@ def world(tmp_path_factory) -> Iterator[World]:
         tauri_driver.terminate()
         tauri_driver.wait(timeout=10)
         log.close()
+        for p in keychain:
+            p.kill()
+            p.wait()
         # The app's WebKit helpers end once they notice the app is gone.
         deadline = time.monotonic() + 15
         while ours(root / "state") and time.monotonic() < deadline:
@@ -433,8 +471,13 @@ def test_wrap_and_unwrap_change_the_ide_file_as_previewed(world: World) -> None:
     state = lambda: world.find("file-state").get_attribute("data-state")  # noqa: E731
     world.wait("the file is marked not wrapped", lambda: state() == "unwrapped")
     world.click("wrap-search")
+    world.find("diff-preview")
+    # The switch: the API key goes into the (private) keychain, the preview says so.
+    world.click("move-secrets")
+    world.wait("the preview names the secret", lambda: "search/SEARCH_API_KEY" in world.find("secrets").text)
     preview = world.find("diff-preview").text
-    assert "+" in preview and "bridge" in preview
+    assert "+" in preview and "bridge" in preview and "--secret-env" in preview
+    assert SECRET not in preview, "the preview masks the value"
     world.shot("clients-preview")
     assert world.ide_file.read_bytes() == original, "a preview writes nothing"
     world.click("confirm-apply")
@@ -442,6 +485,7 @@ def test_wrap_and_unwrap_change_the_ide_file_as_previewed(world: World) -> None:
     wrapped = json.loads(world.ide_file.read_text())["mcpServers"]["search"]
     assert wrapped["command"] == world.env["WARDEN_BIN"]
     assert wrapped["args"][:3] == ["bridge", "--server", "search"]
+    assert SECRET not in world.ide_file.read_text(), "the key left the file"
     added = [l[1:].strip() for l in preview.splitlines() if l.startswith("+") and not l.startswith("+++")]
     assert added and all(a in world.ide_file.read_text() for a in added), "the file changed as previewed"
     world.wait("the file is marked protected", lambda: state() == "wrapped")

@@ -9,7 +9,7 @@ import { DiffView } from "./DiffView";
 import { CommandLine, Empty, ErrorText, Loading } from "./common";
 
 type Pending =
-  | { kind: "edit"; title: string; wrap: boolean; file: string | null; server: string | null; changes: FileChangeView[] }
+  | { kind: "edit"; title: string; wrap: boolean; file: string | null; server: string | null; moveSecrets: boolean; changes: FileChangeView[] }
   | { kind: "restore"; title: string; id: string; view: RestoreView };
 
 type Result = { title: string; ok: boolean; lines: string[]; notices: Notice[] };
@@ -49,11 +49,11 @@ export function ClientsPage() {
     void load();
   }, [load, state.clientsVersion]);
 
-  const preview = async (wrap: boolean, file: string | null, server: string | null, title: string) => {
+  const preview = async (wrap: boolean, file: string | null, server: string | null, title: string, moveSecrets = false) => {
     setBusy(true);
     try {
-      const r = await api({ op: "client_edit", wrap, file, server, dry_run: true });
-      if (r.kind === "client_edit") setPending({ kind: "edit", title, wrap, file, server, changes: r.changes });
+      const r = await api({ op: "client_edit", wrap, file, server, dry_run: true, move_secrets: moveSecrets });
+      if (r.kind === "client_edit") setPending({ kind: "edit", title, wrap, file, server, moveSecrets, changes: r.changes });
       else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
     } finally {
       setBusy(false);
@@ -77,8 +77,15 @@ export function ClientsPage() {
     setBusy(true);
     try {
       if (pending.kind === "edit") {
-        const r = await api({ op: "client_edit", wrap: pending.wrap, file: pending.file, server: pending.server, dry_run: false });
-        if (r.kind === "client_edit") setResult(editResult(pending.title, r.changes));
+        const r = await api({
+          op: "client_edit",
+          wrap: pending.wrap,
+          file: pending.file,
+          server: pending.server,
+          dry_run: false,
+          move_secrets: pending.moveSecrets,
+        });
+        if (r.kind === "client_edit") setResult(editResult(pending.title, r.changes, pending.wrap));
         else if (r.kind === "error") setResult({ title: pending.title, ok: false, lines: [r.message], notices: [] });
       } else {
         const r = await api({ op: "restore", id: pending.id, dry_run: false });
@@ -216,12 +223,20 @@ export function ClientsPage() {
         </div>
       )}
 
-      {pending && <PreviewDialog pending={pending} busy={busy} onApply={() => void apply()} onCancel={() => setPending(null)} />}
+      {pending && (
+        <PreviewDialog
+          pending={pending}
+          busy={busy}
+          onApply={() => void apply()}
+          onCancel={() => setPending(null)}
+          onMoveSecrets={(on) => pending.kind === "edit" && void preview(pending.wrap, pending.file, pending.server, pending.title, on)}
+        />
+      )}
     </section>
   );
 }
 
-function editResult(title: string, changes: FileChangeView[]): Result {
+function editResult(title: string, changes: FileChangeView[], wrap: boolean): Result {
   const lines: string[] = [];
   const notices: Notice[] = [];
   let ok = true;
@@ -231,14 +246,26 @@ function editResult(title: string, changes: FileChangeView[]): Result {
       lines.push(`${c.path}: ${c.error}`);
     } else if (c.written) {
       lines.push(`${c.path}: ${c.changed.length > 0 ? c.changed.join(", ") : "changed"}${c.backup ? ` (backup ${c.backup})` : ""}.`);
+      if (c.secrets.length > 0) lines.push(secretsLine(c, wrap));
       notices.push(...c.notices);
     } else if (c.diff === "") {
       lines.push(`${c.path}: nothing to change.`);
     }
-    for (const s of c.skipped) lines.push(`${c.path}: ${s.name} left alone: ${s.reason}`);
+    for (const s of c.skipped) lines.push(`${c.path}: ${skippedText(c, s.name, s.reason)}`);
   }
   if (changes.length === 0) lines.push("Nothing matched.");
   return { title, ok, lines, notices };
+}
+
+/** A skipped entry, or a note on an entry that did change (a value that stays in the file). */
+function skippedText(c: FileChangeView, name: string, reason: string): string {
+  return c.changed.includes(name) ? `${name}: ${reason}` : `${name} left alone: ${reason}`;
+}
+
+function secretsLine(c: FileChangeView, wrap: boolean): string {
+  return wrap
+    ? `Moved into the OS keychain (the file keeps a placeholder): ${c.secrets.join(", ")}. The backup taken before this change still holds them in plain text.`
+    : `Written back from the OS keychain: ${c.secrets.join(", ")}.`;
 }
 
 function ResultPanel({ result, onClose }: { result: Result; onClose: () => void }) {
@@ -387,13 +414,32 @@ function EntryRow(props: { entry: ServerEntry; busy: boolean; file: string; onEd
   );
 }
 
-function PreviewDialog(props: { pending: Pending; busy: boolean; onApply: () => void; onCancel: () => void }) {
+function PreviewDialog(props: {
+  pending: Pending;
+  busy: boolean;
+  onApply: () => void;
+  onCancel: () => void;
+  onMoveSecrets: (on: boolean) => void;
+}) {
   const p = props.pending;
   const diffs = p.kind === "edit" ? p.changes.filter((c) => c.diff !== "") : p.view.diff !== "" ? [p.view] : [];
   const nothing = diffs.length === 0;
   return (
     <Dialog title={p.title} onClose={props.onCancel} testid="diff-preview" wide>
       <p class="muted small">Nothing has been written yet. This is the exact change:</p>
+      {p.kind === "edit" && p.wrap && (
+        <label class="check small">
+          <input
+            type="checkbox"
+            data-testid="move-secrets"
+            checked={p.moveSecrets}
+            disabled={props.busy}
+            onChange={(e) => props.onMoveSecrets(e.currentTarget.checked)}
+          />
+          Also move secrets (env values named like TOKEN, KEY, SECRET, PASSWORD…) into the OS keychain; the bridge puts
+          them back into the server's environment, and Unwrap writes them back into the file.
+        </label>
+      )}
       {p.kind === "edit" &&
         p.changes.map((c) => (
           <section key={c.path} class="change">
@@ -402,12 +448,15 @@ function PreviewDialog(props: { pending: Pending; busy: boolean; onApply: () => 
             </h3>
             {c.error && <ErrorText message={c.error} />}
             {c.changed.length > 0 && <p class="small">Changes: {c.changed.join(", ")}</p>}
+            {c.secrets.length > 0 && (
+              <p class="small" data-testid="secrets">
+                {p.wrap ? "Into the OS keychain (service mcp-warden)" : "Back from the OS keychain"}: {c.secrets.join(", ")}
+              </p>
+            )}
             {c.skipped.length > 0 && (
               <ul class="small muted">
-                {c.skipped.map((s) => (
-                  <li key={s.name}>
-                    {s.name} left alone: {s.reason}
-                  </li>
+                {c.skipped.map((s, i) => (
+                  <li key={i}>{skippedText(c, s.name, s.reason)}</li>
                 ))}
               </ul>
             )}

@@ -210,12 +210,12 @@ function entryDiff(path: string, name: string, wrap: boolean, command: string, a
   return `--- ${path}\n+++ ${path}\n@@ -3,3 +3,3 @@\n   "mcpServers": {\n-    ${from},\n+    ${to},\n     "other": { "command": "node" }\n`;
 }
 
-function clientEdit(wrap: boolean, path: string | null, name: string | null, dryRun: boolean): Response {
+function clientEdit(wrap: boolean, path: string | null, name: string | null, dryRun: boolean, moveSecrets: boolean): Response {
   const targets = files.filter((f) => f.exists && (path === null || f.path === path));
   const changes = targets.map((f) => {
     const matching = f.servers.filter((s) => (name === null || s.name === name) && s.state === (wrap ? "unwrapped" : "wrapped"));
     if (f.error) {
-      return { client: f.client, path: f.path, changed: [], skipped: [], diff: "", written: false, backup: null, notices: [], error: f.error };
+      return { client: f.client, path: f.path, changed: [], skipped: [], diff: "", written: false, backup: null, secrets: [], notices: [], error: f.error };
     }
     const diff = matching.map((s) => (s.state === "skipped" ? "" : entryDiff(f.path, s.name, wrap, s.command, s.args))).join("");
     if (!dryRun) {
@@ -230,7 +230,9 @@ function clientEdit(wrap: boolean, path: string | null, name: string | null, dry
     return {
       client: f.client, path: f.path, changed: matching.map((s) => s.name),
       skipped: f.servers.filter((s) => s.state === "skipped" && (name === null || s.name === name)).map((s) => ({ name: s.name, reason: s.state === "skipped" ? s.reason : "" })),
-      diff, written: !dryRun && diff !== "", backup: !dryRun && diff !== "" ? `${f.client}-${Date.now()}` : null, notices: f.notices, error: null,
+      diff, written: !dryRun && diff !== "", backup: !dryRun && diff !== "" ? `${f.client}-${Date.now()}` : null,
+      secrets: moveSecrets ? matching.flatMap((s) => s.env_keys.filter((k) => /TOKEN|KEY|SECRET|PASSWORD/i.test(k)).map((k) => `${s.name}/${k}`)) : [],
+      notices: f.notices, error: null,
     };
   });
   return { kind: "client_edit", changes };
@@ -282,7 +284,7 @@ function handleApi(req: Request): Response {
     case "clients":
       return { kind: "clients", files, auto_rewrite: autoRewrite, watching: true, warden: WARDEN };
     case "client_edit":
-      return clientEdit(req.wrap, req.file, req.server, req.dry_run);
+      return clientEdit(req.wrap, req.file, req.server, req.dry_run, req.wrap && req.move_secrets);
     case "backups":
       return { kind: "backups", backups };
     case "restore": {
