@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { ClientFile, ServerEntry } from "../src/bindings/api";
 import { fileState } from "../src/lib/clients";
 
-const wrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], state: "wrapped", bridge: "/usr/bin/warden", server: null, command: "npx", args: [] });
-const unwrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], state: "unwrapped", command: "npx", args: [] });
-const skipped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], state: "skipped", reason: "an HTTP server" });
+const wrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], state: "wrapped", bridge: "/usr/bin/warden", server: null, command: "npx", args: [] });
+const unwrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], state: "unwrapped", command: "npx", args: [] });
+const skipped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], state: "skipped", reason: "an HTTP server" });
 
 const file = (over: Partial<ClientFile>): ClientFile => ({
   client: "cursor",

@@ -18,14 +18,14 @@ describe("lib/tauri", () => {
     const calls: Array<[string, unknown]> = [];
     mockIPC((cmd, payload) => {
       calls.push([cmd, payload]);
-      if (cmd === "api") return { kind: "auto_rewrite", on: true };
+      if (cmd === "api") return { kind: "auto_rewrite", on: true, without_asking: false };
       if (cmd === "app") return { kind: "autostart", on: false };
       return undefined;
     });
-    await expect(api({ op: "auto_rewrite", on: true })).resolves.toEqual({ kind: "auto_rewrite", on: true });
+    await expect(api({ op: "auto_rewrite", on: true, without_asking: false })).resolves.toEqual({ kind: "auto_rewrite", on: true, without_asking: false });
     await expect(app({ op: "autostart", on: null })).resolves.toEqual({ kind: "autostart", on: false });
     expect(calls).toEqual([
-      ["api", { request: { op: "auto_rewrite", on: true } }],
+      ["api", { request: { op: "auto_rewrite", on: true, without_asking: false } }],
       ["app", { request: { op: "autostart", on: null } }],
     ]);
   });

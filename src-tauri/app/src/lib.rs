@@ -314,6 +314,16 @@ async fn follow(
                 )
             }
             ApiEvent::Client {
+                change: ClientChangeKind::Awaiting,
+                message,
+                ..
+            } => notify(
+                &app,
+                &shared,
+                "A new MCP server awaits your approval".into(),
+                message.clone(),
+            ),
+            ApiEvent::Client {
                 change: ClientChangeKind::Reverted | ClientChangeKind::GaveUp,
                 message,
                 ..

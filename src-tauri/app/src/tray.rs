@@ -288,8 +288,10 @@ pub fn request_for(id: &MenuId, model: &Model) -> Option<Request> {
             on: !shows(server, |s| s.debug),
             server: server.clone(),
         }),
+        // Switched on here, it asks before wrapping (the window offers "without asking").
         MenuId::AutoRewrite => Some(Request::AutoRewrite {
             on: !model.auto_rewrite,
+            without_asking: false,
         }),
         MenuId::Open | MenuId::Quit | MenuId::Log(_) => None,
     }
@@ -346,7 +348,7 @@ fn action_title(request: &Request) -> String {
         Request::Restart { server } => format!("Restart {server}"),
         Request::Fallback { server, on } => format!("Fallback {} for {server}", switch(*on)),
         Request::Debug { server, on } => format!("Debug logging {} for {server}", switch(*on)),
-        Request::AutoRewrite { on } => format!("Auto-rewrite {}", switch(*on)),
+        Request::AutoRewrite { on, .. } => format!("Auto-rewrite {}", switch(*on)),
         other => format!("{other:?}"),
     }
 }
@@ -460,7 +462,10 @@ mod tests {
         };
         assert_eq!(
             request_for(&MenuId::AutoRewrite, &m),
-            Some(Request::AutoRewrite { on: false })
+            Some(Request::AutoRewrite {
+                on: false,
+                without_asking: false
+            })
         );
         assert_eq!(request_for(&MenuId::Log("fs".into()), &m), None);
     }

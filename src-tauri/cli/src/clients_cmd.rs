@@ -287,6 +287,9 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
                 EntryState::Skipped { reason } => format!("skipped      {reason}"),
             };
             println!("  {name:<width$}  {line}");
+            for r in &s.risks {
+                println!("  {:width$}  ! {}", "", r.detail);
+            }
         }
     }
     println!(

@@ -9,9 +9,9 @@ timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pid
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
-move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, };
+move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 
@@ -223,6 +223,15 @@ export type ClientsReport = { files: Array<ClientFile>,
  */
 auto_rewrite: boolean, 
 /**
+ * With auto-rewrite on: wrap them without asking first.
+ */
+without_asking: boolean, 
+/**
+ * With auto-rewrite on and asking: the unwrapped servers that await the user's approval
+ * (or "keep unwrapped"), each with its exact command and what deserves a look.
+ */
+awaiting: Array<AwaitingServer>, 
+/**
  * Whether the watcher runs (it does in the tray app and `warden daemon`).
  */
 watching: boolean, 
@@ -257,6 +266,8 @@ notices: Array<Notice>,
  */
 given_up: boolean, };
 
+export type AwaitingServer = { client: ClientId, client_name: string, path: string, server: ServerEntry, };
+
 export type FileChangeView = { client: ClientId, path: string, 
 /**
  * Servers changed.
@@ -287,7 +298,7 @@ export type RestoreView = { backup: Backup, written: boolean,
  */
 previous: string | null, diff: string, };
 
-export type ClientChangeKind = "new_servers" | "wrapped" | "reverted" | "gave_up" | "failed";
+export type ClientChangeKind = "new_servers" | "awaiting" | "wrapped" | "reverted" | "gave_up" | "failed";
 
 export type ClientId = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "cline" | "windsurf" | "zed" | "gemini-cli" | "codex" | "opencode" | "kiro" | "lm-studio" | "continue" | "goose";
 
@@ -300,9 +311,17 @@ scope: Array<string>,
 /**
  * Names of the environment variables the entry sets (never their values).
  */
-env_keys: Array<string>, } & ({ "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, });
+env_keys: Array<string>, 
+/**
+ * What deserves a look in its (original) command: sudo, a shell line, an unpinned package.
+ */
+risks: Array<Risk>, } & ({ "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, });
 
 export type EntryState = { "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, };
+
+export type Risk = { kind: RiskKind, detail: string, };
+
+export type RiskKind = "sudo" | "shell" | "unpinned";
 
 export type Notice = { client: ClientId, kind: NoticeKind, message: string, };
 

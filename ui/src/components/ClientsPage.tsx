@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
-import type { Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, RestoreView, ServerEntry } from "../bindings/api";
+import type { AwaitingServer, Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, RestoreView, RiskKind, ServerEntry } from "../bindings/api";
 import { formatBytes, formatDateTime } from "../lib/format";
 import { fileState } from "../lib/clients";
 import { api, app } from "../lib/tauri";
 import { useStore } from "./context";
 import { Dialog } from "./Dialog";
 import { DiffView } from "./DiffView";
-import { CommandLine, Empty, ErrorText, Loading } from "./common";
+import { CommandLine, Empty, ErrorText, Loading, quoteArg } from "./common";
 
 type Pending =
   | { kind: "edit"; title: string; wrap: boolean; file: string | null; server: string | null; moveSecrets: boolean; changes: FileChangeView[] }
@@ -102,12 +102,26 @@ export function ClientsPage() {
     }
   };
 
-  const setAutoRewrite = async (on: boolean) => {
-    const r = await api({ op: "auto_rewrite", on });
+  const setAutoRewrite = async (on: boolean, withoutAsking: boolean) => {
+    const r = await api({ op: "auto_rewrite", on, without_asking: withoutAsking });
     if (r.kind === "auto_rewrite") {
-      setReport((rep) => (rep ? { ...rep, auto_rewrite: r.on } : rep));
       setSwitchError(null);
+      await load();
     } else if (r.kind === "error") setSwitchError(r.message);
+  };
+
+  const keepUnwrapped = async (a: AwaitingServer) => {
+    const title = `Keep ${a.server.name} unwrapped`;
+    const r = await api({ op: "keep_unwrapped", file: a.path, server: a.server.name });
+    if (r.kind === "kept_unwrapped") {
+      setResult({
+        title,
+        ok: true,
+        lines: [`${a.server.name} stays as it is in ${a.path}; Warden will not ask about it again. The Wrap button below still wraps it.`],
+        notices: [],
+      });
+      await load();
+    } else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
   };
 
   const openFile = async (path: string) => {
@@ -135,10 +149,21 @@ export function ClientsPage() {
               data-testid="auto-rewrite"
               checked={report.auto_rewrite}
               aria-checked={report.auto_rewrite}
-              onChange={(e) => void setAutoRewrite(e.currentTarget.checked)}
+              onChange={(e) => void setAutoRewrite(e.currentTarget.checked, false)}
             />
             Wrap new stdio servers automatically
           </label>
+          {report.auto_rewrite && (
+            <label class="check">
+              <input
+                type="checkbox"
+                data-testid="without-asking"
+                checked={report.without_asking}
+                onChange={(e) => void setAutoRewrite(true, e.currentTarget.checked)}
+              />
+              without asking me first
+            </label>
+          )}
           <span class="muted small">
             {report.watching
               ? "Warden watches these files; a client that keeps undoing its edits is left alone."
@@ -154,6 +179,14 @@ export function ClientsPage() {
         </p>
       )}
       {result && <ResultPanel result={result} onClose={() => setResult(null)} />}
+      {report && report.awaiting.length > 0 && (
+        <AwaitingPanel
+          awaiting={report.awaiting}
+          busy={busy}
+          onReview={(a) => void preview(true, a.path, a.server.name, `Wrap ${a.server.name}`)}
+          onKeep={(a) => void keepUnwrapped(a)}
+        />
+      )}
       {error && <ErrorText message={error} testid="clients-error" />}
       {!report && !error && <Loading what="client configs" />}
       {report && present.length === 0 && (
@@ -268,12 +301,81 @@ function secretsLine(c: FileChangeView, wrap: boolean): string {
     : `Written back from the OS keychain: ${c.secrets.join(", ")}.`;
 }
 
+const RISK_LABEL: Record<RiskKind, string> = {
+  sudo: "runs as root",
+  shell: "shell command line",
+  unpinned: "unpinned package",
+};
+
+function Risks({ entry }: { entry: ServerEntry }) {
+  if (entry.risks.length === 0) return null;
+  return (
+    <ul class="risks small" data-testid="risks">
+      {entry.risks.map((r, i) => (
+        <li key={i} data-kind={r.kind}>
+          <span class={`tag risk-${r.kind}`}>{RISK_LABEL[r.kind]}</span> {r.detail}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** New servers auto-rewrite found: each exact command, what deserves a look, and the choice. */
+function AwaitingPanel(props: {
+  awaiting: AwaitingServer[];
+  busy: boolean;
+  onReview: (a: AwaitingServer) => void;
+  onKeep: (a: AwaitingServer) => void;
+}) {
+  return (
+    <section class="card awaiting" data-testid="awaiting" aria-labelledby="awaiting-title">
+      <h2 id="awaiting-title">
+        {props.awaiting.length === 1 ? "1 server awaits" : `${props.awaiting.length} servers await`} your approval
+      </h2>
+      <p class="muted small">
+        Wrapping a server puts Warden in front of it; it does not vet what the server does. Read each command as it will
+        run, with your rights, before you approve it.
+      </p>
+      <ul class="awaiting-list">
+        {props.awaiting.map((a) => {
+          const s = a.server;
+          if (s.state !== "unwrapped") return null;
+          return (
+            <li key={`${a.path}:${s.scope.join("/")}:${s.name}`} data-testid={`awaiting-${s.name}`}>
+              <div class="awaiting-head">
+                <strong>{s.name}</strong>
+                <span class="muted small">
+                  {" "}
+                  in {a.client_name} · <code>{a.path}</code>
+                </span>
+              </div>
+              <pre class="cmd full" data-testid="awaiting-command">
+                {[s.command, ...s.args].map(quoteArg).join(" ")}
+              </pre>
+              {s.env_keys.length > 0 && <div class="small muted">env: {s.env_keys.join(", ")}</div>}
+              <Risks entry={s} />
+              <div class="card-actions">
+                <button type="button" data-testid={`approve-${s.name}`} disabled={props.busy} onClick={() => props.onReview(a)}>
+                  Review and wrap…
+                </button>
+                <button type="button" class="secondary" data-testid={`keep-${s.name}`} disabled={props.busy} onClick={() => props.onKeep(a)}>
+                  Keep unwrapped
+                </button>
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
 function ResultPanel({ result, onClose }: { result: Result; onClose: () => void }) {
   return (
     <div class={`result ${result.ok ? "ok" : "bad"}`} data-testid="edit-result" role={result.ok ? "status" : "alert"}>
       <div class="result-head">
         <strong>{result.title}</strong>
-        <button type="button" class="icon" aria-label="Dismiss" onClick={onClose}>
+        <button type="button" class="icon" aria-label="Dismiss" data-testid="dismiss-result" onClick={onClose}>
           ×
         </button>
       </div>
@@ -397,6 +499,7 @@ function EntryRow(props: { entry: ServerEntry; busy: boolean; file: string; onEd
           </div>
         )}
         {s.env_keys.length > 0 && <div class="small muted">env: {s.env_keys.join(", ")}</div>}
+        <Risks entry={s} />
       </td>
       <td class="entry-action">
         {s.state === "unwrapped" && (

@@ -177,6 +177,8 @@ export function clientToast(change: ClientChangeKind): { kind: ToastKind; title:
   switch (change) {
     case "new_servers":
       return { kind: "info", title: "New MCP servers in a client config" };
+    case "awaiting":
+      return { kind: "warn", title: "A new MCP server awaits your approval" };
     case "wrapped":
       return { kind: "info", title: "Servers wrapped" };
     case "reverted":

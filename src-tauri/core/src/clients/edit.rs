@@ -207,11 +207,17 @@ pub(crate) fn entries(dialect: Dialect, text: &str) -> Result<Vec<ServerEntry>, 
                     args,
                 },
             };
+            let risks = match &state {
+                EntryState::Unwrapped { command, args }
+                | EntryState::Wrapped { command, args, .. } => super::risk::risks(command, args),
+                EntryState::Skipped { .. } => Vec::new(),
+            };
             ServerEntry {
                 name: l.id.name,
                 scope: l.id.scope,
                 state,
                 env_keys: l.env_keys,
+                risks,
             }
         })
         .collect())

@@ -110,21 +110,19 @@ impl Ledger {
         }
     }
 
-    pub fn save(&self) -> Result<(), String> {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the ledger (atomically: a temporary file renamed over it).
+    pub fn save(&self) -> std::io::Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        let fail = |e: std::io::Error| {
-            format!(
-                "cannot save {}: {e}; unwrap may leave an empty args list. Fix: check that WARDEN_STATE_DIR is writable",
-                self.path.display()
-            )
-        };
-        std::fs::create_dir_all(dir).map_err(fail)?;
-        let json = serde_json::to_vec_pretty(&self.data).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(dir)?;
+        let json = serde_json::to_vec_pretty(&self.data)?;
         let tmp = dir.join(format!(".ledger.{}.tmp", super::lock::token()));
-        std::fs::write(&tmp, json).map_err(fail)?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| {
+        std::fs::write(&tmp, json)?;
+        std::fs::rename(&tmp, &self.path).inspect_err(|_| {
             let _ = std::fs::remove_file(&tmp);
-            fail(e)
         })
     }
 }

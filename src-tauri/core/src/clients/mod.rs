@@ -27,6 +27,7 @@ mod lock;
 mod model;
 mod notices;
 mod ops;
+mod risk;
 mod secrets;
 mod watch;
 mod write;
@@ -48,8 +49,9 @@ pub use edit::{
 pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};
 pub use ops::{
-    FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, list, list_file,
-    restore, select_files, unified_diff, unwrap, wrap, wrap_file,
+    FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, awaiting,
+    keep_unwrapped, list, list_file, restore, select_files, unified_diff, unwrap, wrap, wrap_file,
 };
+pub use risk::{Risk, RiskKind, risks};
 pub use secrets::{Literal, MoveCheck, MovedSecret, PLACEHOLDER, SecretRecord, looks_secret, mask};
 pub use watch::{ClientWatcher, WatchOptions, WatchReport};

@@ -208,6 +208,8 @@ pub struct ServerEntry {
     pub state: EntryState,
     /// Names of the environment variables the entry sets (never their values).
     pub env_keys: Vec<String>,
+    /// What deserves a look in its (original) command: sudo, a shell line, an unpinned package.
+    pub risks: Vec<super::risk::Risk>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use super::doc::{DocError, EntryRef};
 use super::edit::{self, EditError, TextEdit, unwrap_text_with, wrap_text_with};
 use super::ledger::Ledger;
 use super::lock::LockKind;
-use super::model::{ClientError, ClientId, ServerEntry};
+use super::model::{ClientError, ClientId, EntryState, ServerEntry};
 use super::notices::{Notice, notices_for};
 use super::secrets;
 use super::write;
@@ -126,6 +126,60 @@ pub fn select_files(env: &ClientEnv, filter: &Filter) -> Result<Vec<ConfigFile>,
 
 fn name_matches(filter: &Filter, entry: &EntryRef) -> bool {
     filter.server.as_deref().is_none_or(|s| s == entry.name)
+}
+
+/// The stdio servers that run unwrapped in active files, except those the user chose to keep
+/// unwrapped: what auto-rewrite asks about before it wraps.
+pub fn awaiting(env: &ClientEnv) -> Vec<(ConfigFile, ServerEntry)> {
+    let ledger = Ledger::load(&env.state_dir);
+    let mut out = Vec::new();
+    for l in list(env).into_iter().filter(|l| l.file.active) {
+        let real = std::fs::canonicalize(&l.file.path).unwrap_or_else(|_| l.file.path.clone());
+        for s in l.servers {
+            let entry = EntryRef {
+                scope: s.scope.clone(),
+                name: s.name.clone(),
+            };
+            if matches!(s.state, EntryState::Unwrapped { .. })
+                && !ledger.user_unwrapped(&real, &entry)
+            {
+                out.push((l.file.clone(), s));
+            }
+        }
+    }
+    out
+}
+
+/// Keeps the matching unwrapped servers as they are: auto-rewrite no longer asks about them or
+/// wraps them (an explicit wrap undoes this). Returns the servers marked.
+pub fn keep_unwrapped(env: &ClientEnv, filter: &Filter) -> Result<Vec<String>, ClientError> {
+    let mut ledger = Ledger::load(&env.state_dir);
+    let mut kept = Vec::new();
+    for file in select_files(env, filter)? {
+        let text = read_text(&file.path)?;
+        let entries: Vec<EntryRef> = edit::entries(file.dialect, &text)
+            .map_err(|e| parse_error(&file, e))?
+            .into_iter()
+            .filter(|s| matches!(s.state, EntryState::Unwrapped { .. }))
+            .map(|s| EntryRef {
+                scope: s.scope,
+                name: s.name,
+            })
+            .filter(|e| name_matches(filter, e))
+            .collect();
+        let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+        ledger.record_unwrapped(&real, &entries);
+        kept.extend(entries.into_iter().map(|e| e.name));
+    }
+    ledger.save().map_err(|e| {
+        ClientError::io(
+            "save",
+            ledger.path(),
+            "check that WARDEN_STATE_DIR is writable",
+            e,
+        )
+    })?;
+    Ok(kept)
 }
 
 /// Routes the matching stdio servers through `warden bridge`.
@@ -331,7 +385,10 @@ fn change_file(
                             Op::Unwrap => ledger.record_unwrapped(&real, &edit.changed),
                         }
                         if let Err(e) = ledger.save() {
-                            tracing::warn!("{e}");
+                            tracing::warn!(
+                                "cannot save {}: {e}; unwrap may leave an empty args list. Fix: check that WARDEN_STATE_DIR is writable",
+                                ledger.path().display()
+                            );
                         }
                     }
                 }

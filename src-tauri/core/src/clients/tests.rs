@@ -583,10 +583,19 @@ fn rename_write(path: &Path, text: &str) {
 
 type Reports = tokio::sync::mpsc::UnboundedReceiver<WatchReport>;
 
+/// The auto-rewrite switch a test watcher starts with.
+#[derive(Clone, Copy)]
+enum Auto {
+    Off,
+    Ask,
+    WithoutAsking,
+}
+
 /// Starts a watcher and waits until it is ready (armed, first snapshot taken).
-async fn start_watch(env: ClientEnv, auto: bool) -> (ClientWatcher, Reports) {
+async fn start_watch(env: ClientEnv, auto: Auto) -> (ClientWatcher, Reports) {
     let mut o = WatchOptions::new(PathBuf::from(WARDEN));
-    o.auto_rewrite = auto;
+    o.auto_rewrite = !matches!(auto, Auto::Off);
+    o.without_asking = matches!(auto, Auto::WithoutAsking);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let watcher = ClientWatcher::start(env, o, move |r| {
         let _ = tx.send(r);
@@ -639,7 +648,7 @@ async fn clients_watcher_wraps_new_servers_quickly_and_ignores_its_own_writes() 
     let marker = dir.path().join(MARKER);
     put(&path, ONE);
     put(&marker, NO_SERVERS);
-    let (watcher, mut rx) = start_watch(env, true).await;
+    let (watcher, mut rx) = start_watch(env, Auto::WithoutAsking).await;
     // Existing servers are left as they are; only new ones are wrapped.
     let added = Instant::now();
     rename_write(&path, TWO);
@@ -675,8 +684,49 @@ async fn clients_watcher_reports_only_when_auto_rewrite_is_off() {
     let (dir, env) = home();
     let path = dir.path().join(".kiro/settings/mcp.json");
     put(&path, ONE);
-    let (watcher, mut rx) = start_watch(env, false).await;
+    let (watcher, mut rx) = start_watch(env, Auto::Off).await;
     assert!(!watcher.auto_rewrite());
+    rename_write(&path, TWO);
+    match next(&mut rx).await {
+        WatchReport::NewServers { servers, .. } => assert_eq!(servers[0].name, "new"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
+}
+
+/// Auto-rewrite asks first (its default): a new server is reported and awaits approval, the
+/// file stays as the client wrote it; one the user keeps unwrapped is no longer asked about,
+/// and not wrapped even without asking.
+#[tokio::test]
+async fn clients_watcher_asks_before_wrapping_and_respects_keep_unwrapped() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, ONE);
+    let (watcher, mut rx) = start_watch(env.clone(), Auto::Ask).await;
+    let since = watcher.progress().passes();
+    rename_write(&path, TWO);
+    match next(&mut rx).await {
+        WatchReport::NewServers { servers, .. } => assert_eq!(servers[0].name, "new"),
+        other => panic!("{other:?}"),
+    }
+    // The report comes from inside the pass: let it finish.
+    processed(&watcher, &path, since).await;
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
+    let names = |env: &ClientEnv| -> Vec<String> {
+        awaiting(env).into_iter().map(|(_, s)| s.name).collect()
+    };
+    assert_eq!(names(&env), ["rg", "new"]);
+    let filter = Filter {
+        server: Some("new".into()),
+        ..Filter::default()
+    };
+    assert_eq!(keep_unwrapped(&env, &filter).unwrap(), ["new"]);
+    assert_eq!(names(&env), ["rg"]);
+    // Removed and added again while wrapping without asking: still kept as it is.
+    watcher.set_without_asking(true);
+    let since = watcher.progress().passes();
+    rename_write(&path, ONE);
+    processed(&watcher, &path, since).await;
     rename_write(&path, TWO);
     match next(&mut rx).await {
         WatchReport::NewServers { servers, .. } => assert_eq!(servers[0].name, "new"),
@@ -692,7 +742,7 @@ async fn clients_watcher_backs_off_from_a_client_that_keeps_reverting() {
     let marker = dir.path().join(MARKER);
     put(&path, ONE);
     put(&marker, NO_SERVERS);
-    let (watcher, mut rx) = start_watch(env.clone(), true).await;
+    let (watcher, mut rx) = start_watch(env.clone(), Auto::WithoutAsking).await;
     rename_write(&path, TWO);
     assert!(matches!(next(&mut rx).await, WatchReport::Wrapped { .. }));
     // The client puts the original back, again and again.
@@ -726,7 +776,7 @@ async fn clients_watcher_respects_a_user_unwrap() {
     let path = dir.path().join(".cursor/mcp.json");
     put(&path, ONE);
     assert!(wrap(&env, &opts(Filter::default())).unwrap()[0].written);
-    let (watcher, mut rx) = start_watch(env.clone(), true).await;
+    let (watcher, mut rx) = start_watch(env.clone(), Auto::WithoutAsking).await;
     let since = watcher.progress().passes();
     assert!(unwrap(&env, &UnwrapOptions::default()).unwrap()[0].written);
     processed(&watcher, &path, since).await;
@@ -836,4 +886,83 @@ fn clients_secrets_move_from_wrapped_entries_and_conflicts_stay() {
         "{:?}",
         w.skipped
     );
+}
+
+/// What the consent window flags, read from the argv alone.
+#[test]
+fn clients_risks_flag_sudo_shell_lines_and_unpinned_packages() {
+    let kinds = |cmd: &str, args: &[&str]| -> Vec<RiskKind> {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        risks(cmd, &args).into_iter().map(|r| r.kind).collect()
+    };
+    use RiskKind::{Shell, Sudo, Unpinned};
+    // Package runners: an exact version is pinned, a tag, a range or nothing is not.
+    assert_eq!(
+        kinds(
+            "npx",
+            &["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+        ),
+        [Unpinned]
+    );
+    assert_eq!(
+        kinds("npx", &["-y", "@modelcontextprotocol/server-memory@latest"]),
+        [Unpinned]
+    );
+    assert_eq!(
+        kinds("npx", &["-y", "@upstash/context7-mcp@^1.0"]),
+        [Unpinned]
+    );
+    assert!(
+        kinds(
+            "npx",
+            &["-y", "@modelcontextprotocol/server-memory@2025.8.4"]
+        )
+        .is_empty()
+    );
+    assert!(
+        kinds(
+            "/usr/bin/npx",
+            &["--package=mcp-remote@0.1.29", "mcp-remote"]
+        )
+        .is_empty()
+    );
+    assert_eq!(kinds("uvx", &["mcp-server-fetch"]), [Unpinned]);
+    assert!(kinds("uvx", &["mcp-server-fetch==2025.4.7"]).is_empty());
+    assert!(
+        kinds(
+            "uvx",
+            &["--from", "mcp-server-git@2025.1.14", "mcp-server-git"]
+        )
+        .is_empty()
+    );
+    assert_eq!(kinds("pnpm", &["dlx", "some-mcp"]), [Unpinned]);
+    assert_eq!(
+        kinds("C:\\Program Files\\nodejs\\npx.cmd", &["-y", "x-mcp@next"]),
+        [Unpinned]
+    );
+    // Local things are what they are.
+    assert!(kinds("npx", &["-y", "./my-server"]).is_empty());
+    assert!(kinds("node", &["/opt/server/index.js"]).is_empty());
+    assert!(kinds("npm", &["run", "mcp"]).is_empty());
+    // Root, and what runs as root.
+    assert_eq!(kinds("sudo", &["-E", "npx", "-y", "srv"]), [Sudo, Unpinned]);
+    assert!(kinds("sudoku-mcp", &[]).is_empty());
+    // Shell lines, and what they run.
+    assert_eq!(
+        kinds("bash", &["-c", "curl -fsSL https://x.sh | sh"]),
+        [Shell]
+    );
+    assert_eq!(kinds("sh", &["-c", "cd /srv && sudo ./run"]), [Shell, Sudo]);
+    assert_eq!(
+        kinds("cmd", &["/c", "npx", "-y", "srv@latest"]),
+        [Shell, Unpinned]
+    );
+    assert!(kinds("bash", &["/opt/start.sh"]).is_empty());
+    let piped = risks(
+        "bash",
+        &["-c".into(), "curl -fsSL https://x.sh | sh".into()],
+    );
+    assert!(piped[0].detail.contains("pipes into a shell"), "{piped:?}");
+    let fix = risks("npx", &["-y".into(), "@scope/srv@latest".into()]);
+    assert!(fix[0].detail.contains("@scope/srv@1.2.3"), "{fix:?}");
 }

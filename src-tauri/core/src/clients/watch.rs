@@ -6,8 +6,9 @@
 //! wrapping) runs on a blocking thread.
 //!
 //! On a change it compares the file's entries with the last ones it saw:
-//! - a stdio server that is new: wrapped at once with auto-rewrite on (the default is off),
-//!   else reported;
+//! - a stdio server that is new: reported, and with auto-rewrite on (the default is off) it
+//!   awaits the user's approval; wrapped at once only when the user chose "wrap without
+//!   asking" (never one the user chose to keep unwrapped);
 //! - a server that was wrapped and is now unwrapped, and not by `warden clients unwrap`:
 //!   the client reverted it. It is wrapped again, but after `revert_limit` reverts within
 //!   `revert_window` the file is left alone and reported (no fight loop).
@@ -34,6 +35,8 @@ use super::ops::wrap_file;
 pub struct WatchOptions {
     /// Wrap new stdio servers automatically. Off by default.
     pub auto_rewrite: bool,
+    /// With auto-rewrite on: wrap new servers without asking first. Off by default.
+    pub without_asking: bool,
     /// The `warden` binary written into entries.
     pub warden: PathBuf,
     /// Quiet time after the last event before files are read.
@@ -49,6 +52,7 @@ impl WatchOptions {
     pub fn new(warden: PathBuf) -> WatchOptions {
         WatchOptions {
             auto_rewrite: false,
+            without_asking: false,
             warden,
             settle: Duration::from_millis(150),
             revert_limit: 3,
@@ -61,10 +65,13 @@ impl WatchOptions {
 /// What the watcher saw or did.
 #[derive(Debug, Clone)]
 pub enum WatchReport {
-    /// New stdio servers that run unwrapped (auto-rewrite is off, or the file is left alone).
+    /// New stdio servers that run unwrapped (auto-rewrite is off or asks first, or the file
+    /// is left alone).
     NewServers {
         file: ConfigFile,
         servers: Vec<EntryRef>,
+        /// Auto-rewrite is on and asks first: they await the user's approval.
+        awaiting: bool,
     },
     /// Servers were wrapped; `notices` say what the client needs now (restart, approval...).
     Wrapped {
@@ -94,6 +101,7 @@ pub enum WatchReport {
 /// The watcher; stops when dropped.
 pub struct ClientWatcher {
     auto: Arc<AtomicBool>,
+    without_asking: Arc<AtomicBool>,
     given_up: Arc<Mutex<BTreeSet<PathBuf>>>,
     state: Arc<Mutex<Loop>>,
     task: tokio::task::JoinHandle<()>,
@@ -112,6 +120,7 @@ impl ClientWatcher {
     ) -> Result<ClientWatcher, ClientError> {
         let (dirs, events) = fswatch::watcher(&env.home)?;
         let auto = Arc::new(AtomicBool::new(opts.auto_rewrite));
+        let without_asking = Arc::new(AtomicBool::new(opts.without_asking));
         let given_up = Arc::new(Mutex::new(BTreeSet::new()));
         let (settle, rescan_every) = (opts.settle, opts.rescan_every);
         let mut state = Loop {
@@ -122,6 +131,7 @@ impl ClientWatcher {
             interest: Interest::default(),
             files: BTreeMap::new(),
             auto: auto.clone(),
+            without_asking: without_asking.clone(),
             given_up: given_up.clone(),
             report: Box::new(report),
             stopped: false,
@@ -135,6 +145,7 @@ impl ClientWatcher {
         let task = tokio::spawn(run(state.clone(), events, interest, settle, rescan_every));
         Ok(ClientWatcher {
             auto,
+            without_asking,
             given_up,
             state,
             task,
@@ -154,6 +165,15 @@ impl ClientWatcher {
 
     pub fn auto_rewrite(&self) -> bool {
         self.auto.load(Ordering::SeqCst)
+    }
+
+    /// With auto-rewrite on: wrap new servers at once instead of waiting for approval.
+    pub fn set_without_asking(&self, on: bool) {
+        self.without_asking.store(on, Ordering::SeqCst);
+    }
+
+    pub fn without_asking(&self) -> bool {
+        self.without_asking.load(Ordering::SeqCst)
     }
 
     /// Files left alone because their client kept reverting.
@@ -253,6 +273,7 @@ struct Loop {
     interest: Interest,
     files: BTreeMap<PathBuf, FileState>,
     auto: Arc<AtomicBool>,
+    without_asking: Arc<AtomicBool>,
     given_up: Arc<Mutex<BTreeSet<PathBuf>>>,
     report: Box<dyn FnMut(WatchReport) + Send>,
     /// Set by the handle when it stops: no pass runs after.
@@ -373,6 +394,7 @@ impl Loop {
 
     fn process(&mut self, path: &Path, act: bool) {
         let auto = self.auto.load(Ordering::SeqCst);
+        let without_asking = self.without_asking.load(Ordering::SeqCst);
         let Some(st) = self.files.get_mut(path) else {
             return;
         };
@@ -410,11 +432,11 @@ impl Loop {
             return;
         }
         let ledger = Ledger::load(&self.env.state_dir);
-        let new_servers: Vec<EntryRef> = current
+        let (new_wrap, new_servers): (Vec<EntryRef>, Vec<EntryRef>) = current
             .iter()
             .filter(|(id, k)| **k == Kind::Unwrapped && !previous.contains_key(*id))
             .map(|(id, _)| id.clone())
-            .collect();
+            .partition(|id| auto && without_asking && !ledger.user_unwrapped(&st.real, id));
         let reverted: Vec<EntryRef> = current
             .iter()
             .filter(|(id, k)| {
@@ -469,12 +491,17 @@ impl Loop {
                 }
             }
         }
-        if auto && !alone {
-            to_wrap.extend(new_servers.iter().cloned());
-        } else if !new_servers.is_empty() {
+        let (new_wrap, new_servers) = if alone {
+            (Vec::new(), [new_wrap, new_servers].concat())
+        } else {
+            (new_wrap, new_servers)
+        };
+        to_wrap.extend(new_wrap);
+        if !new_servers.is_empty() {
             (self.report)(WatchReport::NewServers {
                 file: file.clone(),
                 servers: new_servers,
+                awaiting: auto && !without_asking && !alone,
             });
         }
         if to_wrap.is_empty() {

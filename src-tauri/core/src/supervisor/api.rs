@@ -96,8 +96,15 @@ pub enum Request {
         #[serde(default)]
         dry_run: bool,
     },
-    /// The switch of the IDE config watcher: wrap new stdio servers automatically.
-    AutoRewrite { on: bool },
+    /// The switch of the IDE config watcher: wrap new stdio servers automatically, after
+    /// the user's approval unless `without_asking`.
+    AutoRewrite {
+        on: bool,
+        #[serde(default)]
+        without_asking: bool,
+    },
+    /// Keeps `server` of `file` unwrapped: auto-rewrite no longer asks about it or wraps it.
+    KeepUnwrapped { file: PathBuf, server: String },
 }
 
 /// The answer to a [`Request`].
@@ -118,7 +125,8 @@ pub enum Response {
     ClientEdit { changes: Vec<FileChangeView> },
     Backups { backups: Vec<Backup> },
     Restore(RestoreView),
-    AutoRewrite { on: bool },
+    AutoRewrite { on: bool, without_asking: bool },
+    KeptUnwrapped { servers: Vec<String> },
     Error(ApiError),
 }
 
@@ -398,10 +406,25 @@ pub struct ClientsReport {
     pub files: Vec<ClientFile>,
     /// Whether new stdio servers are wrapped as they appear.
     pub auto_rewrite: bool,
+    /// With auto-rewrite on: wrap them without asking first.
+    pub without_asking: bool,
+    /// With auto-rewrite on and asking: the unwrapped servers that await the user's approval
+    /// (or "keep unwrapped"), each with its exact command and what deserves a look.
+    pub awaiting: Vec<AwaitingServer>,
     /// Whether the watcher runs (it does in the tray app and `warden daemon`).
     pub watching: bool,
     /// The `warden` binary written into wrapped entries.
     pub warden: Option<PathBuf>,
+}
+
+/// An unwrapped server auto-rewrite asks about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AwaitingServer {
+    pub client: ClientId,
+    pub client_name: String,
+    pub path: PathBuf,
+    pub server: ServerEntry,
 }
 
 /// One detected config file.
@@ -472,6 +495,8 @@ pub struct RestoreView {
 pub enum ClientChangeKind {
     /// New stdio servers run unwrapped.
     NewServers,
+    /// New stdio servers await the user's approval before auto-rewrite wraps them.
+    Awaiting,
     /// Servers were wrapped automatically.
     Wrapped,
     /// The client put back the original command of wrapped servers.
@@ -679,6 +704,7 @@ pub fn typescript() -> String {
         LimitSource::decl(&cfg),
         ClientsReport::decl(&cfg),
         ClientFile::decl(&cfg),
+        AwaitingServer::decl(&cfg),
         FileChangeView::decl(&cfg),
         SkippedEntry::decl(&cfg),
         RestoreView::decl(&cfg),
@@ -686,6 +712,8 @@ pub fn typescript() -> String {
         ClientId::decl(&cfg),
         ServerEntry::decl(&cfg),
         crate::clients::EntryState::decl(&cfg),
+        crate::clients::Risk::decl(&cfg),
+        crate::clients::RiskKind::decl(&cfg),
         Notice::decl(&cfg),
         crate::clients::NoticeKind::decl(&cfg),
         Backup::decl(&cfg),

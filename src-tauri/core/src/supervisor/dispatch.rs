@@ -74,8 +74,14 @@ impl Supervisor {
             Request::Restore { id, dry_run } => {
                 reply(self.restore(id, dry_run).await, Response::Restore)
             }
-            Request::AutoRewrite { on } => {
-                reply(self.set_auto_rewrite(on), |on| Response::AutoRewrite { on })
+            Request::AutoRewrite { on, without_asking } => reply(
+                self.set_auto_rewrite(on, without_asking),
+                |(on, without_asking)| Response::AutoRewrite { on, without_asking },
+            ),
+            Request::KeepUnwrapped { file, server } => {
+                reply(self.keep_unwrapped(file, server).await, |servers| {
+                    Response::KeptUnwrapped { servers }
+                })
             }
         }
     }

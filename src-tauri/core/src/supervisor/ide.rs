@@ -5,15 +5,15 @@
 use std::path::Path;
 
 use super::api::{
-    ApiError, ApiEvent, ClientChangeKind, ClientFile, ClientsReport, ErrorCode, FileChangeView,
-    RestoreView, SkippedEntry,
+    ApiError, ApiEvent, AwaitingServer, ClientChangeKind, ClientFile, ClientsReport, ErrorCode,
+    FileChangeView, RestoreView, SkippedEntry,
 };
 use crate::clients::{
     self, ClientEnv, ClientError, ClientWatcher, FileChange, Filter, Scope, UnwrapOptions,
     WatchReport, WrapOptions,
 };
 
-fn api_error(e: &ClientError) -> ApiError {
+pub(super) fn api_error(e: &ClientError) -> ApiError {
     let code = match e {
         ClientError::Parse { .. } | ClientError::NotUtf8 { .. } => ErrorCode::Invalid,
         ClientError::UnknownFile { .. } => ErrorCode::NotFound,
@@ -55,9 +55,27 @@ pub(super) fn report(
             }
         })
         .collect();
+    let auto_rewrite = watcher.is_some_and(ClientWatcher::auto_rewrite);
+    let without_asking = watcher.is_some_and(ClientWatcher::without_asking);
+    let awaiting = if auto_rewrite && !without_asking {
+        clients::awaiting(env)
+            .into_iter()
+            .filter(|(f, _)| !given_up.contains(&f.path))
+            .map(|(f, server)| AwaitingServer {
+                client: f.client,
+                client_name: f.client.display_name().to_owned(),
+                path: f.path,
+                server,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     ClientsReport {
         files,
-        auto_rewrite: watcher.is_some_and(ClientWatcher::auto_rewrite),
+        auto_rewrite,
+        without_asking,
+        awaiting,
         watching: watcher.is_some(),
         warden: warden.map(Path::to_owned),
     }
@@ -142,7 +160,19 @@ pub(super) fn watch_event(report: WatchReport) -> (ApiEvent, String) {
         servers.iter().map(|e| e.name.clone()).collect()
     };
     let (change, file, servers, message) = match report {
-        WatchReport::NewServers { file, servers } => {
+        WatchReport::NewServers {
+            file,
+            servers,
+            awaiting: true,
+        } => {
+            let message = format!(
+                "{}: new stdio server(s) {} await your approval before Warden wraps them; review their commands on the Clients page",
+                file.client.display_name(),
+                names(&servers).join(", ")
+            );
+            (ClientChangeKind::Awaiting, file, names(&servers), message)
+        }
+        WatchReport::NewServers { file, servers, .. } => {
             let message = format!(
                 "{}: new stdio server(s) {} run without the bridge; wrap them from the Clients page",
                 file.client.display_name(),

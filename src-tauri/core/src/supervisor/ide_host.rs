@@ -33,7 +33,7 @@ impl Supervisor {
             }
         };
         let mut opts = crate::clients::WatchOptions::new(warden);
-        opts.auto_rewrite = self.saved_auto_rewrite();
+        (opts.auto_rewrite, opts.without_asking) = self.saved_auto_rewrite();
         let me = Arc::downgrade(self);
         let started = crate::clients::ClientWatcher::start(env, opts, move |report| {
             if let Some(me) = me.upgrade() {
@@ -50,16 +50,23 @@ impl Supervisor {
     pub fn auto_rewrite(&self) -> bool {
         match self.watcher().as_ref() {
             Some(w) => w.auto_rewrite(),
-            None => self.saved_auto_rewrite(),
+            None => self.saved_auto_rewrite().0,
         }
     }
 
-    fn saved_auto_rewrite(&self) -> bool {
-        self.opts
+    /// The saved switch and whether it wraps without asking: `off`, `ask` or `on` (wrap
+    /// without asking). Anything else is off.
+    fn saved_auto_rewrite(&self) -> (bool, bool) {
+        let saved = self
+            .opts
             .auto_rewrite_file
             .as_deref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .is_some_and(|s| s.trim() == "on")
+            .and_then(|p| std::fs::read_to_string(p).ok());
+        match saved.as_deref().map(str::trim) {
+            Some("on") => (true, true),
+            Some("ask") => (true, false),
+            _ => (false, false),
+        }
     }
 
     fn on_client_report(&self, report: crate::clients::WatchReport) {
@@ -69,6 +76,7 @@ impl Supervisor {
         };
         let kind = match change {
             ClientChangeKind::NewServers => "client_new_servers",
+            ClientChangeKind::Awaiting => "client_awaiting",
             ClientChangeKind::Wrapped => "client_wrapped",
             ClientChangeKind::Reverted => "client_reverted",
             ClientChangeKind::GaveUp => "client_gave_up",
@@ -84,12 +92,22 @@ impl Supervisor {
         self.emit(event);
     }
 
-    pub(super) fn set_auto_rewrite(&self, on: bool) -> Result<bool, ApiError> {
+    pub(super) fn set_auto_rewrite(
+        &self,
+        on: bool,
+        without_asking: bool,
+    ) -> Result<(bool, bool), ApiError> {
+        let without_asking = on && without_asking;
+        let saved = match (on, without_asking) {
+            (false, _) => "off\n",
+            (true, false) => "ask\n",
+            (true, true) => "on\n",
+        };
         if let Some(path) = &self.opts.auto_rewrite_file {
             let write = path
                 .parent()
                 .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::write(path, if on { "on\n" } else { "off\n" }));
+                .and_then(|()| std::fs::write(path, saved));
             write.map_err(|e| {
                 ApiError::new(
                     ErrorCode::Io,
@@ -99,8 +117,9 @@ impl Supervisor {
         }
         match self.watcher().as_ref() {
             Some(w) => {
+                w.set_without_asking(without_asking);
                 w.set_auto_rewrite(on);
-                Ok(on)
+                Ok((on, without_asking))
             }
             None => Err(ApiError::new(
                 ErrorCode::Invalid,
@@ -141,6 +160,36 @@ impl Supervisor {
                 server,
             };
             ide::edit(&env, warden.as_deref(), wrap, filter, dry_run, move_secrets)
+        })
+        .await
+    }
+
+    /// `KeepUnwrapped`: auto-rewrite leaves `server` of `file` as it is.
+    pub(super) async fn keep_unwrapped(
+        &self,
+        file: PathBuf,
+        server: String,
+    ) -> Result<Vec<String>, ApiError> {
+        blocking(move || {
+            let filter = clients::Filter {
+                client: None,
+                file: Some(file),
+                server: Some(server),
+            };
+            let path = filter.file.clone().unwrap_or_default();
+            let name = filter.server.clone().unwrap_or_default();
+            let kept =
+                clients::keep_unwrapped(&ide::env()?, &filter).map_err(|e| ide::api_error(&e))?;
+            if kept.is_empty() {
+                return Err(ApiError::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "{} has no unwrapped server named {name}; reload the Clients page",
+                        path.display()
+                    ),
+                ));
+            }
+            Ok(kept)
         })
         .await
     }
