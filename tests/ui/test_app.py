@@ -533,8 +533,19 @@ def test_auto_rewrite_asks_first_showing_the_exact_command_and_what_deserves_a_l
     servers = json.loads(world.ide_file.read_text())["mcpServers"]
     assert servers["fresh"] == {"command": "bash", "args": ["-c", line]}, "the kept server is untouched"
     world.wait("nothing awaits", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="awaiting"]'))
-    # Back as it was for the tests after this one.
     world.click("auto-rewrite")
+    world.wait("auto-rewrite off", lambda: not world.find("auto-rewrite").is_selected())
+    # Drift: the client writes its own version back; the file and the server say so, and the
+    # row's Wrap re-applies.
+    world.ide_file.write_bytes(added)
+    state = lambda: world.find("file-state").get_attribute("data-state")  # noqa: E731
+    world.wait("the file is marked changed by the client", lambda: state() == "changed")
+    assert world.find("client-server-older").get_attribute("data-state") == "reverted"
+    world.shot("clients-changed")
+    world.click("wrap-older")
+    world.find("diff-preview")
+    world.click("confirm-apply")
+    world.wait("re-applied", lambda: state() == "partly")
     world.ide_file.write_bytes(original)
 
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { ClientFile, ServerEntry } from "../src/bindings/api";
 import { fileState } from "../src/lib/clients";
 
-const wrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], state: "wrapped", bridge: "/usr/bin/warden", server: null, command: "npx", args: [] });
-const unwrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], state: "unwrapped", command: "npx", args: [] });
-const skipped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], state: "skipped", reason: "an HTTP server" });
+const wrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, state: "wrapped", bridge: "/usr/bin/warden", server: null, command: "npx", args: [] });
+const unwrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, state: "unwrapped", command: "npx", args: [] });
+const skipped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, state: "skipped", reason: "an HTTP server" });
 
 const file = (over: Partial<ClientFile>): ClientFile => ({
   client: "cursor",
@@ -37,5 +37,11 @@ describe("fileState", () => {
     expect(bad.kind).toBe("malformed");
     expect(bad.detail).toContain("line 3, column 7");
     expect(fileState(file({ given_up: true, servers: [wrapped("a")] })).kind).toBe("given_up");
+  });
+
+  it("names the servers a client put back since Warden wrapped them", () => {
+    const changed = fileState(file({ servers: [wrapped("a"), { ...unwrapped("b"), reverted: true }, unwrapped("c")] }));
+    expect(changed.kind).toBe("changed");
+    expect(changed.detail).toContain("Warden had wrapped b;");
   });
 });

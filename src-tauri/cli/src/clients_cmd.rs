@@ -276,6 +276,13 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
                 format!("{} ({})", s.name, s.scope.join(" "))
             };
             let line = match &s.state {
+                EntryState::Unwrapped { command, args } if s.reverted => {
+                    totals.0 += 1;
+                    format!(
+                        "reverted     {} (Warden had wrapped it)",
+                        argv(command, args)
+                    )
+                }
                 EntryState::Unwrapped { command, args } => {
                     totals.0 += 1;
                     format!("not wrapped  {}", argv(command, args))

@@ -315,7 +315,12 @@ env_keys: Array<string>,
 /**
  * What deserves a look in its (original) command: sudo, a shell line, an unpinned package.
  */
-risks: Array<Risk>, } & ({ "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, });
+risks: Array<Risk>, 
+/**
+ * Warden wrapped it, and it runs unwrapped again without `warden clients unwrap`: the
+ * client (or someone) rewrote it. Wrap re-applies.
+ */
+reverted: boolean, } & ({ "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, });
 
 export type EntryState = { "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, };
 

@@ -130,6 +130,7 @@ export function ClientsPage() {
   };
 
   const present = report?.files.filter((f) => f.exists) ?? [];
+  const unprotected = present.filter((f) => f.active && !f.error).flatMap((f) => f.servers.filter((s) => s.state === "unwrapped")).length;
   const absent = report?.files.filter((f) => !f.exists) ?? [];
 
   return (
@@ -171,6 +172,13 @@ export function ClientsPage() {
           </span>
           {switchError && <ErrorText message={switchError} />}
         </div>
+      )}
+      {unprotected > 1 && present.filter((f) => f.active && f.servers.some((s) => s.state === "unwrapped")).length > 1 && (
+        <p>
+          <button type="button" data-testid="wrap-everything" disabled={busy} onClick={() => void preview(true, null, null, "Wrap every stdio server")}>
+            Wrap all {unprotected} servers in every file…
+          </button>
+        </p>
       )}
       {report && !report.warden && (
         <p class="warn-text small" data-testid="no-warden-binary">
@@ -441,7 +449,7 @@ function FileCard(props: {
         <div class="card-actions">
           {unwrapped.length > 0 && (
             <button type="button" data-testid="wrap-all" disabled={props.busy} onClick={() => props.onEdit(true, null, `Wrap all servers of ${f.path}`)}>
-              Wrap all
+              {state.kind === "changed" ? "Re-apply" : "Wrap all"}
             </button>
           )}
           {wrapped.length > 0 && (
@@ -479,13 +487,15 @@ function EntryRow(props: { entry: ServerEntry; busy: boolean; file: string; onEd
   const s = props.entry;
   const scope = s.scope.length > 0 ? s.scope[s.scope.length - 1] : null;
   return (
-    <tr data-testid={`client-server-${s.name}`} data-state={s.state}>
+    <tr data-testid={`client-server-${s.name}`} data-state={s.reverted ? "reverted" : s.state}>
       <th scope="row">
         {s.name}
         {scope && <div class="small muted">in {scope}</div>}
       </th>
       <td>
-        <span class={`badge entry-${s.state}`}>{s.state}</span>
+        <span class={`badge entry-${s.reverted ? "reverted" : s.state}`} title={s.reverted ? "Warden had wrapped it; the client put the original command back" : undefined}>
+          {s.reverted ? "reverted" : s.state}
+        </span>
       </td>
       <td class="entry-cmd">
         {s.state === "skipped" ? (

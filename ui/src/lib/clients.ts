@@ -2,7 +2,7 @@
 // page's badge per file. Pure, so each rule is unit-tested (tests/clients.test.ts).
 import type { ClientFile } from "../bindings/api";
 
-export type FileStateKind = "missing" | "malformed" | "given_up" | "none" | "wrapped" | "partly" | "unwrapped";
+export type FileStateKind = "missing" | "malformed" | "given_up" | "changed" | "none" | "wrapped" | "partly" | "unwrapped";
 
 export interface FileState {
   kind: FileStateKind;
@@ -17,8 +17,16 @@ export function fileState(f: ClientFile): FileState {
   if (f.given_up) {
     return {
       kind: "given_up",
-      label: "reverted by the client",
+      label: "left alone: the client keeps undoing",
       detail: "The client kept undoing Warden's edits, so the watcher leaves this file alone; wrap again by hand after closing the client.",
+    };
+  }
+  const reverted = f.servers.filter((s) => s.reverted).map((s) => s.name);
+  if (reverted.length > 0) {
+    return {
+      kind: "changed",
+      label: "changed by the client",
+      detail: `Warden had wrapped ${reverted.join(", ")}; the client (or someone) put the original command back, so ${reverted.length === 1 ? "it runs" : "they run"} without Warden. Re-apply wraps ${reverted.length === 1 ? "it" : "them"} again (you see the change first).`,
     };
   }
   const wrapped = f.servers.filter((s) => s.state === "wrapped").length;

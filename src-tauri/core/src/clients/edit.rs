@@ -218,6 +218,7 @@ pub(crate) fn entries(dialect: Dialect, text: &str) -> Result<Vec<ServerEntry>, 
                 state,
                 env_keys: l.env_keys,
                 risks,
+                reverted: false,
             }
         })
         .collect())

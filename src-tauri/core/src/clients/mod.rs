@@ -50,7 +50,7 @@ pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};
 pub use ops::{
     FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, awaiting,
-    keep_unwrapped, list, list_file, restore, select_files, unified_diff, unwrap, wrap, wrap_file,
+    keep_unwrapped, list, restore, select_files, unified_diff, unwrap, wrap, wrap_file,
 };
 pub use risk::{Risk, RiskKind, risks};
 pub use secrets::{Literal, MoveCheck, MovedSecret, PLACEHOLDER, SecretRecord, looks_secret, mask};

@@ -210,6 +210,9 @@ pub struct ServerEntry {
     pub env_keys: Vec<String>,
     /// What deserves a look in its (original) command: sudo, a shell line, an unpinned package.
     pub risks: Vec<super::risk::Risk>,
+    /// Warden wrapped it, and it runs unwrapped again without `warden clients unwrap`: the
+    /// client (or someone) rewrote it. Wrap re-applies.
+    pub reverted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

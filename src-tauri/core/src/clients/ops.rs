@@ -25,19 +25,34 @@ pub struct FileListing {
 
 /// Lists the servers of every detected config file.
 pub fn list(env: &ClientEnv) -> Vec<FileListing> {
-    detect(env).into_iter().map(|f| list_file(&f)).collect()
+    let ledger = Ledger::load(&env.state_dir);
+    detect(env)
+        .into_iter()
+        .map(|f| list_file(&f, &ledger))
+        .collect()
 }
 
-/// Lists the servers of one config file.
-pub fn list_file(file: &ConfigFile) -> FileListing {
+/// Lists the servers of one config file; marks those Warden wrapped that run unwrapped again
+/// without `warden clients unwrap` (the client rewrote them).
+fn list_file(file: &ConfigFile, ledger: &Ledger) -> FileListing {
     let entries = read_text(&file.path)
         .and_then(|text| edit::entries(file.dialect, &text).map_err(|e| parse_error(file, e)));
     match entries {
-        Ok(servers) => FileListing {
-            file: file.clone(),
-            servers,
-            error: None,
-        },
+        Ok(mut servers) => {
+            let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+            let records = ledger.records_for(&real);
+            for s in &mut servers {
+                s.reverted = matches!(s.state, EntryState::Unwrapped { .. })
+                    && records
+                        .iter()
+                        .any(|r| r.entry.name == s.name && r.entry.scope == s.scope);
+            }
+            FileListing {
+                file: file.clone(),
+                servers,
+                error: None,
+            }
+        }
         Err(error) => FileListing {
             file: file.clone(),
             servers: Vec::new(),

@@ -966,3 +966,26 @@ fn clients_risks_flag_sudo_shell_lines_and_unpinned_packages() {
     let fix = risks("npx", &["-y".into(), "@scope/srv@latest".into()]);
     assert!(fix[0].detail.contains("@scope/srv@1.2.3"), "{fix:?}");
 }
+
+/// A server Warden wrapped that runs unwrapped again, not by `unwrap`, is listed as
+/// reverted; one the user unwrapped is not.
+#[test]
+fn clients_list_marks_servers_the_client_reverted() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, ONE);
+    let reverted = |env: &ClientEnv| -> Vec<bool> {
+        list(env)
+            .into_iter()
+            .flat_map(|l| l.servers)
+            .map(|s| s.reverted)
+            .collect()
+    };
+    assert_eq!(reverted(&env), [false]);
+    assert!(wrap(&env, &opts(Filter::default())).unwrap()[0].written);
+    put(&path, ONE);
+    assert_eq!(reverted(&env), [true]);
+    assert!(wrap(&env, &opts(Filter::default())).unwrap()[0].written);
+    assert!(unwrap(&env, &UnwrapOptions::default()).unwrap()[0].written);
+    assert_eq!(reverted(&env), [false]);
+}
