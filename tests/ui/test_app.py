@@ -230,7 +230,7 @@ def world(tmp_path_factory) -> Iterator[World]:
     ide_file = home / ".cursor" / "mcp.json"
     ide_file.parent.mkdir(parents=True)
     ide_file.write_text(json.dumps(
-        {"mcpServers": {"search": {"command": str(TARGET / "mcp-fake-server"), "args": ["--banner"],
+        {"mcpServers": {"search": {"command": str(TARGET / "mcp-fake-server"), "args": ["--banner", "--require-env", "SEARCH_API_KEY"],
                                    "env": {"SEARCH_API_KEY": SECRET}}}},
         indent=2,
     ) + "\n")
@@ -323,6 +323,10 @@ def test_the_servers_page_shows_ide_servers_not_wrapped_yet(world: World) -> Non
     world.go("#/servers")
     found = world.find("unprotected-search")
     assert "Cursor" in found.text and "mcp-fake-server" in found.text, found.text
+    # Probed before any client started it, with the env Cursor gives it.
+    probe = lambda: found.find_element(By.CSS_SELECTOR, '[data-testid="probe-result"]')  # noqa: E731
+    world.wait("the probe result", lambda: probe().get_attribute("data-ok") == "true")
+    assert "Starts: 13 tools" in probe().text, probe().text
     assert world.find("review-and-wrap").get_attribute("href").endswith("#/clients")
     world.shot("servers-first-run")
 
@@ -502,10 +506,14 @@ def test_auto_rewrite_asks_first_showing_the_exact_command_and_what_deserves_a_l
     unwrapped" sticks, and approval goes through the diff preview. (`search` is not offered:
     the test before unwrapped it by hand.)"""
     original = world.ide_file.read_bytes()
+    # Probing off first (the switch is kept in the state dir): `older` must not be fetched.
+    world.go("#/clients")
+    world.click("probe-ide")
+    switch = world.root / "state" / "probe-ide"
+    world.wait("probing off, saved", lambda: switch.exists() and switch.read_text().strip() == "off")
     config = json.loads(original)
     config["mcpServers"]["older"] = {"command": "npx", "args": ["-y", "some-mcp@latest"]}
     world.ide_file.write_text(json.dumps(config, indent=2))
-    world.go("#/clients")
     world.find("client-server-older")
     world.click("auto-rewrite")
     older = world.find("awaiting-older")

@@ -189,7 +189,7 @@ describe("client and config events", () => {
   it("probe reports land on their server", () => {
     const report = {
       server: "fs", command: ["x"], ok: true, ts_ms: 0, cold_start_ms: 1200, total_ms: 1500, tools: 3,
-      tool_names: [], server_info: null, protocol_version: null, error: null, shutdown: "exited with status 0", stderr_tail: "",
+      tool_names: [], server_info: null, protocol_version: null, error: null, code: null, shutdown: "exited with status 0", stderr_tail: "",
     };
     const s = apply(loaded(), { kind: "probe", report }, 0);
     expect(server(s, "fs").last_probe?.cold_start_ms).toBe(1200);

@@ -75,6 +75,7 @@ impl Shared {
 pub fn supervisor_options(app: &AppHandle) -> Options {
     let mut opts = Options::from_env();
     opts.watch_clients = true;
+    opts.probe_ide = Some(warden_core::paths::state_dir().join("probe-ide"));
     opts.warden_bin = warden_bin(app);
     opts
 }

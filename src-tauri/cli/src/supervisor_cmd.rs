@@ -50,6 +50,11 @@ pub enum Command {
         /// switch, kept in $WARDEN_STATE_DIR/auto-rewrite).
         #[arg(long)]
         watch_clients: bool,
+        /// Probe each stdio server of the detected IDE configs before it is used: at start,
+        /// when its entry changes, and again with backoff while it fails (the tray app's
+        /// switch, kept in $WARDEN_STATE_DIR/probe-ide).
+        #[arg(long)]
+        probe_ide: bool,
     },
     /// Servers' health and live sessions, from the running supervisor.
     Status {
@@ -176,6 +181,7 @@ pub fn run(command: Command) -> ExitCode {
                 orphan_interval_secs,
                 history_hours,
                 watch_clients,
+                probe_ide,
             } => {
                 let mut opts = Options::from_env();
                 opts.probe_interval =
@@ -185,6 +191,8 @@ pub fn run(command: Command) -> ExitCode {
                 opts.orphan_interval = Duration::from_secs(orphan_interval_secs.max(1));
                 opts.horizon = Duration::from_secs(history_hours * 3600);
                 opts.watch_clients = watch_clients;
+                opts.probe_ide =
+                    probe_ide.then(|| warden_core::paths::state_dir().join("probe-ide"));
                 opts.warden_bin = std::env::current_exe().and_then(std::fs::canonicalize).ok();
                 daemon(opts).await
             }
@@ -381,7 +389,7 @@ async fn probe_cmd(
                 },
                 (None, None) => return fail("nothing to probe"),
             };
-            probe::probe(server, &command, timeout).await
+            probe::probe(server, &command, &[], timeout).await
         }
     };
     if json {

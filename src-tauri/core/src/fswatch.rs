@@ -193,6 +193,12 @@ impl Progress {
         self.0.borrow().passes
     }
 
+    /// Resolves once the next pass that handled changes is done; `None` if the watch ended.
+    pub async fn next_pass(&mut self) -> Option<()> {
+        let now = self.passes();
+        self.0.wait_for(|d| d.passes > now).await.ok().map(|_| ())
+    }
+
     /// Resolves once a pass after `since` processed a change of `path`; `None` if the watch
     /// ended first. A pass processes every change received before it, so a change made
     /// earlier to another watched file has been processed too.

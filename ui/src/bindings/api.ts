@@ -9,9 +9,9 @@ timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pid
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
-move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, };
+move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 
@@ -164,6 +164,10 @@ total_ms: number, tools: number | null, tool_names: Array<string>,
  */
 server_info: JsonValue | null, protocol_version: string | null, error: string | null, 
 /**
+ * The stable code of `error` (`W-SPAWN-NOT-FOUND` …; docs/errors.md).
+ */
+code: string | null, 
+/**
  * How the process ended ("exited with status 0" …).
  */
 shutdown: string, stderr_tail: string, };
@@ -231,6 +235,11 @@ without_asking: boolean,
  * (or "keep unwrapped"), each with its exact command and what deserves a look.
  */
 awaiting: Array<AwaitingServer>, 
+/**
+ * Whether the IDE configs' servers are probed before they are used; `null` when this
+ * supervisor never does (`warden daemon` without `--probe-ide`).
+ */
+probe_ide: boolean | null, 
 /**
  * Whether the watcher runs (it does in the tray app and `warden daemon`).
  */

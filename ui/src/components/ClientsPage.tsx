@@ -110,6 +110,14 @@ export function ClientsPage() {
     } else if (r.kind === "error") setSwitchError(r.message);
   };
 
+  const setProbeIde = async (on: boolean) => {
+    const r = await api({ op: "probe_ide", on });
+    if (r.kind === "probe_ide") {
+      setSwitchError(null);
+      await load();
+    } else if (r.kind === "error") setSwitchError(r.message);
+  };
+
   const keepUnwrapped = async (a: AwaitingServer) => {
     const title = `Keep ${a.server.name} unwrapped`;
     const r = await api({ op: "keep_unwrapped", file: a.path, server: a.server.name });
@@ -170,6 +178,19 @@ export function ClientsPage() {
               ? "Warden watches these files; a client that keeps undoing its edits is left alone."
               : "The file watcher is not running, so this switch has no effect until the app's supervisor runs."}
           </span>
+          {report.probe_ide !== null && (
+            <label class="check">
+              <input
+                type="checkbox"
+                role="switch"
+                data-testid="probe-ide"
+                checked={report.probe_ide}
+                aria-checked={report.probe_ide}
+                onChange={(e) => void setProbeIde(e.currentTarget.checked)}
+              />
+              Check that each server starts (at start, after each change, and again while it fails)
+            </label>
+          )}
           {switchError && <ErrorText message={switchError} />}
         </div>
       )}

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import type { ClientsReport } from "../bindings/api";
+import type { ClientsReport, ProbeReport, ServerStatus } from "../bindings/api";
 import { formatCount, formatMs } from "../lib/format";
 import { serverHref } from "../lib/route";
 import { api } from "../lib/tauri";
@@ -14,7 +14,7 @@ export function bridgeSnippet(warden: string): string {
 
 /** The IDE config files' stdio servers that do not run through the bridge yet, and the one
  *  step that protects them (the Clients page's wrap, with its diff preview). */
-function Unprotected({ report }: { report: ClientsReport }) {
+function Unprotected({ report, servers }: { report: ClientsReport; servers: ServerStatus[] }) {
   const found = report.files.flatMap((f) =>
     f.active ? f.servers.flatMap((s) => (s.state === "unwrapped" ? [{ file: f, entry: s }] : [])) : [],
   );
@@ -38,12 +38,30 @@ function Unprotected({ report }: { report: ClientsReport }) {
                 <CommandLine command={[entry.command, ...entry.args]} />
               </div>
             )}
+            <ProbeLine probe={servers.find((s) => s.name === entry.name)?.last_probe ?? null} probing={report.probe_ide === true} />
           </li>
         ))}
       </ul>
       <a class="button" href="#/clients" data-testid="review-and-wrap">
         Review and wrap
       </a>
+    </div>
+  );
+}
+
+/** What the last probe of an IDE server found, before any client started it. */
+function ProbeLine({ probe, probing }: { probe: ProbeReport | null; probing: boolean }) {
+  if (!probe) return probing ? <div class="small muted" data-testid="probe-result" data-ok="pending">Checking that it starts…</div> : null;
+  if (probe.ok) {
+    return (
+      <div class="small ok-text" data-testid="probe-result" data-ok="true">
+        Starts: {probe.tools ?? 0} tools, answered in {formatMs(probe.cold_start_ms ?? 0)}
+      </div>
+    );
+  }
+  return (
+    <div class="small bad-text" data-testid="probe-result" data-ok="false">
+      Does not start{probe.code && <> <FailureCode code={probe.code} /></>}: {probe.error}
     </div>
   );
 }
@@ -67,7 +85,7 @@ export function ServersPage() {
   return (
     <section class="page">
       <h1>Servers</h1>
-      {clients && <Unprotected report={clients} />}
+      {clients && <Unprotected report={clients} servers={state.servers} />}
       {state.servers.length === 0 ? (
         <Empty title="No MCP servers yet">
           <p>

@@ -206,6 +206,7 @@ const backups: Backup[] = empty ? [] : [
 
 let autoRewrite = !empty;
 let withoutAsking = false;
+let probeIde = true;
 const kept = new Set<string>();
 
 /** What the supervisor asks about with auto-rewrite on and asking: unwrapped, not kept. */
@@ -299,7 +300,7 @@ function handleApi(req: Request): Response {
       return { kind: "command", ok: true, config: CONFIG, sessions: [], message: req.value === null ? `${req.key} removed from [servers.${req.server}]` : `${req.key} = ${JSON.stringify(req.value)} in [servers.${req.server}]` };
     }
     case "clients":
-      return { kind: "clients", files, auto_rewrite: autoRewrite, without_asking: withoutAsking, awaiting: awaiting(), watching: true, warden: WARDEN };
+      return { kind: "clients", files, auto_rewrite: autoRewrite, without_asking: withoutAsking, awaiting: awaiting(), probe_ide: probeIde, watching: true, warden: WARDEN };
     case "client_edit":
       return clientEdit(req.wrap, req.file, req.server, req.dry_run, req.wrap && req.move_secrets);
     case "backups":
@@ -315,7 +316,8 @@ function handleApi(req: Request): Response {
       const report = {
         server: req.server, command: s?.command ?? [], ok, ts_ms: now(), cold_start_ms: ok ? 2_340 : null, total_ms: 2_900,
         tools: ok ? 5 : null, tool_names: [], server_info: null, protocol_version: "2025-06-18",
-        error: ok ? null : "the server exited before answering initialize (exit status 1)",
+        error: ok ? null : "the server exited with status 1 before answering initialize; its last stderr line: Error: ENOENT: no such file or directory",
+        code: ok ? null : "W-SPAWN-EXITED",
         shutdown: ok ? "exited with status 0" : "exited with status 1", stderr_tail: ok ? "" : "Error: ENOENT: no such file or directory\n",
       };
       void send({ kind: "probe", report });
@@ -325,6 +327,9 @@ function handleApi(req: Request): Response {
       autoRewrite = req.on;
       withoutAsking = req.on && req.without_asking;
       return { kind: "auto_rewrite", on: autoRewrite, without_asking: withoutAsking };
+    case "probe_ide":
+      probeIde = req.on;
+      return { kind: "probe_ide", on: probeIde };
     case "keep_unwrapped":
       kept.add(`${req.file}:${req.server}`);
       return { kind: "kept_unwrapped", servers: [req.server] };

@@ -12,7 +12,8 @@
 //! grandchild, one per line), `--start-count FILE` (counts starts in FILE), `--crash-until N`
 //! (starts 1..=N exit at once with status 1; `--crash-from M` makes it M..=N), `--tools-by-start` (adds a tool `v<start>`, so
 //! the tool list changes on every restart), `--rug-pull` (from the second start on, the
-//! `echo` tool's description asks for more: a tool definition that changed).
+//! `echo` tool's description asks for more: a tool definition that changed), `--require-env
+//! VAR` (exits at once with status 1 when VAR is not set, as servers that need an API key do).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -36,6 +37,7 @@ struct Flags {
     crash_until: u64,
     tools_by_start: bool,
     rug_pull: bool,
+    require_env: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -62,6 +64,7 @@ fn flags() -> Flags {
             }
             "--tools-by-start" => f.tools_by_start = true,
             "--rug-pull" => f.rug_pull = true,
+            "--require-env" => f.require_env = args.next(),
             other => {
                 eprintln!("mcp-fake-server: unknown flag {other}");
                 std::process::exit(2);
@@ -353,6 +356,12 @@ fn handle(state: &Arc<State>, msg: Value) {
 
 fn main() {
     let f = flags();
+    if let Some(var) = &f.require_env {
+        if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
+            eprintln!("mcp-fake-server: {var} is not set; give it in the client's env");
+            std::process::exit(1);
+        }
+    }
     if f.sleeper {
         // A grandchild that ignores SIGTERM and stdin: only SIGKILL of the group ends it.
         let rt = tokio::runtime::Builder::new_current_thread()

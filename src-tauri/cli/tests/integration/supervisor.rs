@@ -716,6 +716,59 @@ async fn known_servers_are_probed_on_schedule_and_npx_ones_prewarmed() {
     daemon.stop().await;
 }
 
+/// Health before the first call: with `--probe-ide`, each stdio server of the IDE configs is
+/// probed at start with the env its client gives it; one that cannot start is down with its
+/// code and the command it tried, and fixing its entry probes it again at once.
+#[tokio::test]
+async fn ide_servers_are_probed_before_use_with_their_env_and_again_when_fixed() {
+    let env = Env::new();
+    let cursor = env.dir.path().join("home/.cursor/mcp.json");
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    let write = |typo: &str| {
+        let config = json!({"mcpServers": {
+            "keyed": {"command": FAKE, "args": ["--require-env", "API_KEY"], "env": {"API_KEY": "k-123"}},
+            "typo": {"command": typo, "args": []},
+        }});
+        let tmp = cursor.with_extension("tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+        std::fs::rename(&tmp, &cursor).unwrap();
+    };
+    write("/nonexistent/mcp-srv");
+    let daemon = env.daemon(&["--probe-ide", "--watch-clients"]).await;
+    let s = env
+        .wait_status("both probed", |s| {
+            ["keyed", "typo"]
+                .iter()
+                .all(|n| server_of(s, n).is_some_and(|x| !x["last_probe"].is_null()))
+        })
+        .await;
+    let keyed = server_of(&s, "keyed").unwrap();
+    assert_eq!(
+        keyed["last_probe"]["ok"], true,
+        "the env reached it: {keyed}"
+    );
+    assert_eq!(keyed["health"], "idle");
+    let typo = server_of(&s, "typo").unwrap();
+    assert_eq!(
+        (&typo["health"], &typo["code"]),
+        (&json!("down"), &json!("W-SPAWN-NOT-FOUND")),
+        "{typo}"
+    );
+    assert!(
+        typo["reason"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/mcp-srv"),
+        "{typo}"
+    );
+    write(FAKE);
+    env.wait_status("the fixed entry is probed again", |s| {
+        server_of(s, "typo").is_some_and(|x| x["last_probe"]["ok"] == true)
+    })
+    .await;
+    daemon.stop().await;
+}
+
 #[tokio::test]
 async fn events_stream_live() {
     let env = Env::new();

@@ -186,6 +186,43 @@ fn classify(body: &Body) -> Class {
     }
 }
 
+/// A stdio server as its client starts it, for probes: the name the bridge reports (its
+/// `--server`, else the entry's), the original command, the `env` strings, and the variables
+/// the bridge reads from the keychain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub name: String,
+    pub command: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub secret_env: Vec<String>,
+}
+
+/// The stdio servers of a file as their client starts them.
+pub(crate) fn launches(dialect: Dialect, text: &str) -> Result<Vec<Launch>, DocError> {
+    Ok(dialect::locate(dialect, text)?
+        .into_iter()
+        .filter_map(|l| {
+            let (name, command, args, secret_env) = match classify(&l.body) {
+                Class::Skip(_) => return None,
+                Class::Unwrapped { command, args } => (l.id.name, command, args, Vec::new()),
+                Class::Wrapped {
+                    server,
+                    command,
+                    args,
+                    secret_env,
+                    ..
+                } => (server.unwrap_or(l.id.name), command, args, secret_env),
+            };
+            Some(Launch {
+                name,
+                command: std::iter::once(command).chain(args).collect(),
+                env: l.env.into_iter().map(|(k, v)| (k, v.value)).collect(),
+                secret_env,
+            })
+        })
+        .collect())
+}
+
 /// The entries of a file, as listed.
 pub(crate) fn entries(dialect: Dialect, text: &str) -> Result<Vec<ServerEntry>, DocError> {
     Ok(dialect::locate(dialect, text)?

@@ -43,14 +43,14 @@ pub use detect::{ClientEnv, ConfigFile, OVERRIDE_VARS, Os, Scope, candidates, de
 pub use dialect::{Dialect, Format};
 pub use doc::{DocError, EntryRef};
 pub use edit::{
-    EditError, EntrySpans, SecretLookup, TextEdit, WrapRecord, entry_spans, unwrap_text,
+    EditError, EntrySpans, Launch, SecretLookup, TextEdit, WrapRecord, entry_spans, unwrap_text,
     unwrap_text_with, wrap_text, wrap_text_with,
 };
 pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};
 pub use ops::{
     FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, awaiting,
-    keep_unwrapped, list, restore, select_files, unified_diff, unwrap, wrap, wrap_file,
+    keep_unwrapped, launches, list, restore, select_files, unified_diff, unwrap, wrap, wrap_file,
 };
 pub use risk::{Risk, RiskKind, risks};
 pub use secrets::{Literal, MoveCheck, MovedSecret, PLACEHOLDER, SecretRecord, looks_secret, mask};

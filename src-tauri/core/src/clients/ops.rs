@@ -143,6 +143,25 @@ fn name_matches(filter: &Filter, entry: &EntryRef) -> bool {
     filter.server.as_deref().is_none_or(|s| s == entry.name)
 }
 
+/// The stdio servers of every active file as their clients start them (first one of a name
+/// wins), for probes; files that cannot be read are left out.
+pub fn launches(env: &ClientEnv) -> Vec<edit::Launch> {
+    let mut out: Vec<edit::Launch> = Vec::new();
+    for file in detect(env).into_iter().filter(|f| f.active) {
+        let Ok(found) = read_text(&file.path).and_then(|text| {
+            edit::launches(file.dialect, &text).map_err(|e| parse_error(&file, e))
+        }) else {
+            continue;
+        };
+        for l in found {
+            if !out.iter().any(|o| o.name == l.name) {
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
 /// The stdio servers that run unwrapped in active files, except those the user chose to keep
 /// unwrapped: what auto-rewrite asks about before it wraps.
 pub fn awaiting(env: &ClientEnv) -> Vec<(ConfigFile, ServerEntry)> {

@@ -105,6 +105,8 @@ pub enum Request {
     },
     /// Keeps `server` of `file` unwrapped: auto-rewrite no longer asks about it or wraps it.
     KeepUnwrapped { file: PathBuf, server: String },
+    /// The switch of probing the IDE configs' servers before they are used.
+    ProbeIde { on: bool },
 }
 
 /// The answer to a [`Request`].
@@ -127,6 +129,7 @@ pub enum Response {
     Restore(RestoreView),
     AutoRewrite { on: bool, without_asking: bool },
     KeptUnwrapped { servers: Vec<String> },
+    ProbeIde { on: bool },
     Error(ApiError),
 }
 
@@ -411,6 +414,9 @@ pub struct ClientsReport {
     /// With auto-rewrite on and asking: the unwrapped servers that await the user's approval
     /// (or "keep unwrapped"), each with its exact command and what deserves a look.
     pub awaiting: Vec<AwaitingServer>,
+    /// Whether the IDE configs' servers are probed before they are used; `null` when this
+    /// supervisor never does (`warden daemon` without `--probe-ide`).
+    pub probe_ide: Option<bool>,
     /// Whether the watcher runs (it does in the tray app and `warden daemon`).
     pub watching: bool,
     /// The `warden` binary written into wrapped entries.
@@ -562,6 +568,8 @@ pub struct ProbeReport {
     pub server_info: Option<Value>,
     pub protocol_version: Option<String>,
     pub error: Option<String>,
+    /// The stable code of `error` (`W-SPAWN-NOT-FOUND` …; docs/errors.md).
+    pub code: Option<String>,
     /// How the process ended ("exited with status 0" …).
     pub shutdown: String,
     pub stderr_tail: String,

@@ -31,16 +31,17 @@ impl Supervisor {
             }
         };
         let timeout = timeout_ms.map_or(self.opts.probe_timeout, Duration::from_millis);
-        Ok(self.run_probe(server, command, timeout).await)
+        Ok(self.run_probe(server, command, &[], timeout).await)
     }
 
     pub(super) async fn run_probe(
         &self,
         server: Option<String>,
         command: Vec<String>,
+        env: &[(String, String)],
         timeout: Duration,
     ) -> ProbeReport {
-        let report = probe::probe(server.clone(), &command, timeout).await;
+        let report = probe::probe(server.clone(), &command, env, timeout).await;
         if let Some(name) = &server {
             let mut st = self.lock();
             let detail = match (&report.error, report.tools) {

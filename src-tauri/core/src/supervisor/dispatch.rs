@@ -78,6 +78,9 @@ impl Supervisor {
                 self.set_auto_rewrite(on, without_asking),
                 |(on, without_asking)| Response::AutoRewrite { on, without_asking },
             ),
+            Request::ProbeIde { on } => {
+                reply(self.set_probe_ide(on), |on| Response::ProbeIde { on })
+            }
             Request::KeepUnwrapped { file, server } => {
                 reply(self.keep_unwrapped(file, server).await, |servers| {
                     Response::KeptUnwrapped { servers }

@@ -76,6 +76,7 @@ pub(super) fn report(
         auto_rewrite,
         without_asking,
         awaiting,
+        probe_ide: None,
         watching: watcher.is_some(),
         warden: warden.map(Path::to_owned),
     }

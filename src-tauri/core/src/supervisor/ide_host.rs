@@ -133,11 +133,10 @@ impl Supervisor {
         let sup = Arc::clone(self);
         blocking(move || {
             let env = ide::env()?;
-            Ok(ide::report(
-                &env,
-                sup.watcher().as_ref(),
-                sup.opts.warden_bin.as_deref(),
-            ))
+            Ok(ClientsReport {
+                probe_ide: sup.probe_ide(),
+                ..ide::report(&env, sup.watcher().as_ref(), sup.opts.warden_bin.as_deref())
+            })
         })
         .await
     }

@@ -79,29 +79,13 @@ impl Supervisor {
 /// The stdio servers of the detected IDE and agent configs, with their original commands
 /// (behind `warden bridge` for wrapped ones), named as the bridge would name them.
 fn ide_commands() -> Vec<(String, Vec<String>)> {
-    use crate::clients::EntryState;
     let Ok(env) = crate::clients::ClientEnv::from_process() else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for listing in crate::clients::list(&env) {
-        for entry in listing.servers {
-            let (name, command, args) = match entry.state {
-                EntryState::Unwrapped { command, args } => (entry.name, command, args),
-                EntryState::Wrapped {
-                    server,
-                    command,
-                    args,
-                    ..
-                } => (server.unwrap_or(entry.name), command, args),
-                EntryState::Skipped { .. } => continue,
-            };
-            if !out.iter().any(|(n, _): &(String, Vec<String>)| *n == name) {
-                out.push((name, std::iter::once(command).chain(args).collect()));
-            }
-        }
-    }
-    out
+    crate::clients::launches(&env)
+        .into_iter()
+        .map(|l| (l.name, l.command))
+        .collect()
 }
 
 /// Why `warden probe --server NAME` cannot go on, and what to do.

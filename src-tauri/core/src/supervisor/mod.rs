@@ -36,6 +36,7 @@ pub mod health;
 pub mod history;
 mod ide;
 mod ide_host;
+mod ide_probe;
 pub mod import;
 mod known;
 pub mod metrics;

@@ -4,6 +4,7 @@
 //! package caches of `npx`/`uvx`-style commands, so an IDE's first start is fast.
 
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::api::ProbeReport;
 use crate::bridge::child::{GRACE, Server};
+use crate::codes::Code;
 use crate::events::now_ms;
 use crate::protocol::{Frame, FrameReader};
 
@@ -39,8 +41,14 @@ pub fn is_package_runner(command: &[String]) -> bool {
         || (name == "uv" && matches!(second, Some("tool" | "run")))
 }
 
-/// Probes `command`. Never fails: what went wrong is in the report.
-pub async fn probe(server: Option<String>, command: &[String], timeout: Duration) -> ProbeReport {
+/// Probes `command`, with `env` added to Warden's environment. Never fails: what went wrong
+/// is in the report.
+pub async fn probe(
+    server: Option<String>,
+    command: &[String],
+    env: &[(String, String)],
+    timeout: Duration,
+) -> ProbeReport {
     let start = Instant::now();
     let mut report = ProbeReport {
         server,
@@ -52,9 +60,18 @@ pub async fn probe(server: Option<String>, command: &[String], timeout: Duration
     // Marked like a bridge's server, with our pid: the orphan sweeper leaves it alone while
     // we live, and it dies with us anyway.
     let marker = format!("{}-{}", std::process::id(), report.ts_ms);
-    let (mut child, pipes) = match Server::spawn(&argv, &[], &marker) {
+    let (mut child, pipes) = match Server::spawn(&argv, env, &marker) {
         Ok(s) => s,
         Err(e) => {
+            report.code = Some(
+                match e.source.kind() {
+                    std::io::ErrorKind::NotFound => Code::SpawnNotFound,
+                    std::io::ErrorKind::PermissionDenied => Code::SpawnPermissionDenied,
+                    _ => Code::SpawnError,
+                }
+                .as_str()
+                .to_owned(),
+            );
             report.error = Some(e.to_string());
             report.shutdown = "not started".to_owned();
             report.total_ms = elapsed_ms(start);
@@ -95,10 +112,11 @@ pub async fn probe(server: Option<String>, command: &[String], timeout: Duration
         )
         .await?;
         report.tools = Some(report.tool_names.len());
-        Ok::<(), String>(())
+        Ok::<(), Failure>(())
     }
     .await;
-    if let Err(e) = outcome {
+    if let Err(Failure(code, e)) = outcome {
+        report.code = Some(code.as_str().to_owned());
         report.error = Some(e);
     }
     report.ok = report.error.is_none();
@@ -109,6 +127,13 @@ pub async fn probe(server: Option<String>, command: &[String], timeout: Duration
     let _ = tokio::time::timeout(GRACE, stderr_task).await;
     let tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
     report.stderr_tail = String::from_utf8_lossy(&tail).into_owned();
+    // What the server said last is most often the reason ("API_KEY is not set").
+    if let (Some(e), Some(line)) = (
+        &mut report.error,
+        report.stderr_tail.trim().lines().last().map(str::trim),
+    ) {
+        let _ = write!(e, "; its last stderr line: {line}");
+    }
     report.total_ms = elapsed_ms(start);
     report
 }
@@ -117,14 +142,30 @@ fn elapsed_ms(start: Instant) -> u64 {
     start.elapsed().as_millis() as u64
 }
 
-fn answer_result<'a>(answer: &'a Value, what: &str) -> Result<&'a Value, String> {
+/// What went wrong, with its stable code.
+struct Failure(Code, String);
+
+/// The server ended (`how`) before answering `method`.
+fn ended(how: &str, method: &str) -> Failure {
+    let code = if how.contains("killed by signal") {
+        Code::SpawnSignal
+    } else {
+        Code::SpawnExited
+    };
+    Failure(code, format!("the server {how} before answering {method}"))
+}
+
+fn answer_result<'a>(answer: &'a Value, what: &str) -> Result<&'a Value, Failure> {
+    let invalid = |m: String| Failure(Code::InvalidResponse, m);
     if let Some(err) = answer.get("error") {
         let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
-        return Err(format!("the server answered {what} with an error: {msg}"));
+        return Err(invalid(format!(
+            "the server answered {what} with an error: {msg}"
+        )));
     }
     answer
         .get("result")
-        .ok_or_else(|| format!("the answer to {what} has no result"))
+        .ok_or_else(|| invalid(format!("the answer to {what} has no result")))
 }
 
 /// Every page of `tools/list` (up to [`MAX_PAGES`]): the tools' names, added to `names`
@@ -135,7 +176,7 @@ async fn list_tools(
     deadline: tokio::time::Instant,
     child: &Server,
     names: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let mut cursor: Option<Value> = None;
     for page in 0..MAX_PAGES {
         let id = 2 + page as u64;
@@ -161,18 +202,23 @@ async fn list_tools(
     Ok(())
 }
 
-async fn send(stdin: &mut Option<tokio::process::ChildStdin>, msg: &Value) -> Result<(), String> {
+async fn send(stdin: &mut Option<tokio::process::ChildStdin>, msg: &Value) -> Result<(), Failure> {
+    let broken = |e: std::io::Error| {
+        Failure(
+            Code::SpawnExited,
+            format!("cannot write to the server: {e}"),
+        )
+    };
     let Some(pipe) = stdin.as_mut() else {
-        return Err("the server's stdin is closed".to_owned());
+        return Err(Failure(
+            Code::SpawnExited,
+            "the server's stdin is closed".to_owned(),
+        ));
     };
     let mut line = msg.to_string().into_bytes();
     line.push(b'\n');
-    pipe.write_all(&line)
-        .await
-        .map_err(|e| format!("cannot write to the server: {e}"))?;
-    pipe.flush()
-        .await
-        .map_err(|e| format!("cannot write to the server: {e}"))
+    pipe.write_all(&line).await.map_err(broken)?;
+    pipe.flush().await.map_err(broken)
 }
 
 /// Sends `msg` and reads until the answer with `id`. Server requests meanwhile (roots,
@@ -184,28 +230,36 @@ async fn exchange(
     id: u64,
     deadline: tokio::time::Instant,
     child: &Server,
-) -> Result<Value, String> {
+) -> Result<Value, Failure> {
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     if let Err(e) = send(stdin, msg).await {
         // Most often the server exited already: say how, not only that the pipe broke.
         return Err(match gone(child).await {
-            Some(how) => format!("the server {how} before answering {method}"),
+            Some(how) => ended(&how, method),
             None => e,
         });
     }
     loop {
         let frame = match tokio::time::timeout_at(deadline, reader.next()).await {
             Err(_) => {
-                return Err(format!(
-                    "no answer to {method} in time (the probe's limit); a cold npx/uvx start may need longer: raise it with --timeout-ms"
+                return Err(Failure(
+                    Code::SpawnStartupTimeout,
+                    format!(
+                        "no answer to {method} in time (the probe's limit); a cold npx/uvx start may need longer: raise it with --timeout-ms"
+                    ),
                 ));
             }
-            Ok(Err(e)) => return Err(format!("cannot read the server's stdout: {e}")),
+            Ok(Err(e)) => {
+                return Err(Failure(
+                    Code::SpawnError,
+                    format!("cannot read the server's stdout: {e}"),
+                ));
+            }
             Ok(Ok(None)) => {
                 let how = gone(child)
                     .await
                     .unwrap_or_else(|| "closed its stdout".to_owned());
-                return Err(format!("the server {how} before answering {method}"));
+                return Err(ended(&how, method));
             }
             Ok(Ok(Some(frame))) => frame,
         };
@@ -268,12 +322,14 @@ mod tests {
     #[tokio::test]
     async fn a_server_that_exits_at_once_is_reported_with_its_exit() {
         for _ in 0..5 {
-            let r = probe(None, &["false".to_owned()], DEFAULT_TIMEOUT).await;
+            let r = probe(None, &["false".to_owned()], &[], DEFAULT_TIMEOUT).await;
             assert!(!r.ok);
-            let e = r.error.unwrap_or_default();
             assert_eq!(
-                e,
-                "the server exited with status 1 before answering initialize"
+                (r.error.unwrap_or_default(), r.code.unwrap_or_default()),
+                (
+                    "the server exited with status 1 before answering initialize".to_owned(),
+                    "W-SPAWN-EXITED".to_owned()
+                )
             );
         }
     }
@@ -283,10 +339,11 @@ mod tests {
         let r = probe(
             None,
             &["/nonexistent/warden-probe-test".to_owned()],
+            &[],
             DEFAULT_TIMEOUT,
         )
         .await;
-        assert!(!r.ok);
+        assert_eq!(r.code.as_deref(), Some("W-SPAWN-NOT-FOUND"));
         assert!(
             r.error
                 .unwrap_or_default()

@@ -24,6 +24,7 @@ impl Supervisor {
             tokio::spawn(serve::serve(Arc::clone(self), listener)),
             tokio::spawn(Arc::clone(self).ticker()),
             tokio::spawn(Arc::clone(self).prober()),
+            tokio::spawn(Arc::clone(self).ide_prober()),
             tokio::spawn(Arc::clone(self).sweeper()),
         ];
         shutdown.await;
@@ -54,7 +55,7 @@ impl Supervisor {
             for (name, command) in self.known_commands() {
                 if probe::is_package_runner(&command) {
                     tracing::info!("pre-warming {name}: {}", command.join(" "));
-                    self.run_probe(Some(name), command, probe::PREWARM_TIMEOUT)
+                    self.run_probe(Some(name), command, &[], probe::PREWARM_TIMEOUT)
                         .await;
                 }
             }
@@ -68,7 +69,7 @@ impl Supervisor {
         loop {
             timer.tick().await;
             for (name, command) in self.known_commands() {
-                self.run_probe(Some(name), command, self.opts.probe_timeout)
+                self.run_probe(Some(name), command, &[], self.opts.probe_timeout)
                     .await;
             }
         }

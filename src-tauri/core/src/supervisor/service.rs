@@ -59,8 +59,11 @@ pub struct Options {
     pub warden_bin: Option<PathBuf>,
     /// Watch the IDE config files (new servers, reverts; auto-rewrite when switched on).
     pub watch_clients: bool,
-    /// Where the auto-rewrite switch is kept across restarts (`on` or `off`).
+    /// Where the auto-rewrite switch is kept across restarts (`off`, `ask`, `on`).
     pub auto_rewrite_file: Option<PathBuf>,
+    /// Probe the IDE configs' stdio servers (at start, on change, failing ones again with
+    /// backoff) unless the switch kept in this file says `off`; `None`: never.
+    pub probe_ide: Option<PathBuf>,
 }
 
 impl Options {
@@ -83,6 +86,7 @@ impl Options {
             warden_bin: None,
             watch_clients: false,
             auto_rewrite_file: Some(crate::paths::state_dir().join("auto-rewrite")),
+            probe_ide: None,
         }
     }
 }
@@ -98,6 +102,10 @@ pub struct Supervisor {
     pub(super) next_conn: AtomicU64,
     pub(super) started_ms: u64,
     pub(super) watcher: Mutex<Option<crate::clients::ClientWatcher>>,
+    /// The IDE probing switch (see [`Options::probe_ide`]).
+    pub(super) probing: std::sync::atomic::AtomicBool,
+    /// Signalled when an IDE config changed or the probing switch moved.
+    pub(super) ide_changed: tokio::sync::Notify,
 }
 
 /// Lines to one bridge.
@@ -172,6 +180,10 @@ impl Supervisor {
             import::missed(dir, &history, bounds).entries
         });
         let (events, _) = broadcast::channel(1024);
+        let probing = opts
+            .probe_ide
+            .as_deref()
+            .is_some_and(super::ide_probe::saved);
         let sup = Arc::new(Supervisor {
             opts,
             state: Mutex::new(State {
@@ -185,6 +197,8 @@ impl Supervisor {
             next_id: AtomicU64::new(1),
             next_conn: AtomicU64::new(1),
             started_ms: now_ms(),
+            probing: std::sync::atomic::AtomicBool::new(probing),
+            ide_changed: tokio::sync::Notify::new(),
             watcher: Mutex::new(None),
         });
         {

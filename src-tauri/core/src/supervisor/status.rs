@@ -102,6 +102,13 @@ fn server_status(
     let (health, reason) = derive_health(st, name, now_ms);
     let m = &server.metrics;
     let [p50, p95, p99] = m.percentiles([50.0, 95.0, 99.0]);
+    // Down by a failed probe (no session, and no later failed start): the probe's code.
+    let probe_code = server
+        .probe
+        .as_ref()
+        .filter(|p| !p.ok && mine.is_empty())
+        .filter(|p| m.start_failure().is_none_or(|f| f.ts_ms < p.ts_ms))
+        .and_then(|p| p.code.clone());
     ServerStatus {
         name: name.to_owned(),
         health,
@@ -123,7 +130,7 @@ fn server_status(
         bytes_in: m.bytes_in,
         bytes_out: m.bytes_out,
         last_error: m.last_error.as_ref().map(|(_, e)| e.clone()),
-        code: m.last_error_code.clone(),
+        code: probe_code.or_else(|| m.last_error_code.clone()),
         last_seen_ms: m.last_seen_ms,
         command: server.command.clone(),
         circuit_open: mine.iter().any(|s| s.circuit_open),

@@ -1,0 +1,159 @@
+//! Health before the first call: the stdio servers of the IDE configs are probed before any
+//! client starts them (the app does this; `warden daemon --probe-ide`). Each server of every
+//! active config file is started once at start and again when its entry changes, with the
+//! `env` its client gives it (which also fills npx/uvx caches, so the IDE's first start is
+//! fast); one that fails is probed again with backoff, 1 minute doubling to 30. Not probed:
+//! servers with a live session (their bridge reports), commands that run as root (they would
+//! ask for a password) or are shell command lines (they can do anything; the consent window
+//! flags both), and servers whose secrets are in the keychain (reading it could ask to unlock
+//! it; their bridge reads it when the client starts them). The switch is kept in a file
+//! (`off` turns probing off). Config changes are seen through the config watcher (the app
+//! runs it; `warden daemon --watch-clients`); without it, at the next retry.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::api::{ApiError, ErrorCode};
+use super::service::{Supervisor, blocking};
+use super::{ide, probe};
+use crate::clients::{self, Launch, RiskKind};
+
+/// The wait before a failed server is probed again; doubled after each failure.
+const FIRST_RETRY: Duration = Duration::from_secs(60);
+/// The longest wait between two probes of a failing server (and between two looks when
+/// nothing fails, besides config changes).
+const LAST_RETRY: Duration = Duration::from_secs(1800);
+
+struct Tried {
+    launch: Launch,
+    ok: bool,
+    next: Instant,
+    backoff: Duration,
+}
+
+/// Whether `l` may be probed without asking anything of the user.
+fn probeable(l: &Launch) -> bool {
+    let (program, args) = l
+        .command
+        .split_first()
+        .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
+    l.secret_env.is_empty()
+        && !clients::risks(program, args)
+            .iter()
+            .any(|r| matches!(r.kind, RiskKind::Sudo | RiskKind::Shell))
+}
+
+/// The saved switch: anything but `off` is on.
+pub(super) fn saved(path: &std::path::Path) -> bool {
+    std::fs::read_to_string(path).map_or(true, |s| s.trim() != "off")
+}
+
+impl Supervisor {
+    /// Whether this supervisor probes the IDE servers: `None` when it never does.
+    pub(super) fn probe_ide(&self) -> Option<bool> {
+        self.opts
+            .probe_ide
+            .as_ref()
+            .map(|_| self.probing.load(Ordering::SeqCst))
+    }
+
+    /// `ProbeIde`: turns probing on or off, and keeps the choice.
+    pub(super) fn set_probe_ide(&self, on: bool) -> Result<bool, ApiError> {
+        let Some(path) = &self.opts.probe_ide else {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                "this supervisor does not probe IDE servers (the tray app does; `warden daemon --probe-ide`)",
+            ));
+        };
+        path.parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(path, if on { "on\n" } else { "off\n" }))
+            .map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!("cannot save the switch to {}: {e}", path.display()),
+                )
+            })?;
+        self.probing.store(on, Ordering::SeqCst);
+        self.ide_changed.notify_one();
+        Ok(on)
+    }
+
+    /// Probes what is due, then waits for a config change, the switch, or the next retry.
+    pub(super) async fn ide_prober(self: Arc<Self>) {
+        if self.opts.probe_ide.is_none() {
+            return;
+        }
+        let mut tried: HashMap<String, Tried> = HashMap::new();
+        loop {
+            if self.probing.load(Ordering::SeqCst) {
+                self.probe_due(&mut tried).await;
+            }
+            let now = Instant::now();
+            let wait = tried
+                .values()
+                .filter(|t| !t.ok)
+                .map(|t| t.next.saturating_duration_since(now))
+                .min()
+                .unwrap_or(LAST_RETRY);
+            // A pass of the config watcher: a config file changed.
+            let mut watch = self.watcher().as_ref().map(|w| w.progress());
+            let config_changed = async {
+                match &mut watch {
+                    Some(p) => p.next_pass().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = self.ide_changed.notified() => {}
+                () = tokio::time::sleep(wait) => {}
+                Some(()) = config_changed => {}
+            }
+        }
+    }
+
+    async fn probe_due(&self, tried: &mut HashMap<String, Tried>) {
+        let launches = blocking(|| Ok(clients::launches(&ide::env()?)))
+            .await
+            .unwrap_or_default();
+        let live: BTreeSet<String> = self
+            .lock()
+            .sessions
+            .values()
+            .map(|s| s.hello.server.clone())
+            .collect();
+        for l in launches {
+            if live.contains(&l.name) || !probeable(&l) {
+                continue;
+            }
+            let before = tried.get(&l.name);
+            let due = before.is_none_or(|t| t.launch != l || (!t.ok && Instant::now() >= t.next));
+            if !due {
+                continue;
+            }
+            let backoff = match before {
+                Some(t) if !t.ok && t.launch == l => (t.backoff * 2).min(LAST_RETRY),
+                _ => FIRST_RETRY,
+            };
+            let timeout = if probe::is_package_runner(&l.command) {
+                probe::PREWARM_TIMEOUT
+            } else {
+                self.opts.probe_timeout
+            };
+            let report = self
+                .run_probe(Some(l.name.clone()), l.command.clone(), &l.env, timeout)
+                .await;
+            tried.insert(
+                l.name.clone(),
+                Tried {
+                    launch: l,
+                    ok: report.ok,
+                    next: Instant::now() + backoff,
+                    backoff,
+                },
+            );
+        }
+    }
+}
