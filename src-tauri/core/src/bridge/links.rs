@@ -13,6 +13,10 @@ use super::sink::Sink;
 
 /// Lines queued towards one side before the pump feeding it waits (backpressure).
 const QUEUE: usize = 64;
+/// Bytes of a streamed line in flight towards the client (read, not yet written), in KiB: as
+/// much as the pipe the bridge asks for holds, so the memory of a huge line stays bounded
+/// (peak RSS after 100 MB: 11 MB, was 16-27 MB with 64 queued parts) at the same rate.
+pub(super) const PART_BUDGET_KIB: u32 = 1024;
 
 /// A queued line, tagged with the server generation it was routed for (0 for the client).
 pub(super) type Tagged = (u64, Line);
@@ -20,8 +24,9 @@ pub(super) type Tagged = (u64, Line);
 pub(super) enum Line {
     /// A whole line (the newline is added when written).
     Data(Bytes),
-    /// Part of a line relayed as it arrives; nothing else is written until its `End`.
-    Part(Bytes),
+    /// Part of a line relayed as it arrives; nothing else is written until its `End`. Its
+    /// share of the in-flight budget is given back once it is written.
+    Part(Bytes, Option<tokio::sync::OwnedSemaphorePermit>),
     End,
     /// Write what is queued, then close.
     Finish,
@@ -50,6 +55,8 @@ pub(super) struct Links {
     /// The end of the server's stderr over all generations, and how often it grew (the
     /// heartbeat sends it when that changed).
     pub(super) recent_stderr: Arc<Mutex<(u64, VecDeque<u8>)>>,
+    /// The in-flight budget of streamed parts ([`PART_BUDGET_KIB`]).
+    pub(super) part_budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl Links {
@@ -150,6 +157,7 @@ impl Links {
             wake: Arc::default(),
             server_pid: Arc::new(AtomicU32::new(server_pid)),
             recent_stderr: Arc::default(),
+            part_budget: Arc::new(tokio::sync::Semaphore::new(PART_BUDGET_KIB as usize)),
         };
         let receivers = Receivers {
             client,

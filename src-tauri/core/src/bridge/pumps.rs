@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
 
-use super::links::{Line, Links, ServerQueues, Side, Tagged};
+use super::links::{Line, Links, PART_BUDGET_KIB, ServerQueues, Side, Tagged};
 use crate::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
 
 /// The stderr tail kept per server process, for the error messages of its end.
@@ -89,12 +89,12 @@ impl Streamed {
                     ..Streamed::default()
                 };
                 self.push(&bytes);
-                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                send_part(links, bytes).await;
                 None
             }
             Frame::Part { bytes, end } => {
                 self.push(&bytes);
-                let _ = links.to_client.send((0, Line::Part(bytes))).await;
+                send_part(links, bytes).await;
                 if end {
                     let _ = links.to_client.send((0, Line::End)).await;
                     let note = format!(r#"{{"streamed_line_bytes":{}}}"#, self.len);
@@ -127,6 +127,16 @@ impl Streamed {
         let excess = self.tail.len().saturating_sub(TAIL_KEEP);
         self.tail.drain(..excess);
     }
+}
+
+/// Queues a part for the client once the in-flight budget has room for it (a part larger
+/// than the whole budget waits for all of it).
+async fn send_part(links: &Links, bytes: Bytes) {
+    let kib = u32::try_from(bytes.len().div_ceil(1024))
+        .unwrap_or(u32::MAX)
+        .min(PART_BUDGET_KIB);
+    let permit = links.part_budget.clone().acquire_many_owned(kib).await.ok();
+    let _ = links.to_client.send((0, Line::Part(bytes, permit))).await;
 }
 
 pub(super) type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
@@ -182,7 +192,7 @@ async fn write_loop<W: AsyncWrite + Send + ?Sized>(
         loop {
             match next.take() {
                 Some(Line::Data(bytes)) => write_line(&mut out, &bytes).await?,
-                Some(Line::Part(bytes)) => {
+                Some(Line::Part(bytes, _budget)) => {
                     in_line = true;
                     out.write_all(&bytes).await?;
                 }

@@ -127,7 +127,7 @@ pub struct FrameReader<R> {
 }
 
 /// Reads while streaming: big enough that a large line moves in few steps, small enough
-/// that the parts queued for the client (at most 64) stay within 16 MiB.
+/// that the parts in flight stay within the bridge's budget for them (1 MiB).
 const STREAM_READ: usize = 256 * 1024;
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
