@@ -193,10 +193,10 @@ impl Progress {
         self.0.borrow().passes
     }
 
-    /// Resolves once the next pass that handled changes is done; `None` if the watch ended.
-    pub async fn next_pass(&mut self) -> Option<()> {
-        let now = self.passes();
-        self.0.wait_for(|d| d.passes > now).await.ok().map(|_| ())
+    /// Resolves once more than `seen` passes handled changes (read `seen` with
+    /// [`Progress::passes`] before the work that might miss one); `None` if the watch ended.
+    pub async fn pass_after(&mut self, seen: u64) -> Option<()> {
+        self.0.wait_for(|d| d.passes > seen).await.ok().map(|_| ())
     }
 
     /// Resolves once a pass after `since` processed a change of `path`; `None` if the watch

@@ -142,8 +142,10 @@ pub(super) async fn finish_relay(server_pump: &mut JoinHandle<std::io::Result<()
     }
 }
 
+/// The end of the server's stderr as events and errors carry it: redacted (keychain values,
+/// tokens, `KEY=value`).
 fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
     let tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
     let bytes: Vec<u8> = tail.iter().copied().collect();
-    String::from_utf8_lossy(&bytes).into_owned()
+    crate::redact::redact_text(&String::from_utf8_lossy(&bytes))
 }

@@ -195,6 +195,8 @@ pub struct Launch {
     pub command: Vec<String>,
     pub env: Vec<(String, String)>,
     pub secret_env: Vec<String>,
+    /// From a project's file (the clients run those only in projects the user trusts).
+    pub project: bool,
 }
 
 /// The stdio servers of a file as their client starts them.
@@ -218,6 +220,7 @@ pub(crate) fn launches(dialect: Dialect, text: &str) -> Result<Vec<Launch>, DocE
                 command: std::iter::once(command).chain(args).collect(),
                 env: l.env.into_iter().map(|(k, v)| (k, v.value)).collect(),
                 secret_env,
+                project: false,
             })
         })
         .collect())

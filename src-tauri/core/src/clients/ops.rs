@@ -23,6 +23,12 @@ pub struct FileListing {
     pub error: Option<ClientError>,
 }
 
+/// Where a file really is (symlinks resolved): the ledger's key. The path as given if it
+/// cannot be resolved.
+pub(crate) fn real_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+}
+
 /// Lists the servers of every detected config file.
 pub fn list(env: &ClientEnv) -> Vec<FileListing> {
     let ledger = Ledger::load(&env.state_dir);
@@ -39,7 +45,7 @@ fn list_file(file: &ConfigFile, ledger: &Ledger) -> FileListing {
         .and_then(|text| edit::entries(file.dialect, &text).map_err(|e| parse_error(file, e)));
     match entries {
         Ok(mut servers) => {
-            let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+            let real = real_path(&file.path);
             let records = ledger.records_for(&real);
             for s in &mut servers {
                 s.reverted = matches!(s.state, EntryState::Unwrapped { .. })
@@ -153,7 +159,8 @@ pub fn launches(env: &ClientEnv) -> Vec<edit::Launch> {
         }) else {
             continue;
         };
-        for l in found {
+        for mut l in found {
+            l.project = matches!(file.scope, super::detect::Scope::Project(_));
             if !out.iter().any(|o| o.name == l.name) {
                 out.push(l);
             }
@@ -162,14 +169,14 @@ pub fn launches(env: &ClientEnv) -> Vec<edit::Launch> {
     out
 }
 
-/// The stdio servers that run unwrapped in active files, except those the user chose to keep
-/// unwrapped: what auto-rewrite asks about before it wraps.
-pub fn awaiting(env: &ClientEnv) -> Vec<(ConfigFile, ServerEntry)> {
+/// The stdio servers of `listing` (from [`list`]) that run unwrapped in active files, except
+/// those the user chose to keep unwrapped: what auto-rewrite asks about before it wraps.
+pub fn awaiting(env: &ClientEnv, listing: &[FileListing]) -> Vec<(ConfigFile, ServerEntry)> {
     let ledger = Ledger::load(&env.state_dir);
     let mut out = Vec::new();
-    for l in list(env).into_iter().filter(|l| l.file.active) {
-        let real = std::fs::canonicalize(&l.file.path).unwrap_or_else(|_| l.file.path.clone());
-        for s in l.servers {
+    for l in listing.iter().filter(|l| l.file.active) {
+        let real = real_path(&l.file.path);
+        for s in l.servers.iter().cloned() {
             let entry = EntryRef {
                 scope: s.scope.clone(),
                 name: s.name.clone(),
@@ -201,7 +208,7 @@ pub fn keep_unwrapped(env: &ClientEnv, filter: &Filter) -> Result<Vec<String>, C
             })
             .filter(|e| name_matches(filter, e))
             .collect();
-        let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+        let real = real_path(&file.path);
         ledger.record_unwrapped(&real, &entries);
         kept.extend(entries.into_iter().map(|e| e.name));
     }
@@ -329,7 +336,7 @@ fn change_file(
             return change;
         }
     }
-    let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+    let real = real_path(&file.path);
     let mut ledger = Ledger::load(&env.state_dir);
     let records = ledger.records_for(&real);
     let secret_records = ledger.secrets_for(&real);
@@ -524,5 +531,41 @@ pub fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> Result<RestoreOutcom
     )?;
     outcome.written = written.written;
     outcome.previous = written.backup;
+    if written.written {
+        forget_wraps(env, &backup.original, backup.client, &bytes);
+    }
     Ok(outcome)
+}
+
+/// After a restore: servers Warden had wrapped that the restored contents run unwrapped are
+/// the user's choice now (not "reverted", not asked about by auto-rewrite).
+fn forget_wraps(env: &ClientEnv, path: &Path, client: Option<ClientId>, bytes: &[u8]) {
+    let Some(file) = ConfigFile::infer(path, client) else {
+        return;
+    };
+    let Ok(entries) = std::str::from_utf8(bytes)
+        .map_err(|_| ())
+        .and_then(|text| edit::entries(file.dialect, text).map_err(|_| ()))
+    else {
+        return;
+    };
+    let real = real_path(path);
+    let mut ledger = Ledger::load(&env.state_dir);
+    let wrapped = ledger.records_for(&real);
+    let unwrapped: Vec<EntryRef> = entries
+        .into_iter()
+        .filter(|s| matches!(s.state, EntryState::Unwrapped { .. }))
+        .map(|s| EntryRef {
+            scope: s.scope,
+            name: s.name,
+        })
+        .filter(|e| wrapped.iter().any(|r| r.entry == *e))
+        .collect();
+    if unwrapped.is_empty() {
+        return;
+    }
+    ledger.record_unwrapped(&real, &unwrapped);
+    if let Err(e) = ledger.save() {
+        tracing::warn!("cannot save {}: {e}", ledger.path().display());
+    }
 }

@@ -38,7 +38,26 @@ const SHELLS: &[&str] = &[
     "powershell",
     "pwsh",
 ];
-const SHELL_FLAGS: &[&str] = &["-c", "-lc", "-ic", "/c", "/k", "-command"];
+/// Programs that run the rest of their arguments as a command: looked through.
+const WRAPPERS: &[&str] = &[
+    "env", "nice", "nohup", "timeout", "stdbuf", "ionice", "chrt", "time", "exec",
+];
+/// Options of sudo and its kind that take a value (`sudo -u bob CMD`).
+const ELEVATE_VALUES: &[&str] = &[
+    "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-c", "-l",
+];
+
+/// Whether `a` asks a shell to run the next argument as a command line: `-c`, a cluster with
+/// `c` in it (`-ec`, `-lc`), `/c`, `/k` (cmd) or `-Command` (PowerShell).
+fn shell_flag(a: &str) -> bool {
+    let lower = a.to_ascii_lowercase();
+    matches!(lower.as_str(), "/c" | "/k" | "-command")
+        || (lower.starts_with('-')
+            && !lower.starts_with("--")
+            && lower.len() <= 6
+            && lower[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && lower.contains('c'))
+}
 
 /// The program's name without directory and Windows extension, lower case.
 fn program(arg: &str) -> String {
@@ -76,17 +95,22 @@ fn scan(argv: &[&str], out: &mut Vec<Risk>) {
             kind: RiskKind::Sudo,
             detail: format!("runs as root through {name}"),
         });
-        // What it elevates: the first word that is not one of its options.
-        if let Some(i) = rest.iter().position(|a| !a.starts_with('-')) {
-            scan(&rest[i..], out);
-        }
+        // What it elevates: the first word that is not one of its options or their values.
+        scan(command_after(rest, ELEVATE_VALUES), out);
+        return;
+    }
+    if WRAPPERS.contains(&name.as_str()) {
+        let rest = command_after(rest, &["-u", "-n", "-s", "-k", "-i", "-o", "-e", "-c"]);
+        // `env K=V CMD`, `timeout 30 CMD`.
+        let skip = rest
+            .iter()
+            .take_while(|a| a.contains('=') || a.starts_with(|c: char| c.is_ascii_digit()))
+            .count();
+        scan(&rest[skip..], out);
         return;
     }
     if SHELLS.contains(&name.as_str()) {
-        if let Some(i) = rest
-            .iter()
-            .position(|a| SHELL_FLAGS.contains(&a.to_ascii_lowercase().as_str()))
-        {
+        if let Some(i) = rest.iter().position(|a| shell_flag(a)) {
             let line = rest[i + 1..].join(" ");
             shell_line(&name, &line, out);
         }
@@ -121,6 +145,21 @@ fn shell_line(shell: &str, line: &str, out: &mut Vec<Risk>) {
             scan(&words, out);
         }
     }
+}
+
+/// `args` from the first word that is not an option (nor the value of one of `with_value`).
+fn command_after<'a, 'b>(args: &'a [&'b str], with_value: &[&str]) -> &'a [&'b str] {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if *a == "--" {
+            return &args[i + 1..];
+        }
+        if !a.starts_with('-') {
+            return &args[i..];
+        }
+        i += if with_value.contains(a) { 2 } else { 1 };
+    }
+    &[]
 }
 
 /// `npx pkg`, `npx pkg@latest`, `uvx pkg`, `pipx run pkg`, `pnpm dlx pkg`...: the package
@@ -161,6 +200,31 @@ fn package<'a>(python: bool, rest: &[&'a str]) -> Option<&'a str> {
     } else {
         &["--package", "-p"]
     };
+    // Options whose value is not the package (`uvx --python 3.12 pkg`, `npx --cache DIR pkg`).
+    let with_value: &[&str] = if python {
+        &[
+            "--python",
+            "-p",
+            "--index-url",
+            "-i",
+            "--extra-index-url",
+            "--with",
+            "-w",
+            "--directory",
+            "--index",
+            "--default-index",
+        ]
+    } else {
+        &[
+            "--cache",
+            "--registry",
+            "--userconfig",
+            "--call",
+            "-c",
+            "--workspace",
+            "-w",
+        ]
+    };
     let mut i = 0;
     while i < rest.len() {
         let a = rest[i];
@@ -179,7 +243,7 @@ fn package<'a>(python: bool, rest: &[&'a str]) -> Option<&'a str> {
         if !a.starts_with('-') {
             return Some(a);
         }
-        i += 1;
+        i += if with_value.contains(&a) { 2 } else { 1 };
     }
     None
 }
@@ -197,10 +261,12 @@ fn local(spec: &str) -> bool {
 fn pinned(python: bool, spec: &str) -> bool {
     version(python, spec).is_some_and(|v| {
         let v = v.strip_prefix('v').unwrap_or(v);
-        v.starts_with(|c: char| c.is_ascii_digit())
-            && v.split(['-', '+'])
-                .next()
-                .is_some_and(|core| core.split('.').all(|n| n.parse::<u64>().is_ok()))
+        // npm: `pkg@1` and `pkg@1.2` are ranges; only major.minor.patch is one version.
+        let parts = if python { 1..=4 } else { 3..=3 };
+        v.split(['-', '+']).next().is_some_and(|core| {
+            let numbers: Vec<&str> = core.split('.').collect();
+            parts.contains(&numbers.len()) && numbers.iter().all(|n| n.parse::<u64>().is_ok())
+        })
     })
 }
 

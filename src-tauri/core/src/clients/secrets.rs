@@ -151,11 +151,18 @@ pub(super) fn plan(
     (moves, stay)
 }
 
-/// `text` with every moved value replaced by `********` (diffs shown or printed).
+/// `text` with every moved value replaced by `********` (diffs shown or printed), as written
+/// and as a quoted string writes it (`a\"b` for `a"b`).
 pub fn mask(text: &str, secrets: &[MovedSecret]) -> String {
     let mut out = text.to_owned();
     for s in secrets.iter().filter(|s| !s.value.is_empty()) {
-        out = out.replace(&s.value, "********");
+        let quoted = serde_json::to_string(&s.value).unwrap_or_default();
+        let escaped = &quoted[1..quoted.len().saturating_sub(1).max(1)];
+        for form in [escaped, s.value.as_str()] {
+            if !form.is_empty() {
+                out = out.replace(form, "********");
+            }
+        }
     }
     out
 }
@@ -163,6 +170,19 @@ pub fn mask(text: &str, secrets: &[MovedSecret]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mask_hides_a_value_also_in_its_escaped_form() {
+        let moved = [MovedSecret {
+            server: "s".into(),
+            var: "K".into(),
+            value: r#"p"w\d"#.into(),
+        }];
+        let diff = r#"-  "K": "p\"w\\d"
++  "K": "moved""#;
+        let masked = mask(diff, &moved);
+        assert_eq!(masked, "-  \"K\": \"********\"\n+  \"K\": \"moved\"");
+    }
 
     #[test]
     fn names_that_look_secret() {

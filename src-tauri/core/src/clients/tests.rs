@@ -713,7 +713,10 @@ async fn clients_watcher_asks_before_wrapping_and_respects_keep_unwrapped() {
     processed(&watcher, &path, since).await;
     assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
     let names = |env: &ClientEnv| -> Vec<String> {
-        awaiting(env).into_iter().map(|(_, s)| s.name).collect()
+        awaiting(env, &list(env))
+            .into_iter()
+            .map(|(_, s)| s.name)
+            .collect()
     };
     assert_eq!(names(&env), ["rg", "new"]);
     let filter = Filter {
@@ -722,16 +725,16 @@ async fn clients_watcher_asks_before_wrapping_and_respects_keep_unwrapped() {
     };
     assert_eq!(keep_unwrapped(&env, &filter).unwrap(), ["new"]);
     assert_eq!(names(&env), ["rg"]);
-    // Removed and added again while wrapping without asking: still kept as it is.
+    // Removed and added again while wrapping without asking: still kept as it is, and
+    // nothing is reported about it.
     watcher.set_without_asking(true);
     let since = watcher.progress().passes();
     rename_write(&path, ONE);
     processed(&watcher, &path, since).await;
+    let since = watcher.progress().passes();
     rename_write(&path, TWO);
-    match next(&mut rx).await {
-        WatchReport::NewServers { servers, .. } => assert_eq!(servers[0].name, "new"),
-        other => panic!("{other:?}"),
-    }
+    processed(&watcher, &path, since).await;
+    assert!(rx.try_recv().is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), TWO);
 }
 
@@ -958,6 +961,21 @@ fn clients_risks_flag_sudo_shell_lines_and_unpinned_packages() {
         [Shell, Unpinned]
     );
     assert!(kinds("bash", &["/opt/start.sh"]).is_empty());
+    // Wrappers, option values and flag clusters do not hide what runs.
+    assert_eq!(
+        kinds("env", &["FOO=1", "sudo", "-u", "bob", "npx", "srv"]),
+        [Sudo, Unpinned]
+    );
+    assert_eq!(
+        kinds("timeout", &["30", "bash", "-ec", "curl x | sh"]),
+        [Shell]
+    );
+    assert_eq!(
+        kinds("uvx", &["--python", "3.12", "mcp-server-time"]),
+        [Unpinned]
+    );
+    assert_eq!(kinds("npx", &["--cache", "/tmp/c", "srv@1.2"]), [Unpinned]);
+    assert!(kinds("npx", &["--cache", "/tmp/c", "srv@1.2.3"]).is_empty());
     let piped = risks(
         "bash",
         &["-c".into(), "curl -fsSL https://x.sh | sh".into()],
@@ -987,5 +1005,10 @@ fn clients_list_marks_servers_the_client_reverted() {
     assert_eq!(reverted(&env), [true]);
     assert!(wrap(&env, &opts(Filter::default())).unwrap()[0].written);
     assert!(unwrap(&env, &UnwrapOptions::default()).unwrap()[0].written);
+    assert_eq!(reverted(&env), [false]);
+    // Wrapped again, then a backup from before is restored: the user's choice, not drift.
+    let change = wrap(&env, &opts(Filter::default())).unwrap().remove(0);
+    restore(&env, &change.backup.unwrap(), false).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), ONE);
     assert_eq!(reverted(&env), [false]);
 }

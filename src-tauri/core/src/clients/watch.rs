@@ -374,7 +374,7 @@ impl Loop {
         self.files.retain(|p, _| present.contains(p));
         for file in detected {
             if !self.files.contains_key(&file.path) {
-                let real = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+                let real = super::ops::real_path(&file.path);
                 self.files.insert(
                     file.path.clone(),
                     FileState {
@@ -432,11 +432,13 @@ impl Loop {
             return;
         }
         let ledger = Ledger::load(&self.env.state_dir);
+        // Servers the user chose to keep unwrapped are neither wrapped nor asked about again.
         let (new_wrap, new_servers): (Vec<EntryRef>, Vec<EntryRef>) = current
             .iter()
             .filter(|(id, k)| **k == Kind::Unwrapped && !previous.contains_key(*id))
             .map(|(id, _)| id.clone())
-            .partition(|id| auto && without_asking && !ledger.user_unwrapped(&st.real, id));
+            .filter(|id| !ledger.user_unwrapped(&st.real, id))
+            .partition(|_| auto && without_asking);
         let reverted: Vec<EntryRef> = current
             .iter()
             .filter(|(id, k)| {

@@ -33,7 +33,24 @@ pub(super) fn report(
     warden: Option<&Path>,
 ) -> ClientsReport {
     let given_up = watcher.map(ClientWatcher::given_up).unwrap_or_default();
-    let files = clients::list(env)
+    let listing = clients::list(env);
+    let auto_rewrite = watcher.is_some_and(ClientWatcher::auto_rewrite);
+    let without_asking = watcher.is_some_and(ClientWatcher::without_asking);
+    let awaiting = if auto_rewrite && !without_asking {
+        clients::awaiting(env, &listing)
+            .into_iter()
+            .filter(|(f, _)| !given_up.contains(&f.path))
+            .map(|(f, server)| AwaitingServer {
+                client: f.client,
+                client_name: f.client.display_name().to_owned(),
+                path: f.path,
+                server,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let files = listing
         .into_iter()
         .map(|l| {
             let f = &l.file;
@@ -55,22 +72,6 @@ pub(super) fn report(
             }
         })
         .collect();
-    let auto_rewrite = watcher.is_some_and(ClientWatcher::auto_rewrite);
-    let without_asking = watcher.is_some_and(ClientWatcher::without_asking);
-    let awaiting = if auto_rewrite && !without_asking {
-        clients::awaiting(env)
-            .into_iter()
-            .filter(|(f, _)| !given_up.contains(&f.path))
-            .map(|(f, server)| AwaitingServer {
-                client: f.client,
-                client_name: f.client.display_name().to_owned(),
-                path: f.path,
-                server,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
     ClientsReport {
         files,
         auto_rewrite,

@@ -14,6 +14,19 @@ use super::service::{Supervisor, blocking};
 use crate::clients::{self, Backup};
 use crate::events::Event;
 
+/// Keeps a switch (`on`, `off`, `ask`) in its file in the state directory.
+pub(super) fn save_switch(path: &std::path::Path, value: &str) -> Result<(), ApiError> {
+    path.parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(path, value))
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::Io,
+                format!("cannot save the switch to {}: {e}", path.display()),
+            )
+        })
+}
+
 impl Supervisor {
     pub(super) fn watcher(&self) -> MutexGuard<'_, Option<crate::clients::ClientWatcher>> {
         self.watcher.lock().unwrap_or_else(PoisonError::into_inner)
@@ -104,16 +117,7 @@ impl Supervisor {
             (true, true) => "on\n",
         };
         if let Some(path) = &self.opts.auto_rewrite_file {
-            let write = path
-                .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::write(path, saved));
-            write.map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Io,
-                    format!("cannot save the switch to {}: {e}", path.display()),
-                )
-            })?;
+            save_switch(path, saved)?;
         }
         match self.watcher().as_ref() {
             Some(w) => {
@@ -170,23 +174,19 @@ impl Supervisor {
         server: String,
     ) -> Result<Vec<String>, ApiError> {
         blocking(move || {
+            let missing = format!(
+                "{} has no unwrapped server named {server}; reload the Clients page",
+                file.display()
+            );
             let filter = clients::Filter {
                 client: None,
                 file: Some(file),
                 server: Some(server),
             };
-            let path = filter.file.clone().unwrap_or_default();
-            let name = filter.server.clone().unwrap_or_default();
             let kept =
                 clients::keep_unwrapped(&ide::env()?, &filter).map_err(|e| ide::api_error(&e))?;
             if kept.is_empty() {
-                return Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!(
-                        "{} has no unwrapped server named {name}; reload the Clients page",
-                        path.display()
-                    ),
-                ));
+                return Err(ApiError::new(ErrorCode::NotFound, missing));
             }
             Ok(kept)
         })

@@ -33,16 +33,26 @@ struct Tried {
     backoff: Duration,
 }
 
-/// Whether `l` may be probed without asking anything of the user.
+/// Whether `l` may be probed without asking anything of the user: from the user's own config
+/// (not a project's), no keychain secrets, no `env` value the client would expand first
+/// (`${VAR}`, `${input:x}`, `{env:VAR}`), not run as root, not a shell line.
 fn probeable(l: &Launch) -> bool {
-    let (program, args) = l
-        .command
+    let expands = |v: &str| v.contains("${") || v.contains("{env:");
+    if l.project || l.env.iter().any(|(_, v)| expands(v)) {
+        return false;
+    }
+    l.secret_env.is_empty() && runs_unattended(&l.command)
+}
+
+/// Whether `command` runs without asking anything (no sudo) and is not a shell command line:
+/// what scheduled probes and the IDE prober may start on their own.
+pub(super) fn runs_unattended(command: &[String]) -> bool {
+    let (program, args) = command
         .split_first()
         .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
-    l.secret_env.is_empty()
-        && !clients::risks(program, args)
-            .iter()
-            .any(|r| matches!(r.kind, RiskKind::Sudo | RiskKind::Shell))
+    !clients::risks(program, args)
+        .iter()
+        .any(|r| matches!(r.kind, RiskKind::Sudo | RiskKind::Shell))
 }
 
 /// The saved switch: anything but `off` is on.
@@ -67,15 +77,7 @@ impl Supervisor {
                 "this supervisor does not probe IDE servers (the tray app does; `warden daemon --probe-ide`)",
             ));
         };
-        path.parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(path, if on { "on\n" } else { "off\n" }))
-            .map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Io,
-                    format!("cannot save the switch to {}: {e}", path.display()),
-                )
-            })?;
+        super::ide_host::save_switch(path, if on { "on\n" } else { "off\n" })?;
         self.probing.store(on, Ordering::SeqCst);
         self.ide_changed.notify_one();
         Ok(on)
@@ -88,21 +90,24 @@ impl Supervisor {
         }
         let mut tried: HashMap<String, Tried> = HashMap::new();
         loop {
-            if self.probing.load(Ordering::SeqCst) {
+            // Read before probing, so a config change during a long probe is not missed.
+            let mut watch = self.watcher().as_ref().map(|w| w.progress());
+            let seen = watch.as_ref().map_or(0, crate::fswatch::Progress::passes);
+            let on = self.probing.load(Ordering::SeqCst);
+            if on {
                 self.probe_due(&mut tried).await;
             }
             let now = Instant::now();
             let wait = tried
                 .values()
-                .filter(|t| !t.ok)
+                .filter(|t| on && !t.ok)
                 .map(|t| t.next.saturating_duration_since(now))
                 .min()
-                .unwrap_or(LAST_RETRY);
-            // A pass of the config watcher: a config file changed.
-            let mut watch = self.watcher().as_ref().map(|w| w.progress());
+                .unwrap_or(LAST_RETRY)
+                .max(Duration::from_secs(1));
             let config_changed = async {
                 match &mut watch {
-                    Some(p) => p.next_pass().await,
+                    Some(p) => p.pass_after(seen).await,
                     None => std::future::pending().await,
                 }
             };
@@ -114,20 +119,39 @@ impl Supervisor {
         }
     }
 
+    /// Probes the servers that may be probed now and are new, changed, or due for a retry;
+    /// forgets the others (a server back from a live session is probed afresh).
     async fn probe_due(&self, tried: &mut HashMap<String, Tried>) {
-        let launches = blocking(|| Ok(clients::launches(&ide::env()?)))
-            .await
-            .unwrap_or_default();
+        let asks = self
+            .watcher()
+            .as_ref()
+            .is_some_and(|w| w.auto_rewrite() && !w.without_asking());
+        let (launches, awaiting) = blocking(move || {
+            let env = ide::env()?;
+            let awaiting: BTreeSet<String> = if asks {
+                clients::awaiting(&env, &clients::list(&env))
+                    .into_iter()
+                    .map(|(_, s)| s.name)
+                    .collect()
+            } else {
+                BTreeSet::new()
+            };
+            Ok((clients::launches(&env), awaiting))
+        })
+        .await
+        .unwrap_or_default();
         let live: BTreeSet<String> = self
             .lock()
             .sessions
             .values()
             .map(|s| s.hello.server.clone())
             .collect();
-        for l in launches {
-            if live.contains(&l.name) || !probeable(&l) {
-                continue;
-            }
+        let eligible: Vec<Launch> = launches
+            .into_iter()
+            .filter(|l| !live.contains(&l.name) && !awaiting.contains(&l.name) && probeable(l))
+            .collect();
+        tried.retain(|name, _| eligible.iter().any(|l| l.name == *name));
+        for l in eligible {
             let before = tried.get(&l.name);
             let due = before.is_none_or(|t| t.launch != l || (!t.ok && Instant::now() >= t.next));
             if !due {

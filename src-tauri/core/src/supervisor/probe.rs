@@ -126,7 +126,12 @@ pub async fn probe(
     report.shutdown = child.shut_down(GRACE).await;
     let _ = tokio::time::timeout(GRACE, stderr_task).await;
     let tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-    report.stderr_tail = String::from_utf8_lossy(&tail).into_owned();
+    // Secrets out: the values the probe put into the environment, and what looks like one.
+    let mut text = String::from_utf8_lossy(&tail).into_owned();
+    for (_, v) in env.iter().filter(|(_, v)| v.len() >= 4) {
+        text = text.replace(v.as_str(), "[redacted]");
+    }
+    report.stderr_tail = crate::redact::redact_text(&text);
     // What the server said last is most often the reason ("API_KEY is not set").
     if let (Some(e), Some(line)) = (
         &mut report.error,

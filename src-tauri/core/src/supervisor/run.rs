@@ -69,8 +69,10 @@ impl Supervisor {
         loop {
             timer.tick().await;
             for (name, command) in self.known_commands() {
-                self.run_probe(Some(name), command, &[], self.opts.probe_timeout)
-                    .await;
+                if super::ide_probe::runs_unattended(&command) {
+                    self.run_probe(Some(name), command, &[], self.opts.probe_timeout)
+                        .await;
+                }
             }
         }
     }
