@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Load test of the supervisor: 50 real `warden bridge` sessions (release build) in front of
-# the fake server, each sending a tools/call every 100 ms, against one `warden daemon`. The
+# Load test of the supervisor: 500 real `warden bridge` sessions (release build) in front of
+# the fake server, each sending a tools/call every 1000 ms, against one `warden daemon`. The
 # daemon's CPU time and memory are read from /proc and written to docs/SUPERVISOR_LOAD.md.
-# Knobs: SUPERVISOR_LOAD_SESSIONS (50), SUPERVISOR_LOAD_INTERVAL_MS (100),
+# Knobs: SUPERVISOR_LOAD_SESSIONS (500), SUPERVISOR_LOAD_INTERVAL_MS (1000),
 # SUPERVISOR_LOAD_SECS (60), SUPERVISOR_LOAD_IDLE_SECS (10); OUT=path writes elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,8 @@ out="${OUT:-docs/SUPERVISOR_LOAD.md}"
 json="$(mktemp)"
 trap 'rm -f "$json"' EXIT
 export SUPERVISOR_LOAD_SECS="${SUPERVISOR_LOAD_SECS:-60}"
+export SUPERVISOR_LOAD_SESSIONS="${SUPERVISOR_LOAD_SESSIONS:-500}"
+export SUPERVISOR_LOAD_INTERVAL_MS="${SUPERVISOR_LOAD_INTERVAL_MS:-1000}"
 SUPERVISOR_LOAD_OUT="$json" cargo test --release -p warden-cli --test integration -- \
     --ignored load_many_sessions_with_steady_traffic --nocapture
 python3 - "$json" "$out" <<'PY'

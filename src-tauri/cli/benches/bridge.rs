@@ -734,7 +734,7 @@ fn report(r: &Results, repo: &Path) -> String {
     );
     let _ = writeln!(
         w,
-        "The supervisor under load (50 bridge sessions with steady traffic) is measured by \
+        "The supervisor under load (500 bridge sessions with steady traffic) is measured by \
          `scripts/bench-supervisor.sh`: [SUPERVISOR_LOAD.md](SUPERVISOR_LOAD.md).\n"
     );
     let _ = writeln!(w, "## Run\n");
