@@ -669,6 +669,47 @@ async fn probe_reports_cold_start_and_tools_and_failures() {
     );
 }
 
+/// A probe of a server that hangs (it never reads its stdin, ignores SIGTERM and has a child in
+/// its process group) ends at its timeout with the start-up code and leaves nothing behind.
+#[tokio::test]
+async fn a_probe_of_a_hanging_server_ends_at_its_timeout_and_leaves_no_process() {
+    let env = Env::new();
+    let pids = env.dir.path().join("pids");
+    let r = env
+        .json(&[
+            "probe",
+            "--json",
+            "--timeout-ms",
+            "500",
+            "--",
+            FAKE,
+            "--slow-start-ms",
+            "600000",
+            "--ignore-sigterm",
+            "--grandchild",
+            "--pid-file",
+            pids.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(
+        (&r["ok"], &r["code"]),
+        (&json!(false), &json!("W-SPAWN-STARTUP-TIMEOUT")),
+        "{r}"
+    );
+    let started: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert_eq!(
+        started.len(),
+        2,
+        "the server and its grandchild: {started:?}"
+    );
+    let left: Vec<u32> = started.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "still running after the probe: {left:?}");
+}
+
 #[tokio::test]
 async fn known_servers_are_probed_on_schedule_and_npx_ones_prewarmed() {
     let env = Env::new();
