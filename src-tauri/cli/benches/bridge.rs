@@ -36,11 +36,15 @@ const READ_BUF: usize = 1 << 20;
 /// Prefix of the fake server's `big` answer; the rest is the body and `"}]},"id":N}`.
 const BIG_HEAD: &str = r#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":""#;
 
-// Targets (bridged): added ping p50, 100 MB throughput, start-up delta, idle RSS.
-const TARGET_ADDED_P50_US: f64 = 50.0;
-const TARGET_BIG_MBPS: f64 = 1000.0;
-const TARGET_STARTUP_MS: f64 = 10.0;
-const TARGET_IDLE_RSS_MB: f64 = 10.0;
+// The bridge's targets (issue 14), each against direct in the same run: what it may add to a
+// round trip (p50, p99) and to start-up, its share of direct's 100 MB throughput, its RSS idle
+// and at its peak after the 100 MB responses.
+const TARGET_ADDED_P50_US: f64 = 8.0;
+const TARGET_ADDED_P99_US: f64 = 25.0;
+const TARGET_BIG_RATIO: f64 = 0.9;
+const TARGET_STARTUP_MS: f64 = 2.0;
+const TARGET_IDLE_RSS_MB: f64 = 5.0;
+const TARGET_PEAK_RSS_MB: f64 = 12.0;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Via {
@@ -557,8 +561,13 @@ struct Results {
     burst: [(f64, u64); 2],
     big: Vec<Big>,
     startup_ms: [Vec<f64>; 2],
-    /// Bridge: VmRSS idle after the handshake, VmHWM at the end (kB).
+    /// Bridge: VmRSS idle after the handshake, and the part of it that is its own (RssAnon;
+    /// the rest is the code of the binary and libc, shared with every other bridge) (kB).
     idle_rss_kb: Option<u64>,
+    idle_anon_kb: Option<u64>,
+    /// Bridge VmHWM right after the large responses, and at the end, after the pipelined
+    /// burst too (kB).
+    peak_big_kb: Option<u64>,
     peak_rss_kb: Option<u64>,
     /// Bridge VmRSS 300 ms after the last large response.
     after_rss_kb: Option<u64>,
@@ -798,11 +807,26 @@ fn report(r: &Results, repo: &Path) -> String {
     }
     let _ = writeln!(
         w,
-        "| ping round trip, p99 | {:.1} µs | {:.1} µs | {:+.1} µs | | |",
+        "| ping round trip, p99 | {:.1} µs | {:.1} µs | {:+.1} µs | adds ≤ {TARGET_ADDED_P99_US} µs | {} |",
         ld.p99,
         lb.p99,
-        lb.p99 - ld.p99
+        lb.p99 - ld.p99,
+        met(lb.p99 - ld.p99 <= TARGET_ADDED_P99_US)
     );
+    // The peers part's `tools/call echo` round trips, direct and through the bridge.
+    if let Some((d, b)) = peers::echo_direct_and_bridged(&r.peers) {
+        for (what, dv, bv, target) in [
+            ("p50", d.p50, b.p50, TARGET_ADDED_P50_US),
+            ("p99", d.p99, b.p99, TARGET_ADDED_P99_US),
+        ] {
+            let _ = writeln!(
+                w,
+                "| `tools/call echo` round trip, {what} (peers part) | {dv:.1} µs | {bv:.1} µs | {:+.1} µs | adds ≤ {target} µs | {} |",
+                bv - dv,
+                met(bv - dv <= target)
+            );
+        }
+    }
     let _ = writeln!(
         w,
         "| ping round trip, mean | {:.1} µs | {:.1} µs | {:+.1} µs | | |",
@@ -812,12 +836,12 @@ fn report(r: &Results, repo: &Path) -> String {
     );
     let _ = writeln!(
         w,
-        "| {big_mb} MB response: throughput, request → last byte (best of {}) | {:.0} MB/s | {:.0} MB/s | ×{:.2} | ≥ {TARGET_BIG_MBPS} MB/s bridged | {} |",
+        "| {big_mb} MB response: throughput, request → last byte (best of {}) | {:.0} MB/s | {:.0} MB/s | ×{:.2} | ≥ ×{TARGET_BIG_RATIO} of direct | {} |",
         plan.big_runs,
         mbps(bd.bytes, bd.total),
         mbps(bb.bytes, bb.total),
         bd.total / bb.total,
-        met(mbps(bb.bytes, bb.total) >= TARGET_BIG_MBPS)
+        met(bd.total / bb.total >= TARGET_BIG_RATIO)
     );
     let _ = writeln!(
         w,
@@ -865,14 +889,30 @@ fn report(r: &Results, repo: &Path) -> String {
     );
     let _ = writeln!(
         w,
-        "| bridge RSS, idle after the handshake (VmRSS) | | {} | {} | ≤ {TARGET_IDLE_RSS_MB} MB | {} |",
+        "| bridge RSS, idle after the handshake (VmRSS) ⁴ | | {} | {} | ≤ {TARGET_IDLE_RSS_MB} MB | {} |",
         mb(r.idle_rss_kb),
         mb(r.idle_rss_kb),
         met(idle_mb.is_some_and(|m| m <= TARGET_IDLE_RSS_MB))
     );
     let _ = writeln!(
         w,
-        "| bridge peak RSS, after the {big_mb} MB responses (VmHWM) | | {} | {} | | |",
+        "| of which the bridge's own memory (RssAnon) ⁴ | | {} | {} | | |",
+        mb(r.idle_anon_kb),
+        mb(r.idle_anon_kb)
+    );
+    let _ = writeln!(
+        w,
+        "| bridge peak RSS, after the {big_mb} MB responses (VmHWM) | | {} | {} | ≤ {TARGET_PEAK_RSS_MB} MB | {} |",
+        mb(r.peak_big_kb),
+        mb(r.peak_big_kb),
+        met(r
+            .peak_big_kb
+            .is_some_and(|k| k as f64 / 1024.0 <= TARGET_PEAK_RSS_MB))
+    );
+    let _ = writeln!(
+        w,
+        "| bridge peak RSS at the end, after the {} pipelined pings too (VmHWM) | | {} | {} | | |",
+        plan.burst,
         mb(r.peak_rss_kb),
         mb(r.peak_rss_kb)
     );
@@ -903,6 +943,13 @@ fn report(r: &Results, repo: &Path) -> String {
         "³ The ping test once more in a child process started with `taskset -c CPU`, so the \
          client, the bridge, the server and `cat` all share one core: no wake-up has to reach \
          another core, so this is the steadiest view of what the bridge's own work costs.\n"
+    );
+    let _ = writeln!(
+        w,
+        "⁴ RSS counts the pages of the `warden` binary's code that the kernel has mapped into \
+         the process: not only the pages the bridge ran, but the 64 KiB around each (fault-around). \
+         Those pages are shared with every other bridge and the page cache; RssAnon is what \
+         this bridge alone holds.\n"
     );
 
     let _ = writeln!(w, "### Where the time goes\n");
@@ -952,16 +999,6 @@ fn report(r: &Results, repo: &Path) -> String {
         plan.burst
     );
     let mut notes = Vec::new();
-    if mbps(bb.bytes, bb.total) < TARGET_BIG_MBPS && mbps(bd.bytes, bd.total) < TARGET_BIG_MBPS {
-        notes.push(format!(
-            "The {TARGET_BIG_MBPS} MB/s end-to-end target is out of reach for any relay on this \
-             machine: the server alone manages {:.0} MB/s, {:.0} ms of it before its first \
-             byte. The bridge's own share is the difference: {:+.0} ms.",
-            mbps(bd.bytes, bd.total),
-            bd.first_byte * 1e3,
-            (bb.total - bd.total) * 1e3
-        ));
-    }
     // Store-and-forward: nothing reaches the client before direct would have delivered it all.
     if bb.first_byte >= bd.total {
         notes.push(format!(
@@ -1034,8 +1071,9 @@ fn report(r: &Results, repo: &Path) -> String {
     let _ = writeln!(
         w,
         "- **RSS**: of the `warden` process only (not its server), from `/proc/<pid>/status`: \
-         `VmRSS` 300 ms after the handshake, `VmHWM` just before closing it, after all other \
-         tests. For scale, the fake server's own peak (`VmHWM`) was {} direct and {} behind \
+         `VmRSS` and `RssAnon` 300 ms after the handshake; `VmHWM` right after the large \
+         responses (which run before the pipelined burst) and again just before closing it, \
+         after all other tests. For scale, the fake server's own peak (`VmHWM`) was {} direct and {} behind \
          the bridge.",
         mb(r.server_peak_kb[0]),
         mb(r.server_peak_kb[1])
@@ -1143,6 +1181,7 @@ fn main() {
     std::thread::sleep(Duration::from_millis(300));
     let bridge_pid = procs[1].pid();
     let idle_rss_kb = status_kb(bridge_pid, "VmRSS:");
+    let idle_anon_kb = status_kb(bridge_pid, "RssAnon:");
 
     say("ping latency");
     let mut cat = Proc::spawn(Via::Cat, &env);
@@ -1159,12 +1198,13 @@ fn main() {
     let ping_cpu_us: [f64; 4] =
         std::array::from_fn(|i| (cpu1[i] - cpu0[i]).cpu_ms as f64 * 1e3 / pings);
     cat.close();
-    say("pipelined burst");
-    let burst = burst(&mut procs, plan);
     say("large response");
     let big = big(&mut procs, plan);
     std::thread::sleep(Duration::from_millis(300));
     let after_rss_kb = status_kb(bridge_pid, "VmRSS:");
+    let peak_big_kb = status_kb(bridge_pid, "VmHWM:");
+    say("pipelined burst");
+    let burst = burst(&mut procs, plan);
 
     let peak_rss_kb = status_kb(bridge_pid, "VmHWM:");
     let server_peak_kb = [
@@ -1206,6 +1246,8 @@ fn main() {
         big,
         startup_ms,
         idle_rss_kb,
+        idle_anon_kb,
+        peak_big_kb,
         peak_rss_kb,
         after_rss_kb,
         server_peak_kb,

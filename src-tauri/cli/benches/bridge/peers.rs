@@ -1067,6 +1067,14 @@ fn cell<T>(o: &Outcome<T>, f: impl Fn(&T) -> String) -> String {
     }
 }
 
+/// The `tools/call echo` round trips of direct and of `warden bridge`, when both ran.
+pub fn echo_direct_and_bridged(r: &Report) -> Option<(Stats, Stats)> {
+    let [direct, bridged, ..] = r.results.as_slice() else {
+        return None;
+    };
+    Some((direct.echo.ok()?.clone(), bridged.echo.ok()?.clone()))
+}
+
 /// The peers section of docs/BENCHMARKS.md.
 pub fn report(r: &Report, w: &mut String) {
     let plan = r.plan;
