@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Idle memory and CPU of the tray app (window open, window closed) → docs/bench/app-idle.md,
-# which docs/BENCHMARKS.md includes. Builds the release app first; needs xvfb-run when there
-# is no display.
+# Idle memory and CPU of the tray app (window open, window closed) and the size of its .deb →
+# docs/bench/app-idle.md, which docs/BENCHMARKS.md includes. Builds the .deb first (and with it
+# the release app, stripped as shipped); needs xvfb-run when there is no display.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-(cd ui && npm run --silent build)
-cargo build --release -p warden-app --locked
+scripts/package.sh --deb
 if [ -n "${DISPLAY:-}" ]; then
   python3 scripts/bench-app.py "$@"
 else

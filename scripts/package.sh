@@ -18,10 +18,13 @@ triple=$(rustc -vV | sed -n 's/^host: //p')
 mkdir -p src-tauri/app/binaries
 # The release profile keeps line tables for profiling; the shipped CLI does not need them.
 strip -o "src-tauri/app/binaries/warden-$triple" target/release/warden
-echo "package: tauri build ($bundles)"
+echo "package: tauri build, then strip the app, then bundle ($bundles)"
 rm -rf target/release/bundle
+ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --no-bundle --ci
+# The bundler ships the binary as built; its symbols and line tables are 4/5 of it.
+strip target/release/warden-app
 status=0
-ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --bundles "$bundles" --ci || status=$?
+ui/node_modules/.bin/tauri bundle --config src-tauri/app/tauri.bundle.json --bundles "$bundles" --ci || status=$?
 built=$(find target/release/bundle -maxdepth 2 \( -name '*.deb' -o -name '*.AppImage' \) 2>/dev/null)
 if [ "$status" -ne 0 ] && [ -n "$built" ] && [[ "$bundles" == *appimage* ]] && [[ "$built" != *.AppImage* ]]; then
   echo "package: the AppImage bundler could not download linuxdeploy/AppRun (from GitHub); the .deb is built. Run with internet access for the AppImage, or use --deb." >&2
