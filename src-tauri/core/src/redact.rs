@@ -30,9 +30,20 @@ pub fn hide_values(values: Vec<String>) {
 /// `s` with every known secret value replaced.
 fn hide_known(s: &mut String) {
     for v in KNOWN.get().into_iter().flatten() {
-        if s.contains(v.as_str()) {
-            *s = s.replace(v.as_str(), REDACTED);
-        }
+        hide(s, v);
+    }
+}
+
+/// `s` with each of these values replaced, but for those too short to search for.
+pub fn hide_env_values(s: &mut String, env: &[(String, String)]) {
+    for (_, v) in env.iter().filter(|(_, v)| v.len() >= SHORTEST_KNOWN) {
+        hide(s, v);
+    }
+}
+
+fn hide(s: &mut String, value: &str) {
+    if s.contains(value) {
+        *s = s.replace(value, REDACTED);
     }
 }
 

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
-import type { AwaitingServer, Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, RestoreView, RiskKind, ServerEntry } from "../bindings/api";
+import type { AwaitingServer, Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, Request, RestoreView, RiskKind, ServerEntry } from "../bindings/api";
 import { formatBytes, formatDateTime } from "../lib/format";
 import { fileState } from "../lib/clients";
 import { api, app } from "../lib/tauri";
@@ -102,21 +102,18 @@ export function ClientsPage() {
     }
   };
 
-  const setAutoRewrite = async (on: boolean, withoutAsking: boolean) => {
-    const r = await api({ op: "auto_rewrite", on, without_asking: withoutAsking });
-    if (r.kind === "auto_rewrite") {
+  // The page's two switches: the answer is either the switch's own kind or an error.
+  const setSwitch = async (req: Request) => {
+    const r = await api(req);
+    if (r.kind === "error") setSwitchError(r.message);
+    else {
       setSwitchError(null);
       await load();
-    } else if (r.kind === "error") setSwitchError(r.message);
+    }
   };
-
-  const setProbeIde = async (on: boolean) => {
-    const r = await api({ op: "probe_ide", on });
-    if (r.kind === "probe_ide") {
-      setSwitchError(null);
-      await load();
-    } else if (r.kind === "error") setSwitchError(r.message);
-  };
+  const setAutoRewrite = (on: boolean, withoutAsking: boolean) =>
+    setSwitch({ op: "auto_rewrite", on, without_asking: withoutAsking });
+  const setProbeIde = (on: boolean) => setSwitch({ op: "probe_ide", on });
 
   const keepUnwrapped = async (a: AwaitingServer) => {
     const title = `Keep ${a.server.name} unwrapped`;
@@ -138,7 +135,9 @@ export function ClientsPage() {
   };
 
   const present = report?.files.filter((f) => f.exists) ?? [];
-  const unprotected = present.filter((f) => f.active && !f.error).flatMap((f) => f.servers.filter((s) => s.state === "unwrapped")).length;
+  const unwrappedIn = (f: ClientFile) => f.servers.filter((s) => s.state === "unwrapped");
+  const unprotectedFiles = present.filter((f) => f.active && !f.error && unwrappedIn(f).length > 0);
+  const unprotected = unprotectedFiles.flatMap(unwrappedIn).length;
   const absent = report?.files.filter((f) => !f.exists) ?? [];
 
   return (
@@ -194,7 +193,7 @@ export function ClientsPage() {
           {switchError && <ErrorText message={switchError} />}
         </div>
       )}
-      {unprotected > 1 && present.filter((f) => f.active && f.servers.some((s) => s.state === "unwrapped")).length > 1 && (
+      {unprotectedFiles.length > 1 && (
         <p>
           <button type="button" data-testid="wrap-everything" disabled={busy} onClick={() => void preview(true, null, null, "Wrap every stdio server")}>
             Wrap all {unprotected} servers in every file…

@@ -224,11 +224,7 @@ async fn stdout_noise_is_never_forwarded() {
     let r = s.call("noise", json!({"lines": 5})).await;
     assert_eq!(text_of(&r), "after noise");
     s.close().await;
-    let noise: Vec<_> = s
-        .events()
-        .into_iter()
-        .filter(|e| e["kind"] == "stdout_noise")
-        .collect();
+    let noise = s.events_of("stdout_noise");
     assert_eq!(noise.len(), 6, "{noise:?}");
 }
 

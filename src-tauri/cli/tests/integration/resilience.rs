@@ -126,9 +126,8 @@ async fn a_crash_loop_opens_the_breaker_and_a_trial_closes_it() {
     assert_eq!(std::fs::read_to_string(&starts).unwrap().trim(), "5");
     assert!(s.close().await.success());
     let circuit: Vec<String> = s
-        .events()
+        .events_of("circuit")
         .iter()
-        .filter(|e| e["kind"] == "circuit")
         .map(|e| {
             e["detail"]
                 .as_str()
@@ -375,9 +374,8 @@ async fn an_open_breaker_falls_back_to_ripgrep_and_a_later_trial_goes_back() {
     assert_eq!(std::fs::read_to_string(&starts).unwrap().trim(), "4");
     assert!(s.close().await.success());
     let fallback: Vec<String> = s
-        .events()
+        .events_of("fallback")
         .iter()
-        .filter(|e| e["kind"] == "fallback")
         .map(|e| {
             e["detail"]
                 .as_str()

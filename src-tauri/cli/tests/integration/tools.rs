@@ -84,11 +84,7 @@ async fn a_changed_description_is_held_back_until_warden_tools_approve() {
     assert!(names(&s.request("tools/list", json!({})).await).contains(&"echo".to_owned()));
     assert_eq!(text_of(&s.call("echo", json!({"text": "hi"})).await), "hi");
     assert!(s.close().await.success());
-    let changed: Vec<_> = s
-        .events()
-        .into_iter()
-        .filter(|e| e["kind"] == "tool_changed")
-        .collect();
+    let changed = s.events_of("tool_changed");
     assert_eq!(changed.len(), 1, "{changed:?}");
     assert_eq!(
         (changed[0]["tool"].as_str(), changed[0]["code"].as_str()),
@@ -111,11 +107,7 @@ async fn a_corrupt_pin_file_is_reported_left_alone_and_checks_nothing() {
     );
     assert!(s.close().await.success());
     assert_eq!(std::fs::read(&pins).unwrap(), b"{\"pinned\": [");
-    let invalid: Vec<_> = s
-        .events()
-        .into_iter()
-        .filter(|e| e["kind"] == "pins_invalid")
-        .collect();
+    let invalid = s.events_of("pins_invalid");
     assert_eq!(invalid.len(), 1, "{invalid:?}");
     assert_eq!(invalid[0]["code"], "W-PINS-INVALID");
 }

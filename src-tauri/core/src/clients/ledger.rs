@@ -58,18 +58,18 @@ impl Ledger {
         real.to_string_lossy().into_owned()
     }
 
+    fn file(&self, real: &Path) -> Option<&FileRecords> {
+        self.data.files.get(&Self::key(real))
+    }
+
     pub fn records_for(&self, real: &Path) -> Vec<WrapRecord> {
-        self.data
-            .files
-            .get(&Self::key(real))
+        self.file(real)
             .map(|f| f.wrapped.clone())
             .unwrap_or_default()
     }
 
     pub fn secrets_for(&self, real: &Path) -> Vec<SecretRecord> {
-        self.data
-            .files
-            .get(&Self::key(real))
+        self.file(real)
             .map(|f| f.secrets.clone())
             .unwrap_or_default()
     }
@@ -84,9 +84,7 @@ impl Ledger {
     }
 
     pub fn user_unwrapped(&self, real: &Path, entry: &EntryRef) -> bool {
-        self.data
-            .files
-            .get(&Self::key(real))
+        self.file(real)
             .is_some_and(|f| f.user_unwrapped.contains(entry))
     }
 

@@ -215,6 +215,21 @@ pub struct ServerEntry {
     pub reverted: bool,
 }
 
+impl ServerEntry {
+    /// Where it sits in its file: what the ledger knows it by.
+    pub fn id(&self) -> super::doc::EntryRef {
+        super::doc::EntryRef {
+            scope: self.scope.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// A stdio server that runs directly, not through the bridge.
+    pub fn is_unwrapped(&self) -> bool {
+        matches!(self.state, EntryState::Unwrapped { .. })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all = "snake_case")]

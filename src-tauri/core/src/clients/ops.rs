@@ -9,7 +9,7 @@ use super::doc::{DocError, EntryRef};
 use super::edit::{self, EditError, TextEdit, unwrap_text_with, wrap_text_with};
 use super::ledger::Ledger;
 use super::lock::LockKind;
-use super::model::{ClientError, ClientId, EntryState, ServerEntry};
+use super::model::{ClientError, ClientId, ServerEntry};
 use super::notices::{Notice, notices_for};
 use super::secrets;
 use super::write;
@@ -48,10 +48,7 @@ fn list_file(file: &ConfigFile, ledger: &Ledger) -> FileListing {
             let real = real_path(&file.path);
             let records = ledger.records_for(&real);
             for s in &mut servers {
-                s.reverted = matches!(s.state, EntryState::Unwrapped { .. })
-                    && records
-                        .iter()
-                        .any(|r| r.entry.name == s.name && r.entry.scope == s.scope);
+                s.reverted = s.is_unwrapped() && records.iter().any(|r| r.entry == s.id());
             }
             FileListing {
                 file: file.clone(),
@@ -177,13 +174,7 @@ pub fn awaiting(env: &ClientEnv, listing: &[FileListing]) -> Vec<(ConfigFile, Se
     for l in listing.iter().filter(|l| l.file.active) {
         let real = real_path(&l.file.path);
         for s in l.servers.iter().cloned() {
-            let entry = EntryRef {
-                scope: s.scope.clone(),
-                name: s.name.clone(),
-            };
-            if matches!(s.state, EntryState::Unwrapped { .. })
-                && !ledger.user_unwrapped(&real, &entry)
-            {
+            if s.is_unwrapped() && !ledger.user_unwrapped(&real, &s.id()) {
                 out.push((l.file.clone(), s));
             }
         }
@@ -201,11 +192,8 @@ pub fn keep_unwrapped(env: &ClientEnv, filter: &Filter) -> Result<Vec<String>, C
         let entries: Vec<EntryRef> = edit::entries(file.dialect, &text)
             .map_err(|e| parse_error(&file, e))?
             .into_iter()
-            .filter(|s| matches!(s.state, EntryState::Unwrapped { .. }))
-            .map(|s| EntryRef {
-                scope: s.scope,
-                name: s.name,
-            })
+            .filter(ServerEntry::is_unwrapped)
+            .map(|s| s.id())
             .filter(|e| name_matches(filter, e))
             .collect();
         let real = real_path(&file.path);
@@ -554,11 +542,8 @@ fn forget_wraps(env: &ClientEnv, path: &Path, client: Option<ClientId>, bytes: &
     let wrapped = ledger.records_for(&real);
     let unwrapped: Vec<EntryRef> = entries
         .into_iter()
-        .filter(|s| matches!(s.state, EntryState::Unwrapped { .. }))
-        .map(|s| EntryRef {
-            scope: s.scope,
-            name: s.name,
-        })
+        .filter(ServerEntry::is_unwrapped)
+        .map(|s| s.id())
         .filter(|e| wrapped.iter().any(|r| r.entry == *e))
         .collect();
     if unwrapped.is_empty() {

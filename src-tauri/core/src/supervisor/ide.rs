@@ -165,22 +165,25 @@ pub(super) fn watch_event(report: WatchReport) -> (ApiEvent, String) {
         WatchReport::NewServers {
             file,
             servers,
-            awaiting: true,
+            awaiting,
         } => {
+            let (kind, what) = if awaiting {
+                (
+                    ClientChangeKind::Awaiting,
+                    "await your approval before Warden wraps them; review their commands",
+                )
+            } else {
+                (
+                    ClientChangeKind::NewServers,
+                    "run without the bridge; wrap them",
+                )
+            };
             let message = format!(
-                "{}: new stdio server(s) {} await your approval before Warden wraps them; review their commands on the Clients page",
+                "{}: new stdio server(s) {} {what} on the Clients page",
                 file.client.display_name(),
                 names(&servers).join(", ")
             );
-            (ClientChangeKind::Awaiting, file, names(&servers), message)
-        }
-        WatchReport::NewServers { file, servers, .. } => {
-            let message = format!(
-                "{}: new stdio server(s) {} run without the bridge; wrap them from the Clients page",
-                file.client.display_name(),
-                names(&servers).join(", ")
-            );
-            (ClientChangeKind::NewServers, file, names(&servers), message)
+            (kind, file, names(&servers), message)
         }
         WatchReport::Wrapped {
             file,

@@ -128,9 +128,7 @@ pub async fn probe(
     let tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
     // Secrets out: the values the probe put into the environment, and what looks like one.
     let mut text = String::from_utf8_lossy(&tail).into_owned();
-    for (_, v) in env.iter().filter(|(_, v)| v.len() >= 4) {
-        text = text.replace(v.as_str(), "[redacted]");
-    }
+    crate::redact::hide_env_values(&mut text, env);
     report.stderr_tail = crate::redact::redact_text(&text);
     // What the server said last is most often the reason ("API_KEY is not set").
     if let (Some(e), Some(line)) = (

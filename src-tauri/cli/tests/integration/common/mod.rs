@@ -341,6 +341,14 @@ impl Session {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
+
+    /// The events of one kind, in the order they were logged.
+    pub fn events_of(&self, kind: &str) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|e| e["kind"] == kind)
+            .collect()
+    }
 }
 
 pub fn error_kind(v: &Value) -> &str {
