@@ -389,7 +389,7 @@ async fn probe_cmd(
                 },
                 (None, None) => return fail("nothing to probe"),
             };
-            probe::probe(server, &command, &[], timeout).await
+            probe::probe(server, &command, &[], None, timeout).await
         }
     };
     if json {

@@ -13,7 +13,9 @@
 //! (starts 1..=N exit at once with status 1; `--crash-from M` makes it M..=N), `--tools-by-start` (adds a tool `v<start>`, so
 //! the tool list changes on every restart), `--rug-pull` (from the second start on, the
 //! `echo` tool's description asks for more: a tool definition that changed), `--require-env
-//! VAR` (exits at once with status 1 when VAR is not set, as servers that need an API key do).
+//! VAR` (exits at once with status 1 when VAR is not set, as servers that need an API key do),
+//! `--require-cwd DIR` (exits at once with status 1 unless it runs in DIR, as servers that
+//! read files relative to their `cwd` fail).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -38,6 +40,7 @@ struct Flags {
     tools_by_start: bool,
     rug_pull: bool,
     require_env: Option<String>,
+    require_cwd: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -65,6 +68,7 @@ fn flags() -> Flags {
             "--tools-by-start" => f.tools_by_start = true,
             "--rug-pull" => f.rug_pull = true,
             "--require-env" => f.require_env = args.next(),
+            "--require-cwd" => f.require_cwd = args.next(),
             other => {
                 eprintln!("mcp-fake-server: unknown flag {other}");
                 std::process::exit(2);
@@ -359,6 +363,13 @@ fn main() {
     if let Some(var) = &f.require_env {
         if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
             eprintln!("mcp-fake-server: {var} is not set; give it in the client's env");
+            std::process::exit(1);
+        }
+    }
+    if let Some(dir) = &f.require_cwd {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        if cwd != std::path::Path::new(dir) {
+            eprintln!("mcp-fake-server: runs in {}, not in {dir}", cwd.display());
             std::process::exit(1);
         }
     }

@@ -758,17 +758,24 @@ async fn known_servers_are_probed_on_schedule_and_npx_ones_prewarmed() {
 }
 
 /// Health before the first call: with `--probe-ide`, each stdio server of the IDE configs is
-/// probed at start with the env its client gives it; one that cannot start is down with its
-/// code and the command it tried, and fixing its entry probes it again at once.
+/// probed at start with the env and in the `cwd` its client gives it (a relative `cwd` is the
+/// workspace's, unknown here: not probed); one that cannot start is down with its code and
+/// the command it tried, and fixing its entry probes it again at once.
 #[tokio::test]
 async fn ide_servers_are_probed_before_use_with_their_env_and_again_when_fixed() {
     let env = Env::new();
     let cursor = env.dir.path().join("home/.cursor/mcp.json");
     std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    let root = env.dir.path().join("srv");
+    std::fs::create_dir_all(&root).unwrap();
+    let root = root.canonicalize().unwrap();
+    let root = root.to_str().unwrap();
     let write = |typo: &str| {
         let config = json!({"mcpServers": {
             "keyed": {"command": FAKE, "args": ["--require-env", "API_KEY"], "env": {"API_KEY": "k-123"}},
             "typo": {"command": typo, "args": []},
+            "rooted": {"command": FAKE, "args": ["--require-cwd", root], "cwd": root},
+            "relative": {"command": FAKE, "args": [], "cwd": "srv"},
         }});
         let tmp = cursor.with_extension("tmp");
         std::fs::write(&tmp, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
@@ -777,8 +784,8 @@ async fn ide_servers_are_probed_before_use_with_their_env_and_again_when_fixed()
     write("/nonexistent/mcp-srv");
     let daemon = env.daemon(&["--probe-ide", "--watch-clients"]).await;
     let s = env
-        .wait_status("both probed", |s| {
-            ["keyed", "typo"]
+        .wait_status("all three probed", |s| {
+            ["keyed", "typo", "rooted"]
                 .iter()
                 .all(|n| server_of(s, n).is_some_and(|x| !x["last_probe"].is_null()))
         })
@@ -787,6 +794,15 @@ async fn ide_servers_are_probed_before_use_with_their_env_and_again_when_fixed()
     assert_eq!(
         keyed["last_probe"]["ok"], true,
         "the env reached it: {keyed}"
+    );
+    let rooted = server_of(&s, "rooted").unwrap();
+    assert_eq!(
+        rooted["last_probe"]["ok"], true,
+        "it ran in its cwd: {rooted}"
+    );
+    assert!(
+        server_of(&s, "relative").is_none_or(|x| x["last_probe"].is_null()),
+        "a relative cwd is not probed: {s}"
     );
     assert_eq!(keyed["health"], "idle");
     let typo = server_of(&s, "typo").unwrap();

@@ -3,6 +3,7 @@
 //! for the whole group so that grandchildren (npx → node) go too.
 
 use std::ffi::OsString;
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -43,6 +44,7 @@ impl Server {
     pub fn spawn(
         command: &[OsString],
         env: &[(String, String)],
+        cwd: Option<&Path>,
         session: &str,
     ) -> Result<(Server, Pipes), SpawnError> {
         let Some((program, args)) = command.split_first() else {
@@ -60,6 +62,9 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
         sys::configure(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| {
             let hint = match source.kind() {

@@ -68,7 +68,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     } else {
         (options.command.clone(), options.env.clone())
     };
-    let spawned = Server::spawn(&first_command, &first_env, &id);
+    let spawned = Server::spawn(&first_command, &first_env, None, &id);
     let first_pid = spawned.as_ref().map_or(0, |(server, _)| server.pid);
     let mut session = Session::start(options, id, started_ms, first_pid);
     let first = match spawned {

@@ -325,7 +325,7 @@ impl Session {
             };
             (r.generation() + 1, fallback, cmd, env)
         };
-        match Server::spawn(&cmd, env, &self.id) {
+        match Server::spawn(&cmd, env, None, &self.id) {
             Ok((server, pipes)) => Ok(self.started(server, pipes, generation, fallback)),
             Err(e) => {
                 let mut waiting = Restart::OnRequest;

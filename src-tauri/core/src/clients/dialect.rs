@@ -171,14 +171,8 @@ fn locate_json(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
 }
 
 fn json_entry(dialect: Dialect, text: &str, id: EntryRef, value: &JVal) -> Located {
-    let skip = |id: EntryRef, reason: String| Located {
-        id,
-        env_keys: Vec::new(),
-        env: Vec::new(),
-        body: Body::Skip(reason),
-    };
     let Some(obj) = value.as_obj() else {
-        return skip(id, format!("the entry is {}, not an object", value.kind()));
+        return Located::skip(id, format!("the entry is {}, not an object", value.kind()));
     };
     let env_key = if dialect == Dialect::Opencode {
         "environment"
@@ -209,6 +203,10 @@ fn json_entry(dialect: Dialect, text: &str, id: EntryRef, value: &JVal) -> Locat
         id,
         env_keys,
         env,
+        cwd: obj
+            .get("cwd")
+            .and_then(JVal::as_str)
+            .map(|s| s.value.clone()),
         body,
     }
 }
@@ -397,12 +395,7 @@ fn locate_toml(text: &str) -> Result<Vec<Located>, DocError> {
 
 fn toml_entry(text: &str, off: usize, id: EntryRef, item: &toml_edit::Item) -> Located {
     let Some(t) = item.as_table_like() else {
-        return Located {
-            id,
-            env_keys: Vec::new(),
-            env: Vec::new(),
-            body: Body::Skip("the entry is not a table".to_owned()),
-        };
+        return Located::skip(id, "the entry is not a table".to_owned());
     };
     let env_table = t.get("env").and_then(toml_edit::Item::as_table_like);
     let mut env_keys: Vec<String> = env_table
@@ -438,6 +431,7 @@ fn toml_entry(text: &str, off: usize, id: EntryRef, item: &toml_edit::Item) -> L
         id,
         env_keys,
         env,
+        cwd: t.get("cwd").and_then(|v| v.as_str()).map(str::to_owned),
         body,
     }
 }
@@ -550,12 +544,9 @@ fn locate_yaml(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
                 };
                 out.push(match item.as_map() {
                     Some(m) => yaml_entry(dialect, text, id, m),
-                    None => Located {
-                        id,
-                        env_keys: Vec::new(),
-                        env: Vec::new(),
-                        body: Body::Skip(format!("the entry is {}, not a mapping", item.kind())),
-                    },
+                    None => {
+                        Located::skip(id, format!("the entry is {}, not a mapping", item.kind()))
+                    }
                 });
             }
             // Continue identifies entries by name; a repeated name is ambiguous.
@@ -578,12 +569,7 @@ fn locate_yaml(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
                     .any(|(later, _)| later.as_scalar().is_some_and(|l| l.value == k.value));
                 let mut located = match v.as_map() {
                     Some(m) => yaml_entry(dialect, text, id, m),
-                    None => Located {
-                        id,
-                        env_keys: Vec::new(),
-                        env: Vec::new(),
-                        body: Body::Skip(format!("the entry is {}, not a mapping", v.kind())),
-                    },
+                    None => Located::skip(id, format!("the entry is {}, not a mapping", v.kind())),
                 };
                 if shadowed {
                     located.body = Body::Skip(
@@ -656,6 +642,7 @@ fn yaml_entry(dialect: Dialect, text: &str, id: EntryRef, map: &YMap) -> Located
         id,
         env_keys,
         env,
+        cwd: map.get("cwd").and_then(yaml_scalar).map(|s| s.value),
         body,
     }
 }

@@ -66,7 +66,22 @@ pub(crate) struct Located {
     pub env_keys: Vec<String>,
     /// The `env` members whose value is a plain string, with where the value is.
     pub env: Vec<(String, Scalar)>,
+    /// The entry's `cwd` (the directory its client starts it in), when it is a plain string.
+    pub cwd: Option<String>,
     pub body: Body,
+}
+
+impl Located {
+    /// An entry Warden leaves alone, and why.
+    pub fn skip(id: EntryRef, reason: String) -> Located {
+        Located {
+            id,
+            env_keys: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            body: Body::Skip(reason),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -195,6 +195,8 @@ pub struct Launch {
     pub command: Vec<String>,
     pub env: Vec<(String, String)>,
     pub secret_env: Vec<String>,
+    /// The entry's `cwd`, as written (a relative one is the client's workspace's).
+    pub cwd: Option<String>,
     /// From a project's file (the clients run those only in projects the user trusts).
     pub project: bool,
 }
@@ -220,6 +222,7 @@ pub(crate) fn launches(dialect: Dialect, text: &str) -> Result<Vec<Launch>, DocE
                 command: std::iter::once(command).chain(args).collect(),
                 env: l.env.into_iter().map(|(k, v)| (k, v.value)).collect(),
                 secret_env,
+                cwd: l.cwd,
                 project: false,
             })
         })

@@ -1012,3 +1012,37 @@ fn clients_list_marks_servers_the_client_reverted() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), ONE);
     assert_eq!(reverted(&env), [false]);
 }
+
+/// The probe starts a server where its client would: the entry's `cwd` is read in each
+/// format (JSON, TOML, YAML), as written.
+#[test]
+fn launches_carry_the_entry_cwd() {
+    let cwd_of = |dialect: Dialect, text: &str| -> Vec<Option<String>> {
+        edit::launches(dialect, text)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.cwd)
+            .collect()
+    };
+    assert_eq!(
+        cwd_of(
+            Dialect::McpServers,
+            r#"{"mcpServers": {"a": {"command": "srv", "cwd": "/w/a"}, "b": {"command": "srv"}}}"#
+        ),
+        [Some("/w/a".to_owned()), None]
+    );
+    assert_eq!(
+        cwd_of(
+            Dialect::Codex,
+            "[mcp_servers.a]\ncommand = \"srv\"\ncwd = \"/w/a\"\n"
+        ),
+        [Some("/w/a".to_owned())]
+    );
+    assert_eq!(
+        cwd_of(
+            Dialect::ContinueYaml,
+            "name: x\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: a\n    command: srv\n    cwd: rel/dir\n"
+        ),
+        [Some("rel/dir".to_owned())]
+    );
+}

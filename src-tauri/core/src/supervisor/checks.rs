@@ -2,6 +2,7 @@
 //! pre-warming a package cache) and orphan sweeps.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::Duration;
 
 use super::api::{ApiError, ApiEvent, ErrorCode, HistoryEntry, Orphan, ProbeReport, StopResult};
@@ -31,7 +32,7 @@ impl Supervisor {
             }
         };
         let timeout = timeout_ms.map_or(self.opts.probe_timeout, Duration::from_millis);
-        Ok(self.run_probe(server, command, &[], timeout).await)
+        Ok(self.run_probe(server, command, &[], None, timeout).await)
     }
 
     pub(super) async fn run_probe(
@@ -39,9 +40,10 @@ impl Supervisor {
         server: Option<String>,
         command: Vec<String>,
         env: &[(String, String)],
+        cwd: Option<&Path>,
         timeout: Duration,
     ) -> ProbeReport {
-        let report = probe::probe(server.clone(), &command, env, timeout).await;
+        let report = probe::probe(server.clone(), &command, env, cwd, timeout).await;
         if let Some(name) = &server {
             let mut st = self.lock();
             let detail = match (&report.error, report.tools) {

@@ -11,6 +11,7 @@
 //! runs it; `warden daemon --watch-clients`); without it, at the next retry.
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -35,13 +36,19 @@ struct Tried {
 
 /// Whether `l` may be probed without asking anything of the user: from the user's own config
 /// (not a project's), no keychain secrets, no `env` value the client would expand first
-/// (`${VAR}`, `${input:x}`, `{env:VAR}`), not run as root, not a shell line.
+/// (`${VAR}`, `${input:x}`, `{env:VAR}`), not run as root, not a shell line; and it can be
+/// started where its client starts it: no `cwd`, or one that is an existing absolute
+/// directory (a relative one is the client's workspace's, which Warden does not know).
 fn probeable(l: &Launch) -> bool {
     let expands = |v: &str| v.contains("${") || v.contains("{env:");
     if l.project || l.env.iter().any(|(_, v)| expands(v)) {
         return false;
     }
-    l.secret_env.is_empty() && runs_unattended(&l.command)
+    let cwd_known = l
+        .cwd
+        .as_deref()
+        .is_none_or(|d| !expands(d) && Path::new(d).is_absolute() && Path::new(d).is_dir());
+    cwd_known && l.secret_env.is_empty() && runs_unattended(&l.command)
 }
 
 /// Whether `command` runs without asking anything (no sudo) and is not a shell command line:
@@ -167,7 +174,13 @@ impl Supervisor {
                 self.opts.probe_timeout
             };
             let report = self
-                .run_probe(Some(l.name.clone()), l.command.clone(), &l.env, timeout)
+                .run_probe(
+                    Some(l.name.clone()),
+                    l.command.clone(),
+                    &l.env,
+                    l.cwd.as_deref().map(Path::new),
+                    timeout,
+                )
                 .await;
             tried.insert(
                 l.name.clone(),

@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -41,12 +42,13 @@ pub fn is_package_runner(command: &[String]) -> bool {
         || (name == "uv" && matches!(second, Some("tool" | "run")))
 }
 
-/// Probes `command`, with `env` added to Warden's environment. Never fails: what went wrong
-/// is in the report.
+/// Probes `command`, with `env` added to Warden's environment, in `cwd` (else Warden's own
+/// working directory). Never fails: what went wrong is in the report.
 pub async fn probe(
     server: Option<String>,
     command: &[String],
     env: &[(String, String)],
+    cwd: Option<&Path>,
     timeout: Duration,
 ) -> ProbeReport {
     let start = Instant::now();
@@ -60,7 +62,7 @@ pub async fn probe(
     // Marked like a bridge's server, with our pid: the orphan sweeper leaves it alone while
     // we live, and it dies with us anyway.
     let marker = format!("{}-{}", std::process::id(), report.ts_ms);
-    let (mut child, pipes) = match Server::spawn(&argv, env, &marker) {
+    let (mut child, pipes) = match Server::spawn(&argv, env, cwd, &marker) {
         Ok(s) => s,
         Err(e) => {
             report.code = Some(
@@ -325,7 +327,7 @@ mod tests {
     #[tokio::test]
     async fn a_server_that_exits_at_once_is_reported_with_its_exit() {
         for _ in 0..5 {
-            let r = probe(None, &["false".to_owned()], &[], DEFAULT_TIMEOUT).await;
+            let r = probe(None, &["false".to_owned()], &[], None, DEFAULT_TIMEOUT).await;
             assert!(!r.ok);
             assert_eq!(
                 (r.error.unwrap_or_default(), r.code.unwrap_or_default()),
@@ -343,6 +345,7 @@ mod tests {
             None,
             &["/nonexistent/warden-probe-test".to_owned()],
             &[],
+            None,
             DEFAULT_TIMEOUT,
         )
         .await;

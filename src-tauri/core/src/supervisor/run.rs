@@ -55,7 +55,7 @@ impl Supervisor {
             for (name, command) in self.known_commands() {
                 if probe::is_package_runner(&command) {
                     tracing::info!("pre-warming {name}: {}", command.join(" "));
-                    self.run_probe(Some(name), command, &[], probe::PREWARM_TIMEOUT)
+                    self.run_probe(Some(name), command, &[], None, probe::PREWARM_TIMEOUT)
                         .await;
                 }
             }
@@ -70,7 +70,7 @@ impl Supervisor {
             timer.tick().await;
             for (name, command) in self.known_commands() {
                 if super::ide_probe::runs_unattended(&command) {
-                    self.run_probe(Some(name), command, &[], self.opts.probe_timeout)
+                    self.run_probe(Some(name), command, &[], None, self.opts.probe_timeout)
                         .await;
                 }
             }
