@@ -45,6 +45,9 @@ async fn a_changed_description_is_held_back_until_warden_tools_approve() {
         names(&s.request("tools/list", json!({})).await).contains(&"echo".to_owned()),
         "first sight: pinned and shown"
     );
+    // The bridge saves the pins off the relay: the file follows the answer.
+    let pins = s.state_dir().join("pins").join("fake.json");
+    poll_until("the pins are saved", || pins.exists()).await;
     assert!(
         warden_tools(&s, &["list", "fake"])
             .1

@@ -398,9 +398,18 @@ pub fn read_pids(path: &Path) -> Vec<u32> {
 }
 
 pub async fn wait_for_file(path: &Path) {
+    poll_until(&format!("{} appeared", path.display()), || {
+        path.exists() && !read_pids(path).is_empty()
+    })
+    .await;
+}
+
+/// Polls until `done` holds, for what another process does without an event to await (a file
+/// it writes); fails after `SOON`.
+pub async fn poll_until(what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
-    while !path.exists() || read_pids(path).is_empty() {
-        assert!(start.elapsed() < SOON, "{} never appeared", path.display());
+    while !done() {
+        assert!(start.elapsed() < SOON, "never: {what}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -418,11 +427,7 @@ impl Session {
     pub async fn wait_for_events(&self, kind: &str, n: usize) -> Vec<Value> {
         let start = Instant::now();
         loop {
-            let found: Vec<Value> = self
-                .events()
-                .into_iter()
-                .filter(|e| e["kind"] == kind)
-                .collect();
+            let found = self.events_of(kind);
             if found.len() >= n {
                 return found;
             }
