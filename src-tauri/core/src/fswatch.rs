@@ -9,6 +9,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use notify::event::{AccessKind, AccessMode, EventKind};
@@ -58,6 +60,12 @@ impl WatchError {
     }
 }
 
+/// Events waiting for the task that acts on them. A directory whose files change faster than
+/// the task reads (a log written beside config.toml, a busy relay on the same thread) fills
+/// it; what comes after is dropped and counted as a possible change, so memory stays bounded
+/// and no edit is lost.
+const QUEUE: usize = 1024;
+
 /// Whether an event may be an edit. Opening or reading a file is not (notify reports opens on
 /// Linux): counting them made each reload, this process's or another's, trigger the next one,
 /// ten times a second for good. Closing a file after writing it ends a save.
@@ -68,14 +76,19 @@ fn is_change(kind: &EventKind) -> bool {
 /// A new watch: the directories it watches, and the events they produce. `path` names what
 /// is watched in error messages.
 pub(crate) fn watcher(path: &Path) -> Result<(Dirs, Events), WatchError> {
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let overflow = Arc::new(AtomicBool::new(false));
+    let dropped = Arc::clone(&overflow);
     let watcher = notify::recommended_watcher(move |event| {
-        let _ = tx.send(event);
+        if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
+            dropped.store(true, Ordering::Relaxed);
+        }
     })
     .map_err(|e| WatchError::new(path, e))?;
     let (done, _) = watch::channel(Done::default());
     let events = Events {
         rx,
+        overflow,
         pending: BTreeSet::new(),
         handed_out: false,
         done,
@@ -104,7 +117,9 @@ struct Done {
 
 /// The events of a watch, for the task that acts on them.
 pub(crate) struct Events {
-    rx: mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
+    rx: mpsc::Receiver<notify::Result<notify::Event>>,
+    /// Events were dropped because the queue was full: any of them may have been a change.
+    overflow: Arc<AtomicBool>,
     /// Relevant paths handed out since the last finished pass.
     pending: BTreeSet<PathBuf>,
     handed_out: bool,
@@ -121,8 +136,8 @@ impl Events {
         self.done.send_modify(|d| d.ready = true);
     }
 
-    /// Waits for a change of a path `relevant` accepts (or a watch error, which may have lost
-    /// one), then until `settle` passes without another. `None` once the watch ended.
+    /// Waits for a change of a path `relevant` accepts (or a watch error or a full queue,
+    /// which may have lost one), then until `settle` passes without another. `None` once the watch ended.
     /// Cancel-safe: what was received stays pending for the next pass.
     pub(crate) async fn settled(
         &mut self,
@@ -153,6 +168,10 @@ impl Events {
         let Ok(event) = event else {
             return true;
         };
+        // Whatever was dropped came before this event: take it as a change.
+        if self.overflow.swap(false, Ordering::Relaxed) {
+            return true;
+        }
         if !is_change(&event.kind) {
             return false;
         }
@@ -270,5 +289,29 @@ mod tests {
         progress.processed(&b, since + 1).await.unwrap();
         drop(events);
         assert!(progress.processed(&a, since + 1).await.is_none(), "ended");
+    }
+
+    /// A storm of changes to files nobody watches for, faster than the task reads: the queue
+    /// stays at its bound, and the events it had to drop count as a possible change (one of
+    /// them may have been an edit), so the next wait ends instead of missing it.
+    #[tokio::test]
+    async fn a_storm_fills_the_queue_to_its_bound_and_counts_as_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut dirs, mut events) = watcher(dir.path()).unwrap();
+        dirs.add(dir.path()).unwrap();
+        let mut n = 0;
+        while !events.overflow.load(Ordering::Relaxed) {
+            std::fs::write(dir.path().join(format!("noise-{}", n % 64)), "x").unwrap();
+            n += 1;
+            assert!(n < 1_000_000, "the queue never filled");
+        }
+        assert_eq!(events.rx.len(), QUEUE);
+        let nothing_relevant = |_: &Path| false;
+        let waited = tokio::time::timeout(
+            Duration::from_secs(10),
+            events.settled(Duration::from_millis(10), nothing_relevant),
+        )
+        .await;
+        assert_eq!(waited, Ok(Some(())));
     }
 }
