@@ -48,7 +48,8 @@ fn list_file(file: &ConfigFile, ledger: &Ledger) -> FileListing {
             let real = real_path(&file.path);
             let records = ledger.records_for(&real);
             for s in &mut servers {
-                s.reverted = s.is_unwrapped() && records.iter().any(|r| r.entry == s.id());
+                let id = s.id();
+                s.reverted = s.is_unwrapped() && records.iter().any(|r| r.entry == id);
             }
             FileListing {
                 file: file.clone(),
