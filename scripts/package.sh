@@ -22,9 +22,9 @@ echo "package: tauri build, then strip the app, then bundle ($bundles)"
 rm -rf target/release/bundle
 # The app is built for size: whole-program LTO, one codegen unit, opt-level "s" (its own work
 # is a few events a second; the bridge's hot path is the CLI above, which keeps the release
-# profile).
+# profile). `-p warden-app`: only the app (the workspace's default members include the CLI).
 CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-  ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --no-bundle --ci
+  ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --no-bundle --ci -- -p warden-app
 # The bundler ships the binary as built; its symbols and line tables are 4/5 of it.
 strip target/release/warden-app
 status=0
