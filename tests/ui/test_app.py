@@ -524,6 +524,7 @@ def test_auto_rewrite_asks_first_showing_the_exact_command_and_what_deserves_a_l
     world.ide_file.write_bytes(added)
     fresh = world.find("awaiting-fresh")
     world.wait("a desktop notification", lambda: "fresh await your approval" in world.find("notifications").get_attribute("textContent"))
+    world.wait("the tray counts both", lambda: "2 new server(s) await your approval" in world.find("tray-state").get_attribute("title"))
     assert fresh.find_element(By.CSS_SELECTOR, '[data-testid="awaiting-command"]').text == f"bash -c '{line}'"
     kinds = [r.get_attribute("data-kind") for r in fresh.find_elements(By.CSS_SELECTOR, '[data-testid="risks"] li')]
     assert kinds == ["shell"], kinds

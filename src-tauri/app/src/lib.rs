@@ -17,7 +17,7 @@ pub mod tray;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -45,6 +45,9 @@ pub struct Shared {
     sidecar_error: Mutex<Option<String>>,
     notifications: Mutex<VecDeque<Notification>>,
     tray: Mutex<Option<tray::Model>>,
+    /// Servers awaiting approval, recounted when a client's config or the switch changed.
+    awaiting: AtomicUsize,
+    awaiting_stale: AtomicBool,
     /// Held while the tray is recomputed, so an older model never replaces a newer one.
     refreshing: tokio::sync::Mutex<()>,
     quitting: AtomicBool,
@@ -245,8 +248,18 @@ pub async fn refresh_tray(app: &AppHandle) {
         }
     }
     let sidecar_error = lock(&shared.sidecar_error).clone();
-    let model =
-        tray::Model::from_status(&status, &limits, shared.sup.auto_rewrite(), sidecar_error);
+    let auto_rewrite = shared.sup.auto_rewrite();
+    let switched = lock(&shared.tray)
+        .as_ref()
+        .is_some_and(|m| m.auto_rewrite != auto_rewrite);
+    if shared.awaiting_stale.swap(false, Ordering::SeqCst) || switched {
+        // The clients report reads the IDE configs: only after they (or the switch) changed.
+        if let Response::Clients(r) = shared.sup.handle(Request::Clients).await {
+            shared.awaiting.store(r.awaiting.len(), Ordering::SeqCst);
+        }
+    }
+    let awaiting = shared.awaiting.load(Ordering::SeqCst);
+    let model = tray::Model::from_status(&status, &limits, auto_rewrite, awaiting, sidecar_error);
     let changed = {
         let mut current = lock(&shared.tray);
         let changed = current.as_ref() != Some(&model);
@@ -347,6 +360,12 @@ async fn follow(
         if app.get_webview_window(MAIN).is_some() {
             let _ = app.emit("warden://event", &event);
         }
+        if matches!(
+            event,
+            ApiEvent::ConfigChanged { .. } | ApiEvent::Client { .. }
+        ) {
+            shared.awaiting_stale.store(true, Ordering::SeqCst);
+        }
         if structural {
             refresh_tray(&app).await;
         }
@@ -382,6 +401,8 @@ pub fn run() {
                 sidecar_error: Mutex::new(None),
                 notifications: Mutex::new(VecDeque::new()),
                 tray: Mutex::new(None),
+                awaiting: AtomicUsize::new(0),
+                awaiting_stale: AtomicBool::new(true),
                 refreshing: tokio::sync::Mutex::new(()),
                 quitting: AtomicBool::new(false),
                 stop: Notify::new(),

@@ -74,6 +74,8 @@ pub struct Model {
     pub tooltip: String,
     pub servers: Vec<ServerItem>,
     pub auto_rewrite: bool,
+    /// New stdio servers that await the user's approval before auto-rewrite wraps them.
+    pub awaiting: usize,
     /// Why the bundled `warden` CLI cannot serve the wrapped IDE entries.
     pub sidecar_error: Option<String>,
 }
@@ -97,6 +99,7 @@ impl Model {
         status: &StatusReport,
         limits: &[LimitsReport],
         auto_rewrite: bool,
+        awaiting: usize,
         sidecar_error: Option<String>,
     ) -> Model {
         let servers: Vec<ServerItem> = status
@@ -124,17 +127,30 @@ impl Model {
         };
         Model {
             health,
-            tooltip: tooltip(health, &servers, sidecar_error.as_deref()),
+            tooltip: tooltip(health, &servers, awaiting, sidecar_error.as_deref()),
             servers,
             auto_rewrite,
+            awaiting,
             sidecar_error,
         }
     }
 }
 
-fn tooltip(health: TrayHealth, servers: &[ServerItem], sidecar_error: Option<&str>) -> String {
+fn awaiting_text(n: usize) -> String {
+    format!("{n} new server(s) await your approval: open Warden, Clients")
+}
+
+fn tooltip(
+    health: TrayHealth,
+    servers: &[ServerItem],
+    awaiting: usize,
+    sidecar_error: Option<&str>,
+) -> String {
     let mut lines = vec![format!("MCP Warden: {}", health.as_str())];
     lines.extend(sidecar_error.map(str::to_owned));
+    if awaiting > 0 {
+        lines.push(awaiting_text(awaiting));
+    }
     let attention: Vec<&ServerItem> = servers
         .iter()
         .filter(|s| matches!(s.health, Health::Down | Health::Degraded | Health::Fallback))
@@ -207,6 +223,10 @@ fn menu(app: &AppHandle, model: &Model) -> tauri::Result<Menu<tauri::Wry>> {
         menu.append(&sub)?;
     }
     menu.append(&PredefinedMenuItem::separator(app)?)?;
+    if model.awaiting > 0 {
+        let text = awaiting_text(model.awaiting);
+        menu.append(&MenuItem::new(app, text, false, None::<&str>)?)?;
+    }
     menu.append(&CheckMenuItem::with_id(
         app,
         MenuId::AutoRewrite.id(),
@@ -398,7 +418,7 @@ mod tests {
             .iter()
             .map(|name| warden_core::supervisor::settings::limits(Some(&config), name))
             .collect();
-        let m = Model::from_status(&status, &limits, true, None);
+        let m = Model::from_status(&status, &limits, true, 0, None);
         assert_eq!(m.health, TrayHealth::Degraded);
         assert!(m.servers[0].fallback && !m.servers[0].debug && !m.servers[1].fallback);
         assert!(
@@ -433,12 +453,26 @@ mod tests {
             servers: vec![server("rg", Health::Down), server("fs", Health::Healthy)],
             ..StatusReport::default()
         };
-        let m = Model::from_status(&down, &[], false, None);
+        let m = Model::from_status(&down, &[], false, 0, None);
         assert_eq!(m.health, TrayHealth::Down);
         assert!(m.tooltip.starts_with("MCP Warden: down"));
-        let empty = Model::from_status(&StatusReport::default(), &[], false, None);
+        let empty = Model::from_status(&StatusReport::default(), &[], false, 0, None);
         assert_eq!(empty.health, TrayHealth::Idle);
         assert!(empty.tooltip.contains("no servers yet"));
+    }
+
+    /// Servers awaiting approval show in the tooltip (and the menu), so they are not missed
+    /// while the window is closed.
+    #[test]
+    fn the_tooltip_counts_servers_awaiting_approval() {
+        let asking = Model::from_status(&StatusReport::default(), &[], true, 2, None);
+        assert!(
+            asking
+                .tooltip
+                .contains("2 new server(s) await your approval"),
+            "{}",
+            asking.tooltip
+        );
     }
 
     #[test]
@@ -477,7 +511,7 @@ mod tests {
             ..StatusReport::default()
         };
         let error = "the warden CLI at /opt/warden is missing".to_owned();
-        let m = Model::from_status(&status, &[], false, Some(error.clone()));
+        let m = Model::from_status(&status, &[], false, 0, Some(error.clone()));
         assert_eq!(m.health, TrayHealth::Down);
         assert_eq!(m.sidecar_error.as_ref(), Some(&error));
         assert!(
