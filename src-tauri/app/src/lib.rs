@@ -17,7 +17,7 @@ pub mod tray;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -45,8 +45,8 @@ pub struct Shared {
     sidecar_error: Mutex<Option<String>>,
     notifications: Mutex<VecDeque<Notification>>,
     tray: Mutex<Option<tray::Model>>,
-    /// Servers awaiting approval, recounted when a client's config or the switch changed.
-    awaiting: AtomicUsize,
+    /// The count of servers awaiting approval (in the tray's model) is out of date: a
+    /// client's config changed.
     awaiting_stale: AtomicBool,
     /// Held while the tray is recomputed, so an older model never replaces a newer one.
     refreshing: tokio::sync::Mutex<()>,
@@ -249,16 +249,15 @@ pub async fn refresh_tray(app: &AppHandle) {
     }
     let sidecar_error = lock(&shared.sidecar_error).clone();
     let auto_rewrite = shared.sup.auto_rewrite();
-    let switched = lock(&shared.tray)
+    let (switched, mut awaiting) = lock(&shared.tray)
         .as_ref()
-        .is_some_and(|m| m.auto_rewrite != auto_rewrite);
+        .map_or((false, 0), |m| (m.auto_rewrite != auto_rewrite, m.awaiting));
     if shared.awaiting_stale.swap(false, Ordering::SeqCst) || switched {
         // The clients report reads the IDE configs: only after they (or the switch) changed.
         if let Response::Clients(r) = shared.sup.handle(Request::Clients).await {
-            shared.awaiting.store(r.awaiting.len(), Ordering::SeqCst);
+            awaiting = r.awaiting.len();
         }
     }
-    let awaiting = shared.awaiting.load(Ordering::SeqCst);
     let model = tray::Model::from_status(&status, &limits, auto_rewrite, awaiting, sidecar_error);
     let changed = {
         let mut current = lock(&shared.tray);
@@ -401,7 +400,6 @@ pub fn run() {
                 sidecar_error: Mutex::new(None),
                 notifications: Mutex::new(VecDeque::new()),
                 tray: Mutex::new(None),
-                awaiting: AtomicUsize::new(0),
                 awaiting_stale: AtomicBool::new(true),
                 refreshing: tokio::sync::Mutex::new(()),
                 quitting: AtomicBool::new(false),

@@ -137,7 +137,8 @@ impl Events {
     }
 
     /// Waits for a change of a path `relevant` accepts (or a watch error or a full queue,
-    /// which may have lost one), then until `settle` passes without another. `None` once the watch ended.
+    /// which may have lost one), then until `settle` passes without another. `None` once the
+    /// watch ended.
     /// Cancel-safe: what was received stays pending for the next pass.
     pub(crate) async fn settled(
         &mut self,
