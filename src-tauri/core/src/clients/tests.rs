@@ -787,6 +787,26 @@ async fn clients_watcher_respects_a_user_unwrap() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), ONE);
 }
 
+/// A wrap made outside the watcher (the app's Wrap button, through the supervisor) that the
+/// client reverts at once, before the watcher's next pass: told of the wrap, the watcher
+/// sees the revert (the two writes do not merge into one unchanged-looking pass).
+#[tokio::test]
+async fn clients_watcher_told_of_a_wrap_sees_an_immediate_revert() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, ONE);
+    let (watcher, mut rx) = start_watch(env.clone(), Auto::Off).await;
+    let change = wrap(&env, &opts(Filter::default())).unwrap().remove(0);
+    watcher.wrote(&path, change.new_text.as_deref().unwrap());
+    rename_write(&path, ONE);
+    match next(&mut rx).await {
+        WatchReport::Reverted { servers, count, .. } => {
+            assert_eq!((servers[0].name.as_str(), count), ("rg", 1));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Secrets moved by wrap and written back by unwrap, in every syntax, with a map standing in
 /// for the keychain (the real one is tested through the CLI).
 #[test]

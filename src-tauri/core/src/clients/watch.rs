@@ -191,6 +191,19 @@ impl ClientWatcher {
         }
     }
 
+    /// Warden wrote `text` to `path` outside the watcher (a wrap or unwrap asked for through
+    /// the supervisor): it becomes the file's last seen state, and the file is looked at again
+    /// at once. So a client that writes its own version back before the next pass is seen
+    /// to revert, instead of the two writes merging into one unchanged-looking pass.
+    pub fn wrote(&self, path: &Path, text: &str) {
+        let mut s = lock(&self.state);
+        if s.stopped {
+            return;
+        }
+        s.wrote(path, text);
+        s.process(path, true);
+    }
+
     /// Stops watching; returns once a pass in progress is done.
     pub fn stop(self) {}
 }
@@ -392,6 +405,19 @@ impl Loop {
         }
     }
 
+    /// Records Warden's own write of `text` to `path`.
+    fn wrote(&mut self, path: &Path, text: &str) {
+        let Some(st) = self.files.get_mut(path) else {
+            return;
+        };
+        if let Ok(k) = kinds(&st.file, text) {
+            st.entries = k;
+        }
+        let bytes = text.as_bytes().to_vec();
+        st.own_write = Some(bytes.clone());
+        st.last_seen = Some(bytes);
+    }
+
     fn process(&mut self, path: &Path, act: bool) {
         let auto = self.auto.load(Ordering::SeqCst);
         let without_asking = self.without_asking.load(Ordering::SeqCst);
@@ -523,13 +549,8 @@ impl Loop {
             });
             return;
         }
-        if let Some(text) = change.new_text {
-            if let Ok(k) = kinds(&file, &text) {
-                st.entries = k;
-            }
-            let bytes = text.into_bytes();
-            st.own_write = Some(bytes.clone());
-            st.last_seen = Some(bytes);
+        if let Some(text) = &change.new_text {
+            self.wrote(path, text);
         }
         if !change.changed.is_empty() {
             (self.report)(WatchReport::Wrapped {

@@ -83,7 +83,8 @@ pub(super) fn report(
     }
 }
 
-/// Wraps or unwraps the servers of one file (or of every active file).
+/// Wraps or unwraps the servers of one file (or of every active file); `wrote` is told each
+/// file's new text.
 pub(super) fn edit(
     env: &ClientEnv,
     warden: Option<&Path>,
@@ -91,6 +92,7 @@ pub(super) fn edit(
     filter: Filter,
     dry_run: bool,
     move_secrets: bool,
+    wrote: &dyn Fn(&Path, &str),
 ) -> Result<Vec<FileChangeView>, ApiError> {
     let changes = if wrap {
         let warden = warden.ok_or_else(|| {
@@ -111,11 +113,13 @@ pub(super) fn edit(
     } else {
         clients::unwrap(env, &UnwrapOptions { filter, dry_run })
     };
-    Ok(changes
-        .map_err(|e| api_error(&e))?
-        .into_iter()
-        .map(change_view)
-        .collect())
+    let changes = changes.map_err(|e| api_error(&e))?;
+    for c in &changes {
+        if let Some(text) = &c.new_text {
+            wrote(&c.file.path, text);
+        }
+    }
+    Ok(changes.into_iter().map(change_view).collect())
 }
 
 fn change_view(c: FileChange) -> FileChangeView {

@@ -145,16 +145,17 @@ impl Supervisor {
         .await
     }
 
-    /// `ClientEdit`: wraps or unwraps IDE config entries.
+    /// `ClientEdit`: wraps or unwraps IDE config entries (and tells the watcher what was
+    /// written, so a client's revert right after is seen).
     pub(super) async fn edit_clients(
-        &self,
+        self: &Arc<Self>,
         wrap: bool,
         file: Option<PathBuf>,
         server: Option<String>,
         dry_run: bool,
         move_secrets: bool,
     ) -> Result<Vec<FileChangeView>, ApiError> {
-        let warden = self.opts.warden_bin.clone();
+        let sup = Arc::clone(self);
         blocking(move || {
             let env = ide::env()?;
             let filter = clients::Filter {
@@ -162,7 +163,13 @@ impl Supervisor {
                 file,
                 server,
             };
-            ide::edit(&env, warden.as_deref(), wrap, filter, dry_run, move_secrets)
+            let wrote = |path: &std::path::Path, text: &str| {
+                if let Some(w) = sup.watcher().as_ref() {
+                    w.wrote(path, text);
+                }
+            };
+            let warden = sup.opts.warden_bin.as_deref();
+            ide::edit(&env, warden, wrap, filter, dry_run, move_secrets, &wrote)
         })
         .await
     }
