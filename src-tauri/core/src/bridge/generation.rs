@@ -33,6 +33,8 @@ impl Generation {
         max: usize,
     ) -> Generation {
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+        #[cfg(unix)]
+        super::spin::set_server_out(Some(&pipes.stdout));
         Generation {
             id,
             server,
@@ -61,6 +63,8 @@ impl Generation {
     /// gone, and describe how it ended.
     pub(super) async fn finish(mut self, why: Result<(), String>) -> (String, String) {
         finish_relay(&mut self.pump).await;
+        #[cfg(unix)]
+        super::spin::set_server_out(None::<&std::fs::File>);
         let exited = tokio::time::timeout(
             Duration::from_secs(1),
             self.server.exit.wait_for(Option::is_some),

@@ -34,6 +34,8 @@ pub mod router;
 mod session;
 mod signals;
 mod sink;
+#[cfg(unix)]
+mod spin;
 mod stdio;
 
 use crate::events::now_ms;
@@ -49,10 +51,13 @@ pub enum Error {
 
 /// Runs one session to its end on a new current-thread runtime.
 pub fn run(options: Options) -> Result<Exit, Error> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)?;
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    #[cfg(unix)]
+    {
+        spin::set_window(options.limits.busy_poll);
+        builder.on_thread_park(spin::before_park);
+    }
+    let runtime = builder.enable_all().build().map_err(Error::Runtime)?;
     runtime.block_on(run_async(options))
 }
 

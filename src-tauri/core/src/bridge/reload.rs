@@ -61,6 +61,8 @@ pub(super) async fn reload_config(
         match Config::load(&path).and_then(|c| c.limits_for(&server, &overrides)) {
             Ok(limits) => {
                 set_debug(limits.debug);
+                #[cfg(unix)]
+                super::spin::set_window(limits.busy_poll);
                 if **links.router().limits() == limits {
                     continue;
                 }

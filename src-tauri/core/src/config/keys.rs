@@ -148,6 +148,20 @@ pub const KEYS: &[KeyDef] = &[
         apply: |l, v| ms(v, 100, DAY_MS).map(|x| l.circuit_cooldown = x),
     },
     KeyDef {
+        name: "busy_poll_us",
+        default: "100",
+        doc: "After relaying, the bridge keeps polling the client's and the server's pipes this \
+              long before its thread sleeps. Waking a sleeping thread costs tens of µs on an idle \
+              core (more in a VM), twice per round trip through a relay; an answer or a next \
+              request that comes within the window skips that (Linux offers the same for \
+              sockets, `busy_poll`). CPU is used only right after traffic, at most this long per \
+              message, never while idle; 0 turns it off.",
+        fix: "a time in microseconds from 0 (off) to 1000, e.g. 100",
+        apply: |l, v| {
+            int(v, 0, 1000, " µs").map(|n| l.busy_poll = Duration::from_micros(n.unsigned_abs()))
+        },
+    },
+    KeyDef {
         name: "debug",
         default: "false",
         doc: "Full message logging for this server into `logs/<server>.debug.jsonl`, secrets \
