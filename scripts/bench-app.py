@@ -68,6 +68,40 @@ def sample(root: int) -> dict:
     return out
 
 
+# Where the memory goes: each mapping of the app's processes by what it belongs to (first
+# match wins; the rest is OTHER).
+PARTS = [
+    ("WebKit and JavaScriptCore", ("libwebkit2gtk", "libjavascriptcoregtk", "WebKitWebProcess", "WebKitNetworkProcess")),
+    ("GL driver: Mesa and the LLVM it links (WebKit opens an EGL display)", ("libLLVM", "libz3", "_dri.so", "libgallium", "libEGL", "libGLX", "libGL.so", "libGLdispatch", "libepoxy", "libglapi", "libgbm", "libdrm")),
+    ("flite speech synthesis and its voices (linked by WebKit)", ("libflite",)),
+    ("GTK, GLib, cairo, fonts, X11", ("libgtk", "libgdk", "libglib", "libgio", "libgobject", "libcairo", "libpango", "libharfbuzz", "libfreetype", "libfontconfig", ".ttf", ".otf", "libX", "libxcb", "libayatana", "libdbusmenu", "librsvg", "libpixman")),
+    ("ICU (Unicode data)", ("libicu",)),
+    ("the app's own code (`warden-app`)", ("warden-app",)),
+    ("heap, stacks and other anonymous memory", ("[heap]", "[anon]", "[stack", "SYSV", "memfd:", "/dev/shm", "[anon:")),
+]
+
+OTHER = "other libraries: libc, libstdc++ and the long tail WebKit links (GStreamer, AV1 codecs, libsoup, SQLite...)"
+
+
+def parts(root: int) -> dict[str, int]:
+    """RSS of the app's process tree by part (`PARTS`), summed from every /proc/PID/smaps."""
+    out: dict[str, int] = {}
+    for pid in tree(root):
+        try:
+            text = Path(f"/proc/{pid}/smaps").read_text()
+        except OSError:
+            continue
+        name = "[anon]"
+        for line in text.splitlines():
+            head = line.split()
+            if head and "-" in head[0] and not head[0].endswith(":"):
+                name = head[5] if len(head) > 5 else "[anon]"
+            elif head and head[0] == "Rss:":
+                part = next((p for p, keys in PARTS if any(k in name for k in keys)), OTHER)
+                out[part] = out.get(part, 0) + int(head[1]) * 1024
+    return out
+
+
 def measure(app: Path, hidden: bool, settle: float, window: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="warden-bench-app-") as tmp:
         t = Path(tmp)
@@ -91,7 +125,7 @@ def measure(app: Path, hidden: bool, settle: float, window: float) -> dict:
                 time.sleep(1)
                 peak = max(peak, sample(proc.pid)["rss"])
             last = sample(proc.pid)
-            return dict(last, peak=peak, cpu=(last["cpu"] - first["cpu"]) / window * 100)
+            return dict(last, peak=peak, cpu=(last["cpu"] - first["cpu"]) / window * 100, parts=parts(proc.pid))
         finally:
             proc.terminate()
             try:
@@ -158,6 +192,23 @@ def main() -> None:
         ]
     md += ["", "| What | Measured | Target | Met |", "|---|---:|---|---|"]
     md += [f"| {what} | {value} | {target} | {met(ok)} |" for what, value, target, ok in targets]
+    names = [p for p, _ in PARTS] + [OTHER]
+    md += ["", "### Where the memory goes", "",
+           "RSS of the same processes by what each mapped page belongs to (from `/proc/PID/smaps`, "
+           "summed over the processes; a library mapped by two processes counts twice, as in RSS):", "",
+           "| Part | window open | window closed |", "|---|---:|---:|"]
+    md += [f"| {n} | {mib(opened['parts'].get(n, 0))} | {mib(hidden['parts'].get(n, 0))} |" for n in names]
+    md += ["", "What sets these floors, and what would lower them:", "",
+           "- The window: WebKitGTK renders in a web process of its own, and both it and the app's "
+           "process open an EGL display, which loads the GL driver: with Mesa, the one driver file "
+           "for every GPU and the whole LLVM it links, about 50 MB in each process whether a GPU is "
+           "there or not. WebKitGTK 2.50 refuses to start its web process without EGL (`Could not "
+           "create default EGL display: EGL_BAD_PARAMETER. Aborting...`), so this part stays while "
+           "the window is open; closing it frees both.",
+           "- Hidden: the app links WebKitGTK, so its libraries (and the flite voices and ICU it "
+           "links) are loaded and relocated at start even though no webview exists until the "
+           "window opens. A tray that shows the window from a second process, which alone links "
+           "WebKit, would leave only the GTK and own-code rows here.", ""]
     if deb is None:
         md += ["", "No .deb was built, so the package sizes are not measured: run `scripts/package.sh --deb`."]
     md += ["", "Reproduce: `scripts/bench-app.sh` (it builds the .deb with `scripts/package.sh --deb` first).", ""]
