@@ -43,9 +43,11 @@ pub fn before_park() {
     }
     let server = SERVER_OUT.lock().unwrap_or_else(PoisonError::into_inner);
     let stdin = std::io::stdin();
-    let mut fds = vec![PollFd::new(&stdin, PollFlags::IN)];
-    fds.extend(server.iter().map(|s| PollFd::new(s, PollFlags::IN)));
-    spin(&mut fds, window);
+    let client = PollFd::new(&stdin, PollFlags::IN);
+    match server.as_ref() {
+        Some(s) => spin(&mut [client, PollFd::new(s, PollFlags::IN)], window),
+        None => spin(&mut [client], window),
+    };
 }
 
 /// Polls `fds` until one is ready (or closed, or cannot be polled) or `window` is over;
