@@ -52,6 +52,9 @@ enum Via {
     Bridged,
     /// `cat`: echoes each request; the cost of one more process in the path, both ways.
     Cat,
+    /// The bridge with its busy poll off (`busy_poll_us = 0`): its thread sleeps between
+    /// messages, as before the busy poll.
+    Sleeping,
 }
 
 impl Via {
@@ -144,6 +147,19 @@ impl Proc {
             Via::Bridged => {
                 let mut c = Command::new(warden());
                 c.args(["bridge", "--server", "fake", "--", FAKE]);
+                c
+            }
+            Via::Sleeping => {
+                let mut c = Command::new(warden());
+                c.args([
+                    "bridge",
+                    "--server",
+                    "fake",
+                    "--set",
+                    "busy_poll_us=0",
+                    "--",
+                    FAKE,
+                ]);
                 c
             }
         };
@@ -372,23 +388,23 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 // ---- the measurements ---------------------------------------------------------------------
 
-/// Sequential pings, alternating between the sessions in rounds; µs per round trip. `cat`
-/// takes its turn too, as the machine's floor for passing a message through one more process.
-fn latency(procs: &mut [Proc; 2], cat: &mut Proc, plan: &Plan) -> ([Stats; 2], Stats) {
+/// Sequential pings, alternating between the sessions in rounds; µs per round trip. The
+/// `others` (`cat`, as the machine's floor for passing a message through one more process;
+/// the bridge with its busy poll off) take their turns too.
+fn latency(procs: &mut [Proc; 2], others: &mut [Proc], plan: &Plan) -> ([Stats; 2], Vec<Stats>) {
     let per_round = plan.pings / plan.ping_rounds;
-    let mut samples = [Vec::new(), Vec::new(), Vec::new()];
+    let mut samples = vec![Vec::new(); 2 + others.len()];
+    let [direct, bridged] = procs;
+    let mut sessions: Vec<&mut Proc> = [direct, bridged].into_iter().chain(others).collect();
     for round in 0..plan.ping_rounds + 1 {
-        // Alternate who goes first so neither always follows the other's burst of activity.
-        let order = if round % 2 == 0 {
-            [Via::Direct, Via::Bridged, Via::Cat]
-        } else {
-            [Via::Cat, Via::Bridged, Via::Direct]
-        };
-        for via in order {
-            let p = match via {
-                Via::Cat => &mut *cat,
-                _ => &mut procs[via.idx()],
-            };
+        // Alternate who goes first so none always follows another's burst of activity.
+        let mut order: Vec<usize> = (0..sessions.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            let p = &mut *sessions[i];
+            let via = p.via;
             // Round 0 is the warm-up.
             let n = if round == 0 { plan.warmup } else { per_round };
             for _ in 0..n {
@@ -404,13 +420,15 @@ fn latency(procs: &mut [Proc; 2], cat: &mut Proc, plan: &Plan) -> ([Stats; 2], S
                     check_ping(via, line, id);
                 }
                 if round > 0 {
-                    samples[via.idx()].push(dt.as_secs_f64() * 1e6);
+                    samples[i].push(dt.as_secs_f64() * 1e6);
                 }
             }
         }
     }
-    let [d, b, c] = samples;
-    ([stats(d), stats(b)], stats(c))
+    let mut all: Vec<Stats> = samples.into_iter().map(stats).collect();
+    let others = all.split_off(2);
+    let both: [Stats; 2] = all.try_into().ok().expect("direct and bridged");
+    (both, others)
 }
 
 fn check_ping(via: Via, line: &[u8], id: u64) {
@@ -553,6 +571,8 @@ struct Results {
     plan: &'static Plan,
     lat: [Stats; 2],
     cat_lat: Stats,
+    /// The bridge with `busy_poll_us = 0`, in the same rounds.
+    sleeping_lat: Stats,
     /// (cpu, p50 direct / bridged / cat in µs) with everything on that one CPU.
     pinned: Option<(String, [f64; 3])>,
     /// CPU time per ping round trip (µs): direct server, bridged server, bridge, cat.
@@ -813,6 +833,17 @@ fn report(r: &Results, repo: &Path) -> String {
         lb.p99 - ld.p99,
         met(lb.p99 - ld.p99 <= TARGET_ADDED_P99_US)
     );
+    let ls = &r.sleeping_lat;
+    let _ = writeln!(
+        w,
+        "| ping round trip, p50 / p99, busy poll off (`busy_poll_us = 0`) ⁵ | {:.1} / {:.1} µs | {:.1} / {:.1} µs | {:+.1} / {:+.1} µs | | |",
+        ld.p50,
+        ld.p99,
+        ls.p50,
+        ls.p99,
+        ls.p50 - ld.p50,
+        ls.p99 - ld.p99
+    );
     // The peers part's `tools/call echo` round trips, direct and through the bridge.
     if let Some((d, b)) = peers::echo_direct_and_bridged(&r.peers) {
         for (what, dv, bv, target) in [
@@ -951,6 +982,12 @@ fn report(r: &Results, repo: &Path) -> String {
          Those pages are shared with every other bridge and the page cache; RssAnon is what \
          this bridge alone holds.\n"
     );
+    let _ = writeln!(
+        w,
+        "⁵ A second bridge with its busy poll off (`--set busy_poll_us=0`), taking its turns in \
+         the same rounds: its thread sleeps between messages and each line has to wake it, as \
+         before the busy poll. The difference to the bridged column is what the busy poll buys.\n"
+    );
 
     let _ = writeln!(w, "### Where the time goes\n");
     let _ = writeln!(
@@ -1047,9 +1084,10 @@ fn report(r: &Results, repo: &Path) -> String {
     let _ = writeln!(
         w,
         "- **Ping round trip**: {} sequential `ping` requests per side after {} warm-up pings, \
-         in {} rounds that alternate between the sides (and `cat`); from writing the request \
-         to reading the whole answer line. Samples: {} direct, {} bridged, {} via `cat`.",
-        plan.pings, plan.warmup, plan.ping_rounds, ld.n, lb.n, r.cat_lat.n
+         in {} rounds that alternate between the sides (and `cat`, and the bridge with its \
+         busy poll off); from writing the request to reading the whole answer line. Samples: \
+         {} direct, {} bridged, {} via `cat`, {} with the busy poll off.",
+        plan.pings, plan.warmup, plan.ping_rounds, ld.n, lb.n, r.cat_lat.n, r.sleeping_lat.n
     );
     let _ = writeln!(
         w,
@@ -1117,12 +1155,12 @@ fn pinned_latency_child(plan: &Plan) {
         p.handshake();
     }
     let mut cat = Proc::spawn(Via::Cat, &env);
-    let ([d, b], c) = latency(&mut procs, &mut cat, plan);
+    let ([d, b], others) = latency(&mut procs, std::slice::from_mut(&mut cat), plan);
     cat.close();
     let [direct, bridged] = procs;
     direct.close();
     bridged.close();
-    println!("{} {} {}", d.p50, b.p50, c.p50);
+    println!("{} {} {}", d.p50, b.p50, others[0].p50);
 }
 
 /// The ping test again with this benchmark and everything it starts on one CPU (through
@@ -1187,20 +1225,25 @@ fn main() {
     let idle_anon_kb = status_kb(bridge_pid, "RssAnon:");
 
     say("ping latency");
-    let mut cat = Proc::spawn(Via::Cat, &env);
+    let mut sleeping = Proc::spawn(Via::Sleeping, &env);
+    sleeping.handshake();
+    let mut others = [Proc::spawn(Via::Cat, &env), sleeping];
     let cpu_pids = [
         procs[0].pid(),
         child_of(bridge_pid).unwrap_or(0),
         bridge_pid,
-        cat.pid(),
+        others[0].pid(),
     ];
     let cpu0 = cpu_pids.map(usage);
-    let (lat, cat_lat) = latency(&mut procs, &mut cat, plan);
+    let (lat, other_lat) = latency(&mut procs, &mut others, plan);
     let cpu1 = cpu_pids.map(usage);
     let pings = (plan.warmup + plan.pings) as f64;
     let ping_cpu_us: [f64; 4] =
         std::array::from_fn(|i| (cpu1[i] - cpu0[i]).cpu_ms as f64 * 1e3 / pings);
+    let [cat, sleeping] = others;
     cat.close();
+    sleeping.close();
+    let [cat_lat, sleeping_lat] = [0, 1].map(|i| other_lat[i].clone());
     say("large response");
     let big = big(&mut procs, plan);
     std::thread::sleep(Duration::from_millis(300));
@@ -1243,6 +1286,7 @@ fn main() {
         plan,
         lat,
         cat_lat,
+        sleeping_lat,
         pinned,
         ping_cpu_us,
         burst,
