@@ -1243,7 +1243,7 @@ fn main() {
     let [cat, sleeping] = others;
     cat.close();
     sleeping.close();
-    let [cat_lat, sleeping_lat] = [0, 1].map(|i| other_lat[i].clone());
+    let [cat_lat, sleeping_lat]: [Stats; 2] = other_lat.try_into().ok().expect("cat and sleeping");
     say("large response");
     let big = big(&mut procs, plan);
     std::thread::sleep(Duration::from_millis(300));

@@ -34,7 +34,7 @@ impl Generation {
     ) -> Generation {
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
         #[cfg(unix)]
-        super::spin::set_server_out(Some(&pipes.stdout));
+        super::spin::set_server_out(Some(std::os::fd::AsFd::as_fd(&pipes.stdout)));
         Generation {
             id,
             server,
@@ -64,7 +64,7 @@ impl Generation {
     pub(super) async fn finish(mut self, why: Result<(), String>) -> (String, String) {
         finish_relay(&mut self.pump).await;
         #[cfg(unix)]
-        super::spin::set_server_out(None::<&std::fs::File>);
+        super::spin::set_server_out(None);
         let exited = tokio::time::timeout(
             Duration::from_secs(1),
             self.server.exit.wait_for(Option::is_some),

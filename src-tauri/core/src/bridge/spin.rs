@@ -10,7 +10,7 @@
 //! is ready to run (the server computing its answer, the client) is not held up by the spin.
 //! The spin follows work only (an idle bridge sleeps and uses no CPU) and is bounded.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -30,8 +30,8 @@ pub fn set_window(window: Duration) {
 }
 
 /// The server process whose stdout is polled from now on (`None` once it ended).
-pub fn set_server_out(fd: Option<&impl AsFd>) {
-    let dup = fd.and_then(|fd| fd.as_fd().try_clone_to_owned().ok());
+pub fn set_server_out(fd: Option<BorrowedFd<'_>>) {
+    let dup = fd.and_then(|fd| fd.try_clone_to_owned().ok());
     *SERVER_OUT.lock().unwrap_or_else(PoisonError::into_inner) = dup;
 }
 
