@@ -85,15 +85,29 @@ class World:
         except TimeoutException:
             name = "FAILED-" + "".join(c if c.isalnum() else "-" for c in what)
             SHOTS.mkdir(parents=True, exist_ok=True)
-            (SHOTS / f"{name}.txt").write_text(self.driver.execute_script("return document.body.innerText"))
+            history = subprocess.run(
+                [str(TARGET / "warden"), "history"], env=self.env, capture_output=True, text=True, timeout=20,
+            )
+            page = self.driver.execute_script("return document.body.innerText")
+            (SHOTS / f"{name}.txt").write_text(f"{page}\n\n== warden history\n{history.stdout}{history.stderr}")
             raise
 
     def find(self, testid: str) -> WebElement:
         return self.wait(f"element {testid}", lambda: self.driver.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]'))
 
     def click(self, testid: str) -> None:
+        """Clicks where the element is once the page holds it still: a click lands on the
+        point the element had, so a line added above it meanwhile (an outcome's last
+        acknowledgement, a chart's redraw) would send the click elsewhere."""
         el = self.find(testid)
         self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+        seen: list[dict] = []
+
+        def still() -> bool:
+            seen.append(el.rect)
+            return len(seen) > 1 and seen[-1] == seen[-2]
+
+        self.wait(f"{testid} holds still", still)
         el.click()
 
     def go(self, route: str) -> None:
