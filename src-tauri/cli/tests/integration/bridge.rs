@@ -489,3 +489,26 @@ async fn a_streamed_line_over_the_limit_is_ended_and_answered() {
     let r = s.call("echo", json!({"text": "fine"})).await;
     assert_eq!(text_of(&r), "fine");
 }
+
+/// On Linux the rest of a line over 1 MiB moves from the server's pipe to the client's by
+/// splice(2), and only a tee'd copy is read: the line still arrives whole and exact, with
+/// its id (written last) found, and the debug log says how much of it was spliced.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_rest_of_a_large_line_is_spliced_and_arrives_exact() {
+    let mut s = bridge().config("[defaults]\ndebug = true\n").spawn();
+    s.initialize().await;
+    let bytes = 20_000_000;
+    let id = s.start_call("big", json!({"bytes": bytes}), None).await;
+    let (answer, _) = s.response(&id).await;
+    let text = text_of(&answer);
+    assert!(text.len() == bytes && text.bytes().all(|b| b == b'x'));
+    s.close().await;
+    let debug = std::fs::read_to_string(s.state_dir().join("logs/fake.debug.jsonl")).unwrap();
+    let spliced = debug
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|l| l["message"]["spliced"].as_u64())
+        .unwrap_or_else(|| panic!("no streamed-line note in {debug}"));
+    assert!(spliced > (bytes as u64) / 2, "spliced {spliced} of {bytes}");
+}

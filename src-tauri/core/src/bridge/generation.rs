@@ -35,10 +35,16 @@ impl Generation {
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
         #[cfg(unix)]
         super::spin::set_server_out(Some(std::os::fd::AsFd::as_fd(&pipes.stdout)));
+        #[cfg(target_os = "linux")]
+        let cut = links.cut_to.as_ref().and_then(|client| {
+            super::splice::Splicer::new(std::os::fd::AsFd::as_fd(&pipes.stdout), client)
+        });
+        #[cfg(not(target_os = "linux"))]
+        let cut = ();
         Generation {
             id,
             server,
-            pump: tokio::spawn(pump(pipes.stdout, max, links.clone(), Side::Server)),
+            pump: tokio::spawn(pump(pipes.stdout, max, links.clone(), Side::Server, cut)),
             writer: tokio::spawn(server_writer(
                 Box::pin(pipes.stdin),
                 Arc::clone(queues),

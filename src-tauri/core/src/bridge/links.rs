@@ -28,6 +28,14 @@ pub(super) enum Line {
     /// share of the in-flight budget is given back once it is written.
     Part(Bytes, Option<tokio::sync::OwnedSemaphorePermit>),
     End,
+    /// Write what is queued, say so on the first channel, and write nothing until the second
+    /// one closes: the server pump splices the rest of a streamed line into the client's pipe
+    /// meanwhile (Linux).
+    #[cfg(target_os = "linux")]
+    Lease(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::sync::oneshot::Receiver<()>,
+    ),
     /// Write what is queued, then close.
     Finish,
 }
@@ -57,6 +65,10 @@ pub(super) struct Links {
     pub(super) recent_stderr: Arc<Mutex<(u64, VecDeque<u8>)>>,
     /// The in-flight budget of streamed parts ([`PART_BUDGET_KIB`]).
     pub(super) part_budget: Arc<tokio::sync::Semaphore>,
+    /// The client's pipe, for splicing streamed lines into (Linux, when it is a pipe or a
+    /// socket).
+    #[cfg(target_os = "linux")]
+    pub(super) cut_to: Option<super::splice::Target>,
 }
 
 impl Links {
@@ -158,6 +170,8 @@ impl Links {
             server_pid: Arc::new(AtomicU32::new(server_pid)),
             recent_stderr: Arc::default(),
             part_budget: Arc::new(tokio::sync::Semaphore::new(PART_BUDGET_KIB as usize)),
+            #[cfg(target_os = "linux")]
+            cut_to: None,
         };
         let receivers = Receivers {
             client,

@@ -36,6 +36,8 @@ mod signals;
 mod sink;
 #[cfg(unix)]
 mod spin;
+#[cfg(target_os = "linux")]
+mod splice;
 mod stdio;
 
 use crate::events::now_ms;

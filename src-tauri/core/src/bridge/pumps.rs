@@ -24,11 +24,18 @@ const RECENT_STDERR: usize = 4 * 1024;
 /// memory. Such a line is not parsed whole; its id comes from its head or tail.
 const STREAM_OVER: usize = 1 << 20;
 
+/// What moves the rest of a streamed line past the reader (Linux: splice); `()` elsewhere.
+#[cfg(target_os = "linux")]
+pub(super) type Cut = Option<super::splice::Splicer>;
+#[cfg(not(target_os = "linux"))]
+pub(super) type Cut = ();
+
 pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
     input: R,
     max: usize,
     links: Links,
     side: Side,
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut, unused_variables))] mut cut: Cut,
 ) -> std::io::Result<()> {
     let mut reader = FrameReader::new(input, max);
     let mut streaming = Streamed::default();
@@ -37,6 +44,8 @@ pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
     }
     while let Some(frame) = reader.next().await? {
         let Some(frame) = streaming.relay(frame, &links).await else {
+            #[cfg(target_os = "linux")]
+            cut_through(&mut cut, &mut reader, &mut streaming, &links).await;
             continue;
         };
         if let Frame::Message(line) = &frame {
@@ -69,6 +78,46 @@ pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
     Ok(())
 }
 
+/// Once every byte of a streamed line read so far went out: the rest of it, up to the
+/// limit, goes from the server's pipe to the client's by splice, with the client writer's
+/// pipe lent for the time. The reader then takes the line's end as usual.
+#[cfg(target_os = "linux")]
+async fn cut_through<R: AsyncRead + Unpin>(
+    cut: &mut Cut,
+    reader: &mut FrameReader<R>,
+    streaming: &mut Streamed,
+    links: &Links,
+) {
+    let (Some(splicer), Some(len)) = (cut.as_mut(), reader.streamed_drained()) else {
+        return;
+    };
+    let room = (reader.max() as u64).saturating_sub(len);
+    if room == 0 {
+        return;
+    }
+    let (lent, lent_rx) = tokio::sync::oneshot::channel();
+    let (_give_back, given_back) = tokio::sync::oneshot::channel();
+    if links
+        .to_client
+        .send((0, Line::Lease(lent, given_back)))
+        .await
+        .is_err()
+        || lent_rx.await.is_err()
+    {
+        return;
+    }
+    let moved = splicer
+        .relay(room, |bytes| {
+            reader.passed(bytes);
+            streaming.push(bytes);
+        })
+        .await;
+    streaming.spliced += moved.bytes;
+    if !moved.usable {
+        *cut = None;
+    }
+}
+
 /// The head and tail of a line being relayed in parts: where its id is.
 #[derive(Default)]
 struct Streamed {
@@ -76,6 +125,8 @@ struct Streamed {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     len: u64,
+    /// Of `len`, the bytes spliced (debug log).
+    spliced: u64,
 }
 
 impl Streamed {
@@ -97,7 +148,10 @@ impl Streamed {
                 send_part(links, bytes).await;
                 if end {
                     let _ = links.to_client.send((0, Line::End)).await;
-                    let note = format!(r#"{{"streamed_line_bytes":{}}}"#, self.len);
+                    let note = format!(
+                        r#"{{"streamed_line_bytes":{},"spliced":{}}}"#,
+                        self.len, self.spliced
+                    );
                     links.sink.debug("server", &Bytes::from(note));
                     let mut done = std::mem::take(self);
                     let tail = done.tail.make_contiguous();
@@ -201,6 +255,13 @@ async fn write_loop<W: AsyncWrite + Send + ?Sized>(
                     out.write_all(b"\n").await?;
                 }
                 Some(Line::Finish) => finishing = true,
+                #[cfg(target_os = "linux")]
+                Some(Line::Lease(lent, given_back)) => {
+                    out.flush().await?;
+                    if lent.send(()).is_ok() {
+                        let _ = given_back.await;
+                    }
+                }
                 None => {}
             }
             // Batch whatever else is ready into the same flush.

@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use super::child::{self, Pipes, Server};
 use super::generation::{Generation, drain_stale, fallback_command, finish_relay, task_result};
 use super::links::{Line, Links, ServerQueues, Side};
-use super::pumps::{client_writer, pump, watchdog};
+use super::pumps::{Cut, client_writer, pump, watchdog};
 use super::reload::reload_config;
 use super::router::{Out, Restart, Router};
 use super::signals::Signals;
@@ -146,14 +146,27 @@ impl Session {
                 .join(" "),
         );
         let supervisor_socket = control.as_ref().is_some_and(|path| path.exists());
-        let (links, queues) = Links::new(router, sink, first_pid);
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
+        let (mut links, queues) = Links::new(router, sink, first_pid);
         // Before the first message: a listing must be checked against the pins on disk.
         let pins = crate::pins::path(&name);
         links.route_now(|r, out| r.set_pins(crate::pins::PinFile::load(&pins), out));
 
-        let (client_in, client_out) = stdio::client_io();
+        let (client_in, client_out, second_out) = stdio::client_io();
+        #[cfg(target_os = "linux")]
+        {
+            links.cut_to = second_out.and_then(super::splice::target);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = second_out;
         let tasks = Tasks {
-            client_pump: tokio::spawn(pump(client_in, max, links.clone(), Side::Client)),
+            client_pump: tokio::spawn(pump(
+                client_in,
+                max,
+                links.clone(),
+                Side::Client,
+                Cut::default(),
+            )),
             client_writer: tokio::spawn(client_writer(
                 client_out,
                 queues.client,

@@ -12,8 +12,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub type Reader = Pin<Box<dyn AsyncRead + Send>>;
 pub type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
+/// The client's stdin and stdout, and a second handle on stdout where it is driven by the
+/// reactor (a pipe or socket not shared with stderr), for splicing into it.
 #[cfg(unix)]
-pub fn client_io() -> (Reader, Writer) {
+pub fn client_io() -> (Reader, Writer, Option<std::os::fd::OwnedFd>) {
     use std::os::fd::AsFd;
     let reader = unix::async_fd(std::io::stdin().as_fd(), true)
         .and_then(|s| s.into_reader())
@@ -25,14 +27,21 @@ pub fn client_io() -> (Reader, Writer) {
     let writer = (!unix::same_file(std::io::stdout().as_fd(), std::io::stderr().as_fd()))
         .then(|| unix::async_fd(std::io::stdout().as_fd(), false))
         .flatten()
-        .and_then(|s| s.into_writer())
-        .unwrap_or_else(|| Box::pin(tokio::io::stdout()));
-    (reader, writer)
+        .and_then(|s| s.into_writer());
+    let second = writer
+        .as_ref()
+        .and_then(|_| std::io::stdout().as_fd().try_clone_to_owned().ok());
+    let writer = writer.unwrap_or_else(|| Box::pin(tokio::io::stdout()));
+    (reader, writer, second)
 }
 
 #[cfg(not(unix))]
-pub fn client_io() -> (Reader, Writer) {
-    (Box::pin(tokio::io::stdin()), Box::pin(tokio::io::stdout()))
+pub fn client_io() -> (Reader, Writer, Option<()>) {
+    (
+        Box::pin(tokio::io::stdin()),
+        Box::pin(tokio::io::stdout()),
+        None,
+    )
 }
 
 #[cfg(unix)]

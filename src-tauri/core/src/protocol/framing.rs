@@ -157,6 +157,28 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         self.max = max;
     }
 
+    /// The limit for lines not yet started.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// While a line is being streamed and every byte of it read so far was handed out: its
+    /// length so far. The rest of it may then move past this reader ([`Self::passed`]).
+    pub fn streamed_drained(&self) -> Option<u64> {
+        self.streaming
+            .as_ref()
+            .filter(|_| self.buf.is_empty())
+            .map(|s| s.len)
+    }
+
+    /// Bytes of the line being streamed that the caller moved from the stream itself
+    /// (splice): they count as handed out, for the limit and the line's head and tail.
+    pub fn passed(&mut self, bytes: &[u8]) {
+        if let Some(streamed) = &mut self.streaming {
+            streamed.push(bytes);
+        }
+    }
+
     /// The next frame, or `None` at end of stream. A last line without a terminator is still
     /// returned as a frame.
     pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
