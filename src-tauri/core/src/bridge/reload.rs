@@ -3,12 +3,17 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::links::Links;
 use crate::config::{Config, ConfigWatch, Overrides, debug_flag_path};
 use crate::events::Event;
 use crate::pins::PinFile;
+
+/// How long a session waits before it sets up its watch: the server's start and the first
+/// exchange come first (a thread competing for the CPU meanwhile would add to the client's
+/// wait for `initialize`). An edit made meanwhile is seen once the watch is armed.
+const WATCH_AFTER: Duration = Duration::from_millis(50);
 
 /// Applies edits of config.toml to the running session; an invalid edit is refused (with an
 /// event and a line on stderr) and the last good settings stay. Also follows the debug flag
@@ -37,7 +42,11 @@ pub(super) async fn reload_config(
     };
     set_debug(links.router().limits().debug);
     let pins = crate::pins::path(&server);
-    let mut watch = match ConfigWatch::new(&[path.clone(), flag.clone(), pins.clone()]) {
+    // Settings a command changed (fallback, debug) stay until config.toml itself changes.
+    let config_state = || (std::fs::read(&path).ok(), flag.exists());
+    let mut last = config_state();
+    tokio::time::sleep(WATCH_AFTER).await;
+    let mut watch = match watch_off_thread(vec![path.clone(), flag.clone(), pins.clone()]).await {
         Ok(watch) => watch,
         Err(e) => {
             let why = format!(
@@ -48,10 +57,9 @@ pub(super) async fn reload_config(
             return;
         }
     };
-    // Settings a command changed (fallback, debug) stay until config.toml itself changes.
-    let config_state = || (std::fs::read(&path).ok(), flag.exists());
-    let mut last = config_state();
-    while watch.changed().await.is_some() {
+    // Once armed, a first look: for an edit made while the session started.
+    let mut look = true;
+    while std::mem::take(&mut look) || watch.changed().await.is_some() {
         links.route_now(|r, out| r.set_pins(PinFile::load(&pins), out));
         let now = config_state();
         if now == last {
@@ -81,4 +89,20 @@ pub(super) async fn reload_config(
             }
         }
     }
+}
+
+/// Sets the watch up on a thread of its own. notify's thread takes a new watch only between
+/// bursts of events, so while something writes into a watched directory without pause (seen
+/// with a tracer logging there) adding one never returns; on the session's only thread that
+/// would hold up the relay, and the client's `initialize` would wait for it.
+async fn watch_off_thread(files: Vec<PathBuf>) -> Result<ConfigWatch, String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("config-watch".into())
+        .spawn(move || {
+            let _ = tx.send(ConfigWatch::new(&files).map_err(|e| e.to_string()));
+        })
+        .map_err(|e| format!("cannot start a thread to watch it: {e}"))?;
+    rx.await
+        .map_err(|_| "the thread setting up the watch ended".to_owned())?
 }
