@@ -32,21 +32,13 @@ pub(super) enum Client {
 
 pub(super) type Target = Arc<Client>;
 
-/// Makes the client's end a target, from a duplicate of our stdout.
-pub(super) fn target(stdout: OwnedFd) -> Option<Target> {
-    use std::os::unix::fs::FileTypeExt;
-    let kind = std::fs::File::from(stdout.try_clone().ok()?)
-        .metadata()
-        .ok()?
-        .file_type();
-    let client = if kind.is_fifo() {
-        Client::Pipe(pipe::Sender::from_owned_fd(stdout).ok()?)
-    } else if kind.is_socket() {
-        let std = std::os::unix::net::UnixStream::from(stdout);
-        std.set_nonblocking(true).ok()?;
-        Client::Socket(UnixStream::from_std(std).ok()?)
-    } else {
-        return None;
+/// Makes the client's end a target, from a second handle on our stdout.
+pub(super) fn target(stdout: super::stdio::Stream) -> Option<Target> {
+    use super::stdio::Stream;
+    let client = match stdout {
+        Stream::PipeOut(p) => Client::Pipe(p),
+        Stream::Socket(s) => Client::Socket(s),
+        Stream::PipeIn(_) => return None,
     };
     Some(Arc::new(client))
 }

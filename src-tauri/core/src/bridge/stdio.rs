@@ -15,7 +15,7 @@ pub type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 /// The client's stdin and stdout, and a second handle on stdout where it is driven by the
 /// reactor (a pipe or socket not shared with stderr), for splicing into it.
 #[cfg(unix)]
-pub fn client_io() -> (Reader, Writer, Option<std::os::fd::OwnedFd>) {
+pub fn client_io() -> (Reader, Writer, Option<Stream>) {
     use std::os::fd::AsFd;
     let reader = unix::async_fd(std::io::stdin().as_fd(), true)
         .and_then(|s| s.into_reader())
@@ -30,10 +30,13 @@ pub fn client_io() -> (Reader, Writer, Option<std::os::fd::OwnedFd>) {
         .and_then(|s| s.into_writer());
     let second = writer
         .as_ref()
-        .and_then(|_| std::io::stdout().as_fd().try_clone_to_owned().ok());
+        .and_then(|_| unix::async_fd(std::io::stdout().as_fd(), false));
     let writer = writer.unwrap_or_else(|| Box::pin(tokio::io::stdout()));
     (reader, writer, second)
 }
+
+#[cfg(unix)]
+pub use unix::Stream;
 
 #[cfg(not(unix))]
 pub fn client_io() -> (Reader, Writer, Option<()>) {
