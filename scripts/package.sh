@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the installable packages: a .deb and an AppImage of the tray app, with the `warden`
-# CLI (bridge, daemon, status …) bundled beside it as a sidecar (src-tauri/app/tauri.bundle.json,
-# merged into the root tauri.conf.json here so that plain cargo builds do not need it), the
-# icons and a desktop entry.
+# Builds the installable packages: a .deb and an AppImage of the app (the window, warden-app),
+# with the tray (warden-tray) and the `warden` CLI (bridge, daemon, status …) bundled beside it
+# as sidecars (src-tauri/app/tauri.bundle.json, merged into the root tauri.conf.json here so
+# that plain cargo builds do not need it), the icons and a desktop entry.
 # Output: target/release/bundle/{deb,appimage}/. `--deb` builds only the .deb (the AppImage
 # bundler downloads linuxdeploy from GitHub, which needs internet access).
 set -euo pipefail
@@ -18,17 +18,28 @@ triple=$(rustc -vV | sed -n 's/^host: //p')
 mkdir -p src-tauri/app/binaries
 # The release profile keeps line tables for profiling; the shipped CLI does not need them.
 strip -o "src-tauri/app/binaries/warden-$triple" target/release/warden
-echo "package: tauri build, then strip the app, then bundle ($bundles)"
+echo "package: the tray, tauri build, then strip them, then bundle ($bundles)"
 rm -rf target/release/bundle
-# The app is built for size: whole-program LTO, one codegen unit, opt-level "s" (its own work
-# is a few events a second; the bridge's hot path is the CLI above, which keeps the release
-# profile). `-p warden-app`: only the app (the workspace's default members include the CLI).
-CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-  ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --no-bundle --ci -- -p warden-app
+# The tray and the window are built for size: whole-program LTO, one codegen unit, opt-level
+# "s" (their own work is a few events a second; the bridge's hot path is the CLI above, which
+# keeps the release profile). `-p warden-app`: only the app (the workspace's default members
+# include the CLI).
+export CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
+cargo build --release -p warden-tray --locked
+strip -o "src-tauri/app/binaries/warden-tray-$triple" target/release/warden-tray
+ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --no-bundle --ci -- -p warden-app
 # The bundler ships the binary as built; its symbols and line tables are 4/5 of it.
 strip target/release/warden-app
 status=0
 ui/node_modules/.bin/tauri bundle --config src-tauri/app/tauri.bundle.json --bundles "$bundles" --ci || status=$?
+# Tauri's .deb is gzip-compressed; xz, dpkg's own default, makes it about a third smaller.
+for deb in target/release/bundle/deb/*.deb; do
+  [ -f "$deb" ] || continue
+  tree=$(mktemp -d)
+  dpkg-deb -R "$deb" "$tree/root"
+  dpkg-deb --root-owner-group -Zxz -b "$tree/root" "$deb" > /dev/null
+  rm -rf "$tree"
+done
 built=$(find target/release/bundle -maxdepth 2 \( -name '*.deb' -o -name '*.AppImage' \) 2>/dev/null)
 if [ "$status" -ne 0 ] && [ -n "$built" ] && [[ "$bundles" == *appimage* ]] && [[ "$built" != *.AppImage* ]]; then
   echo "package: the AppImage bundler could not download linuxdeploy/AppRun (from GitHub); the .deb is built. Run with internet access for the AppImage, or use --deb." >&2

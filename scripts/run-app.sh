@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 (cd ui && npm run --silent build)
-cargo build --release -p warden-cli -p warden-app --locked
+cargo build --release -p warden-cli -p warden-app -p warden-tray --locked
 app="$PWD/target/release/warden-app"
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   exec "$app" "$@"

@@ -1,9 +1,10 @@
-"""The real tray app, end to end: warden-app under Xvfb, driven through tauri-driver and
-WebKitWebDriver, with a temporary HOME holding an IDE config and real bridges in front of the
-fake server, used by the real Python MCP SDK client.
+"""The real tray app, end to end: warden-app (the window) under Xvfb, driven through
+tauri-driver and WebKitWebDriver, with the tray process (warden-tray) it starts, a temporary
+HOME holding an IDE config and real bridges in front of the fake server, used by the real
+Python MCP SDK client.
 
 Run (scripts/test.sh does): xvfb-run -a .venv/bin/python -m pytest -q tests/ui
-Needs: target/debug/{warden-app,warden,mcp-fake-server}, tauri-driver on PATH (or
+Needs: target/debug/{warden-app,warden-tray,warden,mcp-fake-server}, tauri-driver on PATH (or
 TAURI_DRIVER), WebKitWebDriver (Debian: webkit2gtk-driver). Screenshots of every page go to
 target/ui-screenshots/.
 """
@@ -219,6 +220,7 @@ def ours(state_dir: Path) -> list[int]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Iterator[World]:
     app = need(TARGET / "warden-app", "build it: cargo build -p warden-app")
+    need(TARGET / "warden-tray", "build it: cargo build -p warden-tray")
     need(TARGET / "warden", "build it: cargo build -p warden-cli")
     need(TARGET / "mcp-fake-server", "build it: cargo build -p warden-cli")
     driver_bin = os.environ.get("TAURI_DRIVER") or shutil.which("tauri-driver")
@@ -304,6 +306,10 @@ def world(tmp_path_factory) -> Iterator[World]:
         for p in keychain:
             p.kill()
             p.wait()
+        # The tray outlives the window by design: quit it (SIGTERM, as at logout).
+        for pid in ours(root / "state"):
+            if exe_name(pid) == "warden-tray":
+                os.kill(pid, signal.SIGTERM)
         # The app's WebKit helpers end once they notice the app is gone.
         deadline = time.monotonic() + 15
         while ours(root / "state") and time.monotonic() < deadline:
@@ -603,6 +609,13 @@ def proc_state(pid: int) -> str:
     return f"{stat.rsplit(')', 1)[1].split()[0]} {cmd}"
 
 
+def exe_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/exe").resolve().name
+    except OSError:
+        return ""
+
+
 def running(pid: int) -> bool:
     """Whether PID runs: a zombie (ended, not yet reaped by its parent) does not."""
     return proc_state(pid).split(" ", 1)[0] not in ("gone", "Z", "X")
@@ -652,22 +665,26 @@ def close_window_like_a_window_manager(title: str) -> None:
 
 
 def test_closing_the_window_keeps_warden_in_the_tray(world: World) -> None:
-    """Last: the WebDriver session has no window afterwards. The webview's process ends, the
-    app and its supervisor stay."""
-    app_pids = [p for p in ours(world.root / "state") if Path(f"/proc/{p}/exe").resolve().name == "warden-app"]
-    assert len(app_pids) == 1, app_pids
-    webkit = [p for p in ours(world.root / "state") if "WebKitWebProcess" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
+    """Last: the WebDriver session has no window afterwards. The window's process and its
+    WebKit processes end; the tray and its supervisor stay, and quit on SIGTERM (as at
+    logout), removing the socket."""
+    mine = ours(world.root / "state")
+    window = [p for p in mine if exe_name(p) == "warden-app"]
+    tray_pids = [p for p in mine if exe_name(p) == "warden-tray"]
+    assert (len(window), len(tray_pids)) == (1, 1), {p: proc_state(p) for p in mine}
+    webkit = [p for p in mine if "WebKitWebProcess" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
     assert webkit, "the open window has a WebKit web process"
     close_window_like_a_window_manager(TITLE)
     deadline = time.monotonic() + 30
-    while any(running(p) for p in webkit) and time.monotonic() < deadline:
+    while any(running(p) for p in [*webkit, *window]) and time.monotonic() < deadline:
         time.sleep(0.2)
-    left = {p: proc_state(p) for p in webkit if running(p)}
-    assert not left, f"the webview's process ends with the window: {left}"
+    left = {p: proc_state(p) for p in [*webkit, *window] if running(p)}
+    assert not left, f"the window's processes end with it: {left}"
     status = world.status()
-    assert any(s["name"] == "demo" for s in status["servers"]), "the app's supervisor still answers"
-    assert Path(f"/proc/{app_pids[0]}/exe").exists(), "the app lives on in the tray"
-    os.kill(app_pids[0], signal.SIGTERM)  # Quit is in the tray menu, which WebDriver cannot reach
+    assert any(s["name"] == "demo" for s in status["servers"]), "the tray's supervisor still answers"
+    os.kill(tray_pids[0], signal.SIGTERM)
     deadline = time.monotonic() + 15
-    while Path(f"/proc/{app_pids[0]}/exe").exists() and time.monotonic() < deadline:
+    while running(tray_pids[0]) and time.monotonic() < deadline:
         time.sleep(0.2)
+    assert not running(tray_pids[0]), proc_state(tray_pids[0])
+    assert not Path(world.env["WARDEN_SOCKET"]).exists(), "the tray's supervisor removed its socket"

@@ -2,8 +2,15 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    // The start-at-login entry of earlier versions: the tray, with no WebKit in it.
+    if std::env::args()
+        .skip(1)
+        .any(|a| a == warden_app::HIDDEN_ARG)
+    {
+        warden_app::become_tray();
+    }
     // On X11, GTK picks its visuals at start by asking the GL driver, and Mesa then loads its
-    // whole driver (LLVM included): about 50 MB resident for a tray that never draws with GL
+    // whole driver (LLVM included): about 50 MB resident for a window that never draws with GL
     // (WebKit renders in its own process and falls back to shared memory). Wayland loads GL
     // only on demand. A GDK_GL the user set wins.
     #[cfg(target_os = "linux")]

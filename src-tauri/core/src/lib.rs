@@ -7,6 +7,8 @@ pub mod codes;
 pub mod config;
 #[cfg(unix)]
 pub mod control;
+#[cfg(unix)]
+pub mod desktop;
 pub mod events;
 pub mod fallback;
 pub mod fswatch;

@@ -1,6 +1,8 @@
 // Generated from src-tauri/core/src/supervisor/api.rs by
 // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.
 
+import type { AppEvent, AppRequest, AppResponse } from "./app";
+
 export type Request = { "op": "status" } | { "op": "history", server: string | null, since_ms: number | null, limit: number | null, } | { "op": "restart", server: string, } | { "op": "fallback", server: string, on: boolean, } | { "op": "debug", server: string, on: boolean, } | { "op": "probe", server: string | null, command: Array<string> | null, 
 /**
  * Time the server has to answer each step (default 60 s).
@@ -9,9 +11,9 @@ timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pid
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
-move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, };
+move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "app", request: AppRequest, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 
@@ -355,6 +357,6 @@ original: string, client: ClientId | null, created_unix_ms: number,
  */
 created: string, size: number, };
 
-export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "server", server: ServerStatus, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, };
+export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "server", server: ServerStatus, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, } | { "kind": "app", event: AppEvent, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;

@@ -170,6 +170,9 @@ export function apply(state: State, event: ApiEvent, now: number): State {
           [event.server]: (state.limitsVersion[event.server] ?? 0) + 1,
         },
       };
+    case "app":
+      // The window sends the tray's state as its own `warden://app` event.
+      return { ...state, app: event.event };
   }
 }
 

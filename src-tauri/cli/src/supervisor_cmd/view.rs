@@ -379,7 +379,8 @@ pub(super) fn print_event(event: &ApiEvent) {
         ApiEvent::ConfigChanged { server } => {
             println!("config.toml changed for {server}")
         }
-        // Rows and heartbeats change every moment; `warden status` shows them.
-        ApiEvent::SessionUpdated { .. } | ApiEvent::Server { .. } => {}
+        // Rows and heartbeats change every moment; `warden status` shows them. The tray's
+        // state is the window's.
+        ApiEvent::SessionUpdated { .. } | ApiEvent::Server { .. } | ApiEvent::App { .. } => {}
     }
 }

@@ -1,7 +1,7 @@
 //! The supervisor's one typed API: requests, responses and the event stream, declared once.
 //!
-//! The tray app calls [`Supervisor::handle`](super::Supervisor::handle) in-process and
-//! subscribes to [`ApiEvent`]s; `warden daemon` serves the same enums on the control socket
+//! The tray process (`warden-tray`) calls [`Supervisor::handle`](super::Supervisor::handle)
+//! in-process and subscribes to [`ApiEvent`]s; it and `warden daemon` serve the same enums on the control socket
 //! as [`ApiMessage`] lines next to the bridges' [`Message`](crate::control::Message)s (each
 //! side ignores the `type`s it does not know, so the two share one socket and one framing).
 //! `warden status --json` is [`StatusReport`], in the shape of CONTRACT.md.
@@ -107,6 +107,9 @@ pub enum Request {
     KeepUnwrapped { file: PathBuf, server: String },
     /// The switch of probing the IDE configs' servers before they are used.
     ProbeIde { on: bool },
+    /// What only the desktop app does, served by the tray process (`warden-tray`) that hosts
+    /// the supervisor; `warden daemon` answers an `invalid` error.
+    App { request: crate::desktop::AppRequest },
 }
 
 /// The answer to a [`Request`].
@@ -115,21 +118,43 @@ pub enum Request {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Response {
     Status(StatusReport),
-    History { entries: Vec<HistoryEntry> },
+    History {
+        entries: Vec<HistoryEntry>,
+    },
     Command(CommandOutcome),
     Probe(ProbeReport),
-    Orphans { orphans: Vec<Orphan> },
-    Stopped { stopped: Vec<StopResult> },
-    KnownServers { servers: Vec<KnownServer> },
+    Orphans {
+        orphans: Vec<Orphan>,
+    },
+    Stopped {
+        stopped: Vec<StopResult>,
+    },
+    KnownServers {
+        servers: Vec<KnownServer>,
+    },
     Subscribed,
     Limits(LimitsReport),
     Clients(ClientsReport),
-    ClientEdit { changes: Vec<FileChangeView> },
-    Backups { backups: Vec<Backup> },
+    ClientEdit {
+        changes: Vec<FileChangeView>,
+    },
+    Backups {
+        backups: Vec<Backup>,
+    },
     Restore(RestoreView),
-    AutoRewrite { on: bool, without_asking: bool },
-    KeptUnwrapped { servers: Vec<String> },
-    ProbeIde { on: bool },
+    AutoRewrite {
+        on: bool,
+        without_asking: bool,
+    },
+    App {
+        response: crate::desktop::AppResponse,
+    },
+    KeptUnwrapped {
+        servers: Vec<String>,
+    },
+    ProbeIde {
+        on: bool,
+    },
     Error(ApiError),
 }
 
@@ -657,6 +682,10 @@ pub enum ApiEvent {
     ConfigChanged {
         server: String,
     },
+    /// The desktop app's state changed (published by the tray process).
+    App {
+        event: crate::desktop::AppEvent,
+    },
 }
 
 /// The typed API on the control socket, one JSON object per line like
@@ -730,7 +759,8 @@ pub fn typescript() -> String {
     ];
     bindings_file(
         "// Generated from src-tauri/core/src/supervisor/api.rs by\n\
-         // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n",
+         // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n\n\
+         import type { AppEvent, AppRequest, AppResponse } from \"./app\";\n",
         &decls,
     )
 }

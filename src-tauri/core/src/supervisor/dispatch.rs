@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::api::{ApiError, Request, Response};
+use super::api::{ApiError, ErrorCode, Request, Response};
 use super::service::Supervisor;
 
 impl Supervisor {
@@ -86,6 +86,15 @@ impl Supervisor {
                     Response::KeptUnwrapped { servers }
                 })
             }
+            Request::App { request } => match self.app.get() {
+                Some(app) => Response::App {
+                    response: app(request).await,
+                },
+                None => Response::Error(ApiError::new(
+                    ErrorCode::Invalid,
+                    "this supervisor is `warden daemon`, not the desktop app: stop it (`warden daemon` runs in a terminal or a service) and start MCP Warden",
+                )),
+            },
         }
     }
 }
@@ -93,4 +102,49 @@ impl Supervisor {
 /// The answer of a request that can fail: `ok` shapes the value, an error is `Error`.
 fn reply<T>(result: Result<T, ApiError>, ok: impl FnOnce(T) -> Response) -> Response {
     result.map_or_else(Response::Error, ok)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::desktop::{AppRequest, AppResponse};
+    use crate::supervisor::Options;
+
+    /// The desktop app's requests reach the handler the tray set; `warden daemon`, which sets
+    /// none, says so instead.
+    #[tokio::test]
+    async fn app_requests_go_to_the_tray_or_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            socket: dir.path().join("control.sock"),
+            config: None,
+            history: None,
+            logs: None,
+            auto_rewrite_file: None,
+            ..Options::from_env()
+        };
+        let sup = Supervisor::new(opts).unwrap();
+        let quit = || Request::App {
+            request: AppRequest::Quit,
+        };
+        let Response::Error(e) = sup.handle(quit()).await else {
+            panic!("a supervisor without the tray answered an app request")
+        };
+        assert_eq!(e.code, ErrorCode::Invalid);
+        assert!(e.message.contains("warden daemon"), "{}", e.message);
+
+        sup.serve_app(Arc::new(|request| {
+            Box::pin(async move {
+                assert_eq!(request, AppRequest::Quit);
+                AppResponse::Quitting
+            })
+        }));
+        assert_eq!(
+            sup.handle(quit()).await,
+            Response::App {
+                response: AppResponse::Quitting
+            }
+        );
+    }
 }

@@ -106,6 +106,8 @@ pub struct Supervisor {
     pub(super) probing: std::sync::atomic::AtomicBool,
     /// Signalled when an IDE config changed or the probing switch moved.
     pub(super) ide_changed: tokio::sync::Notify,
+    /// Serves [`Request::App`](super::api::Request::App): set by the tray process.
+    pub(super) app: std::sync::OnceLock<crate::desktop::AppHandler>,
 }
 
 /// Lines to one bridge.
@@ -200,6 +202,7 @@ impl Supervisor {
             probing: std::sync::atomic::AtomicBool::new(probing),
             ide_changed: tokio::sync::Notify::new(),
             watcher: Mutex::new(None),
+            app: std::sync::OnceLock::new(),
         });
         {
             let mut st = sup.lock();
@@ -217,6 +220,17 @@ impl Supervisor {
     /// The live event stream.
     pub fn subscribe(&self) -> broadcast::Receiver<ApiEvent> {
         self.events.subscribe()
+    }
+
+    /// Has `handler` answer the desktop app's requests ([`Request::App`](super::api::Request::App));
+    /// the first one set stays.
+    pub fn serve_app(&self, handler: crate::desktop::AppHandler) {
+        let _ = self.app.set(handler);
+    }
+
+    /// Sends the desktop app's `event` to every subscriber.
+    pub fn publish_app(&self, event: crate::desktop::AppEvent) {
+        let _ = self.events.send(ApiEvent::App { event });
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {

@@ -1,26 +1,19 @@
 //! The tray: an icon per worst health, a tooltip that says which servers and why, and a menu
 //! with each server (restart, fallback to ripgrep, debug logging, open log), the
 //! auto-rewrite switch, Open Warden and Quit; above them, the error of a broken `warden` CLI.
-//! [`Model`] is computed from the supervisor's API without a display; [`apply`] draws it.
-//! Menu items call the supervisor API, the same functions the window uses.
-
-use std::sync::Arc;
+//! [`Model`] is computed from the supervisor's API without a display; [`draw`] draws it (on
+//! the event loop's thread). Menu items call the supervisor API, the same functions the window
+//! uses.
 
 use serde_json::Value as Json;
-use tauri::image::Image;
-use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
-use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
-use tauri::{AppHandle, Manager};
+use tray_icon::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
+use tray_icon::{Icon, TrayIcon, TrayIconBuilder};
+use warden_core::desktop::{self as commands, TrayHealth};
 use warden_core::supervisor::api::{Health, LimitsReport, Request, Response, StatusReport};
 
-use crate::Shared;
-use crate::commands::{self, AppRequest, AppResponse, OpenTarget, TrayHealth};
-
-const TRAY_ID: &str = "warden";
-
-/// What a menu item does. Its Tauri id is [`MenuId::id`], read back by [`MenuId::parse`]:
+/// What a menu item does. Its menu id is [`MenuId::id`], read back by [`MenuId::parse`]:
 /// `<action>` for the fixed items, `<action>\u{1f}<server>` for a server's. Items that do
-/// nothing (a server's reason, "No servers yet", the sidecar's error) get Tauri's own ids.
+/// nothing (a server's reason, "No servers yet", the sidecar's error) get muda's own ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MenuId {
     Open,
@@ -166,123 +159,119 @@ fn tooltip(
     lines.join("\n")
 }
 
-fn icon(health: TrayHealth) -> tauri::Result<Image<'static>> {
-    let bytes: &'static [u8] = match health {
+fn icon_png(health: TrayHealth) -> &'static [u8] {
+    match health {
         TrayHealth::Healthy => include_bytes!("../../../icons/tray-healthy.png"),
         TrayHealth::Degraded => include_bytes!("../../../icons/tray-degraded.png"),
         TrayHealth::Down => include_bytes!("../../../icons/tray-down.png"),
         TrayHealth::Idle => include_bytes!("../../../icons/tray-idle.png"),
-    };
-    Image::from_bytes(bytes)
+    }
 }
 
-fn menu(app: &AppHandle, model: &Model) -> tauri::Result<Menu<tauri::Wry>> {
-    let menu = Menu::new(app)?;
+fn icon(health: TrayHealth) -> Result<Icon, String> {
+    let (rgba, width, height) = decode_png(icon_png(health))?;
+    Icon::from_rgba(rgba, width, height).map_err(|e| e.to_string())
+}
+
+/// RGBA pixels of an 8-bit RGBA PNG (the tray icons are).
+fn decode_png(bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), String> {
+    let mut reader = png::Decoder::new(bytes)
+        .read_info()
+        .map_err(|e| e.to_string())?;
+    let mut rgba = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgba).map_err(|e| e.to_string())?;
+    if (info.color_type, info.bit_depth) != (png::ColorType::Rgba, png::BitDepth::Eight) {
+        return Err(format!(
+            "a tray icon is {:?} {:?}, not 8-bit RGBA",
+            info.color_type, info.bit_depth
+        ));
+    }
+    rgba.truncate(info.buffer_size());
+    Ok((rgba, info.width, info.height))
+}
+
+fn menu(model: &Model) -> Result<Menu, tray_icon::menu::Error> {
+    let menu = Menu::new();
     if let Some(error) = &model.sidecar_error {
-        menu.append(&MenuItem::new(app, error, false, None::<&str>)?)?;
-        menu.append(&PredefinedMenuItem::separator(app)?)?;
+        menu.append(&MenuItem::new(error, false, None))?;
+        menu.append(&PredefinedMenuItem::separator())?;
     }
     if model.servers.is_empty() {
-        menu.append(&MenuItem::new(app, "No servers yet", false, None::<&str>)?)?;
+        menu.append(&MenuItem::new("No servers yet", false, None))?;
     }
     for s in &model.servers {
         let name = || s.name.clone();
-        let sub = Submenu::new(app, format!("{} — {}", s.name, s.health.as_str()), true)?;
-        sub.append(&MenuItem::new(app, &s.reason, false, None::<&str>)?)?;
-        sub.append(&PredefinedMenuItem::separator(app)?)?;
+        let sub = Submenu::new(format!("{} — {}", s.name, s.health.as_str()), true);
+        sub.append(&MenuItem::new(&s.reason, false, None))?;
+        sub.append(&PredefinedMenuItem::separator())?;
         sub.append(&MenuItem::with_id(
-            app,
             MenuId::Restart(name()).id(),
             "Restart",
             true,
-            None::<&str>,
-        )?)?;
+            None,
+        ))?;
         sub.append(&CheckMenuItem::with_id(
-            app,
             MenuId::Fallback(name()).id(),
             "Fallback to local ripgrep",
             true,
             s.fallback,
-            None::<&str>,
-        )?)?;
+            None,
+        ))?;
         sub.append(&CheckMenuItem::with_id(
-            app,
             MenuId::Debug(name()).id(),
             "Debug logging",
             true,
             s.debug,
-            None::<&str>,
-        )?)?;
+            None,
+        ))?;
         sub.append(&MenuItem::with_id(
-            app,
             MenuId::Log(name()).id(),
             "Open log",
             true,
-            None::<&str>,
-        )?)?;
+            None,
+        ))?;
         menu.append(&sub)?;
     }
-    menu.append(&PredefinedMenuItem::separator(app)?)?;
+    menu.append(&PredefinedMenuItem::separator())?;
     if model.awaiting > 0 {
-        let text = awaiting_text(model.awaiting);
-        menu.append(&MenuItem::new(app, text, false, None::<&str>)?)?;
+        menu.append(&MenuItem::new(awaiting_text(model.awaiting), false, None))?;
     }
     menu.append(&CheckMenuItem::with_id(
-        app,
         MenuId::AutoRewrite.id(),
         "Wrap new IDE servers automatically",
         true,
         model.auto_rewrite,
-        None::<&str>,
-    )?)?;
+        None,
+    ))?;
     menu.append(&MenuItem::with_id(
-        app,
         MenuId::Open.id(),
         "Open Warden",
         true,
-        None::<&str>,
-    )?)?;
-    menu.append(&MenuItem::with_id(
-        app,
-        MenuId::Quit.id(),
-        "Quit",
-        true,
-        None::<&str>,
-    )?)?;
+        None,
+    ))?;
+    menu.append(&MenuItem::with_id(MenuId::Quit.id(), "Quit", true, None))?;
     Ok(menu)
 }
 
-/// Creates the tray icon.
-pub fn build(app: &AppHandle) -> tauri::Result<()> {
-    let model = Model::default();
-    TrayIconBuilder::with_id(TRAY_ID)
-        .icon(icon(model.health)?)
-        .tooltip("MCP Warden")
-        .menu(&menu(app, &model)?)
-        .show_menu_on_left_click(false)
-        .on_menu_event(|app, event| on_menu(app, event.id().as_ref()))
-        .on_tray_icon_event(|tray, event| {
-            if let TrayIconEvent::Click {
-                button: MouseButton::Left,
-                button_state: MouseButtonState::Up,
-                ..
-            } = event
-            {
-                crate::show_window(tray.app_handle());
-            }
-        })
-        .build(app)?;
-    Ok(())
+/// Creates the tray icon, drawn as `model`.
+pub fn build(model: &Model) -> Result<TrayIcon, String> {
+    TrayIconBuilder::new()
+        .with_id("warden")
+        .with_icon(icon(model.health)?)
+        .with_tooltip(&model.tooltip)
+        .with_menu(Box::new(menu(model).map_err(|e| e.to_string())?))
+        .with_menu_on_left_click(false)
+        .build()
+        .map_err(|e| e.to_string())
 }
 
 /// Draws `model`.
-pub fn apply(app: &AppHandle, model: &Model) -> tauri::Result<()> {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else {
-        return Ok(());
-    };
-    tray.set_icon(Some(icon(model.health)?))?;
-    tray.set_tooltip(Some(&model.tooltip))?;
-    tray.set_menu(Some(menu(app, model)?))?;
+pub fn draw(tray: &TrayIcon, model: &Model) -> Result<(), String> {
+    tray.set_icon(Some(icon(model.health)?))
+        .map_err(|e| e.to_string())?;
+    tray.set_tooltip(Some(&model.tooltip))
+        .map_err(|e| e.to_string())?;
+    tray.set_menu(Some(Box::new(menu(model).map_err(|e| e.to_string())?)));
     Ok(())
 }
 
@@ -317,52 +306,8 @@ pub fn request_for(id: &MenuId, model: &Model) -> Option<Request> {
     }
 }
 
-fn on_menu(app: &AppHandle, id: &str) {
-    let Some(id) = MenuId::parse(id) else {
-        return;
-    };
-    let shared = Arc::clone(&app.state::<Arc<Shared>>());
-    match id {
-        MenuId::Open => crate::show_window(app),
-        MenuId::Quit => crate::quit(app),
-        MenuId::Log(server) => {
-            let app = app.clone();
-            let target = OpenTarget::EventLog {
-                server: server.clone(),
-            };
-            tauri::async_runtime::spawn(async move {
-                let open = AppRequest::Open { target };
-                let answer = crate::dispatch_app(app.clone(), Arc::clone(&shared), open).await;
-                if let Ok(AppResponse::Error(e)) = answer {
-                    let title = format!("Opening the event log of {server} failed");
-                    crate::notify(&app, &shared, title, e.message);
-                }
-            });
-        }
-        id => {
-            let model = crate::lock(&shared.tray).clone().unwrap_or_default();
-            if let Some(request) = request_for(&id, &model) {
-                spawn_request(app, shared, request);
-            }
-        }
-    }
-}
-
-fn spawn_request(app: &AppHandle, shared: Arc<Shared>, request: Request) {
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        let what = action_title(&request);
-        let response = shared.sup.handle(request).await;
-        tracing::info!("tray: {response:?}");
-        if let Some(why) = failure(&response) {
-            crate::notify(&app, &shared, format!("{what} failed"), why);
-        }
-        crate::refresh_tray(&app).await;
-    });
-}
-
 /// How a notification names a tray action.
-fn action_title(request: &Request) -> String {
+pub fn action_title(request: &Request) -> String {
     let switch = |on: bool| if on { "on" } else { "off" };
     match request {
         Request::Restart { server } => format!("Restart {server}"),
@@ -374,7 +319,7 @@ fn action_title(request: &Request) -> String {
 }
 
 /// Why a tray action's answer is a failure the user should hear of (not only a log line).
-fn failure(response: &Response) -> Option<String> {
+pub fn failure(response: &Response) -> Option<String> {
     match response {
         Response::Error(e) => Some(e.message.clone()),
         Response::Command(c) if !c.ok => Some(c.message.clone()),
@@ -529,8 +474,9 @@ mod tests {
             TrayHealth::Down,
             TrayHealth::Idle,
         ] {
-            let img = icon(h).unwrap();
-            assert_eq!((img.width(), img.height()), (64, 64));
+            let (rgba, width, height) = decode_png(icon_png(h)).unwrap();
+            assert_eq!((width, height, rgba.len()), (64, 64, 64 * 64 * 4));
+            assert!(icon(h).is_ok());
         }
     }
 

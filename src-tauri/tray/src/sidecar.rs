@@ -1,31 +1,23 @@
-//! The bundled `warden` CLI (the sidecar). Every IDE entry Warden wraps runs it, so the app
-//! checks at start, through the shell plugin's sidecar API, that it is there and of the app's
-//! version. The plugin runs the program itself with the given arguments: never a shell.
+//! The bundled `warden` CLI (the sidecar). Every IDE entry Warden wraps runs it, so the tray
+//! checks at start that it is there and of the app's version. It runs the program itself with
+//! `--version`: never a shell.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tauri::AppHandle;
-use tauri_plugin_shell::ShellExt as _;
-use tauri_plugin_shell::process::Command;
-
-/// The sidecar's name in `bundle.externalBin` (bundles drop the target-triple suffix).
+/// The sidecar's name beside the app's executables (bundles drop the target-triple suffix).
 pub const NAME: &str = "warden";
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The `warden` the wrapped IDE entries run: `$WARDEN_BIN`, else the sidecar beside this
-/// executable as the shell plugin resolves it (`target/debug/warden` in a dev build).
-pub fn command(app: &AppHandle) -> Result<Command, String> {
-    match std::env::var_os("WARDEN_BIN").filter(|p| !p.is_empty()) {
-        Some(path) => Ok(app.shell().command(path)),
-        None => app.shell().sidecar(NAME).map_err(|e| e.to_string()),
+/// The `warden` the wrapped IDE entries run: `$WARDEN_BIN` as given, else the one beside this
+/// executable (`target/debug/warden` in a dev build), canonical when it is there.
+pub fn path() -> PathBuf {
+    if let Some(p) = std::env::var_os("WARDEN_BIN").filter(|p| !p.is_empty()) {
+        return p.into();
     }
-}
-
-/// The program `command` runs.
-pub fn path(command: Command) -> PathBuf {
-    std::process::Command::from(command).get_program().into()
+    let beside = warden_core::desktop::beside_me(NAME);
+    std::fs::canonicalize(&beside).unwrap_or(beside)
 }
 
 /// What `warden --version` did.
@@ -37,16 +29,16 @@ pub struct VersionRun {
 }
 
 /// Runs `warden --version` and judges it against the app's version.
-pub async fn check(app: &AppHandle) -> Result<(), String> {
-    let shown = path(command(app)?);
-    let output = tokio::time::timeout(TIMEOUT, command(app)?.arg("--version").output()).await;
-    let run = match output {
+pub async fn check() -> Result<(), String> {
+    let shown = path();
+    let mut command = tokio::process::Command::new(&shown);
+    command.arg("--version").kill_on_drop(true);
+    let run = match tokio::time::timeout(TIMEOUT, command.output()).await {
         Err(_) => Err(std::io::Error::new(
             ErrorKind::TimedOut,
             format!("no answer to --version in {} s", TIMEOUT.as_secs()),
         )),
-        Ok(Err(tauri_plugin_shell::Error::Io(e))) => Err(e),
-        Ok(Err(e)) => Err(std::io::Error::other(e.to_string())),
+        Ok(Err(e)) => Err(e),
         Ok(Ok(out)) => Ok(VersionRun {
             success: out.status.success(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -145,34 +137,5 @@ mod tests {
 
         let other = judge(at, ran(true, "ripgrep 14.1.0\n", ""), "0.1.0").unwrap_err();
         assert!(other.contains("is not the warden CLI"), "{other}");
-    }
-
-    /// The webview may listen to events and run the bundled `warden` sidecar with
-    /// `--version`, and nothing else: no other program, no argument, no shell, no opener
-    /// (docs/ARCHITECTURE.md says why).
-    #[test]
-    fn the_capabilities_allow_events_and_the_sidecars_version_only() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/app/capabilities");
-        let mut granted = Vec::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-            let capability: serde_json::Value = serde_json::from_str(&text).unwrap();
-            granted.extend(
-                capability["permissions"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .cloned(),
-            );
-        }
-        let sidecar = serde_json::json!({
-            "identifier": "shell:allow-execute",
-            "allow": [{ "name": "src-tauri/app/binaries/warden", "sidecar": true, "args": ["--version"] }]
-        });
-        let (events, others): (Vec<_>, Vec<_>) = granted
-            .into_iter()
-            .partition(|p| p.as_str().is_some_and(|p| p.starts_with("core:event:")));
-        assert_eq!(events.len(), 2, "{events:?}");
-        assert_eq!(others, vec![sidecar]);
     }
 }

@@ -1,17 +1,23 @@
-//! The app's command layer: the supervisor's API (one command, `api`) and the few things only
-//! the desktop app does (`app`: tray state, start at login, opening files, quitting). Both
-//! are declared here once; the TypeScript bindings in ui/src/bindings are generated from
-//! these declarations and from warden-core's API.
+//! What only the desktop app does ([`AppRequest`]: tray state, start at login, opening files,
+//! quitting), beside the supervisor's API. The tray process (`warden-tray`), which hosts the
+//! supervisor, serves these as [`Request::App`](crate::supervisor::api::Request::App) on the
+//! control socket, and pushes its state as [`ApiEvent::App`](crate::supervisor::api::ApiEvent::App);
+//! the window (`warden-app`) forwards both to the UI. The TypeScript bindings in
+//! ui/src/bindings/app.ts are generated from these declarations.
 //!
 //! The desktop side effects go through [`Host`], so the dispatch is tested without a display.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
 
+use crate::supervisor::api::{ApiError, ErrorCode, Health};
 use serde::{Deserialize, Serialize};
-use warden_core::supervisor::api::{ApiError, ErrorCode, Health};
 
 /// What only the desktop app does.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum AppRequest {
     /// What the tray shows, and the app's own state.
@@ -25,7 +31,8 @@ pub enum AppRequest {
 }
 
 /// Something the UI can open.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum OpenTarget {
     /// config.toml.
@@ -40,7 +47,8 @@ pub enum OpenTarget {
     StateDir,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AppResponse {
     State(AppState),
@@ -51,7 +59,8 @@ pub enum AppResponse {
 }
 
 /// The worst health over all servers, as the tray shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum TrayHealth {
     /// No server needs attention.
@@ -65,7 +74,8 @@ pub enum TrayHealth {
     Idle,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AppState {
     pub tray: TrayHealth,
     /// The tray's tooltip: the worst servers and why.
@@ -80,16 +90,18 @@ pub struct AppState {
     pub version: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Notification {
-    #[ts(type = "number")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub ts_ms: u64,
     pub title: String,
     pub body: String,
 }
 
 /// Pushed to the window as the `warden://app` event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AppEvent {
     State(AppState),
@@ -124,6 +136,18 @@ impl TrayHealth {
         }
     }
 }
+
+/// `name` in the directory of the running executable, where the app's programs sit side by
+/// side (`/usr/bin` in the .deb, `target/debug` in a dev build).
+pub fn beside_me(name: &str) -> PathBuf {
+    let me = std::env::current_exe().unwrap_or_default();
+    me.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// What answers [`AppRequest`]s on the supervisor's socket
+/// ([`Supervisor::serve_app`](crate::supervisor::Supervisor::serve_app)).
+pub type AppHandler =
+    Arc<dyn Fn(AppRequest) -> Pin<Box<dyn Future<Output = AppResponse> + Send>> + Send + Sync>;
 
 /// The desktop side effects of [`AppRequest`]s.
 pub trait Host {
@@ -172,11 +196,11 @@ pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
                 OpenTarget::EventLog { server } => host
                     .state_dir()
                     .join("logs")
-                    .join(format!("{}.jsonl", warden_core::paths::file_stem(&server))),
-                OpenTarget::DebugLog { server } => host.state_dir().join("logs").join(format!(
-                    "{}.debug.jsonl",
-                    warden_core::paths::file_stem(&server)
-                )),
+                    .join(format!("{}.jsonl", crate::paths::file_stem(&server))),
+                OpenTarget::DebugLog { server } => host
+                    .state_dir()
+                    .join("logs")
+                    .join(format!("{}.debug.jsonl", crate::paths::file_stem(&server))),
                 OpenTarget::ClientFile { path } => {
                     // Only files Warden lists: the webview cannot open arbitrary paths.
                     if !host.client_files().contains(&path) {
@@ -214,6 +238,7 @@ pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
 }
 
 /// The TypeScript declarations of the app's own commands (`ui/src/bindings/app.ts`).
+#[cfg(feature = "ts")]
 pub fn typescript() -> String {
     use ts_rs::TS;
     let cfg = ts_rs::Config::new().with_large_int("number");
@@ -226,9 +251,9 @@ pub fn typescript() -> String {
         Notification::decl(&cfg),
         AppEvent::decl(&cfg),
     ];
-    warden_core::supervisor::api::bindings_file(
-        "// Generated from src-tauri/app/src/commands.rs by\n\
-         // `UPDATE_BINDINGS=1 cargo test -p warden-app bindings`; do not edit.\n\n\
+    crate::supervisor::api::bindings_file(
+        "// Generated from src-tauri/core/src/desktop.rs by\n\
+         // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n\n\
          import type { ApiError } from \"./api\";\n",
         &decls,
     )
@@ -373,10 +398,11 @@ mod tests {
     }
 
     /// The committed bindings match these declarations (CI fails on drift).
+    #[cfg(feature = "ts")]
     #[test]
     fn bindings() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/bindings/app.ts");
-        let regenerate = "cargo test -p warden-app bindings";
-        warden_core::supervisor::api::check_bindings(&path, &typescript(), regenerate).unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/app.ts");
+        let regenerate = "cargo test -p warden-core --features ts bindings";
+        crate::supervisor::api::check_bindings(&path, &typescript(), regenerate).unwrap();
     }
 }
