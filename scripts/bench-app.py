@@ -211,12 +211,15 @@ def main() -> None:
            "for every GPU and the whole LLVM it links, about 50 MB in each process whether a GPU is "
            "there or not. WebKitGTK 2.50 refuses to start its web process without EGL (`Could not "
            "create default EGL display: EGL_BAD_PARAMETER. Aborting...`), so this part stays while "
-           "the window is open; closing it frees both.",
+           "the window is open; closing it frees both. The figure includes the tray (the hidden "
+           "row), which was the same process as the window before the split.",
            "- Hidden: only the tray runs, a process that never links WebKit (`scripts/test.sh` "
            "checks its dependencies), so what is left is GTK and the tray's libraries, its own code "
            "and its heap. The window is a second process, started from the tray's menu (or the "
            "desktop entry) and gone when closed, WebKit with it. Before this split the app linked "
-           "WebKitGTK in the one process, and hidden held 70.1 MiB RSS, 15.6 MiB private dirty.", ""]
+           "WebKitGTK in the one process, and hidden held 70.1 MiB RSS, 15.6 MiB private dirty.",
+           "- The .deb: `scripts/package.sh` repacks Tauri's gzip-compressed .deb with xz, dpkg's "
+           "default (with the tray as a second program, gzip made it 11.1 MB).", ""]
     if deb is None:
         md += ["", "No .deb was built, so the package sizes are not measured: run `scripts/package.sh --deb`."]
     md += ["", "Reproduce: `scripts/bench-app.sh` (it builds the .deb with `scripts/package.sh --deb` first).", ""]
