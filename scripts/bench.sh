@@ -24,4 +24,8 @@ if [ -z "${BENCH_NO_PEERS_INSTALL:-}" ]; then
 fi
 
 echo "bench: load average before the run: $(cut -d' ' -f1-3 /proc/loadavg) (other work makes the numbers noisy)"
+# Built as scripts/package.sh builds the shipped CLI: whole-program LTO in one unit (the layout
+# of src-tauri/cli/warden.order names functions as such a build does).
+export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
+export CARGO_PROFILE_BENCH_LTO=fat CARGO_PROFILE_BENCH_CODEGEN_UNITS=1
 cargo bench -p warden-cli --bench bridge "$@"

@@ -9,6 +9,10 @@
 # dependency update (symbol names carry hashes); names no longer there are ignored.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# As scripts/package.sh and scripts/bench.sh build it: whole-program LTO in one unit, where no
+# function gets ThinLTO's `.llvm.<hash>` suffix, a name that changes with any edit of its
+# module and would drop the function from the order.
+export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 command -v valgrind >/dev/null || { echo "order-symbols: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 cargo build --release --locked -p warden-cli --bin warden --bin mcp-fake-server
 work="$(mktemp -d)"

@@ -13,7 +13,9 @@ bundles="deb,appimage"
 scripts/setup.sh
 echo "package: building the UI and the release warden CLI"
 (cd ui && npm run --silent build)
-cargo build --release -p warden-cli --locked
+# Whole-program LTO in one unit: the layout of src-tauri/cli/warden.order (build.rs) names
+# functions as such a build does (scripts/order-symbols.sh).
+CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 cargo build --release -p warden-cli --locked
 triple=$(rustc -vV | sed -n 's/^host: //p')
 mkdir -p src-tauri/app/binaries
 # The release profile keeps line tables for profiling; the shipped CLI does not need them.

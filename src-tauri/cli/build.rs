@@ -6,6 +6,11 @@
 //! Only where rust-lld links by default (x86_64 Linux with glibc, Rust 1.90 and later) and no
 //! other linker was asked for: other linkers may not know the option. `WARDEN_NO_SYMBOL_ORDER`
 //! turns it off. Names in the file that no longer exist are ignored.
+//!
+//! The names are those of a whole-program LTO build in one codegen unit, as
+//! `scripts/package.sh`, `scripts/bench.sh` and `scripts/order-symbols.sh` build: there no
+//! function carries ThinLTO's `.llvm.<hash>` suffix, which changes with any edit of its module.
+//! A ThinLTO build (plain `cargo build --release`) still finds most names, not those.
 
 use std::path::Path;
 use std::process::Command;
