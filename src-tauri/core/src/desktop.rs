@@ -144,6 +144,24 @@ pub fn beside_me(name: &str) -> PathBuf {
     me.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
+/// Keeps GTK from loading the GL driver at start: on X11 it picks its visuals by asking the
+/// driver, and Mesa then maps its whole driver (LLVM included), about 50 MB resident in a
+/// process that never draws with GDK's GL (WebKit renders in its own process). Wayland loads GL
+/// only on demand. A `GDK_GL` the user set wins.
+///
+/// # Safety
+///
+/// It sets an environment variable: call it first thing in `main`, while the process has one
+/// thread, so that no other thread reads the environment meanwhile.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub unsafe fn keep_gtk_off_gl() {
+    if std::env::var_os("GDK_GL").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        // SAFETY: the caller's promise, one thread.
+        unsafe { std::env::set_var("GDK_GL", "disable") };
+    }
+}
+
 /// What answers [`AppRequest`]s on the supervisor's socket
 /// ([`Supervisor::serve_app`](crate::supervisor::Supervisor::serve_app)).
 pub type AppHandler =
