@@ -664,6 +664,25 @@ def close_window_like_a_window_manager(title: str) -> None:
         d.close()
 
 
+def test_a_tray_that_dies_is_started_again_by_the_open_window(world: World) -> None:
+    """SIGKILL, as a crash: the socket stays behind (a Quit removes it, and the window closes
+    with the tray), so the open window starts a new tray and follows it."""
+    mine = ours(world.root / "state")
+    [window] = [p for p in mine if exe_name(p) == "warden-app"]
+    [dead] = [p for p in mine if exe_name(p) == "warden-tray"]
+    os.kill(dead, signal.SIGKILL)
+
+    def new_tray_answers() -> bool:
+        if not any(exe_name(p) == "warden-tray" and p != dead and running(p) for p in ours(world.root / "state")):
+            return False
+        out = subprocess.run([str(TARGET / "warden"), "status", "--json"], env=world.env,
+                             capture_output=True, text=True, timeout=20)
+        return out.returncode == 0 and any(s["name"] == "demo" for s in json.loads(out.stdout)["servers"])
+
+    world.wait("a new tray whose supervisor knows demo", new_tray_answers)
+    assert running(window), "the window stays open on the new tray"
+
+
 def test_closing_the_window_keeps_warden_in_the_tray(world: World) -> None:
     """Last: the WebDriver session has no window afterwards. The window's process and its
     WebKit processes end; the tray and its supervisor stay, and quit on SIGTERM (as at

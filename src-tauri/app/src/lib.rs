@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
-use warden_core::desktop::{AppRequest, AppResponse, AppState, TrayHealth, beside_me};
+use warden_core::desktop::{AppEvent, AppRequest, AppResponse, AppState, TrayHealth, beside_me};
 use warden_core::supervisor::api::{ApiError, ApiEvent, ErrorCode, Request, Response};
 use warden_core::supervisor::client::Client;
 
@@ -28,6 +28,8 @@ pub const HIDDEN_ARG: &str = "--hidden";
 pub const TRAY: &str = "warden-tray";
 /// How long a tray this window started may take to answer.
 const TRAY_START: Duration = Duration::from_secs(10);
+/// How many times a window starts the tray again after it died.
+const TRAY_RESTARTS: usize = 3;
 
 /// Where the supervisor is, and why the tray this window started did not answer.
 struct Link {
@@ -127,9 +129,17 @@ async fn app(
     Ok(answer)
 }
 
+/// Whether a supervisor answers on `socket` (a dying one may still accept a connection).
+async fn answers(socket: &Path) -> bool {
+    match Client::connect(socket).await {
+        Ok(mut client) => client.request(Request::Status).await.is_ok(),
+        Err(_) => false,
+    }
+}
+
 /// Starts the tray when no supervisor answers on `socket`, and waits until one does.
 async fn ensure_tray(socket: &Path) -> Result<(), String> {
-    if Client::connect(socket).await.is_ok() {
+    if answers(socket).await {
         return Ok(());
     }
     let tray = beside_me(TRAY);
@@ -143,7 +153,7 @@ async fn ensure_tray(socket: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot start the tray {}: {e}", tray.display()))?;
     let deadline = Instant::now() + TRAY_START;
     while Instant::now() < deadline {
-        if Client::connect(socket).await.is_ok() {
+        if answers(socket).await {
             // Reaped when it exits while this window still runs.
             std::thread::spawn(move || child.wait());
             return Ok(());
@@ -167,32 +177,48 @@ async fn ensure_tray(socket: &Path) -> Result<(), String> {
     ))
 }
 
-/// Forwards the supervisor's events to the page until the stream ends (the tray quit), then
-/// closes the window.
+/// Forwards the supervisor's events to the page. When the stream ends because the tray quit
+/// (its supervisor removed the socket), the window closes too; when the tray died (the socket
+/// is left behind), the window starts a new one and follows it, a few times at most.
 async fn follow(app: AppHandle, socket: PathBuf) {
-    let mut client = match Client::connect(&socket).await {
-        Ok(mut c) => match c.subscribe().await {
-            Ok(()) => Some(c),
+    for restart in 0..=TRAY_RESTARTS {
+        if restart > 0 {
+            tracing::warn!("the tray ended without quitting: starting it again");
+            if let Err(e) = ensure_tray(&socket).await {
+                tracing::error!("{e}");
+                if let Ok(mut error) = app.state::<Link>().tray_error.lock() {
+                    *error = Some(e.clone());
+                }
+                let _ = app.emit("warden://app", AppEvent::State(without_tray(e)));
+                return;
+            }
+            // What happened meanwhile: the page reloads its state.
+            if let AppResponse::State(state) = ask_app(&socket, AppRequest::State, None).await {
+                let _ = app.emit("warden://app", AppEvent::State(state));
+            }
+        }
+        let mut client = match Client::connect(&socket).await {
+            Ok(c) => c,
             Err(e) => {
                 tracing::error!("cannot follow the supervisor's events: {e}");
-                None
+                continue;
             }
-        },
-        Err(e) => {
-            tracing::error!("cannot follow the supervisor's events: {e}");
-            None
-        }
-    };
-    let Some(client) = client.as_mut() else {
-        return;
-    };
-    while let Ok(event) = client.next_event().await {
-        let _ = match event {
-            ApiEvent::App { event } => app.emit("warden://app", event),
-            event => app.emit("warden://event", event),
         };
+        if let Err(e) = client.subscribe().await {
+            tracing::error!("cannot follow the supervisor's events: {e}");
+            continue;
+        }
+        while let Ok(event) = client.next_event().await {
+            let _ = match event {
+                ApiEvent::App { event } => app.emit("warden://app", event),
+                event => app.emit("warden://event", event),
+            };
+        }
+        if !socket.exists() {
+            break;
+        }
     }
-    tracing::info!("the supervisor's event stream ended: the window closes");
+    tracing::info!("the tray quit: the window closes");
     app.exit(0);
 }
 

@@ -28,10 +28,12 @@ impl Supervisor {
             tokio::spawn(Arc::clone(self).sweeper()),
         ];
         shutdown.await;
+        // The socket goes first: a connection that then ends tells its peer (the window) that
+        // the supervisor stopped, not that it died (which leaves the socket behind).
+        let _ = std::fs::remove_file(&self.opts.socket);
         for t in &tasks {
             t.abort();
         }
-        let _ = std::fs::remove_file(&self.opts.socket);
         if let Some(w) = self.watcher().take() {
             w.stop();
         }
