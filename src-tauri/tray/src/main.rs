@@ -466,7 +466,16 @@ fn run() -> Result<(), String> {
         return Ok(());
     };
     let sup = Supervisor::new(opts).map_err(|e| e.to_string())?;
-    let event_loop = EventLoopBuilder::<UiEvent>::with_user_event().build();
+    #[cfg_attr(not(target_os = "macos"), expect(unused_mut))]
+    let mut event_loop = EventLoopBuilder::<UiEvent>::with_user_event().build();
+    // A tray app on macOS: a menu bar icon, with no Dock icon and no app menu of its own
+    // (the window, a separate app, has those while it is open). Not built on this project's
+    // CI (Linux); the call is tao's, as documented for 0.35.
+    #[cfg(target_os = "macos")]
+    tao::platform::macos::EventLoopExtMacOS::set_activation_policy(
+        &mut event_loop,
+        tao::platform::macos::ActivationPolicy::Accessory,
+    );
     let tray = Arc::new(Tray {
         sup: Arc::clone(&sup),
         ui: Mutex::new(event_loop.create_proxy()),
