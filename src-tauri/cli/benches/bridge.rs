@@ -55,6 +55,8 @@ enum Via {
     /// The bridge with its busy poll off (`busy_poll_us = 0`): its thread sleeps between
     /// messages, as before the busy poll.
     Sleeping,
+    /// [`copy_relay`] in front of the fake server: an event-loop relay that only copies.
+    Relay,
 }
 
 impl Via {
@@ -144,6 +146,11 @@ impl Proc {
         let mut cmd = match via {
             Via::Direct => Command::new(FAKE),
             Via::Cat => Command::new("cat"),
+            Via::Relay => {
+                let mut c = Command::new(std::env::current_exe().expect("this benchmark"));
+                c.args(["--copy-relay", FAKE]);
+                c
+            }
             Via::Bridged => {
                 let mut c = Command::new(warden());
                 c.args(["bridge", "--server", "fake", "--", FAKE]);
@@ -600,8 +607,8 @@ struct Results {
     cat_lat: Stats,
     /// The bridge with `busy_poll_us = 0`, in the same rounds.
     sleeping_lat: Stats,
-    /// (cpu, p50 direct / bridged / cat in µs) with everything on that one CPU.
-    pinned: Option<(String, [f64; 3])>,
+    /// (cpu, p50 direct / bridged / cat / copy relay in µs) with everything on that one CPU.
+    pinned: Option<(String, [f64; 4])>,
     /// CPU time per ping round trip (µs): direct server, bridged server, bridge, cat.
     ping_cpu_us: [f64; 4],
     /// Best time (s) and the client's `read` calls in that run.
@@ -844,11 +851,12 @@ fn report(r: &Results, repo: &Path) -> String {
         "| ping round trip, p50, echoed by `cat` instead ² | | | {:.1} µs | | |",
         r.cat_lat.p50
     );
-    if let Some((cpu, [d, b, c])) = &r.pinned {
+    if let Some((cpu, [d, b, c, relay])) = &r.pinned {
         let _ = writeln!(
             w,
-            "| ping round trip, p50, all on CPU {cpu} ³ | {d:.1} µs | {b:.1} µs | {:+.1} µs (`cat`: {c:.1} µs) | adds ≤ {TARGET_ADDED_P50_US} µs | {} |",
+            "| ping round trip, p50, all on CPU {cpu} ³ | {d:.1} µs | {b:.1} µs | {:+.1} µs (`cat`: {c:.1} µs; a copy-only relay: {:+.1} µs) | adds ≤ {TARGET_ADDED_P50_US} µs | {} |",
             b - d,
+            relay - d,
             met(b - d <= TARGET_ADDED_P50_US)
         );
     }
@@ -1011,7 +1019,12 @@ fn report(r: &Results, repo: &Path) -> String {
         w,
         "³ The ping test once more in a child process started with `taskset -c CPU`, so the \
          client, the bridge, the server and `cat` all share one core: no wake-up has to reach \
-         another core, so this is the steadiest view of what the bridge's own work costs.\n"
+         another core, so this is the steadiest view of what the bridge's own work costs. The \
+         copy-only relay (this benchmark run as `--copy-relay`, in front of the same server) is \
+         the bridge's shape with nothing of its work: one current-thread tokio runtime with the \
+         four pipe ends registered with its reactor, copying bytes as they are read, parsing, \
+         queuing and timing nothing. What it adds is what an event-loop relay costs on this \
+         machine before it does anything; the bridge's own work is the rest.\n"
     );
     let _ = writeln!(
         w,
@@ -1112,7 +1125,19 @@ fn report(r: &Results, repo: &Path) -> String {
             (bd.total - bd.first_byte) * 1e3
         ));
     }
-    if let Some((_, [d, b, _])) = &r.pinned {
+    if let Some((_, [d, b, _, relay])) = &r.pinned {
+        if b - d > TARGET_ADDED_P50_US {
+            notes.push(format!(
+                "On one core the bridge adds {:+.1} µs, over the {TARGET_ADDED_P50_US} µs \
+                 target; a relay that only copies, in the same event loop, adds {:+.1} µs of \
+                 that: the two extra process switches and the reactor's wake-ups per round \
+                 trip. The bridge's own work (reading the line, finding its id, routing, \
+                 timing it, queuing it for its writer) is the other {:.1} µs.",
+                b - d,
+                relay - d,
+                b - relay
+            ));
+        }
         if added_p50 > TARGET_ADDED_P50_US && b - d <= TARGET_ADDED_P50_US {
             notes.push(format!(
                 "The ping target is missed only while wake-ups cross cores: with everything on \
@@ -1203,8 +1228,52 @@ fn report(r: &Results, repo: &Path) -> String {
     md
 }
 
+/// Child mode (`--copy-relay SERVER`): the least an event-loop relay does, as the bridge's
+/// floor. One current-thread tokio runtime, as in the bridge, with this process's stdin and
+/// stdout and the server's pipes registered with its reactor; bytes are copied as read, in
+/// both directions, and nothing is parsed, queued or timed.
+fn copy_relay(server: &str) {
+    use std::os::fd::AsFd as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::net::unix::pipe;
+
+    async fn copy(
+        mut from: impl tokio::io::AsyncRead + Unpin,
+        mut to: impl tokio::io::AsyncWrite + Unpin,
+    ) {
+        let mut buf = vec![0u8; 64 << 10];
+        while let Ok(n @ 1..) = from.read(&mut buf).await {
+            if to.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let mut child = tokio::process::Command::new(server)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the server");
+        let (to_server, from_server) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let dup = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().expect("dup");
+        let stdin =
+            pipe::Receiver::from_owned_fd(dup(std::io::stdin().as_fd())).expect("stdin is a pipe");
+        let stdout =
+            pipe::Sender::from_owned_fd(dup(std::io::stdout().as_fd())).expect("stdout is a pipe");
+        tokio::join!(
+            async move { copy(stdin, to_server).await },
+            copy(from_server, stdout)
+        );
+    });
+}
+
 /// Child mode (`--pinned-latency`, started under `taskset`): the ping test alone, printed as
-/// "direct bridged cat" p50 values in µs.
+/// "direct bridged cat relay" p50 values in µs.
 fn pinned_latency_child(plan: &Plan) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let env = Env::in_dir(tmp.path());
@@ -1212,27 +1281,21 @@ fn pinned_latency_child(plan: &Plan) {
         Proc::spawn(Via::Direct, &env),
         Proc::spawn(Via::Bridged, &env),
     ];
-    for p in &mut procs {
+    let mut others = [Proc::spawn(Via::Cat, &env), Proc::spawn(Via::Relay, &env)];
+    for p in procs.iter_mut().chain(&mut others[1..]) {
         p.handshake();
     }
-    let mut cat = Proc::spawn(Via::Cat, &env);
-    let ([d, b], others) = latency(
-        &mut procs,
-        std::slice::from_mut(&mut cat),
-        plan,
-        Small::Ping,
-    );
-    cat.close();
-    let [direct, bridged] = procs;
-    direct.close();
-    bridged.close();
-    println!("{} {} {}", d.p50, b.p50, others[0].p50);
+    let ([d, b], o) = latency(&mut procs, &mut others, plan, Small::Ping);
+    for p in procs.into_iter().chain(others) {
+        p.close();
+    }
+    println!("{} {} {} {}", d.p50, b.p50, o[0].p50, o[1].p50);
 }
 
 /// The ping test again with this benchmark and everything it starts on one CPU (through
 /// `taskset`), where no wake-up has to reach another, possibly halted, core; `None` without
 /// `taskset`.
-fn pinned_latency(full: bool) -> Option<(String, [f64; 3])> {
+fn pinned_latency(full: bool) -> Option<(String, [f64; 4])> {
     let status = read_trim("/proc/self/status")?;
     let allowed = status
         .lines()
@@ -1254,7 +1317,7 @@ fn pinned_latency(full: bool) -> Option<(String, [f64; 3])> {
         .split_whitespace()
         .filter_map(|x| x.parse().ok())
         .collect();
-    Some((cpu, [*v.first()?, *v.get(1)?, *v.get(2)?]))
+    Some((cpu, v.try_into().ok()?))
 }
 
 fn main() {
@@ -1263,6 +1326,10 @@ fn main() {
     let plan = if full { &FULL } else { &SMOKE };
     if std::env::args().any(|a| a == "--pinned-latency") {
         pinned_latency_child(plan);
+        return;
+    }
+    if let Some(server) = std::env::args().skip_while(|a| a != "--copy-relay").nth(1) {
+        copy_relay(&server);
         return;
     }
     let started = Instant::now();
