@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 use warden_core::desktop::{AppEvent, AppRequest, AppResponse, AppState, TrayHealth, beside_me};
 use warden_core::supervisor::api::{ApiError, ApiEvent, ErrorCode, Request, Response};
-use warden_core::supervisor::client::Client;
+use warden_core::supervisor::client::{Client, ClientError};
 
 /// The window's label.
 pub const MAIN: &str = "main";
@@ -30,6 +30,8 @@ pub const TRAY: &str = "warden-tray";
 const TRAY_START: Duration = Duration::from_secs(10);
 /// How many times a window starts the tray again after it died.
 const TRAY_RESTARTS: usize = 3;
+/// How long a running supervisor may take to answer a status request or a subscription.
+const ANSWER: Duration = Duration::from_secs(1);
 
 /// Where the supervisor is, and why the tray this window started did not answer.
 struct Link {
@@ -129,12 +131,14 @@ async fn app(
     Ok(answer)
 }
 
-/// Whether a supervisor answers on `socket` (a dying one may still accept a connection).
+/// Whether a supervisor answers on `socket` within a second (a dying or stopped one may still
+/// accept a connection).
 async fn answers(socket: &Path) -> bool {
-    match Client::connect(socket).await {
-        Ok(mut client) => client.request(Request::Status).await.is_ok(),
-        Err(_) => false,
-    }
+    let status = async {
+        let mut client = Client::connect(socket).await.ok()?;
+        client.request(Request::Status).await.ok()
+    };
+    matches!(tokio::time::timeout(ANSWER, status).await, Ok(Some(_)))
 }
 
 /// Starts the tray when no supervisor answers on `socket`, and waits until one does.
@@ -148,30 +152,50 @@ async fn ensure_tray(socket: &Path) -> Result<(), String> {
     // Its own process group: a Ctrl-C meant for this window leaves the tray running.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command
+    let child = command
         .spawn()
         .map_err(|e| format!("cannot start the tray {}: {e}", tray.display()))?;
+    await_tray(socket, child, &tray).await
+}
+
+/// Waits until a supervisor answers on `socket` after `child` (the tray, `program`) was
+/// started: an error when it exits with one first, or after [`TRAY_START`] (it is killed).
+async fn await_tray(
+    socket: &Path,
+    child: std::process::Child,
+    program: &Path,
+) -> Result<(), String> {
+    let mut child = Some(child);
     let deadline = Instant::now() + TRAY_START;
     while Instant::now() < deadline {
         if answers(socket).await {
-            // Reaped when it exits while this window still runs.
-            std::thread::spawn(move || child.wait());
+            if let Some(mut child) = child {
+                // Reaped when it exits while this window still runs.
+                std::thread::spawn(move || child.wait());
+            }
             return Ok(());
         }
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!(
-                "the tray {} exited ({status}) before its supervisor answered on {}. Run it in a terminal to see why.",
-                tray.display(),
-                socket.display()
-            ));
+        match child.as_mut().map(std::process::Child::try_wait) {
+            // Another tray holds the socket's lock (it is starting): wait for that one.
+            Some(Ok(Some(status))) if status.success() => child = None,
+            Some(Ok(Some(status))) => {
+                return Err(format!(
+                    "the tray {} exited ({status}) before its supervisor answered on {}. Run it in a terminal to see why.",
+                    program.display(),
+                    socket.display()
+                ));
+            }
+            _ => {}
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    if let Some(mut child) = child {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     Err(format!(
         "the tray {} did not answer on {} within {} s. Run it in a terminal to see why.",
-        tray.display(),
+        program.display(),
         socket.display(),
         TRAY_START.as_secs()
     ))
@@ -179,47 +203,63 @@ async fn ensure_tray(socket: &Path) -> Result<(), String> {
 
 /// Forwards the supervisor's events to the page. When the stream ends because the tray quit
 /// (its supervisor removed the socket), the window closes too; when the tray died (the socket
-/// is left behind), the window starts a new one and follows it, a few times at most.
+/// is left behind), the window starts a new one and follows it, a few times at most, then
+/// shows why it stopped.
 async fn follow(app: AppHandle, socket: PathBuf) {
-    for restart in 0..=TRAY_RESTARTS {
-        if restart > 0 {
-            tracing::warn!("the tray ended without quitting: starting it again");
-            if let Err(e) = ensure_tray(&socket).await {
-                tracing::error!("{e}");
-                if let Ok(mut error) = app.state::<Link>().tray_error.lock() {
-                    *error = Some(e.clone());
-                }
-                let _ = app.emit("warden://app", AppEvent::State(without_tray(e)));
-                return;
-            }
-            // What happened meanwhile: the page reloads its state.
-            if let AppResponse::State(state) = ask_app(&socket, AppRequest::State, None).await {
-                let _ = app.emit("warden://app", AppEvent::State(state));
-            }
-        }
-        let mut client = match Client::connect(&socket).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!("cannot follow the supervisor's events: {e}");
-                continue;
-            }
-        };
-        if let Err(e) = client.subscribe().await {
+    let mut restarts = 0;
+    loop {
+        if let Err(e) = forward_events(&app, &socket).await {
             tracing::error!("cannot follow the supervisor's events: {e}");
-            continue;
-        }
-        while let Ok(event) = client.next_event().await {
-            let _ = match event {
-                ApiEvent::App { event } => app.emit("warden://app", event),
-                event => app.emit("warden://event", event),
-            };
         }
         if !socket.exists() {
-            break;
+            tracing::info!("the tray quit: the window closes");
+            app.exit(0);
+            return;
+        }
+        let started = if restarts == TRAY_RESTARTS {
+            Err(format!(
+                "the tray ended {} times without quitting. Run {} in a terminal to see why, then open the window again.",
+                restarts + 1,
+                beside_me(TRAY).display()
+            ))
+        } else {
+            restarts += 1;
+            tracing::warn!("the tray ended without quitting: starting it again");
+            ensure_tray(&socket).await
+        };
+        if let Err(e) = started {
+            tracing::error!("{e}");
+            if let Ok(mut error) = app.state::<Link>().tray_error.lock() {
+                *error = Some(e.clone());
+            }
+            let _ = app.emit("warden://app", AppEvent::State(without_tray(e)));
+            return;
+        }
+        // What happened meanwhile: the page reloads its state.
+        if let AppResponse::State(state) = ask_app(&socket, AppRequest::State, None).await {
+            let _ = app.emit("warden://app", AppEvent::State(state));
         }
     }
-    tracing::info!("the tray quit: the window closes");
-    app.exit(0);
+}
+
+/// The supervisor's events, to the page, until its stream ends.
+async fn forward_events(app: &AppHandle, socket: &Path) -> Result<(), String> {
+    let subscribed = async {
+        let mut client = Client::connect(socket).await?;
+        client.subscribe().await?;
+        Ok::<_, ClientError>(client)
+    };
+    let mut client = tokio::time::timeout(ANSWER, subscribed)
+        .await
+        .map_err(|_| "the supervisor did not answer within a second".to_owned())?
+        .map_err(|e| e.to_string())?;
+    while let Ok(event) = client.next_event().await {
+        let _ = match event {
+            ApiEvent::App { event } => app.emit("warden://app", event),
+            event => app.emit("warden://event", event),
+        };
+    }
+    Ok(())
 }
 
 /// Shows the window, creating it (and its webview) when there is none.
@@ -290,6 +330,40 @@ pub fn run() {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A tray that exits at once without error is one that found another tray's lock (the
+    /// login's tray, still starting): the window waits for that one's supervisor instead of
+    /// reporting a failure.
+    #[tokio::test]
+    async fn a_tray_that_defers_to_a_starting_one_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("run/control.sock");
+        let mut deferring = std::process::Command::new("true").spawn().unwrap();
+        deferring.wait().unwrap();
+        let opts = warden_core::supervisor::Options {
+            socket: socket.clone(),
+            config: None,
+            history: None,
+            logs: None,
+            auto_rewrite_file: None,
+            watch_clients: false,
+            ..warden_core::supervisor::Options::from_env()
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        // `join!` polls in order: the wait sees no socket and the exited tray first, then the
+        // other tray's supervisor starts.
+        let (waited, ()) = tokio::join!(await_tray(&socket, deferring, Path::new("true")), async {
+            let sup = warden_core::supervisor::Supervisor::new(opts).unwrap();
+            tokio::spawn(async move {
+                sup.run(async {
+                    let _ = stopped.await;
+                })
+                .await
+            });
+        });
+        let _ = stop.send(());
+        assert_eq!(waited, Ok(()));
+    }
 
     /// The webview may listen to events, and nothing else: no program, no shell, no opener
     /// (docs/ARCHITECTURE.md says why); its two commands are the app's own.
