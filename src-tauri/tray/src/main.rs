@@ -10,8 +10,9 @@
 //! - At start, [`sidecar`] checks the bundled `warden` CLI the wrapped IDE entries run; a
 //!   problem shows in the tray and the window.
 //! - It quits from its menu, the window's Quit, SIGTERM or Ctrl-C: the supervisor stops and
-//!   removes its socket. One tray runs per socket (a lock beside it); a tray whose supervisor
-//!   cannot listen (`warden daemon` holds the socket) notifies and exits.
+//!   removes its socket. One tray runs per socket (a lock beside it); a tray that cannot start
+//!   (the socket's directory is not private, or `warden daemon` holds the socket) notifies and
+//!   exits.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
@@ -244,10 +245,16 @@ impl Tray {
                 let what = menu::action_title(&request);
                 let response = self.sup.handle(request).await;
                 tracing::info!("tray: {response:?}");
-                if let Some(why) = menu::failure(&response) {
-                    self.notify(format!("{what} failed"), why);
-                }
+                let failed = menu::failure(&response);
                 self.refresh().await;
+                if let Some(why) = failed {
+                    self.notify(format!("{what} failed"), why);
+                    // The menu ticked its check item when it was clicked; the model did not
+                    // change, so draw it again to untick it.
+                    if let Some(model) = lock(&self.model).clone() {
+                        self.ui(UiEvent::Draw(model));
+                    }
+                }
             }
         }
     }
@@ -411,22 +418,18 @@ async fn stop_signal() {
 /// in its private directory): `None` when another tray holds it. The kernel drops it when the
 /// process ends, however it ends.
 fn one_tray(socket: &Path) -> Result<Option<std::fs::File>, String> {
-    use std::os::unix::fs::DirBuilderExt as _;
+    use rustix::fs::{Mode, OFlags};
     let mut path = socket.as_os_str().to_owned();
     path.push(".tray.lock");
     let path = PathBuf::from(path);
-    if let Some(dir) = path.parent().filter(|d| !d.exists()) {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
+    // The socket's own rule (`bind`'s), checked before the lock is taken: another user must
+    // not be able to hold the lock, or plant a link in its place, and so keep this tray from
+    // starting.
+    let dir = path.parent().unwrap_or(Path::new("."));
+    warden_core::control::socket::private_dir(dir).map_err(|e| e.to_string())?;
+    let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let file = rustix::fs::open(&path, flags, Mode::from_raw_mode(0o600))
+        .map(std::fs::File::from)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(Some(file)),
@@ -450,6 +453,8 @@ fn main() {
         .init();
     if let Err(e) = run() {
         eprintln!("warden-tray: cannot start: {e}");
+        // Started at login or from the window, nobody reads its stderr.
+        show_notification("MCP Warden cannot start", &e);
         std::process::exit(1);
     }
 }
@@ -462,7 +467,7 @@ fn run() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let opts = supervisor_options();
     let Some(_lock) = one_tray(&opts.socket)? else {
-        tracing::info!("a Warden tray already serves {}", opts.socket.display());
+        tracing::warn!("a Warden tray already serves {}", opts.socket.display());
         return Ok(());
     };
     let sup = Supervisor::new(opts).map_err(|e| e.to_string())?;
@@ -573,4 +578,32 @@ fn run() -> Result<(), String> {
             _ => {}
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    /// The lock is taken only in a directory the socket could be bound in: one other users
+    /// can write to could hold a tray back, so it is refused, saying what to do.
+    #[test]
+    fn the_lock_is_refused_in_a_directory_open_to_others() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = one_tray(&dir.path().join("control.sock")).unwrap_err();
+        assert!(e.contains("chmod 700"), "{e}");
+    }
+
+    /// A link planted where the lock goes is not followed.
+    #[test]
+    fn a_link_in_place_of_the_lock_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, dir.path().join("control.sock.tray.lock")).unwrap();
+        assert!(one_tray(&dir.path().join("control.sock")).is_err());
+        assert!(!elsewhere.exists(), "the link's target was created");
+    }
 }

@@ -26,7 +26,9 @@ pub fn my_uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
-fn private_dir(dir: &Path) -> io::Result<()> {
+/// Creates `dir` 0700 if missing; else it must be ours and closed to other users (an error
+/// that says what to do otherwise).
+pub fn private_dir(dir: &Path) -> io::Result<()> {
     match std::fs::metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             std::fs::DirBuilder::new()
