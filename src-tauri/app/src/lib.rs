@@ -31,7 +31,10 @@ const TRAY_START: Duration = Duration::from_secs(10);
 /// How many times a window starts the tray again after it died.
 const TRAY_RESTARTS: usize = 3;
 /// How long a running supervisor may take to answer a status request or a subscription.
-const ANSWER: Duration = Duration::from_secs(1);
+const ANSWER: Duration = Duration::from_secs(5);
+/// Events followed this long since the tray's last start: it runs well again, and the
+/// restarts are counted afresh.
+const TRAY_SETTLED: Duration = Duration::from_secs(60);
 
 /// Where the supervisor is, and why the tray this window started did not answer.
 struct Link {
@@ -131,8 +134,8 @@ async fn app(
     Ok(answer)
 }
 
-/// Whether a supervisor answers on `socket` within a second (a dying or stopped one may still
-/// accept a connection).
+/// Whether a supervisor answers on `socket` within [`ANSWER`] (a dying or stopped one may
+/// still accept a connection).
 async fn answers(socket: &Path) -> bool {
     let status = async {
         let mut client = Client::connect(socket).await.ok()?;
@@ -208,8 +211,12 @@ async fn await_tray(
 async fn follow(app: AppHandle, socket: PathBuf) {
     let mut restarts = 0;
     loop {
+        let followed = Instant::now();
         if let Err(e) = forward_events(&app, &socket).await {
             tracing::error!("cannot follow the supervisor's events: {e}");
+        }
+        if followed.elapsed() >= TRAY_SETTLED {
+            restarts = 0;
         }
         if !socket.exists() {
             tracing::info!("the tray quit: the window closes");
@@ -251,7 +258,12 @@ async fn forward_events(app: &AppHandle, socket: &Path) -> Result<(), String> {
     };
     let mut client = tokio::time::timeout(ANSWER, subscribed)
         .await
-        .map_err(|_| "the supervisor did not answer within a second".to_owned())?
+        .map_err(|_| {
+            format!(
+                "the supervisor did not answer within {} s",
+                ANSWER.as_secs()
+            )
+        })?
         .map_err(|e| e.to_string())?;
     while let Ok(event) = client.next_event().await {
         let _ = match event {
@@ -363,6 +375,18 @@ mod tests {
         });
         let _ = stop.send(());
         assert_eq!(waited, Ok(()));
+    }
+
+    /// A tray that exits with an error before answering is reported, with its status.
+    #[tokio::test]
+    async fn a_tray_that_fails_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("control.sock");
+        let failing = std::process::Command::new("false").spawn().unwrap();
+        let e = await_tray(&socket, failing, Path::new("false"))
+            .await
+            .unwrap_err();
+        assert!(e.contains("exited (exit status: 1)"), "{e}");
     }
 
     /// The webview may listen to events, and nothing else: no program, no shell, no opener

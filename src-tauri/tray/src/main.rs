@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tao::event::{Event, StartCause};
 use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
@@ -43,6 +43,8 @@ const WINDOW: &str = "warden-app";
 /// The start-at-login entry's name (the one the Tauri app used, so it is replaced, not doubled).
 const APP_NAME: &str = "MCP Warden";
 const NOTIFICATIONS_KEPT: usize = 20;
+/// How long a tray waits for the lock another tray holds (a quitting tray exits within 3 s).
+const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// What the event loop's thread is asked to do.
 enum UiEvent {
@@ -415,8 +417,9 @@ async fn stop_signal() {
 }
 
 /// The lock one tray per socket holds for its life (`<socket>.tray.lock`, beside the socket
-/// in its private directory): `None` when another tray holds it. The kernel drops it when the
-/// process ends, however it ends.
+/// in its private directory): `None` when another tray still holds it after [`LOCK_WAIT`]
+/// (one that is quitting lets go sooner). The kernel drops it when the process ends, however
+/// it ends.
 fn one_tray(socket: &Path) -> Result<Option<std::fs::File>, String> {
     use rustix::fs::{Mode, OFlags};
     let mut path = socket.as_os_str().to_owned();
@@ -431,10 +434,16 @@ fn one_tray(socket: &Path) -> Result<Option<std::fs::File>, String> {
     let file = rustix::fs::open(&path, flags, Mode::from_raw_mode(0o600))
         .map(std::fs::File::from)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(Some(file)),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
-        Err(e) => Err(format!("cannot lock {}: {e}", path.display())),
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(Some(file)),
+            Err(rustix::io::Errno::WOULDBLOCK) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
+            Err(e) => return Err(format!("cannot lock {}: {e}", path.display())),
+        }
     }
 }
 
@@ -453,8 +462,14 @@ fn main() {
         .init();
     if let Err(e) = run() {
         eprintln!("warden-tray: cannot start: {e}");
-        // Started at login or from the window, nobody reads its stderr.
-        show_notification("MCP Warden cannot start", &e);
+        // Started at login or from the window, nobody reads its stderr. A notification
+        // service that does not answer must not hold the exit up.
+        let (shown, wait) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            show_notification("MCP Warden cannot start", &e);
+            let _ = shown.send(());
+        });
+        let _ = wait.recv_timeout(Duration::from_secs(2));
         std::process::exit(1);
     }
 }
@@ -603,7 +618,28 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let elsewhere = dir.path().join("elsewhere");
         std::os::unix::fs::symlink(&elsewhere, dir.path().join("control.sock.tray.lock")).unwrap();
-        assert!(one_tray(&dir.path().join("control.sock")).is_err());
-        assert!(!elsewhere.exists(), "the link's target was created");
+        let e = one_tray(&dir.path().join("control.sock")).unwrap_err();
+        assert!(e.contains("cannot open") && !elsewhere.exists(), "{e}");
+    }
+
+    /// A tray started while another quits waits for its lock instead of giving up (and the
+    /// window for its supervisor).
+    #[test]
+    fn a_lock_let_go_within_the_wait_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let socket = dir.path().join("control.sock");
+        let quitting = one_tray(&socket).unwrap().unwrap();
+        let (trying, tried) = std::sync::mpsc::channel();
+        let next = std::thread::spawn({
+            let socket = socket.clone();
+            move || {
+                trying.send(()).unwrap();
+                one_tray(&socket).unwrap()
+            }
+        });
+        tried.recv().unwrap();
+        drop(quitting);
+        assert!(next.join().unwrap().is_some());
     }
 }
