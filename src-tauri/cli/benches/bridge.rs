@@ -4,8 +4,9 @@
 //! results.
 //!
 //! Run it with `scripts/bench.sh` (or `cargo bench -p warden-cli --bench bridge`). The report
-//! goes to `$BENCH_OUT`, default `<repo>/docs/BENCHMARKS.md`; `$BENCH_WARDEN` measures another
-//! `warden` binary against the same fake server (A/B of a change). Without `--bench` (as under
+//! goes to `$BENCH_OUT`, default `<repo>/docs/BENCHMARKS.md` (its chart to `bench/relays.svg`
+//! beside it); `$BENCH_WARDEN` measures another `warden` binary against the same fake server
+//! (A/B of a change). Without `--bench` (as under
 //! `cargo test --all-targets`) it runs a quick smoke pass and writes nothing.
 //!
 //! The measuring client is plain blocking std I/O: a 1 MiB `BufReader` over the child's stdout,
@@ -791,7 +792,8 @@ fn report(r: &Results, repo: &Path) -> String {
         w,
         "It installs the pinned peers (`tests/bench/requirements.txt` into `tests/bench/.venv`), \
          builds in release mode and runs `cargo bench -p warden-cli --bench bridge`, which \
-         rewrites this file (`BENCH_OUT=path` writes elsewhere). A few minutes plus the build, \
+         rewrites this file and its picture, `bench/relays.svg` beside it (`BENCH_OUT=path` \
+         writes elsewhere). A few minutes plus the build, \
          most of it waiting for the slowest peer. Numbers from a shared or virtual machine are \
          noisy: compare peers within one run, not across runs.\n"
     );
@@ -1449,6 +1451,13 @@ fn main() {
         }
         std::fs::write(&out, md).expect("write report");
         eprintln!("wrote {}", out.display());
+        if let Some(svg) = peers::chart(&results.peers) {
+            let path = out.with_file_name(peers::CHART);
+            std::fs::create_dir_all(path.parent().expect("in a directory"))
+                .expect("create chart directory");
+            std::fs::write(&path, svg).expect("write chart");
+            eprintln!("wrote {}", path.display());
+        }
     } else {
         eprintln!("smoke pass only (run with `cargo bench` for the report)");
     }

@@ -1013,6 +1013,16 @@ pub fn check_smoke(r: &Report) {
             );
         }
     }
+    // The picture draws every relay measured, a failed one as such.
+    let svg = chart(r).expect("a chart of the smoke pass");
+    let measured = r.results.iter().filter(|p| p.missing.is_none());
+    for p in measured {
+        assert!(
+            svg.contains(&escape(&p.name)),
+            "{} is not in the chart",
+            p.name
+        );
+    }
 }
 
 // ---- the report ---------------------------------------------------------------------------
@@ -1103,6 +1113,12 @@ pub fn report(r: &Report, w: &mut String) {
          the rate). Memory is the relay's own (all its processes), not the server's.\n",
         r.elapsed.as_secs_f64()
     );
+    if chart(r).is_some() {
+        let _ = writeln!(
+            w,
+            "![Each relay's small-request p50 (log scale) and its 100 MB throughput, from the table below]({CHART})\n"
+        );
+    }
     let mut head = String::from("| | ");
     let mut sep = String::from("|---|");
     for p in &measured {
@@ -1305,4 +1321,151 @@ fn outcome_note<T>(o: &Outcome<T>) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Where [`chart`] is drawn, relative to the report.
+pub const CHART: &str = "bench/relays.svg";
+
+/// The report's picture: each relay's small-request p50 (log scale: they span three orders of
+/// magnitude) and its 100 MB throughput, as bars, one row per relay; `None` without results.
+pub fn chart(r: &Report) -> Option<String> {
+    const W: f64 = 760.0;
+    const LABEL: f64 = 200.0;
+    const ROW: f64 = 24.0;
+    const HEAD: f64 = 44.0;
+    let measured: Vec<&PeerResult> = r.results.iter().filter(|p| p.missing.is_none()).collect();
+    let p50s: Vec<Option<f64>> = measured
+        .iter()
+        .map(|p| p.echo.ok().map(|s| s.p50))
+        .collect();
+    let mbps: Vec<Option<f64>> = measured
+        .iter()
+        .map(|p| p.big.ok().map(|b| b.bytes as f64 / 1e6 / b.total))
+        .collect();
+    let slowest = p50s.iter().flatten().copied().fold(f64::NAN, f64::max);
+    let fastest = mbps.iter().flatten().copied().fold(f64::NAN, f64::max);
+    if slowest.is_nan() || fastest.is_nan() {
+        return None;
+    }
+    let panel = HEAD + ROW * measured.len() as f64 + 28.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{}\" \
+         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+        2.0 * panel
+    );
+    let bars = W - LABEL - 110.0;
+    let colour = |i: usize, name: &str| match (i, name) {
+        (0, _) => "#9e9e9e",
+        (_, "warden bridge") => "#1f6feb",
+        _ => "#e39a4b",
+    };
+    // Panel 1: p50 on a log axis from 10 µs to the slowest's decade.
+    let top_decade = slowest.log10().ceil().max(2.0);
+    let x_log = |v: f64| LABEL + bars * ((v.max(10.0).log10() - 1.0) / (top_decade - 1.0));
+    let _ = writeln!(
+        svg,
+        "<text x=\"8\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Small request round trip, p50 (shorter is better; log scale)</text>"
+    );
+    // Panel 2: throughput on a linear axis from 0 to a round number, in steps of 1, 2 or 5
+    // times a power of ten.
+    let magnitude = 10f64.powf((fastest / 4.0).log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .map(|m| m * magnitude)
+        .into_iter()
+        .find(|s| s * 4.0 >= fastest)
+        .unwrap_or(10.0 * magnitude);
+    let steps = (fastest / step).ceil();
+    let x_lin = |v: f64| LABEL + bars * (v / (step * steps));
+    for (panel_no, top) in [(0, 0.0), (1, panel)] {
+        if panel_no == 1 {
+            let _ = writeln!(
+                svg,
+                "<text x=\"8\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">100 MB response, throughput (longer is better)</text>",
+                top + 20.0
+            );
+        }
+        let axis_y = top + HEAD + ROW * measured.len() as f64;
+        // Grid lines and their labels.
+        let ticks: Vec<(f64, String)> = if panel_no == 0 {
+            (1..=top_decade as i32)
+                .map(|d| {
+                    let v = 10f64.powi(d);
+                    (
+                        x_log(v),
+                        if v >= 1e3 {
+                            format!("{} ms", v / 1e3)
+                        } else {
+                            format!("{v} µs")
+                        },
+                    )
+                })
+                .collect()
+        } else {
+            (0..=steps as i32)
+                .map(|i| {
+                    let v = step * f64::from(i);
+                    (x_lin(v), format!("{v:.0} MB/s"))
+                })
+                .collect()
+        };
+        for (x, label) in ticks {
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{axis_y:.1}\" stroke=\"#ddd\"/>\
+                 <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#555\">{label}</text>",
+                top + HEAD - 6.0,
+                axis_y + 16.0
+            );
+        }
+        for (i, p) in measured.iter().enumerate() {
+            let y = top + HEAD + ROW * i as f64;
+            let _ = writeln!(
+                svg,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                LABEL - 8.0,
+                y + 16.0,
+                escape(&p.name)
+            );
+            let (value, x, text) = if panel_no == 0 {
+                let v = p50s[i];
+                (
+                    v,
+                    v.map_or(LABEL, x_log),
+                    v.map_or_else(|| "failed".to_owned(), fmt_us),
+                )
+            } else {
+                let v = mbps[i];
+                (
+                    v,
+                    v.map_or(LABEL, x_lin),
+                    v.map_or_else(|| "failed".to_owned(), |v| format!("{v:.1} MB/s")),
+                )
+            };
+            if value.is_some() {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{LABEL}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"/>",
+                    y + 4.0,
+                    (x - LABEL).max(1.0),
+                    ROW - 8.0,
+                    colour(i, &p.name)
+                );
+            }
+            let fill = if value.is_some() { "#222" } else { "#c62828" };
+            let _ = writeln!(
+                svg,
+                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{fill}\">{text}</text>",
+                x + 6.0,
+                y + 16.0
+            );
+        }
+    }
+    svg.push_str("</svg>\n");
+    Some(svg)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
