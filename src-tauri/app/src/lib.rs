@@ -179,7 +179,8 @@ async fn await_tray(
             return Ok(());
         }
         match child.as_mut().map(std::process::Child::try_wait) {
-            // Another tray holds the socket's lock (it is starting): wait for that one.
+            // Another tray held the socket's lock through this one's wait: it serves, or is
+            // starting; wait for that one.
             Some(Ok(Some(status))) if status.success() => child = None,
             Some(Ok(Some(status))) => {
                 return Err(format!(
@@ -235,11 +236,7 @@ async fn follow(app: AppHandle, socket: PathBuf) {
             ensure_tray(&socket).await
         };
         if let Err(e) = started {
-            tracing::error!("{e}");
-            if let Ok(mut error) = app.state::<Link>().tray_error.lock() {
-                *error = Some(e.clone());
-            }
-            let _ = app.emit("warden://app", AppEvent::State(without_tray(e)));
+            no_tray(&app, e);
             return;
         }
         // What happened meanwhile: the page reloads its state.
@@ -247,6 +244,16 @@ async fn follow(app: AppHandle, socket: PathBuf) {
             let _ = app.emit("warden://app", AppEvent::State(state));
         }
     }
+}
+
+/// No tray runs, for reason `e`: the page's state says so from now on (it asks for it when it
+/// loads, and is told if it already runs).
+fn no_tray(app: &AppHandle, e: String) {
+    tracing::error!("{e}");
+    if let Ok(mut error) = app.state::<Link>().tray_error.lock() {
+        *error = Some(e.clone());
+    }
+    let _ = app.emit("warden://app", AppEvent::State(without_tray(e)));
 }
 
 /// The supervisor's events, to the page, until its stream ends.
@@ -313,17 +320,16 @@ pub fn run() {
         .setup(move |tauri_app| {
             let handle = tauri_app.handle().clone();
             tauri::async_runtime::spawn(async move {
-                if let Err(e) = ensure_tray(&socket).await {
-                    tracing::error!("{e}");
-                    // The page asks for the state, which carries this error.
-                    if let Ok(mut error) = handle.state::<Link>().tray_error.lock() {
-                        *error = Some(e);
+                match ensure_tray(&socket).await {
+                    Ok(()) => {
+                        show_window(&handle);
+                        follow(handle, socket).await;
                     }
-                    show_window(&handle);
-                    return;
+                    Err(e) => {
+                        no_tray(&handle, e);
+                        show_window(&handle);
+                    }
                 }
-                show_window(&handle);
-                follow(handle, socket).await;
             });
             Ok(())
         })
