@@ -224,18 +224,7 @@ async fn follow(app: AppHandle, socket: PathBuf) {
             app.exit(0);
             return;
         }
-        let started = if restarts == TRAY_RESTARTS {
-            Err(format!(
-                "the tray ended {} times without quitting. Run {} in a terminal to see why, then open the window again.",
-                restarts + 1,
-                beside_me(TRAY).display()
-            ))
-        } else {
-            restarts += 1;
-            tracing::warn!("the tray ended without quitting: starting it again");
-            ensure_tray(&socket).await
-        };
-        if let Err(e) = started {
+        if let Err(e) = start_again(&socket, &mut restarts).await {
             no_tray(&app, e);
             return;
         }
@@ -244,6 +233,34 @@ async fn follow(app: AppHandle, socket: PathBuf) {
             let _ = app.emit("warden://app", AppEvent::State(state));
         }
     }
+}
+
+/// Starts the tray again after it died, counting each start in `restarts`; a start that fails
+/// (a tray killed while starting, say) counts as one too. Why it gave up after
+/// [`TRAY_RESTARTS`], otherwise.
+async fn start_again(socket: &Path, restarts: &mut usize) -> Result<(), String> {
+    let mut failed = None;
+    while *restarts < TRAY_RESTARTS {
+        *restarts += 1;
+        tracing::warn!("the tray ended without quitting: starting it again");
+        match ensure_tray(socket).await {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                tracing::warn!("{e}");
+                failed = Some(e);
+            }
+        }
+    }
+    Err(match failed {
+        Some(e) => format!(
+            "the tray ended without quitting and was started again {restarts} times; the last time, {e}"
+        ),
+        None => format!(
+            "the tray ended {} times without quitting. Run {} in a terminal to see why, then open the window again.",
+            *restarts + 1,
+            beside_me(TRAY).display()
+        ),
+    })
 }
 
 /// No tray runs, for reason `e`: the page's state says so from now on (it asks for it when it
@@ -393,6 +410,21 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.contains("exited (exit status: 1)"), "{e}");
+    }
+
+    /// A tray that cannot start again is tried [`TRAY_RESTARTS`] times in all, and the
+    /// reason says so and why the last start failed (no tray is beside the test binary).
+    #[tokio::test]
+    async fn a_tray_that_cannot_start_again_is_given_up_after_the_last_try() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut restarts = 1;
+        let e = start_again(&dir.path().join("control.sock"), &mut restarts)
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains("started again 3 times; the last time, cannot start the tray"),
+            "{e}"
+        );
     }
 
     /// The webview may listen to events, and nothing else: no program, no shell, no opener
