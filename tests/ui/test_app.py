@@ -264,10 +264,10 @@ def world(tmp_path_factory) -> Iterator[World]:
         WARDEN_LOG="info",
         DBUS_SESSION_BUS_ADDRESS=bus,
         NO_AT_BRIDGE="1",
-        # WebKitGTK in a container without a GPU.
-        WEBKIT_DISABLE_COMPOSITING_MODE="1",
-        WEBKIT_DISABLE_DMABUF_RENDERER="1",
     )
+    # The window as it ships: its WebKit settings are its own (lib.rs, webkit_without_dmabuf).
+    for k in ("WEBKIT_DISABLE_COMPOSITING_MODE", "WEBKIT_DISABLE_DMABUF_RENDERER", "WEBKIT_WEB_RENDER_DEVICE_FILE"):
+        env.pop(k, None)
     port, native = free_port(), free_port()
     log = open(root / "tauri-driver.log", "w")
     tauri_driver = subprocess.Popen(
@@ -360,6 +360,16 @@ def test_a_bridged_server_appears_healthy(world: World, client: Client) -> None:
     row = world.find("session-row")
     assert "demo" in row.text
     world.shot("sessions")
+
+
+def test_the_window_process_maps_no_gl_driver(world: World) -> None:
+    """WebKit's DMA-BUF renderer is off (lib.rs, webkit_without_dmabuf), so the window's own
+    process has no use for GL and does not load the driver (with Mesa, LLVM: about 50 MB);
+    only its web process does."""
+    [window] = [p for p in ours(world.root / "state") if exe_name(p) == "warden-app"]
+    gl = {line.split()[-1] for line in Path(f"/proc/{window}/maps").read_text().splitlines()
+          if any(k in line for k in ("libLLVM", "_dri.so", "libgallium"))}
+    assert not gl, gl
 
 
 def test_the_server_page_shows_each_tool_and_the_last_hour(world: World, client: Client) -> None:

@@ -42,6 +42,51 @@ struct Link {
     tray_error: Mutex<Option<String>>,
 }
 
+/// Turns WebKitGTK's DMA-BUF renderer off, unless the user set `WEBKIT_DISABLE_DMABUF_RENDERER`
+/// (`0` keeps it on):
+/// - it is the usual cause of a blank window on Linux (NVIDIA's driver, some Wayland
+///   compositors: tauri-apps/tauri#9394, WebKit bug 261874), and Tauri and Wails apps ship it
+///   off the same way;
+/// - without it the web process draws the page into shared memory, which this window's page
+///   (text, tables, small charts) draws fast enough;
+/// - this process then needs no GL. WebKit still asks EGL for the GPU's render node when it
+///   starts its web process, which loads the GL driver (with Mesa, the LLVM it links: about
+///   50 MB resident) only to learn of a device that nothing here uses any more. Naming the
+///   node (`WEBKIT_WEB_RENDER_DEVICE_FILE`: the first `/dev/dri/renderD*`, or `/dev/null`
+///   where there is none) skips that query.
+///
+/// # Safety
+///
+/// It sets environment variables: call it first thing in `main`, while the process has one
+/// thread, so that no other thread reads the environment meanwhile.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub unsafe fn webkit_without_dmabuf() {
+    const OFF: &str = "WEBKIT_DISABLE_DMABUF_RENDERER";
+    const NODE: &str = "WEBKIT_WEB_RENDER_DEVICE_FILE";
+    if std::env::var_os(OFF).is_none() {
+        // SAFETY: the caller's promise, one thread.
+        unsafe { std::env::set_var(OFF, "1") };
+    }
+    if std::env::var_os(OFF).is_some_and(|v| v != "0") && std::env::var_os(NODE).is_none() {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(NODE, render_node(Path::new("/dev/dri"))) };
+    }
+}
+
+/// The first DRM render node in `dir`, or `/dev/null` when there is none (no GPU).
+#[cfg(target_os = "linux")]
+fn render_node(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("renderD"))
+        .map(|e| e.path())
+        .min()
+        .unwrap_or_else(|| PathBuf::from("/dev/null"))
+}
+
 /// Becomes the tray (`--hidden`): on Unix by exec, so nothing of this process stays.
 pub fn become_tray() -> ! {
     let tray = beside_me(TRAY);
@@ -424,6 +469,22 @@ mod tests {
         assert!(
             e.contains("started again 3 times; the last time, cannot start the tray"),
             "{e}"
+        );
+    }
+
+    /// The render node named to WebKit is the first `renderD*` of the DRM devices, and
+    /// `/dev/null` without any.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_first_render_node_is_named_and_none_without_a_gpu() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = render_node(&dir.path().join("dri"));
+        for name in ["card0", "renderD129", "renderD128"] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(
+            (none, render_node(dir.path())),
+            (PathBuf::from("/dev/null"), dir.path().join("renderD128"))
         );
     }
 
