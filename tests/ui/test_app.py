@@ -372,6 +372,15 @@ def test_the_window_process_maps_no_gl_driver(world: World) -> None:
     assert not gl, gl
 
 
+def test_the_tray_the_window_started_has_none_of_its_webkit_settings(world: World) -> None:
+    """What the window sets for its own WebKit stays there: the tray it started (and what the
+    tray opens or starts) does not inherit it."""
+    [tray_pid] = [p for p in ours(world.root / "state") if exe_name(p) == "warden-tray"]
+    ours_only = (b"WEBKIT_DISABLE_DMABUF_RENDERER=", b"WEBKIT_WEB_RENDER_DEVICE_FILE=")
+    inherited = [v for v in Path(f"/proc/{tray_pid}/environ").read_bytes().split(b"\0") if v.startswith(ours_only)]
+    assert not inherited, inherited
+
+
 def test_the_server_page_shows_each_tool_and_the_last_hour(world: World, client: Client) -> None:
     for i in range(3):
         assert client.call("echo", {"message": f"chart {i}"})["ok"]

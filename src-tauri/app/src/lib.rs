@@ -55,6 +55,9 @@ struct Link {
 ///   node (`WEBKIT_WEB_RENDER_DEVICE_FILE`: the first `/dev/dri/renderD*`, or `/dev/null`
 ///   where there is none) skips that query.
 ///
+/// What it sets is for this process's WebKit only: the tray it starts does not inherit it (nor,
+/// through the tray, what the tray opens).
+///
 /// # Safety
 ///
 /// It sets environment variables: call it first thing in `main`, while the process has one
@@ -64,15 +67,23 @@ struct Link {
 pub unsafe fn webkit_without_dmabuf() {
     const OFF: &str = "WEBKIT_DISABLE_DMABUF_RENDERER";
     const NODE: &str = "WEBKIT_WEB_RENDER_DEVICE_FILE";
+    let mut set = WEBKIT_SET
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if std::env::var_os(OFF).is_none() {
         // SAFETY: the caller's promise, one thread.
         unsafe { std::env::set_var(OFF, "1") };
+        set.push(OFF);
     }
     if std::env::var_os(OFF).is_some_and(|v| v != "0") && std::env::var_os(NODE).is_none() {
         // SAFETY: as above.
         unsafe { std::env::set_var(NODE, render_node(Path::new("/dev/dri"))) };
+        set.push(NODE);
     }
 }
+
+/// The variables [`webkit_without_dmabuf`] set (not the user's).
+static WEBKIT_SET: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
 
 /// The first DRM render node in `dir`, or `/dev/null` when there is none (no GPU).
 #[cfg(target_os = "linux")]
@@ -197,6 +208,9 @@ async fn ensure_tray(socket: &Path) -> Result<(), String> {
     let tray = beside_me(TRAY);
     let mut command = std::process::Command::new(&tray);
     command.stdin(std::process::Stdio::null());
+    for name in WEBKIT_SET.lock().iter().flat_map(|set| set.iter()) {
+        command.env_remove(name);
+    }
     // Its own process group: a Ctrl-C meant for this window leaves the tray running.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
