@@ -51,9 +51,9 @@ struct Link {
 ///   (text, tables, small charts) draws fast enough;
 /// - this process then needs no GL. WebKit still asks EGL for the GPU's render node when it
 ///   starts its web process, which loads the GL driver (with Mesa, the LLVM it links: about
-///   50 MB resident) only to learn of a device that nothing here uses any more. Naming the
-///   node (`WEBKIT_WEB_RENDER_DEVICE_FILE`: the first `/dev/dri/renderD*`, or `/dev/null`
-///   where there is none) skips that query.
+///   50 MB resident) only to learn of a device that nothing here uses any more. Naming none
+///   (`WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/null`, which is no DRM device) skips that query;
+///   only WebGL and video would have used the device, and the page has neither.
 ///
 /// What it sets is for this process's WebKit only: the tray it starts does not inherit it (nor,
 /// through the tray, what the tray opens).
@@ -65,38 +65,42 @@ struct Link {
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub unsafe fn webkit_without_dmabuf() {
-    const OFF: &str = "WEBKIT_DISABLE_DMABUF_RENDERER";
-    const NODE: &str = "WEBKIT_WEB_RENDER_DEVICE_FILE";
-    let mut set = WEBKIT_SET
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if std::env::var_os(OFF).is_none() {
+    let set = webkit_settings(
+        std::env::var_os(DMABUF_OFF).as_deref(),
+        std::env::var_os(RENDER_NODE).as_deref(),
+    );
+    for (name, value) in &set {
         // SAFETY: the caller's promise, one thread.
-        unsafe { std::env::set_var(OFF, "1") };
-        set.push(OFF);
+        unsafe { std::env::set_var(name, value) };
     }
-    if std::env::var_os(OFF).is_some_and(|v| v != "0") && std::env::var_os(NODE).is_none() {
-        // SAFETY: as above.
-        unsafe { std::env::set_var(NODE, render_node(Path::new("/dev/dri"))) };
-        set.push(NODE);
-    }
+    let _ = WEBKIT_SET.set(set.into_iter().map(|(name, _)| name).collect());
 }
+
+#[cfg(target_os = "linux")]
+/// What [`webkit_without_dmabuf`] sets, given the user's `WEBKIT_DISABLE_DMABUF_RENDERER` and
+/// `WEBKIT_WEB_RENDER_DEVICE_FILE` (an empty value is as good as none: WebKit ignores it).
+fn webkit_settings(
+    off: Option<&std::ffi::OsStr>,
+    node: Option<&std::ffi::OsStr>,
+) -> Vec<(&'static str, &'static str)> {
+    let mut set = Vec::new();
+    if off.is_none_or(|v| v.is_empty()) {
+        set.push((DMABUF_OFF, "1"));
+    }
+    // WebKit's own test: anything but 0 is off.
+    if off.is_none_or(|v| v != "0") && node.is_none_or(|v| v.is_empty()) {
+        set.push((RENDER_NODE, "/dev/null"));
+    }
+    set
+}
+
+#[cfg(target_os = "linux")]
+const DMABUF_OFF: &str = "WEBKIT_DISABLE_DMABUF_RENDERER";
+#[cfg(target_os = "linux")]
+const RENDER_NODE: &str = "WEBKIT_WEB_RENDER_DEVICE_FILE";
 
 /// The variables [`webkit_without_dmabuf`] set (not the user's).
-static WEBKIT_SET: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-
-/// The first DRM render node in `dir`, or `/dev/null` when there is none (no GPU).
-#[cfg(target_os = "linux")]
-fn render_node(dir: &Path) -> PathBuf {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("renderD"))
-        .map(|e| e.path())
-        .min()
-        .unwrap_or_else(|| PathBuf::from("/dev/null"))
-}
+static WEBKIT_SET: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
 
 /// Becomes the tray (`--hidden`): on Unix by exec, so nothing of this process stays.
 pub fn become_tray() -> ! {
@@ -200,23 +204,41 @@ async fn answers(socket: &Path) -> bool {
     matches!(tokio::time::timeout(ANSWER, status).await, Ok(Some(_)))
 }
 
+/// Why the tray this window started did not answer.
+#[derive(Debug, PartialEq)]
+struct NoTray {
+    why: String,
+    /// By a signal, as a tray that dies in use: starting it again may help, where a tray that
+    /// exits with an error, cannot be started or hangs would do the same again.
+    killed: bool,
+}
+
+impl NoTray {
+    fn new(why: String) -> Self {
+        Self { why, killed: false }
+    }
+}
+
 /// Starts the tray when no supervisor answers on `socket`, and waits until one does.
-async fn ensure_tray(socket: &Path) -> Result<(), String> {
+async fn ensure_tray(socket: &Path) -> Result<(), NoTray> {
     if answers(socket).await {
         return Ok(());
     }
     let tray = beside_me(TRAY);
     let mut command = std::process::Command::new(&tray);
     command.stdin(std::process::Stdio::null());
-    for name in WEBKIT_SET.lock().iter().flat_map(|set| set.iter()) {
+    for name in WEBKIT_SET.get().into_iter().flatten() {
         command.env_remove(name);
     }
     // Its own process group: a Ctrl-C meant for this window leaves the tray running.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let child = command
-        .spawn()
-        .map_err(|e| format!("cannot start the tray {}: {e}", tray.display()))?;
+    let child = command.spawn().map_err(|e| {
+        NoTray::new(format!(
+            "cannot start the tray {}: {e}. Reinstall MCP Warden (from source: `cargo build -p warden-tray`).",
+            tray.display()
+        ))
+    })?;
     await_tray(socket, child, &tray).await
 }
 
@@ -226,7 +248,7 @@ async fn await_tray(
     socket: &Path,
     child: std::process::Child,
     program: &Path,
-) -> Result<(), String> {
+) -> Result<(), NoTray> {
     let mut child = Some(child);
     let deadline = Instant::now() + TRAY_START;
     while Instant::now() < deadline {
@@ -242,11 +264,18 @@ async fn await_tray(
             // starting; wait for that one.
             Some(Ok(Some(status))) if status.success() => child = None,
             Some(Ok(Some(status))) => {
-                return Err(format!(
-                    "the tray {} exited ({status}) before its supervisor answered on {}. Run it in a terminal to see why.",
-                    program.display(),
-                    socket.display()
-                ));
+                #[cfg(unix)]
+                let killed = std::os::unix::process::ExitStatusExt::signal(&status).is_some();
+                #[cfg(not(unix))]
+                let killed = false;
+                return Err(NoTray {
+                    why: format!(
+                        "the tray {} exited ({status}) before its supervisor answered on {}. Run it in a terminal to see why.",
+                        program.display(),
+                        socket.display()
+                    ),
+                    killed,
+                });
             }
             _ => {}
         }
@@ -256,12 +285,12 @@ async fn await_tray(
         let _ = child.kill();
         let _ = child.wait();
     }
-    Err(format!(
+    Err(NoTray::new(format!(
         "the tray {} did not answer on {} within {} s. Run it in a terminal to see why.",
         program.display(),
         socket.display(),
         TRAY_START.as_secs()
-    ))
+    )))
 }
 
 /// Forwards the supervisor's events to the page. When the stream ends because the tray quit
@@ -294,32 +323,24 @@ async fn follow(app: AppHandle, socket: PathBuf) {
     }
 }
 
-/// Starts the tray again after it died, counting each start in `restarts`; a start that fails
-/// (a tray killed while starting, say) counts as one too. Why it gave up after
-/// [`TRAY_RESTARTS`], otherwise.
+/// Starts the tray again after it died, counting each start in `restarts`, [`TRAY_RESTARTS`]
+/// at most; one killed while starting counts too. Why it gave up, otherwise: at once when a
+/// start fails in a way that would fail again.
 async fn start_again(socket: &Path, restarts: &mut usize) -> Result<(), String> {
-    let mut failed = None;
     while *restarts < TRAY_RESTARTS {
         *restarts += 1;
         tracing::warn!("the tray ended without quitting: starting it again");
         match ensure_tray(socket).await {
             Ok(()) => return Ok(()),
-            Err(e) => {
-                tracing::warn!("{e}");
-                failed = Some(e);
-            }
+            Err(e) if e.killed => tracing::warn!("{}", e.why),
+            Err(e) => return Err(e.why),
         }
     }
-    Err(match failed {
-        Some(e) => format!(
-            "the tray ended without quitting and was started again {restarts} times; the last time, {e}"
-        ),
-        None => format!(
-            "the tray ended {} times without quitting. Run {} in a terminal to see why, then open the window again.",
-            *restarts + 1,
-            beside_me(TRAY).display()
-        ),
-    })
+    Err(format!(
+        "the tray ended {} times without quitting. Run {} in a terminal to see why, then open the window again.",
+        *restarts + 1,
+        beside_me(TRAY).display()
+    ))
 }
 
 /// No tray runs, for reason `e`: the page's state says so from now on (it asks for it when it
@@ -402,7 +423,7 @@ pub fn run() {
                         follow(handle, socket).await;
                     }
                     Err(e) => {
-                        no_tray(&handle, e);
+                        no_tray(&handle, e.why);
                         show_window(&handle);
                     }
                 }
@@ -468,38 +489,62 @@ mod tests {
         let e = await_tray(&socket, failing, Path::new("false"))
             .await
             .unwrap_err();
-        assert!(e.contains("exited (exit status: 1)"), "{e}");
+        assert!(e.why.contains("exited (exit status: 1)"), "{e:?}");
     }
 
-    /// A tray that cannot start again is tried [`TRAY_RESTARTS`] times in all, and the
-    /// reason says so and why the last start failed (no tray is beside the test binary).
+    /// A tray that cannot be started (none is beside the test binary) is not tried again: it
+    /// would fail the same way. The reason says what to do.
     #[tokio::test]
-    async fn a_tray_that_cannot_start_again_is_given_up_after_the_last_try() {
+    async fn a_tray_that_cannot_be_started_is_not_tried_again() {
         let dir = tempfile::tempdir().unwrap();
-        let mut restarts = 1;
+        let mut restarts = 0;
         let e = start_again(&dir.path().join("control.sock"), &mut restarts)
             .await
             .unwrap_err();
-        assert!(
-            e.contains("started again 3 times; the last time, cannot start the tray"),
+        assert_eq!(
+            (
+                restarts,
+                e.contains("cannot start the tray") && e.contains("Reinstall")
+            ),
+            (1, true),
             "{e}"
         );
     }
 
-    /// The render node named to WebKit is the first `renderD*` of the DRM devices, and
-    /// `/dev/null` without any.
+    /// A tray killed while starting (as one that dies in use) may be started again.
+    #[tokio::test]
+    async fn a_tray_killed_while_starting_may_be_started_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tray = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        tray.kill().unwrap();
+        let e = await_tray(&dir.path().join("control.sock"), tray, Path::new("sleep"))
+            .await
+            .unwrap_err();
+        assert!(e.killed, "{e:?}");
+    }
+
+    /// The renderer goes off and no render node is named unless the user chose: `0` keeps the
+    /// renderer (and WebKit's own node query), a node of theirs stays; empty values count as
+    /// none.
     #[cfg(target_os = "linux")]
     #[test]
-    fn the_first_render_node_is_named_and_none_without_a_gpu() {
-        let dir = tempfile::tempdir().unwrap();
-        let none = render_node(&dir.path().join("dri"));
-        for name in ["card0", "renderD129", "renderD128"] {
-            std::fs::write(dir.path().join(name), "").unwrap();
-        }
-        assert_eq!(
-            (none, render_node(dir.path())),
-            (PathBuf::from("/dev/null"), dir.path().join("renderD128"))
-        );
+    fn the_webkit_settings_leave_the_users_own() {
+        use std::ffi::OsStr;
+        let both = vec![(DMABUF_OFF, "1"), (RENDER_NODE, "/dev/null")];
+        let cases = [
+            (None, None),
+            (Some(OsStr::new("")), Some(OsStr::new(""))),
+            (Some(OsStr::new("0")), None),
+            (
+                Some(OsStr::new("1")),
+                Some(OsStr::new("/dev/dri/renderD129")),
+            ),
+        ];
+        let got: Vec<_> = cases.iter().map(|(o, n)| webkit_settings(*o, *n)).collect();
+        assert_eq!(got, [both.clone(), both, vec![], vec![]]);
     }
 
     /// The webview may listen to events, and nothing else: no program, no shell, no opener
