@@ -76,9 +76,9 @@ pub unsafe fn webkit_without_dmabuf() {
     let _ = WEBKIT_SET.set(set.into_iter().map(|(name, _)| name).collect());
 }
 
-#[cfg(target_os = "linux")]
 /// What [`webkit_without_dmabuf`] sets, given the user's `WEBKIT_DISABLE_DMABUF_RENDERER` and
 /// `WEBKIT_WEB_RENDER_DEVICE_FILE` (an empty value is as good as none: WebKit ignores it).
+#[cfg(target_os = "linux")]
 fn webkit_settings(
     off: Option<&std::ffi::OsStr>,
     node: Option<&std::ffi::OsStr>,
