@@ -253,7 +253,8 @@ def world(tmp_path_factory) -> Iterator[World]:
     bus, keychain = private_keychain(root)
     env = {
         k: v for k, v in os.environ.items()
-        if not k.startswith(("WARDEN_", "XDG_CONFIG", "XDG_STATE", "XDG_DATA"))
+        # WEBKIT_*: the window as it ships, its WebKit settings its own (webkit_without_dmabuf).
+        if not k.startswith(("WARDEN_", "XDG_CONFIG", "XDG_STATE", "XDG_DATA", "WEBKIT_"))
     }
     env.update(
         HOME=str(home),
@@ -265,9 +266,6 @@ def world(tmp_path_factory) -> Iterator[World]:
         DBUS_SESSION_BUS_ADDRESS=bus,
         NO_AT_BRIDGE="1",
     )
-    # The window as it ships: its WebKit settings are its own (lib.rs, webkit_without_dmabuf).
-    for k in ("WEBKIT_DISABLE_COMPOSITING_MODE", "WEBKIT_DISABLE_DMABUF_RENDERER", "WEBKIT_WEB_RENDER_DEVICE_FILE"):
-        env.pop(k, None)
     port, native = free_port(), free_port()
     log = open(root / "tauri-driver.log", "w")
     tauri_driver = subprocess.Popen(

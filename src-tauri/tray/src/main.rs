@@ -418,9 +418,9 @@ async fn stop_signal() {
 
 /// The lock one tray per socket holds for its life (`<socket>.tray.lock`, beside the socket
 /// in its private directory): `None` when another tray still holds it after [`LOCK_WAIT`]
-/// (one that is quitting lets go sooner). The kernel drops it when the process ends, however
-/// it ends.
-fn one_tray(socket: &Path) -> Result<Option<std::fs::File>, String> {
+/// (one that is quitting lets go sooner; `waiting` is called each time it is still held). The
+/// kernel drops it when the process ends, however it ends.
+fn one_tray(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::File>, String> {
     use rustix::fs::{Mode, OFlags};
     let mut path = socket.as_os_str().to_owned();
     path.push(".tray.lock");
@@ -439,6 +439,7 @@ fn one_tray(socket: &Path) -> Result<Option<std::fs::File>, String> {
         match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => return Ok(Some(file)),
             Err(rustix::io::Errno::WOULDBLOCK) if Instant::now() < deadline => {
+                waiting();
                 std::thread::sleep(Duration::from_millis(50));
             }
             Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
@@ -481,7 +482,7 @@ fn run() -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let opts = supervisor_options();
-    let Some(_lock) = one_tray(&opts.socket)? else {
+    let Some(_lock) = one_tray(&opts.socket, || {})? else {
         tracing::warn!("a Warden tray already serves {}", opts.socket.display());
         return Ok(());
     };
@@ -607,7 +608,7 @@ mod tests {
     fn the_lock_is_refused_in_a_directory_open_to_others() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = one_tray(&dir.path().join("control.sock")).unwrap_err();
+        let e = one_tray(&dir.path().join("control.sock"), || {}).unwrap_err();
         assert!(e.contains("chmod 700"), "{e}");
     }
 
@@ -618,7 +619,7 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let elsewhere = dir.path().join("elsewhere");
         std::os::unix::fs::symlink(&elsewhere, dir.path().join("control.sock.tray.lock")).unwrap();
-        let e = one_tray(&dir.path().join("control.sock")).unwrap_err();
+        let e = one_tray(&dir.path().join("control.sock"), || {}).unwrap_err();
         assert!(e.contains("cannot open") && !elsewhere.exists(), "{e}");
     }
 
@@ -629,16 +630,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let socket = dir.path().join("control.sock");
-        let quitting = one_tray(&socket).unwrap().unwrap();
-        let (trying, tried) = std::sync::mpsc::channel();
+        let quitting = one_tray(&socket, || {}).unwrap().unwrap();
+        let (waiting, waits) = std::sync::mpsc::channel();
         let next = std::thread::spawn({
             let socket = socket.clone();
             move || {
-                trying.send(()).unwrap();
-                one_tray(&socket).unwrap()
+                one_tray(&socket, || {
+                    let _ = waiting.send(());
+                })
+                .unwrap()
             }
         });
-        tried.recv().unwrap();
+        // Let go only once the other tray has found the lock held.
+        waits.recv().unwrap();
         drop(quitting);
         assert!(next.join().unwrap().is_some());
     }
