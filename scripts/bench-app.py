@@ -108,7 +108,7 @@ def measure(app: Path, hidden: bool, settle: float, window: float) -> dict:
         t = Path(tmp)
         (t / "run").mkdir(mode=0o700)
         # The app as it ships: its WebKit settings are its own, none of the caller's.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("WEBKIT_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBKIT_", "JSC_"))}
         env.update(HOME=str(t / "home"), WARDEN_STATE_DIR=str(t / "state"),
                    WARDEN_CONFIG=str(t / "config.toml"), WARDEN_SOCKET=str(t / "run" / "control.sock"))
         args = [str(app)] + (["--hidden"] if hidden else [])
@@ -213,10 +213,13 @@ def main() -> None:
            "refuses to start its web process without EGL (`Could not create default EGL display: "
            "EGL_BAD_PARAMETER. Aborting...`), so this part stays while the window is open. The "
            "window's own process loaded the driver too, only to ask EGL for a render node, until "
-           "it turned WebKit's DMA-BUF renderer off (`webkit_without_dmabuf` in "
+           "it turned WebKit's DMA-BUF renderer off (`webkit_defaults` in "
            "`src-tauri/app/src/lib.rs`, which says why) and named no node itself: 55 MiB less "
            "(418.5 to 363 MiB RSS; turning compositing off, as this benchmark did before, "
-           "changes neither figure). The figure includes the tray (the hidden row), which was the "
+           "changes neither figure). JavaScriptCore's JIT is off too (`JSC_useJIT=false`, for "
+           "safety: with it on, each of the window's three processes reserves 1 GiB of writable "
+           "and executable memory), which takes another 9 MiB of RSS and 7 of PSS: the page's "
+           "script is small. The figure includes the tray (the hidden row), which was the "
            "same process as the window before the split.",
            "- Hidden: only the tray runs, a process that never links WebKit (`scripts/test.sh` "
            "checks its dependencies), so what is left is GTK and the tray's libraries, its own code "

@@ -253,8 +253,8 @@ def world(tmp_path_factory) -> Iterator[World]:
     bus, keychain = private_keychain(root)
     env = {
         k: v for k, v in os.environ.items()
-        # WEBKIT_*: the window as it ships, its WebKit settings its own (webkit_without_dmabuf).
-        if not k.startswith(("WARDEN_", "XDG_CONFIG", "XDG_STATE", "XDG_DATA", "WEBKIT_"))
+        # WEBKIT_*, JSC_*: the window as it ships, its WebKit settings its own (webkit_defaults).
+        if not k.startswith(("WARDEN_", "XDG_CONFIG", "XDG_STATE", "XDG_DATA", "WEBKIT_", "JSC_"))
     }
     env.update(
         HOME=str(home),
@@ -361,7 +361,7 @@ def test_a_bridged_server_appears_healthy(world: World, client: Client) -> None:
 
 
 def test_the_window_process_maps_no_gl_driver(world: World) -> None:
-    """WebKit's DMA-BUF renderer is off (lib.rs, webkit_without_dmabuf), so the window's own
+    """WebKit's DMA-BUF renderer is off (lib.rs, webkit_defaults), so the window's own
     process has no use for GL and does not load the driver (with Mesa, LLVM: about 50 MB);
     only its web process does."""
     [window] = [p for p in ours(world.root / "state") if exe_name(p) == "warden-app"]
@@ -376,11 +376,21 @@ def test_the_tray_the_window_started_has_none_of_its_webkit_settings(world: Worl
     mine = ours(world.root / "state")
     [tray_pid] = [p for p in mine if exe_name(p) == "warden-tray"]
     web = [p for p in mine if "WebKitWebProcess" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
-    names = (b"WEBKIT_DISABLE_DMABUF_RENDERER=", b"WEBKIT_WEB_RENDER_DEVICE_FILE=")
+    names = (b"WEBKIT_DISABLE_DMABUF_RENDERER=", b"WEBKIT_WEB_RENDER_DEVICE_FILE=", b"JSC_useJIT=")
     settings = lambda pid: sorted(v for v in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
                                   if v.startswith(names))
     assert ([settings(p) for p in web], settings(tray_pid)) == (
-        [[b"WEBKIT_DISABLE_DMABUF_RENDERER=1", b"WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/null"]], [])
+        [[b"JSC_useJIT=false", b"WEBKIT_DISABLE_DMABUF_RENDERER=1", b"WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/null"]], [])
+
+
+def test_no_process_of_the_window_maps_writable_executable_memory(world: World) -> None:
+    """JavaScriptCore's JIT is off (lib.rs, webkit_defaults): on, it reserves 1 GiB of memory
+    that is writable and executable at once in the window and in each of its WebKit processes."""
+    mine = ours(world.root / "state")
+    window = [p for p in mine if exe_name(p) in ("warden-app", "WebKitWebProcess", "WebKitNetworkProcess")]
+    rwx = {(p, exe_name(p)): [line for line in Path(f"/proc/{p}/maps").read_text().splitlines()
+                              if line.split()[1].startswith("rwx")] for p in window}
+    assert len(window) >= 3 and not any(rwx.values()), rwx
 
 
 def test_the_server_page_shows_each_tool_and_the_last_hour(world: World, client: Client) -> None:

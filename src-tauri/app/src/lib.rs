@@ -42,18 +42,24 @@ struct Link {
     tray_error: Mutex<Option<String>>,
 }
 
-/// Turns WebKitGTK's DMA-BUF renderer off, unless the user set `WEBKIT_DISABLE_DMABUF_RENDERER`
-/// (`0` keeps it on):
-/// - it is the usual cause of a blank window on Linux (NVIDIA's driver, some Wayland
-///   compositors: tauri-apps/tauri#9394, WebKit bug 261874), and Tauri and Wails apps ship it
-///   off the same way;
-/// - without it the web process draws the page into shared memory, which this window's page
-///   (text, tables, small charts) draws fast enough;
-/// - this process then needs no GL. WebKit still asks EGL for the GPU's render node when it
-///   starts its web process, which loads the GL driver (with Mesa, the LLVM it links: about
-///   50 MB resident) only to learn of a device that nothing here uses any more. Naming none
-///   (`WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/null`, which is no DRM device) skips that query;
-///   only WebGL and video would have used the device, and the page has neither.
+/// Sets the window's WebKit defaults, each unless the user set that variable (an empty value is
+/// as good as none: WebKit ignores it):
+/// - `WEBKIT_DISABLE_DMABUF_RENDERER=1` (`0` keeps the renderer on): the DMA-BUF renderer is
+///   the usual cause of a blank window on Linux (NVIDIA's driver, some Wayland compositors:
+///   tauri-apps/tauri#9394, WebKit bug 261874), and Tauri and Wails apps ship it off the same
+///   way. Without it the web process draws the page into shared memory, which this window's
+///   page (text, tables, small charts) draws fast enough, and this process needs no GL.
+/// - `WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/null`, with the renderer off: WebKit still asks EGL
+///   for the GPU's render node when it starts its web process, which loads the GL driver
+///   (with Mesa, the LLVM it links: about 50 MB resident) only to learn of a device nothing
+///   here uses any more. Naming none (`/dev/null` is no DRM device) skips that query; only
+///   WebGL and video would have used the device, and the page has neither.
+/// - `JSC_useJIT=false`: the page's script (about 80 kB, run at load and on each event) runs
+///   in JavaScriptCore's interpreter, as in Safari's Lockdown Mode. With its JIT on,
+///   JavaScriptCore reserves 1 GiB of writable and executable memory in each of the window's
+///   three processes: a target for anything that gets past the page's escaping of what it
+///   shows (tool names and descriptions from servers the user may not trust). Off, there is
+///   none, and the processes hold about 9 MiB less.
 ///
 /// What it sets is for this process's WebKit only: the tray it starts does not inherit it (nor,
 /// through the tray, what the tray opens).
@@ -64,11 +70,8 @@ struct Link {
 /// thread, so that no other thread reads the environment meanwhile.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-pub unsafe fn webkit_without_dmabuf() {
-    let set = webkit_settings(
-        std::env::var_os(DMABUF_OFF).as_deref(),
-        std::env::var_os(RENDER_NODE).as_deref(),
-    );
+pub unsafe fn webkit_defaults() {
+    let set = webkit_settings(|name| std::env::var_os(name));
     for (name, value) in &set {
         // SAFETY: the caller's promise, one thread.
         unsafe { std::env::set_var(name, value) };
@@ -76,20 +79,23 @@ pub unsafe fn webkit_without_dmabuf() {
     let _ = WEBKIT_SET.set(set.into_iter().map(|(name, _)| name).collect());
 }
 
-/// What [`webkit_without_dmabuf`] sets, given the user's `WEBKIT_DISABLE_DMABUF_RENDERER` and
-/// `WEBKIT_WEB_RENDER_DEVICE_FILE` (an empty value is as good as none: WebKit ignores it).
+/// What [`webkit_defaults`] sets, given the user's environment (`var`).
 #[cfg(target_os = "linux")]
 fn webkit_settings(
-    off: Option<&std::ffi::OsStr>,
-    node: Option<&std::ffi::OsStr>,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
 ) -> Vec<(&'static str, &'static str)> {
+    let users = |name| var(name).filter(|v| !v.is_empty());
+    let dmabuf_off = users(DMABUF_OFF);
     let mut set = Vec::new();
-    if off.is_none_or(|v| v.is_empty()) {
+    if dmabuf_off.is_none() {
         set.push((DMABUF_OFF, "1"));
     }
     // WebKit's own test: anything but 0 is off.
-    if off.is_none_or(|v| v != "0") && node.is_none_or(|v| v.is_empty()) {
+    if dmabuf_off.is_none_or(|v| v != "0") && users(RENDER_NODE).is_none() {
         set.push((RENDER_NODE, "/dev/null"));
+    }
+    if users(JIT).is_none() {
+        set.push((JIT, "false"));
     }
     set
 }
@@ -98,8 +104,10 @@ fn webkit_settings(
 const DMABUF_OFF: &str = "WEBKIT_DISABLE_DMABUF_RENDERER";
 #[cfg(target_os = "linux")]
 const RENDER_NODE: &str = "WEBKIT_WEB_RENDER_DEVICE_FILE";
+#[cfg(target_os = "linux")]
+const JIT: &str = "JSC_useJIT";
 
-/// The variables [`webkit_without_dmabuf`] set (not the user's).
+/// The variables [`webkit_defaults`] set (not the user's).
 static WEBKIT_SET: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
 
 /// Becomes the tray (`--hidden`): on Unix by exec, so nothing of this process stays.
@@ -526,25 +534,44 @@ mod tests {
         assert!(e.killed, "{e:?}");
     }
 
-    /// The renderer goes off and no render node is named unless the user chose: `0` keeps the
-    /// renderer (and WebKit's own node query), a node of theirs stays; empty values count as
-    /// none.
+    /// Each default yields to the user's own value: `0` keeps the renderer (and WebKit's own
+    /// node query), a node or a JIT setting of theirs stays; unset and empty are alike.
     #[cfg(target_os = "linux")]
     #[test]
     fn the_webkit_settings_leave_the_users_own() {
-        use std::ffi::OsStr;
-        let both = vec![(DMABUF_OFF, "1"), (RENDER_NODE, "/dev/null")];
-        let cases = [
-            (None, None),
-            (Some(OsStr::new("")), Some(OsStr::new(""))),
-            (Some(OsStr::new("0")), None),
-            (
-                Some(OsStr::new("1")),
-                Some(OsStr::new("/dev/dri/renderD129")),
-            ),
+        let cases: [&[(&str, &str)]; 5] = [
+            &[],
+            &[(DMABUF_OFF, ""), (RENDER_NODE, ""), (JIT, "")],
+            &[(DMABUF_OFF, "0"), (JIT, "true")],
+            &[(DMABUF_OFF, "1"), (RENDER_NODE, "/dev/dri/renderD129")],
+            &[(JIT, "1")],
         ];
-        let got: Vec<_> = cases.iter().map(|(o, n)| webkit_settings(*o, *n)).collect();
-        assert_eq!(got, [both.clone(), both, vec![], vec![]]);
+        let got: Vec<_> = cases
+            .iter()
+            .map(|users| {
+                webkit_settings(|name| {
+                    users
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, v)| v.into())
+                })
+            })
+            .collect();
+        let all = vec![
+            (DMABUF_OFF, "1"),
+            (RENDER_NODE, "/dev/null"),
+            (JIT, "false"),
+        ];
+        assert_eq!(
+            got,
+            [
+                all.clone(),
+                all.clone(),
+                vec![],
+                vec![(JIT, "false")],
+                all[..2].to_vec()
+            ]
+        );
     }
 
     /// The webview may listen to events, and nothing else: no program, no shell, no opener

@@ -14,7 +14,7 @@ fn main() {
     #[allow(unsafe_code)]
     unsafe {
         warden_core::desktop::keep_gtk_off_gl();
-        warden_app::webkit_without_dmabuf();
+        warden_app::webkit_defaults();
     }
     warden_app::run();
 }
