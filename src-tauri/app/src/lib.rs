@@ -59,7 +59,7 @@ struct Link {
 ///   JavaScriptCore reserves 1 GiB of writable and executable memory in each of the window's
 ///   three processes: a target for anything that gets past the page's escaping of what it
 ///   shows (tool names and descriptions from servers the user may not trust). Off, there is
-///   none, and the processes hold about 9 MiB less.
+///   none, and the processes hold about 10 MiB less.
 ///
 /// What it sets is for this process's WebKit only: the tray it starts does not inherit it (nor,
 /// through the tray, what the tray opens).
