@@ -58,6 +58,8 @@ enum Via {
     Sleeping,
     /// [`copy_relay`] in front of the fake server: an event-loop relay that only copies.
     Relay,
+    /// [`thread_relay`] in front of the fake server: a blocked thread per direction, copying.
+    Threads,
 }
 
 impl Via {
@@ -150,6 +152,11 @@ impl Proc {
             Via::Relay => {
                 let mut c = Command::new(std::env::current_exe().expect("this benchmark"));
                 c.args(["--copy-relay", FAKE]);
+                c
+            }
+            Via::Threads => {
+                let mut c = Command::new(std::env::current_exe().expect("this benchmark"));
+                c.args(["--thread-relay", FAKE]);
                 c
             }
             Via::Bridged => {
@@ -608,8 +615,9 @@ struct Results {
     cat_lat: Stats,
     /// The bridge with `busy_poll_us = 0`, in the same rounds.
     sleeping_lat: Stats,
-    /// (cpu, p50 direct / bridged / cat / copy relay in µs) with everything on that one CPU.
-    pinned: Option<(String, [f64; 4])>,
+    /// (cpu, p50 direct / bridged / cat / copy relay / thread relay in µs) with everything on
+    /// that one CPU.
+    pinned: Option<(String, [f64; 5])>,
     /// CPU time per ping round trip (µs): direct server, bridged server, bridge, cat.
     ping_cpu_us: [f64; 4],
     /// Best time (s) and the client's `read` calls in that run.
@@ -853,12 +861,13 @@ fn report(r: &Results, repo: &Path) -> String {
         "| ping round trip, p50, echoed by `cat` instead ² | | | {:.1} µs | | |",
         r.cat_lat.p50
     );
-    if let Some((cpu, [d, b, c, relay])) = &r.pinned {
+    if let Some((cpu, [d, b, c, relay, threads])) = &r.pinned {
         let _ = writeln!(
             w,
-            "| ping round trip, p50, all on CPU {cpu} ³ | {d:.1} µs | {b:.1} µs | {:+.1} µs (`cat`: {c:.1} µs; a copy-only relay: {:+.1} µs) | adds ≤ {TARGET_ADDED_P50_US} µs | {} |",
+            "| ping round trip, p50, all on CPU {cpu} ³ | {d:.1} µs | {b:.1} µs | {:+.1} µs (`cat`: {c:.1} µs; a copy-only relay: {:+.1} µs, {:+.1} µs with a thread per direction) | adds ≤ {TARGET_ADDED_P50_US} µs | {} |",
             b - d,
             relay - d,
+            threads - d,
             met(b - d <= TARGET_ADDED_P50_US)
         );
     }
@@ -1026,7 +1035,12 @@ fn report(r: &Results, repo: &Path) -> String {
          the bridge's shape with nothing of its work: one current-thread tokio runtime with the \
          four pipe ends registered with its reactor, copying bytes as they are read, parsing, \
          queuing and timing nothing. What it adds is what an event-loop relay costs on this \
-         machine before it does anything; the bridge's own work is the rest.\n"
+         machine before it does anything; the bridge's own work is the rest. The copy-only \
+         relay with a thread per direction (`--thread-relay`) has no event loop: each thread \
+         waits in `read`, as `cat` does, and writes what it read. That the two add about the \
+         same says where the floor is: in the two process switches and the pipe reads and \
+         writes that one more process in the path costs per round trip, not in the event \
+         loop; no relay, however it is written, adds less on this machine.\n"
     );
     let _ = writeln!(
         w,
@@ -1127,16 +1141,18 @@ fn report(r: &Results, repo: &Path) -> String {
             (bd.total - bd.first_byte) * 1e3
         ));
     }
-    if let Some((_, [d, b, _, relay])) = &r.pinned {
+    if let Some((_, [d, b, _, relay, threads])) = &r.pinned {
         if b - d > TARGET_ADDED_P50_US && relay <= b {
             notes.push(format!(
                 "On one core the bridge adds {:+.1} µs, over the {TARGET_ADDED_P50_US} µs \
                  target; a relay that only copies, in the same event loop, adds {:+.1} µs of \
-                 that: the two extra process switches and the reactor's wake-ups per round \
-                 trip. The bridge's own work (reading the line, finding its id, routing, \
+                 that ({:+.1} µs with a blocked thread per direction instead: the floor is the \
+                 two extra process switches and pipe calls per round trip, not the event \
+                 loop). The bridge's own work (reading the line, finding its id, routing, \
                  timing it, queuing it for its writer) is the other {:.1} µs.",
                 b - d,
                 relay - d,
+                threads - d,
                 b - relay
             ));
         }
@@ -1274,8 +1290,36 @@ fn copy_relay(server: &str) {
     });
 }
 
+/// Child mode (`--thread-relay SERVER`): a relay with no event loop, a thread per direction
+/// blocked in `read` and copying what it reads, as `cat` does.
+fn thread_relay(server: &str) {
+    use std::os::fd::AsFd as _;
+    fn copy(mut from: impl Read, mut to: impl Write) {
+        let mut buf = vec![0u8; 64 << 10];
+        while let Ok(n @ 1..) = from.read(&mut buf) {
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    }
+    let mut child = Command::new(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the server");
+    let (to_server, from_server) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let own = |fd: std::os::fd::BorrowedFd<'_>| {
+        std::fs::File::from(fd.try_clone_to_owned().expect("dup"))
+    };
+    let stdin = own(std::io::stdin().as_fd());
+    std::thread::spawn(move || copy(stdin, to_server));
+    copy(from_server, own(std::io::stdout().as_fd()));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Child mode (`--pinned-latency`, started under `taskset`): the ping test alone, printed as
-/// "direct bridged cat relay" p50 values in µs.
+/// "direct bridged cat relay threads" p50 values in µs.
 fn pinned_latency_child(plan: &Plan) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let env = Env::in_dir(tmp.path());
@@ -1283,7 +1327,11 @@ fn pinned_latency_child(plan: &Plan) {
         Proc::spawn(Via::Direct, &env),
         Proc::spawn(Via::Bridged, &env),
     ];
-    let mut others = [Proc::spawn(Via::Cat, &env), Proc::spawn(Via::Relay, &env)];
+    let mut others = [
+        Proc::spawn(Via::Cat, &env),
+        Proc::spawn(Via::Relay, &env),
+        Proc::spawn(Via::Threads, &env),
+    ];
     for p in procs.iter_mut().chain(&mut others[1..]) {
         p.handshake();
     }
@@ -1291,13 +1339,13 @@ fn pinned_latency_child(plan: &Plan) {
     for p in procs.into_iter().chain(others) {
         p.close();
     }
-    println!("{} {} {} {}", d.p50, b.p50, o[0].p50, o[1].p50);
+    println!("{} {} {} {} {}", d.p50, b.p50, o[0].p50, o[1].p50, o[2].p50);
 }
 
 /// The ping test again with this benchmark and everything it starts on one CPU (through
 /// `taskset`), where no wake-up has to reach another, possibly halted, core; `None` without
 /// `taskset`.
-fn pinned_latency(full: bool) -> Option<(String, [f64; 4])> {
+fn pinned_latency(full: bool) -> Option<(String, [f64; 5])> {
     let status = read_trim("/proc/self/status")?;
     let allowed = status
         .lines()
@@ -1332,6 +1380,13 @@ fn main() {
     }
     if let Some(server) = std::env::args().skip_while(|a| a != "--copy-relay").nth(1) {
         copy_relay(&server);
+        return;
+    }
+    if let Some(server) = std::env::args()
+        .skip_while(|a| a != "--thread-relay")
+        .nth(1)
+    {
+        thread_relay(&server);
         return;
     }
     let started = Instant::now();
