@@ -218,7 +218,8 @@ def main() -> None:
            "(418.5 to 363 MiB RSS; turning compositing off, as this benchmark did before, "
            "changes neither figure). JavaScriptCore's JIT is off too (`JSC_useJIT=false`, for "
            "safety: with it on, each of the window's three processes reserves 1 GiB of writable "
-           "and executable memory), which takes another 10 MiB of RSS and 8 of PSS: the page's "
+           "and executable memory), which took another 10 MiB of RSS and 8 of PSS (measured on "
+           "b599330): the page's "
            "script is small. The figure includes the tray (the hidden row), which was the "
            "same process as the window before the split.",
            "- Hidden: only the tray runs, a process that never links WebKit (`scripts/test.sh` "
