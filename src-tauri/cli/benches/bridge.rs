@@ -1224,9 +1224,8 @@ fn report(r: &Results, repo: &Path) -> String {
         if !slowed.is_empty() {
             notes.push(format!(
                 "In this run direct round trips took {}, against {d:.1} µs for a ping with \
-                 everything on one core: the direct path (the client, the fake server's stdin \
-                 thread handing each line to its runtime thread) was slow to wake across \
-                 cores, which varies from run to run on this machine, while bridged pings \
+                 everything on one core: the direct path was slow to wake across cores, which \
+                 can vary from run to run on a virtual machine, while bridged pings \
                  slowed less ({:.1} µs, against {b:.1} µs on one core). What the bridge adds \
                  to such a direct figure would flatter it, so the targets measured against it \
                  are not judged; the pinned row is the steady figure.",
