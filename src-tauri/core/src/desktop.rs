@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::supervisor::api::{ApiError, ErrorCode, Health};
+use crate::supervisor::api::error::{ApiError, ErrorCode};
+use crate::supervisor::api::status::Health;
 use serde::{Deserialize, Serialize};
 
 /// What only the desktop app does.
@@ -269,7 +270,7 @@ pub fn typescript() -> String {
         Notification::decl(&cfg),
         AppEvent::decl(&cfg),
     ];
-    crate::supervisor::api::bindings_file(
+    crate::supervisor::api::bindings::bindings_file(
         "// Generated from src-tauri/core/src/desktop.rs by\n\
          // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n\n\
          import type { ApiError } from \"./api\";\n",
@@ -421,6 +422,6 @@ mod tests {
     fn bindings() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/app.ts");
         let regenerate = "cargo test -p warden-core --features ts bindings";
-        crate::supervisor::api::check_bindings(&path, &typescript(), regenerate).unwrap();
+        crate::supervisor::api::bindings::check_bindings(&path, &typescript(), regenerate).unwrap();
     }
 }

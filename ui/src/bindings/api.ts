@@ -1,4 +1,4 @@
-// Generated from src-tauri/core/src/supervisor/api.rs by
+// Generated from src-tauri/core/src/supervisor/api/ by
 // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.
 
 import type { AppEvent, AppRequest, AppResponse } from "./app";

@@ -1,0 +1,119 @@
+//! The IDE and agent config files as the API shows them: the clients report, the changes
+//! of wrap, unwrap and restore, and what the config watcher saw.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clients::{Backup, ClientId, Notice, ServerEntry};
+
+/// `Request::Clients`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ClientsReport {
+    pub files: Vec<ClientFile>,
+    /// Whether new stdio servers are wrapped as they appear.
+    pub auto_rewrite: bool,
+    /// With auto-rewrite on: wrap them without asking first.
+    pub without_asking: bool,
+    /// With auto-rewrite on and asking: the unwrapped servers that await the user's approval
+    /// (or "keep unwrapped"), each with its exact command and what deserves a look.
+    pub awaiting: Vec<AwaitingServer>,
+    /// Whether the IDE configs' servers are probed before they are used; `null` when this
+    /// supervisor never does (`warden daemon` without `--probe-ide`).
+    pub probe_ide: Option<bool>,
+    /// Whether the watcher runs (it does in the tray app and `warden daemon`).
+    pub watching: bool,
+    /// The `warden` binary written into wrapped entries.
+    pub warden: Option<PathBuf>,
+}
+
+/// An unwrapped server auto-rewrite asks about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AwaitingServer {
+    pub client: ClientId,
+    pub client_name: String,
+    pub path: PathBuf,
+    pub server: ServerEntry,
+}
+
+/// One detected config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ClientFile {
+    pub client: ClientId,
+    pub client_name: String,
+    pub path: PathBuf,
+    /// `json`, `jsonc`, `toml` or `yaml`.
+    pub format: String,
+    /// The project directory of a project-level file.
+    pub project: Option<PathBuf>,
+    /// Whether the client reads this file.
+    pub active: bool,
+    pub exists: bool,
+    pub servers: Vec<ServerEntry>,
+    /// Why the file cannot be read or parsed (it is then left alone).
+    pub error: Option<String>,
+    /// What the client needs after Warden changes this file (restart, approval, reload).
+    pub notices: Vec<Notice>,
+    /// The client kept reverting Warden's edits: the watcher leaves the file alone.
+    pub given_up: bool,
+}
+
+/// What wrapping or unwrapping did (or, in a dry run, would do) to one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FileChangeView {
+    pub client: ClientId,
+    pub path: PathBuf,
+    /// Servers changed.
+    pub changed: Vec<String>,
+    /// Servers left alone, with the reason.
+    pub skipped: Vec<SkippedEntry>,
+    /// Unified diff; empty when nothing changes.
+    pub diff: String,
+    pub written: bool,
+    /// The id of the backup taken before writing.
+    pub backup: Option<String>,
+    /// Values moved into the OS keychain (wrap) or written back (unwrap): `SERVER/VAR`.
+    pub secrets: Vec<String>,
+    pub notices: Vec<Notice>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SkippedEntry {
+    pub name: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RestoreView {
+    pub backup: Backup,
+    pub written: bool,
+    /// The backup taken of the contents that were replaced.
+    pub previous: Option<String>,
+    pub diff: String,
+}
+
+/// What the IDE config watcher saw or did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ClientChangeKind {
+    /// New stdio servers run unwrapped.
+    NewServers,
+    /// New stdio servers await the user's approval before auto-rewrite wraps them.
+    Awaiting,
+    /// Servers were wrapped automatically.
+    Wrapped,
+    /// The client put back the original command of wrapped servers.
+    Reverted,
+    /// The client keeps reverting: the file is left alone.
+    GaveUp,
+    /// A file could not be read, parsed or written.
+    Failed,
+}

@@ -1,0 +1,359 @@
+//! The supervisor's one typed API: requests, responses and the event stream, declared once.
+//!
+//! The tray process (`warden-tray`) calls [`Supervisor::handle`](super::Supervisor::handle)
+//! in-process and subscribes to [`ApiEvent`]s; it and `warden daemon` serve the same enums on the control socket
+//! as [`ApiMessage`] lines next to the bridges' [`Message`](crate::control::Message)s (each
+//! side ignores the `type`s it does not know, so the two share one socket and one framing).
+//! `warden status --json` is [`StatusReport`], in the shape of CONTRACT.md.
+//!
+//! This file holds the three enums of the wire and their TypeScript declarations; the types
+//! they carry are in files that import nothing of it (so the desktop app's types, carried by
+//! [`Request::App`], may use them): [`error`], [`status`], [`reports`] and [`clients`];
+//! [`bindings`] writes and checks the generated files.
+
+#[cfg(feature = "ts")]
+pub mod bindings;
+pub mod clients;
+pub mod error;
+pub mod reports;
+pub mod status;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::clients::{Backup, ClientId};
+#[cfg(feature = "ts")]
+use crate::clients::{Notice, ServerEntry};
+#[cfg(feature = "ts")]
+use crate::events::Event;
+
+#[cfg(feature = "ts")]
+pub use bindings::{bindings_file, check_bindings};
+pub use clients::{
+    AwaitingServer, ClientChangeKind, ClientFile, ClientsReport, FileChangeView, RestoreView,
+    SkippedEntry,
+};
+pub use error::{ApiError, ErrorCode};
+pub use reports::{
+    CommandOutcome, HistoryEntry, KnownServer, LimitSource, LimitValue, LimitsReport, Orphan,
+    ProbeReport, SessionAck, StopResult,
+};
+pub use status::{
+    Health, InflightStatus, LatencyPoint, PinState, ServerStatus, SessionState, SessionStatus,
+    StatusReport, SupervisorInfo, ToolStatus,
+};
+
+/// What the UI and the command line may ask of the supervisor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Servers' health and live sessions.
+    Status,
+    /// Events of the history, oldest first: of one server or all, newer than `since_ms`
+    /// (wall clock), at most `limit` (the newest ones).
+    History {
+        #[serde(default)]
+        server: Option<String>,
+        #[serde(default)]
+        since_ms: Option<u64>,
+        #[serde(default)]
+        limit: Option<usize>,
+    },
+    /// Restart the server process of every live session of `server` (acknowledged by each).
+    Restart { server: String },
+    /// `force_fallback` of `server` in config.toml; running bridges pick it up.
+    Fallback { server: String, on: bool },
+    /// `debug` of `server` in config.toml; running bridges pick it up.
+    Debug { server: String, on: bool },
+    /// Probe a server: by name (its command is known from a session's hello), or a command.
+    Probe {
+        #[serde(default)]
+        server: Option<String>,
+        #[serde(default)]
+        command: Option<Vec<String>>,
+        /// Time the server has to answer each step (default 60 s).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    /// Server processes whose bridge is gone.
+    Orphans,
+    /// Stop these orphans (pids from [`Request::Orphans`]; others are refused).
+    StopOrphans { pids: Vec<u32> },
+    /// Servers the supervisor knows, with their commands (for probes and the UI).
+    KnownServers,
+    /// On the socket: the connection becomes an event stream ([`ApiMessage::ApiEvent`]).
+    Subscribe,
+    /// Approves the tool definitions `server` shows now (all when `tools` is empty), as
+    /// `warden tools approve` does; running bridges release held-back tools.
+    ApproveTools {
+        server: String,
+        #[serde(default)]
+        tools: Vec<String>,
+    },
+    /// Every config key for `server`: its effective value, where it comes from, its default.
+    Limits { server: String },
+    /// Sets `key` in `[servers.NAME]` of config.toml (or removes it: `value: null`) after
+    /// checking it like the bridges do; running bridges pick it up.
+    SetLimit {
+        server: String,
+        key: String,
+        #[serde(default)]
+        value: Option<Value>,
+    },
+    /// The detected IDE and agent config files and their stdio servers, wrapped or not.
+    Clients,
+    /// Wraps (or unwraps) the stdio servers of one file (all active files when `file` is
+    /// null), one server or all; `dry_run` computes the diff only.
+    ClientEdit {
+        wrap: bool,
+        #[serde(default)]
+        file: Option<PathBuf>,
+        #[serde(default)]
+        server: Option<String>,
+        #[serde(default)]
+        dry_run: bool,
+        /// Wrap only: also move `env` values whose names look secret into the OS keychain.
+        #[serde(default)]
+        move_secrets: bool,
+    },
+    /// The backups taken before each write of an IDE config file, newest first.
+    Backups,
+    /// Puts a backup back (after backing up the current contents); `dry_run`: the diff only.
+    Restore {
+        id: String,
+        #[serde(default)]
+        dry_run: bool,
+    },
+    /// The switch of the IDE config watcher: wrap new stdio servers automatically, after
+    /// the user's approval unless `without_asking`.
+    AutoRewrite {
+        on: bool,
+        #[serde(default)]
+        without_asking: bool,
+    },
+    /// Keeps `server` of `file` unwrapped: auto-rewrite no longer asks about it or wraps it.
+    KeepUnwrapped { file: PathBuf, server: String },
+    /// The switch of probing the IDE configs' servers before they are used.
+    ProbeIde { on: bool },
+    /// What only the desktop app does, served by the tray process (`warden-tray`) that hosts
+    /// the supervisor; `warden daemon` answers an `invalid` error.
+    App { request: crate::desktop::AppRequest },
+}
+
+/// The answer to a [`Request`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Response {
+    Status(StatusReport),
+    History {
+        entries: Vec<HistoryEntry>,
+    },
+    Command(CommandOutcome),
+    Probe(ProbeReport),
+    Orphans {
+        orphans: Vec<Orphan>,
+    },
+    Stopped {
+        stopped: Vec<StopResult>,
+    },
+    KnownServers {
+        servers: Vec<KnownServer>,
+    },
+    Subscribed,
+    Limits(LimitsReport),
+    Clients(ClientsReport),
+    ClientEdit {
+        changes: Vec<FileChangeView>,
+    },
+    Backups {
+        backups: Vec<Backup>,
+    },
+    Restore(RestoreView),
+    AutoRewrite {
+        on: bool,
+        without_asking: bool,
+    },
+    App {
+        response: crate::desktop::AppResponse,
+    },
+    KeptUnwrapped {
+        servers: Vec<String>,
+    },
+    ProbeIde {
+        on: bool,
+    },
+    Error(ApiError),
+}
+
+/// The event stream: what the UI redraws from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApiEvent {
+    SessionOpened {
+        session: SessionStatus,
+    },
+    /// A heartbeat (or a change of state) of a session.
+    SessionUpdated {
+        session: SessionStatus,
+    },
+    SessionClosed {
+        session: String,
+        server: String,
+        reason: String,
+    },
+    /// Every event of the history as it happens.
+    Event {
+        entry: HistoryEntry,
+    },
+    /// A server's row of the status changed (sent at most once per supervisor tick).
+    Server {
+        server: Box<ServerStatus>,
+    },
+    /// A server's health changed.
+    Health {
+        server: String,
+        health: Health,
+        reason: String,
+    },
+    Probe {
+        report: ProbeReport,
+    },
+    Orphans {
+        orphans: Vec<Orphan>,
+    },
+    /// The IDE config watcher saw or did something to a client's file.
+    Client {
+        change: ClientChangeKind,
+        client: ClientId,
+        path: PathBuf,
+        servers: Vec<String>,
+        message: String,
+    },
+    /// `SetLimit`, `Fallback` or `Debug` changed config.toml.
+    ConfigChanged {
+        server: String,
+    },
+    /// The desktop app's state changed (published by the tray process).
+    App {
+        event: crate::desktop::AppEvent,
+    },
+}
+
+/// The typed API on the control socket, one JSON object per line like
+/// [`Message`](crate::control::Message).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ApiMessage {
+    ApiRequest { id: u64, request: Request },
+    ApiResponse { id: u64, response: Response },
+    ApiEvent { event: ApiEvent },
+}
+
+impl ApiMessage {
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut line = serde_json::to_vec(self).unwrap_or_default();
+        line.push(b'\n');
+        line
+    }
+}
+
+/// The TypeScript declarations of the API for the web UI (`ui/src/bindings/api.ts`).
+/// Integers are `number`: every count and millisecond value stays far below 2^53.
+#[cfg(feature = "ts")]
+pub fn typescript() -> String {
+    use ts_rs::TS;
+    let cfg = ts_rs::Config::new().with_large_int("number");
+    let decls = [
+        Request::decl(&cfg),
+        Response::decl(&cfg),
+        ApiError::decl(&cfg),
+        ErrorCode::decl(&cfg),
+        StatusReport::decl(&cfg),
+        SupervisorInfo::decl(&cfg),
+        Health::decl(&cfg),
+        ServerStatus::decl(&cfg),
+        ToolStatus::decl(&cfg),
+        PinState::decl(&cfg),
+        LatencyPoint::decl(&cfg),
+        SessionState::decl(&cfg),
+        SessionStatus::decl(&cfg),
+        InflightStatus::decl(&cfg),
+        HistoryEntry::decl(&cfg),
+        Event::decl(&cfg),
+        CommandOutcome::decl(&cfg),
+        SessionAck::decl(&cfg),
+        ProbeReport::decl(&cfg),
+        Orphan::decl(&cfg),
+        StopResult::decl(&cfg),
+        KnownServer::decl(&cfg),
+        LimitsReport::decl(&cfg),
+        LimitValue::decl(&cfg),
+        LimitSource::decl(&cfg),
+        ClientsReport::decl(&cfg),
+        ClientFile::decl(&cfg),
+        AwaitingServer::decl(&cfg),
+        FileChangeView::decl(&cfg),
+        SkippedEntry::decl(&cfg),
+        RestoreView::decl(&cfg),
+        ClientChangeKind::decl(&cfg),
+        ClientId::decl(&cfg),
+        ServerEntry::decl(&cfg),
+        crate::clients::EntryState::decl(&cfg),
+        crate::clients::Risk::decl(&cfg),
+        crate::clients::RiskKind::decl(&cfg),
+        Notice::decl(&cfg),
+        crate::clients::NoticeKind::decl(&cfg),
+        Backup::decl(&cfg),
+        ApiEvent::decl(&cfg),
+        <Value as TS>::decl(&cfg),
+    ];
+    bindings_file(
+        "// Generated from src-tauri/core/src/supervisor/api/ by\n\
+         // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n\n\
+         import type { AppEvent, AppRequest, AppResponse } from \"./app\";\n",
+        &decls,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn api_lines_round_trip_and_do_not_collide_with_control_messages() {
+        let m = ApiMessage::ApiRequest {
+            id: 4,
+            request: Request::Fallback {
+                server: "rg".into(),
+                on: true,
+            },
+        };
+        let line = m.to_line();
+        assert_eq!(
+            String::from_utf8_lossy(&line),
+            "{\"type\":\"api_request\",\"id\":4,\"request\":{\"op\":\"fallback\",\"server\":\"rg\",\"on\":true}}\n"
+        );
+        assert_eq!(serde_json::from_slice::<ApiMessage>(&line).unwrap(), m);
+        // A bridge (or an older supervisor) sees a type it does not know, and ignores it.
+        assert_eq!(crate::control::Message::from_line(&line).unwrap(), None);
+        let status = serde_json::to_value(StatusReport::default()).unwrap();
+        assert!(status["servers"].is_array() && status["sessions"].is_array());
+    }
+
+    /// The committed bindings match the Rust declarations (CI fails on drift).
+    #[cfg(feature = "ts")]
+    #[test]
+    fn bindings() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/api.ts");
+        let regenerate = "cargo test -p warden-core --features ts bindings";
+        check_bindings(&path, &typescript(), regenerate).unwrap();
+    }
+}

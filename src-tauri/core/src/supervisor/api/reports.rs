@@ -1,0 +1,147 @@
+//! The answers to the requests on history, commands, probes, orphans, known servers and
+//! limits.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::events::Event;
+
+/// One event of the history: a bridge's event, or one the supervisor made (`session_open`,
+/// `session_unresponsive`, `session_reaped`, `probe`, `command`, `orphan` …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct HistoryEntry {
+    pub server: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub session: Option<String>,
+    pub event: Event,
+    /// On `session_open`: the server command, so it can be probed later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub command: Option<Vec<String>>,
+}
+
+/// What a restart, fallback or debug command did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CommandOutcome {
+    pub ok: bool,
+    pub message: String,
+    /// The config.toml that was edited (fallback, debug).
+    pub config: Option<PathBuf>,
+    /// Each live session of the server, and whether it acknowledged or picked up the change.
+    pub sessions: Vec<SessionAck>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SessionAck {
+    pub session: String,
+    pub pid: u32,
+    pub ok: bool,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ProbeReport {
+    pub server: Option<String>,
+    pub command: Vec<String>,
+    pub ok: bool,
+    /// Wall-clock ms when the probe started.
+    pub ts_ms: u64,
+    /// Spawn to the answer to `initialize`.
+    pub cold_start_ms: Option<u64>,
+    /// Spawn to the end of shutdown.
+    pub total_ms: u64,
+    pub tools: Option<usize>,
+    pub tool_names: Vec<String>,
+    /// `serverInfo` from the answer to `initialize`.
+    pub server_info: Option<Value>,
+    pub protocol_version: Option<String>,
+    pub error: Option<String>,
+    /// The stable code of `error` (`W-SPAWN-NOT-FOUND` …; docs/errors.md).
+    pub code: Option<String>,
+    /// How the process ended ("exited with status 0" …).
+    pub shutdown: String,
+    pub stderr_tail: String,
+}
+
+/// A server process whose bridge is gone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Orphan {
+    pub pid: u32,
+    pub ppid: u32,
+    pub pgid: u32,
+    /// `WARDEN_SESSION` of its environment, when it has one.
+    pub session: Option<String>,
+    pub bridge_pid: Option<u32>,
+    pub server: Option<String>,
+    pub command: Vec<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StopResult {
+    pub pid: u32,
+    pub ok: bool,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct KnownServer {
+    pub name: String,
+    pub command: Option<Vec<String>>,
+    /// Where it is known from: `session` (live), `history`, `config`, `ide` (a detected
+    /// client config file).
+    pub source: String,
+}
+
+/// `Request::Limits`: the form of a server's limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LimitsReport {
+    pub server: String,
+    /// The config.toml read (and edited by `SetLimit`).
+    pub config: Option<PathBuf>,
+    pub keys: Vec<LimitValue>,
+    /// Unknown keys and tables of the file.
+    pub warnings: Vec<String>,
+    /// Why the file could not be used (the values shown are then the defaults).
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LimitValue {
+    pub key: String,
+    /// The effective value.
+    pub value: Value,
+    pub default: Value,
+    pub source: LimitSource,
+    /// The line of config.toml the value is on.
+    pub line: Option<usize>,
+    /// What it means and why the default is what it is.
+    pub doc: String,
+    /// What a good value looks like.
+    pub fix: String,
+}
+
+/// Where an effective value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum LimitSource {
+    /// Built in.
+    Default,
+    /// `[defaults]` of config.toml.
+    Defaults,
+    /// `[servers.NAME]` of config.toml.
+    Server,
+}
