@@ -11,21 +11,9 @@ use super::api::{
 };
 use super::ide;
 use super::service::{Supervisor, blocking};
+use super::switches;
 use crate::clients::{self, Backup};
 use crate::events::Event;
-
-/// Keeps a switch (`on`, `off`, `ask`) in its file in the state directory.
-pub(super) fn save_switch(path: &std::path::Path, value: &str) -> Result<(), ApiError> {
-    path.parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(path, value))
-        .map_err(|e| {
-            ApiError::new(
-                ErrorCode::Io,
-                format!("cannot save the switch to {}: {e}", path.display()),
-            )
-        })
-}
 
 impl Supervisor {
     pub(super) fn watcher(&self) -> MutexGuard<'_, Option<crate::clients::ClientWatcher>> {
@@ -46,7 +34,8 @@ impl Supervisor {
             }
         };
         let mut opts = crate::clients::WatchOptions::new(warden);
-        (opts.auto_rewrite, opts.without_asking) = self.saved_auto_rewrite();
+        (opts.auto_rewrite, opts.without_asking) =
+            switches::auto_rewrite(self.opts.auto_rewrite_file.as_deref());
         let me = Arc::downgrade(self);
         let started = crate::clients::ClientWatcher::start(env, opts, move |report| {
             if let Some(me) = me.upgrade() {
@@ -63,22 +52,7 @@ impl Supervisor {
     pub fn auto_rewrite(&self) -> bool {
         match self.watcher().as_ref() {
             Some(w) => w.auto_rewrite(),
-            None => self.saved_auto_rewrite().0,
-        }
-    }
-
-    /// The saved switch and whether it wraps without asking: `off`, `ask` or `on` (wrap
-    /// without asking). Anything else is off.
-    fn saved_auto_rewrite(&self) -> (bool, bool) {
-        let saved = self
-            .opts
-            .auto_rewrite_file
-            .as_deref()
-            .and_then(|p| std::fs::read_to_string(p).ok());
-        match saved.as_deref().map(str::trim) {
-            Some("on") => (true, true),
-            Some("ask") => (true, false),
-            _ => (false, false),
+            None => switches::auto_rewrite(self.opts.auto_rewrite_file.as_deref()).0,
         }
     }
 
@@ -111,13 +85,8 @@ impl Supervisor {
         without_asking: bool,
     ) -> Result<(bool, bool), ApiError> {
         let without_asking = on && without_asking;
-        let saved = match (on, without_asking) {
-            (false, _) => "off\n",
-            (true, false) => "ask\n",
-            (true, true) => "on\n",
-        };
         if let Some(path) = &self.opts.auto_rewrite_file {
-            save_switch(path, saved)?;
+            switches::save_auto_rewrite(path, on, without_asking)?;
         }
         match self.watcher().as_ref() {
             Some(w) => {

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::api::{ApiError, ErrorCode};
 use super::service::{Supervisor, blocking};
+use super::switches;
 use super::{ide, probe};
 use crate::clients::{self, Launch, RiskKind};
 
@@ -62,11 +63,6 @@ pub(super) fn runs_unattended(command: &[String]) -> bool {
         .any(|r| matches!(r.kind, RiskKind::Sudo | RiskKind::Shell))
 }
 
-/// The saved switch: anything but `off` is on.
-pub(super) fn saved(path: &std::path::Path) -> bool {
-    std::fs::read_to_string(path).map_or(true, |s| s.trim() != "off")
-}
-
 impl Supervisor {
     /// Whether this supervisor probes the IDE servers: `None` when it never does.
     pub(super) fn probe_ide(&self) -> Option<bool> {
@@ -84,7 +80,7 @@ impl Supervisor {
                 "this supervisor does not probe IDE servers (the tray app does; `warden daemon --probe-ide`)",
             ));
         };
-        super::ide_host::save_switch(path, if on { "on\n" } else { "off\n" })?;
+        switches::save_probe_ide(path, on)?;
         self.probing.store(on, Ordering::SeqCst);
         self.ide_changed.notify_one();
         Ok(on)

@@ -48,6 +48,7 @@ mod service;
 mod sessions;
 pub mod settings;
 mod status;
+mod switches;
 
 pub use crate::events::now_ms;
 pub use health::UNRESPONSIVE_AFTER;

@@ -185,7 +185,7 @@ impl Supervisor {
         let probing = opts
             .probe_ide
             .as_deref()
-            .is_some_and(super::ide_probe::saved);
+            .is_some_and(super::switches::probe_ide);
         let sup = Arc::new(Supervisor {
             opts,
             state: Mutex::new(State {
