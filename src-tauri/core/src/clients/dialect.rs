@@ -2,7 +2,7 @@
 //!
 //! Each locator reads a file with spans and describes every server entry as a [`Located`]:
 //! the spans of its command and args (or why it is skipped), and where `args` would go if
-//! it is missing. The edit engine (`edit.rs`) works on that description only.
+//! it is missing. The edit engine (`edit/`) works on that description only.
 
 use std::fmt;
 

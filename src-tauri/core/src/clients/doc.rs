@@ -1,6 +1,6 @@
 //! The document model every format shares: where a file does not parse, and where each
 //! server entry's editable values are. Locators (`dialect.rs`) produce it; the edit engine
-//! (`edit.rs`) consumes it.
+//! (`edit/`) consumes it.
 
 use std::fmt;
 use std::ops::Range;

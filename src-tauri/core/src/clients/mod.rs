@@ -23,6 +23,7 @@ mod dialect;
 mod doc;
 mod edit;
 mod ledger;
+mod literal;
 mod lock;
 mod model;
 mod notices;

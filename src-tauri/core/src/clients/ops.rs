@@ -1,5 +1,5 @@
 //! The operations on files: list, wrap, unwrap and restore. Each reads a file, computes the
-//! edit (`edit.rs`) and writes it safely (`write.rs`).
+//! edit (`edit/`) and writes it safely (`write.rs`).
 
 use std::path::{Path, PathBuf};
 
