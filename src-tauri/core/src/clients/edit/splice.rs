@@ -3,25 +3,25 @@
 
 use std::ops::Range;
 
-use super::EditError;
 use crate::clients::doc::{Seq, SeqStyle};
 
 pub(super) type Edit = (Range<usize>, String);
 
-pub(super) fn apply(text: &str, mut edits: Vec<Edit>) -> Result<String, EditError> {
+/// `text` with `edits` made (`None`: two of them overlap).
+pub(super) fn apply(text: &str, mut edits: Vec<Edit>) -> Option<String> {
     edits.sort_by_key(|(r, _)| (r.start, r.end));
     let mut out = String::with_capacity(text.len() + 256);
     let mut pos = 0;
     for (r, s) in &edits {
         if r.start < pos || r.end > text.len() || r.start > r.end {
-            return Err(EditError::Internal("overlapping edits".to_owned()));
+            return None;
         }
         out.push_str(&text[pos..r.start]);
         out.push_str(s);
         pos = r.end;
     }
     out.push_str(&text[pos..]);
-    Ok(out)
+    Some(out)
 }
 
 /// The separator between list items, copied from the list itself.

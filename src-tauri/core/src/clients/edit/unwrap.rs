@@ -2,8 +2,8 @@
 //! that were moved to the keychain.
 
 use super::classify::Class;
+use super::driver::{Change, EditError, Intended, Step, TextEdit, WrapRecord, edit_entries};
 use super::splice::{Edit, remove_head};
-use super::{Change, EditError, Intended, Step, TextEdit, WrapRecord, edit_entries};
 use crate::clients::dialect::{Dialect, Syntax};
 use crate::clients::doc::{Body, EntryRef, Located};
 use crate::clients::secrets::{self, MovedSecret, PLACEHOLDER, SecretRecord};

@@ -2,8 +2,8 @@
 //! moves the secrets of an entry wrapped already.
 
 use super::classify::Class;
+use super::driver::{Change, EditError, Intended, Step, TextEdit, WrapRecord, edit_entries};
 use super::splice::{Edit, insert_before, prepend};
-use super::{Change, EditError, Intended, Step, TextEdit, WrapRecord, edit_entries};
 use crate::clients::dialect::{Dialect, Syntax};
 use crate::clients::doc::{Body, EntryRef, Located, Seq, SeqStyle};
 use crate::clients::secrets::{self, MoveCheck, PLACEHOLDER};
