@@ -13,6 +13,8 @@ pub mod events;
 pub mod fallback;
 pub mod fswatch;
 pub mod keychain;
+#[cfg(all(test, unix))]
+mod layers;
 pub mod paths;
 pub mod pins;
 pub mod protocol;

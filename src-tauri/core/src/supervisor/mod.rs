@@ -21,7 +21,7 @@
 //! socket (`serve`, and [`client`] for the command line). [`Supervisor::run`] (`run`)
 //! serves the socket and the periodic work.
 //!
-//! Modules depend downwards only: the leaves (`api`, `health`, `metrics`, `history`,
+//! Modules depend downwards only: the leaves (`api`, `metrics`, `health`, `history`,
 //! `import`, `probe`, `orphans`, ...), then `service` (options, state, primitives), one `impl Supervisor` per
 //! concern, `dispatch`, `serve`, and `run` at the top. This file only declares and
 //! re-exports; no module imports from it.

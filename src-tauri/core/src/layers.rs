@@ -1,0 +1,110 @@
+//! The files of `supervisor/` and `clients/` (and of their subdirectories) use only files
+//! listed before them, so no two import each other: the orders of docs/ARCHITECTURE.md. A
+//! new file goes into its list here. A `mod.rs` only declares and re-exports: no file uses it.
+
+use std::path::Path;
+
+/// Each directory, its files in order (a subdirectory counts as one file).
+const DIRS: &[(&str, &str)] = &[
+    (
+        "supervisor",
+        "api metrics health history import probe orphans config_edit settings ide client switches \
+         service sessions status known commands checks ide_host ide_probe dispatch serve run",
+    ),
+    ("supervisor/api", "error bindings reports status clients"),
+    (
+        "clients",
+        "doc risk jsonc yaml dialect literal secrets model lock backup detect notices edit ledger \
+         write ops watch",
+    ),
+    ("clients/edit", "classify splice driver wrap unwrap"),
+];
+
+/// The code of a file: no comments, no inline modules (`tests`, per-OS ones).
+fn code(text: &str) -> String {
+    let mut inline = false;
+    let mut out = String::new();
+    for line in text.lines() {
+        inline = (inline || line.starts_with("mod ") && line.ends_with('{')) && line != "}";
+        if !inline && !line.trim_start().starts_with("//") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The names after each `prefix` in `code` (a `{...}` group: each of its names).
+fn names<'a>(code: &'a str, prefix: &str) -> Vec<&'a str> {
+    let word = |s: &'a str| {
+        s.trim()
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .next()
+    };
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices(prefix) {
+        let rest = &code[i + prefix.len()..];
+        match rest.strip_prefix('{') {
+            Some(g) => out.extend(g[..g.find('}').unwrap_or(0)].split(',').filter_map(word)),
+            None => out.extend(word(rest)),
+        }
+    }
+    out
+}
+
+#[test]
+fn files_use_only_files_listed_before_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut bad = Vec::new();
+    for (dir, order) in DIRS {
+        let order: Vec<&str> = order.split_whitespace().collect();
+        let read_dir = |p: &Path| std::fs::read_dir(p).into_iter().flatten().flatten();
+        for entry in read_dir(&src.join(dir)) {
+            let path = entry.path();
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("")
+                .to_owned();
+            if stem == "mod" || stem == "tests" {
+                continue;
+            }
+            let Some(at) = order.iter().position(|o| *o == stem) else {
+                bad.push(format!("{dir}/{stem} is not listed"));
+                continue;
+            };
+            // A subdirectory's files: its `mod.rs`'s `super::` and the others' `super::super::`
+            // are this directory.
+            let files: Vec<_> = if path.is_dir() {
+                read_dir(&path).map(|e| e.path()).collect()
+            } else {
+                vec![path.clone()]
+            };
+            for file in files {
+                let code = code(&std::fs::read_to_string(&file).unwrap_or_default());
+                let code = if path.is_dir() && !file.ends_with("mod.rs") {
+                    code.replace("super::super::", "HERE::")
+                        .replace("super::", "INNER::")
+                } else {
+                    code.replace("super::super::", "UP::")
+                        .replace("super::", "HERE::")
+                };
+                let crate_path = format!("crate::{}::", dir.replace('/', "::"));
+                for name in names(&code, "HERE::")
+                    .into_iter()
+                    .chain(names(&code, &crate_path))
+                {
+                    if !order[..=at].contains(&name) && name != "self" {
+                        let file = file.strip_prefix(&src).unwrap_or(&file).display();
+                        bad.push(format!("{file} uses {dir}/{name}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "out of order (docs/ARCHITECTURE.md):\n{}",
+        bad.join("\n")
+    );
+}
