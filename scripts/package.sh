@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the installable packages: a .deb and an AppImage of the app (the window, warden-app),
-# with the tray (warden-tray) and the `warden` CLI (bridge, daemon, status …) bundled beside it
-# as sidecars (src-tauri/app/tauri.bundle.json, merged into the root tauri.conf.json here so
-# that plain cargo builds do not need it), the icons and a desktop entry.
+# Builds the installable packages: a .deb and an AppImage of the app (warden-app: the host and,
+# in a process of its own, the window), with the `warden` CLI (bridge, daemon, status …)
+# bundled beside it as its sidecar (src-tauri/app/tauri.bundle.json, merged into the root
+# tauri.conf.json here so that plain cargo builds do not need it), the icons and a desktop
+# entry. The .deb links warden-tray, the program earlier versions' start-at-login entry runs,
+# to warden-app (src-tauri/app/deb/).
 # Output: target/release/bundle/{deb,appimage}/. `--deb` builds only the .deb (the AppImage
 # bundler downloads linuxdeploy from GitHub, which needs internet access).
 set -euo pipefail
@@ -20,15 +22,12 @@ triple=$(rustc -vV | sed -n 's/^host: //p')
 mkdir -p src-tauri/app/binaries
 # The release profile keeps line tables for profiling; the shipped CLI does not need them.
 strip -o "src-tauri/app/binaries/warden-$triple" target/release/warden
-echo "package: the tray, tauri build, then strip them, then bundle ($bundles)"
+echo "package: tauri build, strip, then bundle ($bundles)"
 rm -rf target/release/bundle
-# The tray and the window are built for size: whole-program LTO, one codegen unit, opt-level
-# "s" (their own work is a few events a second; the bridge's hot path is the CLI above, which
-# keeps the release profile). `-p warden-app`: only the app (the workspace's default members
-# include the CLI).
+# The app is built for size: whole-program LTO, one codegen unit, opt-level "s" (its own work
+# is a few events a second; the bridge's hot path is the CLI above, which keeps the release
+# profile). `-p warden-app`: only the app (the workspace's default members include the CLI).
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
-cargo build --release -p warden-tray --locked
-strip -o "src-tauri/app/binaries/warden-tray-$triple" target/release/warden-tray
 ui/node_modules/.bin/tauri build --config src-tauri/app/tauri.bundle.json --no-bundle --ci -- -p warden-app
 # The bundler ships the binary as built; its symbols and line tables are 4/5 of it.
 strip target/release/warden-app

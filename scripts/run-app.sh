@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up and runs MCP Warden: builds the web UI, the `warden` CLI and the tray app (release),
-# then starts the app. It hosts the supervisor, watches your IDEs' MCP configs (nothing is
+# Sets up and runs MCP Warden: builds the web UI, the `warden` CLI and the app (release), then
+# starts the app (its host, and the window). It hosts the supervisor, watches your IDEs' MCP configs (nothing is
 # changed until you wrap servers on the Clients page) and sits in the tray; closing the window
 # keeps it there, Quit in the tray menu ends it. Without a display it runs under Xvfb.
 # `scripts/demo.py` still shows the bridge alone in front of a real server.
@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 (cd ui && npm run --silent build)
-cargo build --release -p warden-cli -p warden-app -p warden-tray --locked
+cargo build --release -p warden-cli -p warden-app --locked
 app="$PWD/target/release/warden-app"
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   exec "$app" "$@"

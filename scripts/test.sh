@@ -13,12 +13,17 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== warden-core and the CLI never link a GUI stack, the tray never WebKit"
+echo "== warden-core and the CLI never link a GUI stack; the app is Tauri's, with its shell plugin"
 if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -qE '^(tauri|wry|webkit2gtk|gtk) '; then
   echo "warden-core or warden-cli depends on a GUI stack" >&2; exit 1
 fi
-if cargo tree -p warden-tray -e normal --prefix none | grep -qE '^(tauri|wry|webkit2gtk|javascriptcore-rs) '; then
-  echo "warden-tray depends on tauri or WebKit" >&2; exit 1
+app_deps=$(cargo tree -p warden-app -e normal --prefix none)
+for dep in tauri tauri-plugin-shell; do
+  grep -q "^$dep v" <<<"$app_deps" || { echo "warden-app does not depend on $dep" >&2; exit 1; }
+done
+# tao, tray-icon and muda only through tauri (its runtime and menus), never directly.
+if cargo tree --workspace -e normal -i tao -i tray-icon -i muda --depth 1 --prefix none 2>/dev/null | grep -qE '^warden-'; then
+  echo "a workspace package depends on tao, tray-icon or muda directly (use tauri's tray and menu)" >&2; exit 1
 fi
 echo "== cargo test"
 # The rg-server parity test compares with the real mcp-ripgrep.
@@ -28,7 +33,7 @@ cargo test -p warden-cli --bench bridge --locked
 echo "== fuzzing, short CI profile (docs/FUZZING.md)"
 scripts/fuzz.sh --ci
 echo "== end-to-end tests (real servers, Python SDK client)"
-cargo build -p warden-cli -p warden-app -p warden-tray --locked
+cargo build -p warden-cli -p warden-app --locked
 WARDEN_BIN="$PWD/target/debug/warden" .venv/bin/python -m pytest -q tests/e2e
 echo "== the app end to end (WebDriver under Xvfb; screenshots in target/ui-screenshots)"
 PATH="$HOME/.cargo/bin:$PATH" xvfb-run -a .venv/bin/python -m pytest -q tests/ui

@@ -1,10 +1,11 @@
-"""The real tray app, end to end: warden-app (the window) under Xvfb, driven through
-tauri-driver and WebKitWebDriver, with the tray process (warden-tray) it starts, a temporary
-HOME holding an IDE config and real bridges in front of the fake server, used by the real
-Python MCP SDK client.
+"""The real tray app, end to end, under Xvfb: `warden-app` started as from the desktop entry
+becomes the host (supervisor, tray) and starts the window, a second `warden-app --window`
+process, through tauri-plugin-shell; tauri-driver and WebKitWebDriver drive that window (it
+inherits their inspector address). A temporary HOME holds an IDE config, and real bridges in
+front of the fake server are used by the real Python MCP SDK client.
 
 Run (scripts/test.sh does): xvfb-run -a .venv/bin/python -m pytest -q tests/ui
-Needs: target/debug/{warden-app,warden-tray,warden,mcp-fake-server}, tauri-driver on PATH (or
+Needs: target/debug/{warden-app,warden,mcp-fake-server}, tauri-driver on PATH (or
 TAURI_DRIVER), WebKitWebDriver (Debian: webkit2gtk-driver). Screenshots of every page go to
 target/ui-screenshots/.
 """
@@ -220,7 +221,6 @@ def ours(state_dir: Path) -> list[int]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Iterator[World]:
     app = need(TARGET / "warden-app", "build it: cargo build -p warden-app")
-    need(TARGET / "warden-tray", "build it: cargo build -p warden-tray")
     need(TARGET / "warden", "build it: cargo build -p warden-cli")
     need(TARGET / "mcp-fake-server", "build it: cargo build -p warden-cli")
     driver_bin = os.environ.get("TAURI_DRIVER") or shutil.which("tauri-driver")
@@ -274,7 +274,10 @@ def world(tmp_path_factory) -> Iterator[World]:
     )
     opts = ArgOptions()
     opts.set_capability("browserName", "wry")
-    opts.set_capability("tauri:options", {"application": str(app)})
+    # WebKitWebDriver's "browser" is a stand-in for the desktop session (desktop_session.py),
+    # which runs `warden-app` as the menu entry does: the host, which starts the window.
+    session = Path(__file__).with_name("desktop_session.py")
+    opts.set_capability("tauri:options", {"application": sys.executable, "args": [str(session), str(app)]})
     driver = None
     try:
         deadline = time.monotonic() + 30
@@ -304,9 +307,12 @@ def world(tmp_path_factory) -> Iterator[World]:
         for p in keychain:
             p.kill()
             p.wait()
-        # The tray outlives the window by design: quit it (SIGTERM, as at logout).
+        # The host outlives the window by design: quit it (SIGTERM, as at logout), and end the
+        # stand-in for the desktop session.
+        for pid in hosts(root / "state"):
+            os.kill(pid, signal.SIGTERM)
         for pid in ours(root / "state"):
-            if exe_name(pid) == "warden-tray":
+            if str(session) in cmdline(pid):
                 os.kill(pid, signal.SIGTERM)
         # The app's WebKit helpers end once they notice the app is gone.
         deadline = time.monotonic() + 15
@@ -360,21 +366,30 @@ def test_a_bridged_server_appears_healthy(world: World, client: Client) -> None:
     world.shot("sessions")
 
 
+def test_the_window_is_a_process_of_its_own_started_by_the_host_which_serves_the_socket(world: World) -> None:
+    """One program in two roles: the host, which the desktop entry started and which listens
+    on the control socket, and the window, its child, which holds the web view's WebKit
+    processes (the host holds none)."""
+    [host] = hosts(world.root / "state")
+    [window] = windows(world.root / "state")
+    assert (world.status()["supervisor"]["pid"], parent(window), {parent(p) for p in webkit(world.root / "state")}) == (host, host, {window})
+
+
 def test_the_window_process_maps_no_gl_driver(world: World) -> None:
-    """WebKit's DMA-BUF renderer is off (lib.rs, webkit_defaults), so the window's own
+    """WebKit's DMA-BUF renderer is off (window.rs, webkit_defaults), so the window's own
     process has no use for GL and does not load the driver (with Mesa, LLVM: about 50 MB);
     only its web process does."""
-    [window] = [p for p in ours(world.root / "state") if exe_name(p) == "warden-app"]
+    [window] = windows(world.root / "state")
     gl = {line.split()[-1] for line in Path(f"/proc/{window}/maps").read_text().splitlines()
           if any(k in line for k in ("libLLVM", "_dri.so", "libgallium"))}
     assert not gl, gl
 
 
-def test_the_tray_the_window_started_has_none_of_its_webkit_settings(world: World) -> None:
+def test_the_host_has_none_of_the_windows_webkit_settings(world: World) -> None:
     """What the window sets for its own WebKit reaches its web process, and stays there: the
-    tray it started (and what the tray opens or starts) does not inherit it."""
+    host (and what the host opens or starts) does not have it."""
     mine = ours(world.root / "state")
-    [tray_pid] = [p for p in mine if exe_name(p) == "warden-tray"]
+    [tray_pid] = hosts(world.root / "state")
     web = [p for p in mine if "WebKitWebProcess" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
     names = (b"WEBKIT_DISABLE_DMABUF_RENDERER=", b"WEBKIT_WEB_RENDER_DEVICE_FILE=", b"JSC_useJIT=")
     settings = lambda pid: sorted(v for v in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
@@ -384,7 +399,7 @@ def test_the_tray_the_window_started_has_none_of_its_webkit_settings(world: Worl
 
 
 def test_no_process_of_the_window_maps_writable_executable_memory(world: World) -> None:
-    """JavaScriptCore's JIT is off (lib.rs, webkit_defaults): on, it reserves 1 GiB of memory
+    """JavaScriptCore's JIT is off (window.rs, webkit_defaults): on, it reserves 1 GiB of memory
     that is writable and executable at once in the window and in each of its WebKit processes."""
     kinds = {"warden-app", "WebKitWebProcess", "WebKitNetworkProcess"}
     rwx = {}
@@ -652,6 +667,32 @@ def exe_name(pid: int) -> str:
         return ""
 
 
+def cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def hosts(state_dir: Path) -> list[int]:
+    """The running `warden-app` hosts of this test (the role without `--window`)."""
+    return [p for p in ours(state_dir) if exe_name(p) == "warden-app" and running(p) and "--window" not in cmdline(p)]
+
+
+def webkit(state_dir: Path) -> list[int]:
+    """The running WebKit web and network processes of this test (a window's)."""
+    return [p for p in ours(state_dir) if exe_name(p) in ("WebKitWebProcess", "WebKitNetworkProcess") and running(p)]
+
+
+def windows(state_dir: Path) -> list[int]:
+    """The running window processes of this test (`warden-app --window`)."""
+    return [p for p in ours(state_dir) if exe_name(p) == "warden-app" and running(p) and "--window" in cmdline(p)]
+
+
 def running(pid: int) -> bool:
     """Whether PID runs: a zombie (ended, not yet reaped by its parent) does not."""
     return proc_state(pid).split(" ", 1)[0] not in ("gone", "Z", "X")
@@ -700,72 +741,90 @@ def close_window_like_a_window_manager(title: str) -> None:
         d.close()
 
 
-def test_a_tray_that_dies_is_started_again_by_the_open_window(world: World) -> None:
+def test_a_host_that_dies_is_started_again_by_the_open_window(world: World) -> None:
     """SIGKILL, as a crash: the socket stays behind (a Quit removes it, and the window closes
-    with the tray), so the open window starts a new tray and follows it."""
-    mine = ours(world.root / "state")
-    [window] = [p for p in mine if exe_name(p) == "warden-app"]
-    [dead] = [p for p in mine if exe_name(p) == "warden-tray"]
+    with the host), so the open window starts a new host (`warden-app --hidden`) and follows it."""
+    [window] = windows(world.root / "state")
+    [dead] = hosts(world.root / "state")
     os.kill(dead, signal.SIGKILL)
 
-    def new_tray_answers() -> bool:
-        if not any(exe_name(p) == "warden-tray" and p != dead and running(p) for p in ours(world.root / "state")):
+    def new_host_answers() -> bool:
+        if not any(p != dead for p in hosts(world.root / "state")):
             return False
         out = subprocess.run([str(TARGET / "warden"), "status", "--json"], env=world.env,
                              capture_output=True, text=True, timeout=20)
         return out.returncode == 0 and any(s["name"] == "demo" for s in json.loads(out.stdout)["servers"])
 
-    world.wait("a new tray whose supervisor knows demo", new_tray_answers)
-    assert running(window), "the window stays open on the new tray"
+    world.wait("a new host whose supervisor knows demo", new_host_answers)
+    assert running(window), "the window stays open on the new host"
 
 
-def test_a_tray_that_keeps_dying_is_given_up_with_a_reason(world: World) -> None:
-    """The window starts a dying tray again a few times only (3 since its last minute of
-    events); after that it stays open and says why, instead of vanishing. Each tray is killed
-    once its supervisor answers, as a tray that dies in use. A tray started by hand then
-    serves again, for the last test."""
-    [window] = [p for p in ours(world.root / "state") if exe_name(p) == "warden-app"]
+def test_a_host_that_keeps_dying_is_given_up_with_a_reason(world: World) -> None:
+    """The window starts a dying host again a few times only (3 since its last minute of
+    events); after that it stays open and says why, instead of vanishing. Each host is killed
+    once its supervisor answers, as a host that dies in use. A host started by hand (as at
+    login) then serves again, for the last tests."""
+    [window] = windows(world.root / "state")
     banner = lambda: world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="supervisor-error"]')
     answers = lambda: subprocess.run([str(TARGET / "warden"), "status", "--json"], env=world.env,
                                      capture_output=True, timeout=20).returncode == 0
     killed: set[int] = set()
     for _ in range(5):
-        trays = [p for p in ours(world.root / "state") if exe_name(p) == "warden-tray" and running(p)]
-        if banner() or not trays:
+        alive = hosts(world.root / "state")
+        if banner() or not alive:
             break
-        for t in trays:
-            os.kill(t, signal.SIGKILL)
-        killed.update(trays)
-        world.wait("a new tray that answers, or the window giving up", lambda: banner() or (any(
-            exe_name(p) == "warden-tray" and p not in killed and running(p)
-            for p in ours(world.root / "state")) and answers()))
+        for h in alive:
+            os.kill(h, signal.SIGKILL)
+        killed.update(alive)
+        world.wait("a new host that answers, or the window giving up", lambda: banner() or (any(
+            p not in killed for p in hosts(world.root / "state")) and answers()))
     text = world.find("supervisor-error").text
     assert "without quitting" in text and running(window), (text, proc_state(window))
-    subprocess.Popen([str(TARGET / "warden-tray")], env=world.env, stdin=subprocess.DEVNULL)
-    world.wait("a tray started by hand answers", answers)
+    subprocess.Popen([str(TARGET / "warden-app"), "--hidden"], env=world.env, stdin=subprocess.DEVNULL)
+    world.wait("a host started by hand answers", answers)
 
 
-def test_closing_the_window_keeps_warden_in_the_tray(world: World) -> None:
-    """Last: the WebDriver session has no window afterwards. The window's process and its
-    WebKit processes end; the tray and its supervisor stay, and quit on SIGTERM (as at
-    logout), removing the socket."""
+def test_closing_the_window_leaves_the_host_at_rest_without_webkit(world: World) -> None:
+    """The WebDriver session has no window afterwards. The window's process and its WebKit
+    processes end; the host and its supervisor stay, with no WebKit process: Warden at rest."""
     mine = ours(world.root / "state")
-    window = [p for p in mine if exe_name(p) == "warden-app"]
-    tray_pids = [p for p in mine if exe_name(p) == "warden-tray"]
-    assert (len(window), len(tray_pids)) == (1, 1), {p: proc_state(p) for p in mine}
-    webkit = [p for p in mine if "WebKitWebProcess" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
-    assert webkit, "the open window has a WebKit web process"
+    window, host = windows(world.root / "state"), hosts(world.root / "state")
+    assert (len(window), len(host)) == (1, 1), {p: proc_state(p) for p in mine}
+    helpers = webkit(world.root / "state")
+    assert helpers, "the open window has WebKit processes"
     close_window_like_a_window_manager(TITLE)
     deadline = time.monotonic() + 30
-    while any(running(p) for p in [*webkit, *window]) and time.monotonic() < deadline:
+    while any(running(p) for p in [*helpers, *window]) and time.monotonic() < deadline:
         time.sleep(0.2)
-    left = {p: proc_state(p) for p in [*webkit, *window] if running(p)}
+    left = {p: proc_state(p) for p in [*helpers, *window] if running(p)}
     assert not left, f"the window's processes end with it: {left}"
     status = world.status()
-    assert any(s["name"] == "demo" for s in status["servers"]), "the tray's supervisor still answers"
-    os.kill(tray_pids[0], signal.SIGTERM)
-    deadline = time.monotonic() + 15
-    while running(tray_pids[0]) and time.monotonic() < deadline:
+    assert any(s["name"] == "demo" for s in status["servers"]), "the host's supervisor still answers"
+    at_rest = (hosts(world.root / "state"), windows(world.root / "state"), webkit(world.root / "state"))
+    assert at_rest == (host, [], []), "at rest, the host alone runs"
+
+
+def test_a_second_start_opens_the_window_and_a_killed_window_leaves_the_host_serving(world: World) -> None:
+    """`warden-app` again (the desktop entry) while the host runs: it hands over to the host
+    (tauri-plugin-single-instance) and ends; the host starts a window. A window killed (a web
+    view crash) takes nothing else down; the host quits on SIGTERM (as at logout), removing
+    its socket."""
+    [host] = hosts(world.root / "state")
+    second = subprocess.run([str(TARGET / "warden-app")], env=world.env, capture_output=True, timeout=30)
+    assert second.returncode == 0, second
+    world.wait("the host started a window", lambda: len(windows(world.root / "state")) == 1)
+    [window] = windows(world.root / "state")
+    assert parent(window) == host
+    os.kill(window, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while (windows(world.root / "state") or webkit(world.root / "state")) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not running(tray_pids[0]), proc_state(tray_pids[0])
-    assert not Path(world.env["WARDEN_SOCKET"]).exists(), "the tray's supervisor removed its socket"
+    at_rest = (hosts(world.root / "state"), windows(world.root / "state"), webkit(world.root / "state"))
+    assert at_rest == ([host], [], []), "no window, no WebKit"
+    assert any(s["name"] == "demo" for s in world.status()["servers"]), "the supervisor still answers"
+    os.kill(host, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while running(host) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not running(host), proc_state(host)
+    assert not Path(world.env["WARDEN_SOCKET"]).exists(), "the host's supervisor removed its socket"

@@ -1,20 +1,22 @@
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+use warden_app::Role;
+
 fn main() {
-    // The start-at-login entry of earlier versions: the tray, with no WebKit in it.
-    if std::env::args()
-        .skip(1)
-        .any(|a| a == warden_app::HIDDEN_ARG)
-    {
-        warden_app::become_tray();
-    }
+    let role = warden_app::role(std::env::args_os());
     // SAFETY: the first thing the process does, while it has one thread.
     #[cfg(target_os = "linux")]
     #[allow(unsafe_code)]
     unsafe {
         warden_core::desktop::keep_gtk_off_gl();
-        warden_app::webkit_defaults();
+        if role == Role::Window {
+            warden_app::window::webkit_defaults();
+        }
     }
-    warden_app::run();
+    warden_app::init_logging();
+    match role {
+        Role::Host { hidden } => warden_app::host::run(hidden),
+        Role::Window => warden_app::window::run(),
+    }
 }

@@ -1,23 +1,20 @@
-//! `warden-tray`, MCP Warden at rest: it hosts the supervisor (the library `warden daemon`
-//! hosts) on the control socket, draws the tray, and notifies. It never links WebKit: the
-//! window is a process of its own (`warden-app`), started from the tray's menu and gone when
-//! closed, so Warden at rest costs what a tray costs.
+//! The host, MCP Warden at rest (`warden-app --hidden`, what the start-at-login entry runs;
+//! also a plain `warden-app` when none runs): a Tauri app with no window. It hosts the
+//! supervisor (the library `warden daemon` hosts) on the control socket, draws Tauri's tray,
+//! notifies, and starts the window, a process of its own, through `tauri-plugin-shell`. It
+//! never creates a web view, so no WebKit process runs while the window is closed.
 //!
 //! - The supervisor answers the window's requests on the socket, the desktop app's own too
-//!   ([`Request::App`](warden_core::supervisor::api::Request::App), served by [`TrayHost`]),
+//!   ([`Request::App`](warden_core::supervisor::api::Request::App), served by [`HostSide`]),
 //!   and streams its events; the tray's state goes out as `ApiEvent::App`.
 //! - The tray ([`menu`]) shows the worst health and a menu that calls the same API.
 //! - At start, [`sidecar`] checks the bundled `warden` CLI the wrapped IDE entries run; a
 //!   problem shows in the tray and the window.
 //! - It quits from its menu, the window's Quit, SIGTERM or Ctrl-C: the supervisor stops and
-//!   removes its socket. One tray runs per socket (a lock beside it); a tray that cannot start
-//!   (the socket's directory is not private, or `warden daemon` holds the socket) notifies and
-//!   exits.
-
-#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
-
-mod menu;
-mod sidecar;
+//!   removes its socket (and so the window closes). One host runs: a second `warden-app` hands
+//!   its arguments to the running one (`tauri-plugin-single-instance`), which opens or focuses
+//!   the window; one per socket, too (a lock beside it). A host that cannot start (the socket's
+//!   directory is not private, or `warden daemon` holds the socket) notifies and exits.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -25,37 +22,31 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use tao::event::{Event, StartCause};
-use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
+use tauri::tray::TrayIcon;
+use tauri::{AppHandle, Manager, RunEvent};
+use tauri_plugin_autostart::{MacosLauncher, ManagerExt as _};
+use tauri_plugin_notification::NotificationExt as _;
+use tauri_plugin_opener::OpenerExt as _;
+use tauri_plugin_shell::ShellExt as _;
+use tauri_plugin_shell::process::{CommandChild, CommandEvent};
 use tokio::sync::Notify;
-use tray_icon::menu::MenuEvent;
 use warden_core::desktop::{
     self as commands, AppEvent, AppRequest, AppResponse, AppState, Host, Notification, OpenTarget,
-    beside_me,
 };
 use warden_core::supervisor::api::{ApiEvent, ClientChangeKind, Health, Request, Response};
 use warden_core::supervisor::{self, Options, Supervisor};
 
-use menu::MenuId;
+use crate::menu::{self, MenuId};
+use crate::{HIDDEN_ARG, SHOW_LINE, WINDOW_ARG, sidecar};
 
-/// The window's program, beside this one.
-const WINDOW: &str = "warden-app";
-/// The start-at-login entry's name (the one the Tauri app used, so it is replaced, not doubled).
-const APP_NAME: &str = "MCP Warden";
 const NOTIFICATIONS_KEPT: usize = 20;
-/// How long a tray waits for the lock another tray holds (a quitting tray exits within 3 s).
+/// How long a host waits for the lock another host holds (a quitting one exits within 3 s).
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
-/// What the event loop's thread is asked to do.
-enum UiEvent {
-    Draw(menu::Model),
-    Quit,
-}
-
-struct Tray {
+pub struct Tray {
+    app: AppHandle,
     sup: Arc<Supervisor>,
-    ui: Mutex<EventLoopProxy<UiEvent>>,
-    rt: tokio::runtime::Handle,
+    icon: Mutex<Option<TrayIcon>>,
     /// What is wrong with the `warden` CLI the wrapped IDE entries run (see [`sidecar`]).
     sidecar_error: Mutex<Option<String>>,
     notifications: Mutex<VecDeque<Notification>>,
@@ -65,6 +56,8 @@ struct Tray {
     awaiting_stale: AtomicBool,
     /// Held while the tray is recomputed, so an older model never replaces a newer one.
     refreshing: tokio::sync::Mutex<()>,
+    /// The window's process, while it runs.
+    window: Mutex<Option<CommandChild>>,
     quitting: AtomicBool,
     stop: Notify,
     stopped: Notify,
@@ -80,7 +73,7 @@ impl Tray {
         AppState {
             tray: model.health,
             tooltip: model.tooltip,
-            // A tray whose supervisor cannot listen exits (see `run`).
+            // A host whose supervisor cannot listen exits (see `start`).
             supervisor_error: None,
             sidecar_error: lock(&self.sidecar_error).clone(),
             notifications: lock(&self.notifications).iter().cloned().collect(),
@@ -88,8 +81,13 @@ impl Tray {
         }
     }
 
-    fn ui(&self, event: UiEvent) {
-        let _ = lock(&self.ui).send_event(event);
+    fn draw(&self, model: &menu::Model) {
+        let icon = lock(&self.icon).clone();
+        if let Some(icon) = icon
+            && let Err(e) = menu::draw(&icon, model)
+        {
+            tracing::warn!("cannot update the tray: {e}");
+        }
     }
 
     /// Tells the window (when open) the tray's state.
@@ -98,9 +96,7 @@ impl Tray {
     }
 
     fn notify(&self, title: String, body: String) {
-        let (t, b) = (title.clone(), body.clone());
-        // A D-Bus round trip on Linux: off the async threads.
-        self.rt.spawn_blocking(move || show_notification(&t, &b));
+        show_notification(&self.app, &title, &body);
         {
             let mut notes = lock(&self.notifications);
             notes.push_back(Notification {
@@ -149,7 +145,7 @@ impl Tray {
             changed
         };
         if changed {
-            self.ui(UiEvent::Draw(model));
+            self.draw(&model);
             self.publish();
         }
     }
@@ -192,36 +188,79 @@ impl Tray {
         }
     }
 
-    /// Stops the supervisor (it removes its socket) and exits.
+    /// Stops the supervisor (it removes its socket, which closes the window) and exits.
     fn quit(self: &Arc<Self>) {
         if self.quitting.swap(true, Ordering::SeqCst) {
             return;
         }
         let tray = Arc::clone(self);
-        self.rt.spawn(async move {
+        tauri::async_runtime::spawn(async move {
             let stopped = tray.stopped.notified();
             tray.stop.notify_one();
             let _ = tokio::time::timeout(Duration::from_secs(3), stopped).await;
-            tray.ui(UiEvent::Quit);
+            tray.app.exit(0);
         });
     }
 
-    /// Starts the window's process (it shows the running one when there is one), and reaps it.
-    fn show_window(self: &Arc<Self>) {
-        let program = beside_me(WINDOW);
-        let mut command = tokio::process::Command::new(&program);
-        command.stdin(std::process::Stdio::null());
-        let _guard = self.rt.enter();
-        match command.spawn() {
-            Ok(mut child) => {
-                self.rt.spawn(async move {
-                    let _ = child.wait().await;
-                });
+    /// Focuses the window when it runs (a line on its stdin), else starts its process: this
+    /// executable with [`WINDOW_ARG`], through the shell plugin. Its output goes to the log.
+    pub fn show_window(self: &Arc<Self>) {
+        let mut window = lock(&self.window);
+        if let Some(child) = window.as_mut() {
+            match child.write(SHOW_LINE.as_bytes()) {
+                Ok(()) => return,
+                Err(e) => tracing::info!("the window does not listen ({e}): starting another"),
+            }
+        }
+        let spawned = std::env::current_exe()
+            .map_err(|e| e.to_string())
+            .and_then(|me| {
+                self.app
+                    .shell()
+                    .command(me)
+                    .arg(WINDOW_ARG)
+                    .spawn()
+                    .map_err(|e| e.to_string())
+            });
+        match spawned {
+            Ok((events, child)) => {
+                let pid = child.pid();
+                *window = Some(child);
+                tauri::async_runtime::spawn(Arc::clone(self).window_output(events, pid));
             }
             Err(e) => {
+                drop(window);
                 let title = "Opening Warden's window failed".to_owned();
-                self.notify(title, format!("cannot run {}: {e}", program.display()));
+                self.notify(title, format!("cannot start the window's process: {e}"));
             }
+        }
+    }
+
+    /// Logs what the window's process `pid` writes, and forgets it when it ends.
+    async fn window_output(
+        self: Arc<Self>,
+        mut events: tauri::async_runtime::Receiver<CommandEvent>,
+        pid: u32,
+    ) {
+        while let Some(event) = events.recv().await {
+            match event {
+                CommandEvent::Stdout(line) | CommandEvent::Stderr(line) => {
+                    tracing::info!("window: {}", String::from_utf8_lossy(&line).trim_end());
+                }
+                CommandEvent::Terminated(end) => {
+                    tracing::info!(
+                        "the window ended (code {:?}, signal {:?})",
+                        end.code,
+                        end.signal
+                    );
+                }
+                CommandEvent::Error(e) => tracing::warn!("the window's output: {e}"),
+                _ => {}
+            }
+        }
+        let mut window = lock(&self.window);
+        if window.as_ref().is_some_and(|c| c.pid() == pid) {
+            *window = None;
         }
     }
 
@@ -254,7 +293,7 @@ impl Tray {
                     // The menu ticked its check item when it was clicked; the model did not
                     // change, so draw it again to untick it.
                     if let Some(model) = lock(&self.model).clone() {
-                        self.ui(UiEvent::Draw(model));
+                        self.draw(&model);
                     }
                 }
             }
@@ -265,10 +304,10 @@ impl Tray {
     /// autostart entry block, so they run off the async threads.
     async fn dispatch(self: &Arc<Self>, request: AppRequest) -> AppResponse {
         let tray = Arc::clone(self);
-        let answer = self
-            .rt
-            .spawn_blocking(move || commands::dispatch(&TrayHost(&tray), request))
-            .await;
+        let answer = tauri::async_runtime::spawn_blocking(move || {
+            commands::dispatch(&HostSide(&tray), request)
+        })
+        .await;
         answer.unwrap_or_else(|e| {
             AppResponse::Error(warden_core::supervisor::api::ApiError::new(
                 warden_core::supervisor::api::ErrorCode::Io,
@@ -278,13 +317,9 @@ impl Tray {
     }
 }
 
-fn show_notification(title: &str, body: &str) {
-    let shown = notify_rust::Notification::new()
-        .appname(APP_NAME)
-        .summary(title)
-        .body(body)
-        .auto_icon()
-        .show();
+/// A desktop notification (`tauri-plugin-notification`; shown off the calling thread).
+fn show_notification(app: &AppHandle, title: &str, body: &str) {
+    let shown = app.notification().builder().title(title).body(body).show();
     if let Err(e) = shown {
         tracing::warn!("cannot show a desktop notification: {e}");
     }
@@ -329,43 +364,34 @@ fn notification(event: &ApiEvent) -> Option<(String, String)> {
     }
 }
 
-struct TrayHost<'a>(&'a Arc<Tray>);
+/// The desktop side of [`AppRequest`]s: start at login (`tauri-plugin-autostart`), opening
+/// files (`tauri-plugin-opener`), quitting.
+struct HostSide<'a>(&'a Arc<Tray>);
 
-/// The start-at-login entry: this program. In an AppImage (whose files are mounted anew at
-/// each start), the AppImage with `--hidden`, which makes its window program exec the tray.
-fn autolaunch() -> Result<auto_launch::AutoLaunch, String> {
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut builder = auto_launch::AutoLaunchBuilder::new();
-    builder
-        .set_app_name(APP_NAME)
-        .set_app_path(&me.to_string_lossy())
-        .set_use_launch_agent(true);
-    if let Some(appimage) = std::env::var_os("APPIMAGE").filter(|p| !p.is_empty()) {
-        builder
-            .set_app_path(&appimage.to_string_lossy())
-            .set_args(&["--hidden"]);
-    }
-    builder.build().map_err(|e| e.to_string())
-}
-
-impl Host for TrayHost<'_> {
+impl Host for HostSide<'_> {
     fn state(&self) -> AppState {
         self.0.state()
     }
     fn autostart(&self) -> Result<bool, String> {
-        autolaunch()?.is_enabled().map_err(|e| e.to_string())
+        self.0
+            .app
+            .autolaunch()
+            .is_enabled()
+            .map_err(|e| e.to_string())
     }
     fn set_autostart(&self, on: bool) -> Result<(), String> {
-        let a = autolaunch()?;
+        let a = self.0.app.autolaunch();
         // auto-launch creates ~/.config/autostart, but not a missing ~/.config.
         #[cfg(target_os = "linux")]
-        if let Some(home) = std::env::var_os("HOME").filter(|_| on) {
-            let _ = std::fs::create_dir_all(Path::new(&home).join(".config/autostart"));
+        if let Some(dir) = autostart_dir().filter(|_| on) {
+            let _ = std::fs::create_dir_all(dir);
         }
         if on { a.enable() } else { a.disable() }.map_err(|e| e.to_string())
     }
     fn open(&self, path: &Path) -> Result<(), String> {
-        open::that_detached(path).map_err(|e| e.to_string())
+        let path = path.to_string_lossy();
+        let opened = self.0.app.opener().open_path(path, None::<&str>);
+        opened.map_err(|e| e.to_string())
     }
     fn quit(&self) {
         self.0.quit();
@@ -388,8 +414,41 @@ impl Host for TrayHost<'_> {
     }
 }
 
-/// The supervisor's options in the tray: the environment's paths, the IDE config watcher on,
-/// and the `warden` binary the wrapped entries run ([`sidecar::path`]).
+/// Where auto-launch writes the start-at-login entry on Linux.
+#[cfg(target_os = "linux")]
+fn autostart_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|home| Path::new(&home).join(".config/autostart"))
+}
+
+/// An entry that runs `warden-tray` (written by versions before the host was `warden-app`)
+/// is written anew, to run this program with [`HIDDEN_ARG`]. Until then it still works: the
+/// package links `warden-tray` to `warden-app`, which runs hidden under that name.
+#[cfg(target_os = "linux")]
+fn renew_old_autostart(app: &AppHandle) {
+    let entry = autostart_dir().map(|d| d.join(format!("{}.desktop", app.package_info().name)));
+    let Some(text) = entry.and_then(|e| std::fs::read_to_string(e).ok()) else {
+        return;
+    };
+    if runs_old_tray(&text)
+        && let Err(e) = app.autolaunch().enable()
+    {
+        tracing::warn!("cannot renew the start-at-login entry: {e}");
+    }
+}
+
+/// Whether a start-at-login entry's `Exec` runs the old tray program.
+fn runs_old_tray(desktop_entry: &str) -> bool {
+    desktop_entry.lines().any(|line| {
+        line.strip_prefix("Exec=")
+            .and_then(|exec| exec.split_whitespace().next())
+            .is_some_and(|program| crate::is_old_tray(program.as_ref()))
+    })
+}
+
+/// The supervisor's options in the host: the environment's paths, the IDE config watcher
+/// on, and the `warden` binary the wrapped entries run ([`sidecar::path`]).
 fn supervisor_options() -> Options {
     let mut opts = Options::from_env();
     opts.watch_clients = true;
@@ -416,17 +475,18 @@ async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-/// The lock one tray per socket holds for its life (`<socket>.tray.lock`, beside the socket
-/// in its private directory): `None` when another tray still holds it after [`LOCK_WAIT`]
-/// (one that is quitting lets go sooner; `waiting` is called each time it is still held). The
-/// kernel drops it when the process ends, however it ends.
-fn one_tray(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::File>, String> {
+/// The lock one host per socket holds for its life (`<socket>.tray.lock`, beside the socket
+/// in its private directory; the name earlier versions' tray used, so that one of them and
+/// this host never serve together): `None` when another host still holds it after
+/// [`LOCK_WAIT`] (one that is quitting lets go sooner; `waiting` is called each time it is
+/// still held). The kernel drops it when the process ends, however it ends.
+fn one_host(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::File>, String> {
     use rustix::fs::{Mode, OFlags};
     let mut path = socket.as_os_str().to_owned();
     path.push(".tray.lock");
     let path = PathBuf::from(path);
     // The socket's own rule (`bind`'s), checked before the lock is taken: another user must
-    // not be able to hold the lock, or plant a link in its place, and so keep this tray from
+    // not be able to hold the lock, or plant a link in its place, and so keep this host from
     // starting.
     let dir = path.parent().unwrap_or(Path::new("."));
     warden_core::control::socket::private_dir(dir).map_err(|e| e.to_string())?;
@@ -448,68 +508,88 @@ fn one_tray(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::
     }
 }
 
-fn main() {
-    // SAFETY: the first thing the process does, while it has one thread.
-    #[cfg(target_os = "linux")]
-    #[allow(unsafe_code)]
-    unsafe {
-        warden_core::desktop::keep_gtk_off_gl();
-    }
-    let filter = tracing_subscriber::EnvFilter::try_from_env("WARDEN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-    if let Err(e) = run() {
-        eprintln!("warden-tray: cannot start: {e}");
-        // Started at login or from the window, nobody reads its stderr. A notification
-        // service that does not answer must not hold the exit up.
-        let (shown, wait) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            show_notification("MCP Warden cannot start", &e);
-            let _ = shown.send(());
-        });
-        let _ = wait.recv_timeout(Duration::from_secs(2));
-        std::process::exit(1);
-    }
+/// Runs the host; `hidden`: in the tray only (at login), else the window opens too.
+pub fn run(hidden: bool) {
+    let built = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
+            // A second `warden-app`: open or focus the window, unless it was started hidden.
+            if !crate::hidden(argv.iter().map(String::as_str))
+                && let Some(tray) = app.try_state::<Arc<Tray>>()
+            {
+                tray.show_window();
+            }
+        }))
+        .plugin(tauri_plugin_shell::init())
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_autostart::init(
+            MacosLauncher::LaunchAgent,
+            Some(vec![HIDDEN_ARG]),
+        ))
+        .setup(move |app| {
+            // A tray app on macOS: a menu bar icon, with no Dock icon (the window, a process
+            // of its own, has one while it is open). Not built on this project's CI (Linux).
+            #[cfg(target_os = "macos")]
+            app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+            if let Err(e) = start(app.handle(), hidden) {
+                cannot_start(app.handle(), &e);
+            }
+            Ok(())
+        })
+        .build(crate::context());
+    let app = match built {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("warden-app: cannot start: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|_, event| {
+        // The host has no window whose closing could end it: only Quit (`exit`) does.
+        if let RunEvent::ExitRequested {
+            code: None, api, ..
+        } = event
+        {
+            api.prevent_exit();
+        }
+    });
 }
 
-fn run() -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+/// Says why the host cannot start, and exits.
+fn cannot_start(app: &AppHandle, e: &str) -> ! {
+    tracing::error!("cannot start: {e}");
+    show_notification(app, "MCP Warden cannot start", e);
+    // Started at login, nobody reads its stderr: give the notification (sent from another
+    // thread) a moment to be shown.
+    std::thread::sleep(Duration::from_secs(1));
+    std::process::exit(1);
+}
+
+/// Starts the supervisor, the tray and what follows them.
+fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
     let opts = supervisor_options();
-    let Some(_lock) = one_tray(&opts.socket, || {})? else {
-        tracing::warn!("a Warden tray already serves {}", opts.socket.display());
-        return Ok(());
+    let Some(held) = one_host(&opts.socket, || {})? else {
+        tracing::warn!("a Warden host already serves {}", opts.socket.display());
+        std::process::exit(0);
     };
+    // Held for the process's life.
+    std::mem::forget(held);
     let sup = Supervisor::new(opts).map_err(|e| e.to_string())?;
-    #[cfg_attr(not(target_os = "macos"), expect(unused_mut))]
-    let mut event_loop = EventLoopBuilder::<UiEvent>::with_user_event().build();
-    // A tray app on macOS: a menu bar icon, with no Dock icon and no app menu of its own
-    // (the window, a separate app, has those while it is open). Not built on this project's
-    // CI (Linux); the call is tao's, as documented for 0.35.
-    #[cfg(target_os = "macos")]
-    tao::platform::macos::EventLoopExtMacOS::set_activation_policy(
-        &mut event_loop,
-        tao::platform::macos::ActivationPolicy::Accessory,
-    );
     let tray = Arc::new(Tray {
+        app: app.clone(),
         sup: Arc::clone(&sup),
-        ui: Mutex::new(event_loop.create_proxy()),
-        rt: rt.handle().clone(),
+        icon: Mutex::new(None),
         sidecar_error: Mutex::new(None),
         notifications: Mutex::new(VecDeque::new()),
         model: Mutex::new(None),
         awaiting_stale: AtomicBool::new(true),
         refreshing: tokio::sync::Mutex::new(()),
+        window: Mutex::new(None),
         quitting: AtomicBool::new(false),
         stop: Notify::new(),
         stopped: Notify::new(),
     });
+    app.manage(Arc::clone(&tray));
     // Weak: the supervisor holds the handler, the tray the supervisor.
     let host: Weak<Tray> = Arc::downgrade(&tray);
     sup.serve_app(Arc::new(move |request| {
@@ -525,75 +605,52 @@ fn run() -> Result<(), String> {
     // and took in from the bridges' logs) is notified too.
     let events = sup.subscribe();
     let t = Arc::clone(&tray);
-    rt.spawn(async move {
+    tauri::async_runtime::spawn(async move {
         if let Err(e) = sup.run(t.stop.notified()).await {
-            // A tray without its supervisor serves nothing: say why, and go.
+            // A host without its supervisor serves nothing: say why, and go.
             let message = format!(
                 "the supervisor cannot listen on {}: {e}. Is `warden daemon` running? Stop it, then restart MCP Warden.",
                 sup.options().socket.display()
             );
-            tracing::error!("{message}");
-            let title = "MCP Warden cannot start its supervisor";
-            let _ = tokio::task::spawn_blocking(move || show_notification(title, &message)).await;
-            std::process::exit(1);
+            let app = t.app.clone();
+            let _ =
+                tauri::async_runtime::spawn_blocking(move || cannot_start(&app, &message)).await;
         }
         t.stopped.notify_waiters();
     });
-    rt.spawn(Arc::clone(&tray).follow(events));
+    tauri::async_runtime::spawn(Arc::clone(&tray).follow(events));
     let t = Arc::clone(&tray);
-    rt.spawn(async move {
+    tauri::async_runtime::spawn(async move {
         stop_signal().await;
         t.quit();
     });
     let t = Arc::clone(&tray);
-    rt.spawn(async move {
-        if let Err(error) = sidecar::check().await {
+    tauri::async_runtime::spawn(async move {
+        if let Err(error) = sidecar::check(&t.app).await {
             tracing::error!("{error}");
             *lock(&t.sidecar_error) = Some(error);
             t.refresh().await;
         }
     });
-    let t = Arc::clone(&tray);
-    MenuEvent::set_event_handler(Some(move |event: MenuEvent| {
-        if let Some(id) = MenuId::parse(event.id().as_ref()) {
-            t.rt.spawn(Arc::clone(&t).on_menu(id));
-        }
-    }));
-    let t = Arc::clone(&tray);
-    tray_icon::TrayIconEvent::set_event_handler(Some(move |event| {
-        // Not sent on Linux (the tray there is a menu only).
-        if let tray_icon::TrayIconEvent::Click {
-            button: tray_icon::MouseButton::Left,
-            button_state: tray_icon::MouseButtonState::Up,
-            ..
-        } = event
-        {
-            t.show_window();
-        }
-    }));
-    let mut icon = None;
-    event_loop.run(move |event, _, flow| {
-        *flow = ControlFlow::Wait;
-        match event {
-            // Created once the loop runs (macOS needs it so).
-            Event::NewEvents(StartCause::Init) => {
-                let model = lock(&tray.model).clone().unwrap_or_default();
-                match menu::build(&model) {
-                    Ok(built) => icon = Some(built),
-                    Err(e) => tracing::error!("cannot create the tray icon: {e}"),
-                }
-            }
-            Event::UserEvent(UiEvent::Draw(model)) => {
-                if let Some(icon) = &icon
-                    && let Err(e) = menu::draw(icon, &model)
-                {
-                    tracing::warn!("cannot update the tray: {e}");
-                }
-            }
-            Event::UserEvent(UiEvent::Quit) => *flow = ControlFlow::Exit,
-            _ => {}
-        }
-    })
+    let (on_menu, on_click) = (Arc::clone(&tray), Arc::clone(&tray));
+    let built = menu::build(
+        app,
+        &menu::Model::default(),
+        move |id| {
+            tauri::async_runtime::spawn(Arc::clone(&on_menu).on_menu(id));
+        },
+        move || on_click.show_window(),
+    );
+    match built {
+        Ok(icon) => *lock(&tray.icon) = Some(icon),
+        Err(e) => tracing::error!("cannot create the tray icon: {e}"),
+    }
+    #[cfg(target_os = "linux")]
+    renew_old_autostart(app);
+    if !hidden {
+        tray.show_window();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -603,12 +660,12 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     /// The lock is taken only in a directory the socket could be bound in: one other users
-    /// can write to could hold a tray back, so it is refused, saying what to do.
+    /// can write to could hold a host back, so it is refused, saying what to do.
     #[test]
     fn the_lock_is_refused_in_a_directory_open_to_others() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = one_tray(&dir.path().join("control.sock"), || {}).unwrap_err();
+        let e = one_host(&dir.path().join("control.sock"), || {}).unwrap_err();
         assert!(e.contains("chmod 700"), "{e}");
     }
 
@@ -619,31 +676,43 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let elsewhere = dir.path().join("elsewhere");
         std::os::unix::fs::symlink(&elsewhere, dir.path().join("control.sock.tray.lock")).unwrap();
-        let e = one_tray(&dir.path().join("control.sock"), || {}).unwrap_err();
+        let e = one_host(&dir.path().join("control.sock"), || {}).unwrap_err();
         assert!(e.contains("cannot open") && !elsewhere.exists(), "{e}");
     }
 
-    /// A tray started while another quits waits for its lock instead of giving up (and the
+    /// A host started while another quits waits for its lock instead of giving up (and the
     /// window for its supervisor).
     #[test]
     fn a_lock_let_go_within_the_wait_is_taken() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let socket = dir.path().join("control.sock");
-        let quitting = one_tray(&socket, || {}).unwrap().unwrap();
+        let quitting = one_host(&socket, || {}).unwrap().unwrap();
         let (waiting, waits) = std::sync::mpsc::channel();
         let next = std::thread::spawn({
             let socket = socket.clone();
             move || {
-                one_tray(&socket, || {
+                one_host(&socket, || {
                     let _ = waiting.send(());
                 })
                 .unwrap()
             }
         });
-        // Let go only once the other tray has found the lock held.
+        // Let go only once the other host has found the lock held.
         waits.recv().unwrap();
         drop(quitting);
         assert!(next.join().unwrap().is_some());
+    }
+
+    /// The entry earlier versions wrote (it runs the tray program) is recognised, so that it
+    /// is written anew; this version's entry is not.
+    #[test]
+    fn an_old_start_at_login_entry_is_recognised() {
+        let old = "[Desktop Entry]\nType=Application\nVersion=1.0\nName=MCP Warden\nComment=MCP Warden startup script\nExec=/usr/bin/warden-tray\nStartupNotify=false\nTerminal=false\n";
+        let new = old.replace(
+            "Exec=/usr/bin/warden-tray",
+            "Exec=/usr/bin/warden-app --hidden",
+        );
+        assert_eq!((runs_old_tray(old), runs_old_tray(&new)), (true, false));
     }
 }

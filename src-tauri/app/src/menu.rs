@@ -6,14 +6,16 @@
 //! uses.
 
 use serde_json::Value as Json;
-use tray_icon::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
-use tray_icon::{Icon, TrayIcon, TrayIconBuilder};
+use tauri::image::Image;
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
+use tauri::tray::{MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
+use tauri::{AppHandle, Runtime};
 use warden_core::desktop::{self as commands, TrayHealth};
 use warden_core::supervisor::api::{Health, LimitsReport, Request, Response, StatusReport};
 
 /// What a menu item does. Its menu id is [`MenuId::id`], read back by [`MenuId::parse`]:
 /// `<action>` for the fixed items, `<action>\u{1f}<server>` for a server's. Items that do
-/// nothing (a server's reason, "No servers yet", the sidecar's error) get muda's own ids.
+/// nothing (a server's reason, "No servers yet", the sidecar's error) get ids of Tauri's own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MenuId {
     Open,
@@ -168,111 +170,89 @@ fn icon_png(health: TrayHealth) -> &'static [u8] {
     }
 }
 
-fn icon(health: TrayHealth) -> Result<Icon, String> {
-    let (rgba, width, height) = decode_png(icon_png(health))?;
-    Icon::from_rgba(rgba, width, height).map_err(|e| e.to_string())
+fn icon(health: TrayHealth) -> tauri::Result<Image<'static>> {
+    Image::from_bytes(icon_png(health))
 }
 
-/// RGBA pixels of an 8-bit RGBA PNG (the tray icons are).
-fn decode_png(bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), String> {
-    let mut reader = png::Decoder::new(bytes)
-        .read_info()
-        .map_err(|e| e.to_string())?;
-    let mut rgba = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut rgba).map_err(|e| e.to_string())?;
-    if (info.color_type, info.bit_depth) != (png::ColorType::Rgba, png::BitDepth::Eight) {
-        return Err(format!(
-            "a tray icon is {:?} {:?}, not 8-bit RGBA",
-            info.color_type, info.bit_depth
-        ));
-    }
-    rgba.truncate(info.buffer_size());
-    Ok((rgba, info.width, info.height))
-}
-
-fn menu(model: &Model) -> Result<Menu, tray_icon::menu::Error> {
-    let menu = Menu::new();
+fn menu<R: Runtime>(app: &AppHandle<R>, model: &Model) -> tauri::Result<Menu<R>> {
+    let menu = Menu::new(app)?;
+    let text = |text: &str| MenuItem::new(app, text, false, None::<&str>);
+    let action = |id: MenuId, text: &str| MenuItem::with_id(app, id.id(), text, true, None::<&str>);
+    let switch = |id: MenuId, text: &str, on: bool| {
+        CheckMenuItem::with_id(app, id.id(), text, true, on, None::<&str>)
+    };
     if let Some(error) = &model.sidecar_error {
-        menu.append(&MenuItem::new(error, false, None))?;
-        menu.append(&PredefinedMenuItem::separator())?;
+        menu.append(&text(error)?)?;
+        menu.append(&PredefinedMenuItem::separator(app)?)?;
     }
     if model.servers.is_empty() {
-        menu.append(&MenuItem::new("No servers yet", false, None))?;
+        menu.append(&text("No servers yet")?)?;
     }
     for s in &model.servers {
         let name = || s.name.clone();
-        let sub = Submenu::new(format!("{} — {}", s.name, s.health.as_str()), true);
-        sub.append(&MenuItem::new(&s.reason, false, None))?;
-        sub.append(&PredefinedMenuItem::separator())?;
-        sub.append(&MenuItem::with_id(
-            MenuId::Restart(name()).id(),
-            "Restart",
-            true,
-            None,
-        ))?;
-        sub.append(&CheckMenuItem::with_id(
-            MenuId::Fallback(name()).id(),
+        let sub = Submenu::new(app, format!("{} — {}", s.name, s.health.as_str()), true)?;
+        sub.append(&text(&s.reason)?)?;
+        sub.append(&PredefinedMenuItem::separator(app)?)?;
+        sub.append(&action(MenuId::Restart(name()), "Restart")?)?;
+        sub.append(&switch(
+            MenuId::Fallback(name()),
             "Fallback to local ripgrep",
-            true,
             s.fallback,
-            None,
-        ))?;
-        sub.append(&CheckMenuItem::with_id(
-            MenuId::Debug(name()).id(),
-            "Debug logging",
-            true,
-            s.debug,
-            None,
-        ))?;
-        sub.append(&MenuItem::with_id(
-            MenuId::Log(name()).id(),
-            "Open log",
-            true,
-            None,
-        ))?;
+        )?)?;
+        sub.append(&switch(MenuId::Debug(name()), "Debug logging", s.debug)?)?;
+        sub.append(&action(MenuId::Log(name()), "Open log")?)?;
         menu.append(&sub)?;
     }
-    menu.append(&PredefinedMenuItem::separator())?;
+    menu.append(&PredefinedMenuItem::separator(app)?)?;
     if model.awaiting > 0 {
-        menu.append(&MenuItem::new(awaiting_text(model.awaiting), false, None))?;
+        menu.append(&text(&awaiting_text(model.awaiting))?)?;
     }
-    menu.append(&CheckMenuItem::with_id(
-        MenuId::AutoRewrite.id(),
+    menu.append(&switch(
+        MenuId::AutoRewrite,
         "Wrap new IDE servers automatically",
-        true,
         model.auto_rewrite,
-        None,
-    ))?;
-    menu.append(&MenuItem::with_id(
-        MenuId::Open.id(),
-        "Open Warden",
-        true,
-        None,
-    ))?;
-    menu.append(&MenuItem::with_id(MenuId::Quit.id(), "Quit", true, None))?;
+    )?)?;
+    menu.append(&action(MenuId::Open, "Open Warden")?)?;
+    menu.append(&action(MenuId::Quit, "Quit")?)?;
     Ok(menu)
 }
 
-/// Creates the tray icon, drawn as `model`.
-pub fn build(model: &Model) -> Result<TrayIcon, String> {
-    TrayIconBuilder::new()
-        .with_id("warden")
-        .with_icon(icon(model.health)?)
-        .with_tooltip(&model.tooltip)
-        .with_menu(Box::new(menu(model).map_err(|e| e.to_string())?))
-        .with_menu_on_left_click(false)
-        .build()
-        .map_err(|e| e.to_string())
+/// Creates the tray icon, drawn as `model`; its menu's clicks and (where the platform sends
+/// them: not Linux) a left click on the icon go to `on_menu` and `on_click`.
+pub fn build<R: Runtime>(
+    app: &AppHandle<R>,
+    model: &Model,
+    on_menu: impl Fn(MenuId) + Send + Sync + 'static,
+    on_click: impl Fn() + Send + Sync + 'static,
+) -> tauri::Result<TrayIcon<R>> {
+    TrayIconBuilder::with_id("warden")
+        .icon(icon(model.health)?)
+        .tooltip(&model.tooltip)
+        .menu(&menu(app, model)?)
+        .show_menu_on_left_click(false)
+        .on_menu_event(move |_, event| {
+            if let Some(id) = MenuId::parse(event.id().as_ref()) {
+                on_menu(id);
+            }
+        })
+        .on_tray_icon_event(move |_, event| {
+            if let TrayIconEvent::Click {
+                button: MouseButton::Left,
+                button_state: MouseButtonState::Up,
+                ..
+            } = event
+            {
+                on_click();
+            }
+        })
+        .build(app)
 }
 
 /// Draws `model`.
-pub fn draw(tray: &TrayIcon, model: &Model) -> Result<(), String> {
-    tray.set_icon(Some(icon(model.health)?))
-        .map_err(|e| e.to_string())?;
-    tray.set_tooltip(Some(&model.tooltip))
-        .map_err(|e| e.to_string())?;
-    tray.set_menu(Some(Box::new(menu(model).map_err(|e| e.to_string())?)));
-    Ok(())
+pub fn draw<R: Runtime>(tray: &TrayIcon<R>, model: &Model) -> tauri::Result<()> {
+    tray.set_icon(Some(icon(model.health)?))?;
+    tray.set_tooltip(Some(&model.tooltip))?;
+    tray.set_menu(Some(menu(tray.app_handle(), model)?))
 }
 
 /// The API request a menu item stands for (`None`: not an API call). The switches flip
@@ -474,9 +454,8 @@ mod tests {
             TrayHealth::Down,
             TrayHealth::Idle,
         ] {
-            let (rgba, width, height) = decode_png(icon_png(h)).unwrap();
-            assert_eq!((width, height, rgba.len()), (64, 64, 64 * 64 * 4));
-            assert!(icon(h).is_ok());
+            let icon = icon(h).unwrap();
+            assert_eq!((icon.width(), icon.height()), (64, 64));
         }
     }
 
