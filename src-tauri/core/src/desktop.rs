@@ -1,8 +1,8 @@
 //! What only the desktop app does ([`AppRequest`]: tray state, start at login, opening files,
-//! quitting), beside the supervisor's API. The tray process (`warden-tray`), which hosts the
+//! quitting), beside the supervisor's API. The app's host (`warden-app`), which hosts the
 //! supervisor, serves these as [`Request::App`](crate::supervisor::api::Request::App) on the
 //! control socket, and pushes its state as [`ApiEvent::App`](crate::supervisor::api::ApiEvent::App);
-//! the window (`warden-app`) forwards both to the UI. The TypeScript bindings in
+//! the window (`warden-app --window`) forwards both to the UI. The TypeScript bindings in
 //! ui/src/bindings/app.ts are generated from these declarations.
 //!
 //! The desktop side effects go through [`Host`], so the dispatch is tested without a display.

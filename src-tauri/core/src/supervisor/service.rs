@@ -106,7 +106,7 @@ pub struct Supervisor {
     pub(super) probing: std::sync::atomic::AtomicBool,
     /// Signalled when an IDE config changed or the probing switch moved.
     pub(super) ide_changed: tokio::sync::Notify,
-    /// Serves [`Request::App`](super::api::Request::App): set by the tray process.
+    /// Serves [`Request::App`](super::api::Request::App): set by the app's host.
     pub(super) app: std::sync::OnceLock<crate::desktop::AppHandler>,
 }
 

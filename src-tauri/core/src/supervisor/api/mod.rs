@@ -1,6 +1,6 @@
 //! The supervisor's one typed API: requests, responses and the event stream, declared once.
 //!
-//! The tray process (`warden-tray`) calls [`Supervisor::handle`](super::Supervisor::handle)
+//! The app's host (`warden-app`) calls [`Supervisor::handle`](super::Supervisor::handle)
 //! in-process and subscribes to [`ApiEvent`]s; it and `warden daemon` serve the same enums on the control socket
 //! as [`ApiMessage`] lines next to the bridges' [`Message`](crate::control::Message)s (each
 //! side ignores the `type`s it does not know, so the two share one socket and one framing).
@@ -138,7 +138,7 @@ pub enum Request {
     KeepUnwrapped { file: PathBuf, server: String },
     /// The switch of probing the IDE configs' servers before they are used.
     ProbeIde { on: bool },
-    /// What only the desktop app does, served by the tray process (`warden-tray`) that hosts
+    /// What only the desktop app does, served by the app's host (`warden-app`), which hosts
     /// the supervisor; `warden daemon` answers an `invalid` error.
     App { request: crate::desktop::AppRequest },
 }
@@ -238,7 +238,7 @@ pub enum ApiEvent {
     ConfigChanged {
         server: String,
     },
-    /// The desktop app's state changed (published by the tray process).
+    /// The desktop app's state changed (published by the app's host).
     App {
         event: crate::desktop::AppEvent,
     },
