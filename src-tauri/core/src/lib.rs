@@ -19,6 +19,7 @@ pub mod paths;
 pub mod pins;
 pub mod protocol;
 pub mod redact;
+pub mod registry;
 #[cfg(unix)]
 pub mod supervisor;
 
