@@ -1,6 +1,7 @@
-//! The files of `supervisor/` and `clients/` (and of their subdirectories) use only files
-//! listed before them, so no two import each other: the orders of docs/ARCHITECTURE.md. A
-//! new file goes into its list here. A `mod.rs` only declares and re-exports: no file uses it.
+//! The files of `supervisor/`, `clients/` and `registry/` (and of their subdirectories) use
+//! only files listed before them, so no two import each other: the orders of
+//! docs/ARCHITECTURE.md. A new file goes into its list here. A `mod.rs` only declares and
+//! re-exports: no file uses it.
 
 use std::path::Path;
 
@@ -18,6 +19,7 @@ const DIRS: &[(&str, &str)] = &[
          write ops watch",
     ),
     ("clients/edit", "classify splice driver wrap unwrap"),
+    ("registry", "types error version model args plan parse"),
 ];
 
 /// The code of a file: no comments, no inline modules (`tests`, per-OS ones).

@@ -1,14 +1,28 @@
-//! The official MCP Registry (API v0.1): its documents, read leniently where the schema is
-//! lenient (CONTRACT.md, "Installing from the MCP Registry").
+//! The official MCP Registry (API v0.1): its documents, and the exact local command line a
+//! server of it becomes in an IDE config (CONTRACT.md, "Installing from the MCP Registry").
 //!
-//! This file is only the front door; the modules import downwards, never in a circle.
+//! Pure: no HTTP, no files. [`parse_server`] and [`parse_list`] read what the registry (or
+//! `--file`) gives; [`plan`] turns a [`ServerJson`] into an [`InstallPlan`] (argv, environment,
+//! pinned package, warnings) or a [`RegistryError`] that says what to do; [`entry_name`] is
+//! the name of the IDE entry.
+//!
+//! This file is only the front door; the modules import downwards, never in a circle:
+//! types, error, version, model, args, plan, parse (checked by `layers.rs`).
 
+mod args;
 mod error;
+mod model;
 mod parse;
+mod plan;
 mod types;
+mod version;
 
 pub use error::{InputKind, InputRequest, PackageId, RegistryError, RemoteSummary};
+pub use model::{
+    InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
+};
 pub use parse::{OFFICIAL_URL, parse_list, parse_server};
+pub use plan::{entry_name, plan};
 pub use types::{
     Argument, ArgumentKind, Input, KeyValueInput, ListMetadata, OfficialMeta, Package,
     RegistryType, Remote, Repository, ResponseMeta, ServerJson, ServerList, ServerResponse,
