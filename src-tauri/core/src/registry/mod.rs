@@ -17,6 +17,9 @@ mod plan;
 mod types;
 mod version;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::{InputKind, InputRequest, PackageId, RegistryError, RemoteSummary};
 pub use model::{
     InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
