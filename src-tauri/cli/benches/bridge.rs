@@ -1299,7 +1299,7 @@ fn report(r: &Results, repo: &Path) -> String {
          into a temporary directory), so the bridge runs with default limits, writes its event \
          log there and finds no supervisor."
     );
-    // The tray app's own numbers, measured elsewhere, included as they are.
+    // The desktop app's own numbers, measured elsewhere, included as they are.
     let app_idle = repo.join("docs/bench/app-idle.md");
     if let Ok(text) = std::fs::read_to_string(&app_idle) {
         let _ = writeln!(
