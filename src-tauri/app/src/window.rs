@@ -562,7 +562,8 @@ mod tests {
         );
     }
 
-    /// The webview may listen to events, and nothing else: no program, no shell, no opener
+    /// The webview may listen to events, and nothing else: no `shell:` permission (the host
+    /// uses tauri-plugin-shell from Rust only), no opener, no other plugin's
     /// (docs/ARCHITECTURE.md says why); its two commands are the app's own.
     #[test]
     fn the_capabilities_allow_events_only() {
