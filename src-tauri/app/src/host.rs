@@ -510,7 +510,7 @@ fn one_host(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::
 
 /// Runs the host; `hidden`: in the tray only (at login), else the window opens too.
 pub fn run(hidden: bool) {
-    let built = tauri::Builder::default()
+    let builder = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
             // A second `warden-app`: open or focus the window, unless it was started hidden.
             if !crate::hidden(argv.iter().map(String::as_str))
@@ -535,15 +535,8 @@ pub fn run(hidden: bool) {
                 cannot_start(app.handle(), &e);
             }
             Ok(())
-        })
-        .build(crate::context());
-    let app = match built {
-        Ok(app) => app,
-        Err(e) => {
-            eprintln!("warden-app: cannot start: {e}");
-            std::process::exit(1);
-        }
-    };
+        });
+    let app = crate::build(builder);
     app.run(|_, event| {
         // The host has no window whose closing could end it: only Quit (`exit`) does.
         if let RunEvent::ExitRequested {

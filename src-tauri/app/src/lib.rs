@@ -67,9 +67,16 @@ pub(crate) fn is_old_tray(program: &Path) -> bool {
         .is_some_and(|name| name == OsStr::new(OLD_TRAY))
 }
 
-/// The app's Tauri context (tauri.conf.json, the UI's files), for either role.
-pub(crate) fn context() -> tauri::Context {
-    tauri::generate_context!()
+/// Builds the app of either role with its Tauri context (tauri.conf.json, the UI's files);
+/// says why and exits when it cannot.
+pub(crate) fn build(builder: tauri::Builder<tauri::Wry>) -> tauri::App {
+    match builder.build(tauri::generate_context!()) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("warden-app: cannot start: {e}");
+            std::process::exit(1);
+        }
+    }
 }
 
 /// Logs to stderr, filtered by `$WARDEN_LOG` (`warn` by default).

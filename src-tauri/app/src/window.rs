@@ -402,7 +402,7 @@ fn follow_stdin(app: AppHandle) {
 pub fn run() {
     let socket = warden_core::supervisor::Options::from_env().socket;
     let host = std::env::current_exe().unwrap_or_else(|_| beside_me("warden-app"));
-    let built = tauri::Builder::default()
+    let builder = tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![api, app])
         .manage(Link {
             socket: socket.clone(),
@@ -424,15 +424,8 @@ pub fn run() {
                 }
             });
             Ok(())
-        })
-        .build(crate::context());
-    let app = match built {
-        Ok(app) => app,
-        Err(e) => {
-            eprintln!("warden-app: cannot start: {e}");
-            std::process::exit(1);
-        }
-    };
+        });
+    let app = crate::build(builder);
     app.run(|_, _| {});
 }
 
