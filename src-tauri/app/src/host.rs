@@ -244,8 +244,9 @@ impl Tray {
     ) {
         while let Some(event) = events.recv().await {
             match event {
+                // What the window logs passed its own filter (`WARDEN_LOG`, as here).
                 CommandEvent::Stdout(line) | CommandEvent::Stderr(line) => {
-                    tracing::info!("window: {}", String::from_utf8_lossy(&line).trim_end());
+                    tracing::warn!("window: {}", String::from_utf8_lossy(&line).trim_end());
                 }
                 CommandEvent::Terminated(end) => {
                     tracing::info!(
