@@ -112,7 +112,7 @@ codes! {
         "The registry has no server of that name, or no such version of it. Names are the registry's full reverse-DNS names, such as `io.github.microsoft/playwright-mcp`, not the short entry name.",
         "Find the exact name with `warden registry search TERM`, and the versions with `warden registry show NAME`; leave out `--version` to get the latest.";
     RegistryUnreachable = "W-REGISTRY-UNREACHABLE",
-        "Warden could not get an answer from the registry: no network, the name does not resolve, the connection was refused or timed out (10 s), TLS failed, or the registry answered with a server error. The message names the URL.",
+        "Warden could not get an answer from the registry: no network, the name does not resolve, the connection was refused or timed out (10 s), TLS failed, or the registry answered with an HTTP error other than 404 (a server error, a rate limit, a refused request). The message names the URL and the status.",
         "Check the network connection and try again. To use another registry (a mirror or a company's subregistry), set `WARDEN_REGISTRY_URL` or `url` in the `[registry]` table of config.toml.";
 
     // The server could not be started (`spawn_failed`, the answer to the client's `initialize`).
