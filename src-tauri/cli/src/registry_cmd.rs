@@ -199,6 +199,35 @@ impl Registry {
             encode(version)
         )
     }
+
+    /// The versions the registry has of `name`, newest first (`GET .../versions`).
+    fn versions(&self, name: &str) -> Result<Vec<String>, Failure> {
+        let url = format!("{}/v0.1/servers/{}/versions", self.base, encode(name));
+        self.get(&url, |body| {
+            let list = registry::parse_list(body).map_err(|e| e.to_string())?;
+            Ok(list
+                .servers
+                .into_iter()
+                .filter(|s| status(s) != Some(&ServerStatus::Deleted))
+                .filter_map(|s| s.server.version)
+                .collect())
+        })
+    }
+}
+
+/// Versions for a person: the first few, then how many more.
+fn version_list(versions: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = versions
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if versions.len() > SHOWN {
+        let _ = write!(text, " and {} older", versions.len() - SHOWN);
+    }
+    text
 }
 
 /// `$WARDEN_REGISTRY_URL`, else `[registry] url` of config.toml, else the official registry.
@@ -399,11 +428,26 @@ fn deprecated(s: &ServerResponse) -> String {
 
 fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Result<(), Failure> {
     let url = r.versions_url(name, version.unwrap_or("latest"));
-    let (response, raw) = r.get(&url, |body| {
+    let found = r.get(&url, |body| {
         let response = registry::parse_server(body).map_err(|e| e.to_string())?;
         let raw: Value = serde_json::from_str(body).map_err(|e| e.to_string())?;
         Ok((response, raw))
-    })?;
+    });
+    let (response, raw) = match (found, version) {
+        // A version it does not have, of a server it has: say which it has.
+        (Err(mut f), Some(v)) if f.code == Code::RegistryNotFound => {
+            let versions = r.versions(name).map(|v| version_list(&v));
+            if let Some(versions) = versions.ok().filter(|v| !v.is_empty()) {
+                f.message = format!(
+                    "{name} has no version {v} in the registry; it has {versions}. Fix: pass one of those to --version, or leave --version out for the latest"
+                );
+            }
+            return Err(f);
+        }
+        (found, _) => found?,
+    };
+    // Only a list for the reader: without it the server is still shown.
+    let versions = r.versions(name).ok();
     let doc = &response.server;
     let entry = registry::entry_name(&doc.name, None);
     let plan = registry::plan(doc, &PlanOptions::default());
@@ -431,6 +475,7 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
             "server": raw.get("server").unwrap_or(&raw),
             "_meta": raw.get("_meta"),
             "entry_name": entry,
+            "versions": versions,
             "plan": plan,
             "refused": refused,
         }));
@@ -459,6 +504,9 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
     }
     if let Some(site) = &doc.website_url {
         println!("  website:     {site}");
+    }
+    if let Some(versions) = versions.as_deref().filter(|v| !v.is_empty()) {
+        println!("  versions:    {} (newest first)", version_list(versions));
     }
     if let Some(meta) = &response.meta.official {
         if let Some(at) = &meta.published_at {

@@ -168,6 +168,32 @@ fn an_unknown_name_is_w_registry_not_found() {
 }
 
 #[test]
+fn a_version_the_registry_lacks_is_not_found_naming_those_it_has() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let state = tempfile::tempdir().unwrap();
+    let run = warden_registry(
+        &registry.url,
+        state.path(),
+        &[
+            "show",
+            "io.github.microsoft/playwright-mcp",
+            "--version",
+            "9.9.9",
+        ],
+    );
+    assert!(!run.ok);
+    assert!(
+        run.stderr.contains("[W-REGISTRY-NOT-FOUND]")
+            && run.stderr.contains("no version 9.9.9")
+            && run.stderr.contains("it has 0.0.79"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn the_cache_answers_when_the_registry_is_gone_but_not_with_refresh() {
     let Some(registry) = fixture_registry() else {
         return;

@@ -158,8 +158,8 @@ pub fn wrapped(server_json: &str) -> Value {
 pub const PAGE_2_CURSOR: &str = "cursor=com.example%2Fmy-server%3A1.0.0";
 
 /// The fixtures as the v0.1 API: `GET /v0.1/servers` in two pages (the API's own example,
-/// then playwright-mcp, serena and the remote-only example), `versions/latest` and
-/// `versions/0.0.79` of playwright-mcp, and 404 for anything else. `None` (after
+/// then playwright-mcp, serena and the remote-only example), `versions` (one: 0.0.79),
+/// `versions/latest` and `versions/0.0.79` of playwright-mcp, and 404 for anything else. `None` (after
 /// [`cannot_run`]) without the fixtures.
 pub fn fixture_registry() -> Option<TestRegistry> {
     let page1 = registry_fixture("registry-list-response.example.json")?;
@@ -172,6 +172,7 @@ pub fn fixture_registry() -> Option<TestRegistry> {
     })
     .to_string();
     let one = playwright.to_string();
+    let versions = json!({"servers": [playwright], "metadata": {"count": 1}}).to_string();
     Some(TestRegistry::start(move |path| {
         let (route, query) = path.split_once('?').unwrap_or((path, ""));
         match route {
@@ -180,6 +181,9 @@ pub fn fixture_registry() -> Option<TestRegistry> {
             "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions/latest"
             | "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions/0.0.79" => {
                 Reply::Json(200, one.clone())
+            }
+            "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions" => {
+                Reply::Json(200, versions.clone())
             }
             _ => Reply::Json(
                 404,
