@@ -52,6 +52,18 @@ pub enum RegistryCommand {
     },
 }
 
+/// `println!` for text that holds what the registry sent: its control characters (terminal
+/// escape sequences) and bidirectional overrides are shown as `\u{FFFD}`, so a document cannot
+/// rewrite the terminal or disguise the command it shows.
+macro_rules! say {
+    () => {
+        println!()
+    };
+    ($($arg:tt)*) => {
+        println!("{}", printable(&format!($($arg)*)))
+    };
+}
+
 /// How long an answer of the registry is used again without asking.
 const CACHE_TTL: Duration = Duration::from_secs(600);
 /// The registry's largest page.
@@ -77,7 +89,7 @@ pub fn run(command: RegistryCommand) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("warden: {} [{}]", e.message, e.code.as_str());
+            eprintln!("warden: {} [{}]", printable(&e.message), e.code.as_str());
             ExitCode::FAILURE
         }
     }
@@ -365,7 +377,7 @@ fn search(r: &Registry, term: Option<&str>, limit: usize, as_json: bool) -> Resu
         return Ok(());
     }
     if found.is_empty() {
-        println!(
+        say!(
             "No server in {} matches{}.",
             r.base,
             term.map(|t| format!(" `{t}`")).unwrap_or_default()
@@ -387,17 +399,17 @@ fn search(r: &Registry, term: Option<&str>, limit: usize, as_json: bool) -> Resu
         } else {
             kinds.join(", ")
         };
-        println!(
+        say!(
             "{}  {}  [{kinds}]{}",
             doc.name,
             doc.version.as_deref().unwrap_or("?"),
             deprecated(s)
         );
         if !doc.description.trim().is_empty() {
-            println!("    {}", doc.description.trim());
+            say!("    {}", doc.description.trim());
         }
     }
-    println!(
+    say!(
         "\n{} server(s) from {}. `warden registry show NAME` shows one and the command Warden would run.",
         found.len(),
         r.base
@@ -481,43 +493,43 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
         }));
         return Ok(());
     }
-    println!(
+    say!(
         "{}  {}{}",
         doc.name,
         doc.version.as_deref().unwrap_or("(no version)"),
         deprecated(&response)
     );
     if let Some(title) = &doc.title {
-        println!("  title:       {title}");
+        say!("  title:       {title}");
     }
     if !doc.description.trim().is_empty() {
-        println!("  description: {}", doc.description.trim());
+        say!("  description: {}", doc.description.trim());
     }
-    println!(
+    say!(
         "  publisher:   {} (the namespace before the /)",
         doc.name
             .split_once('/')
             .map_or(doc.name.as_str(), |(ns, _)| ns)
     );
     if let Some(repo) = doc.repository.as_ref().and_then(|r| r.url.as_deref()) {
-        println!("  repository:  {repo}");
+        say!("  repository:  {repo}");
     }
     if let Some(site) = &doc.website_url {
-        println!("  website:     {site}");
+        say!("  website:     {site}");
     }
     if let Some(versions) = versions.as_deref().filter(|v| !v.is_empty()) {
-        println!("  versions:    {} (newest first)", version_list(versions));
+        say!("  versions:    {} (newest first)", version_list(versions));
     }
     if let Some(meta) = &response.meta.official {
         if let Some(at) = &meta.published_at {
-            println!(
+            say!(
                 "  published:   {at}{}",
                 if meta.is_latest { " (latest)" } else { "" }
             );
         }
     }
     for (i, p) in doc.packages.iter().enumerate() {
-        println!(
+        say!(
             "\npackage {i}: {} {}{}",
             p.registry_type,
             p.identifier,
@@ -530,9 +542,9 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
             .transport
             .as_ref()
             .map_or("(not given)", |t| t.kind.as_str());
-        println!("  transport: {transport}");
+        say!("  transport: {transport}");
         if let Some(hint) = &p.runtime_hint {
-            println!("  runtime hint: {hint}");
+            say!("  runtime hint: {hint}");
         }
         for v in &p.environment_variables {
             let mut flags = vec![if v.input.is_required {
@@ -550,19 +562,19 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
             if let Some(d) = &v.input.description {
                 let _ = write!(line, ": {}", d.trim());
             }
-            println!("{line}");
+            say!("{line}");
         }
     }
     for remote in &doc.remotes {
-        println!("\nremote: {} {}", remote.kind, remote.url);
+        say!("\nremote: {} {}", remote.kind, remote.url);
     }
-    println!();
+    say!();
     match plan {
         Ok(plan) => {
-            println!("Warden would install it as `{entry}`, running:");
-            println!("  {}", quote_argv(&plan.argv()));
+            say!("Warden would install it as `{entry}`, running:");
+            say!("  {}", quote_argv(&plan.argv()));
             for env in plan.env.iter().filter(|e| e.value.is_some()) {
-                println!(
+                say!(
                     "  with {}={}",
                     env.name,
                     if env.secret {
@@ -573,18 +585,32 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
                 );
             }
             for w in &plan.warnings {
-                println!("  warning: {}", w.message);
+                say!("  warning: {}", w.message);
             }
         }
         Err(e) => {
-            println!("Warden cannot install it as it is: {e}");
+            say!("Warden cannot install it as it is: {e}");
             if let Some(sketch) = sketch {
-                println!("\nGiven those values, it would run (as `{entry}`):");
-                println!("  {}", quote_argv(&sketch.argv()));
+                say!("\nGiven those values, it would run (as `{entry}`):");
+                say!("  {}", quote_argv(&sketch.argv()));
             }
         }
     }
     Ok(())
+}
+
+/// `text` without control characters (newlines and tabs kept) and bidirectional controls.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let bidi = matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+            if bidi || (c.is_control() && c != '\n' && c != '\t') {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// An argv as one line a person can read and paste (quoted only where needed).
@@ -619,6 +645,14 @@ mod tests {
             "io.github.microsoft%2Fplaywright-mcp"
         );
         assert_eq!(encode("a b:c~d"), "a%20b%3Ac~d");
+    }
+
+    #[test]
+    fn registry_text_cannot_drive_the_terminal() {
+        assert_eq!(
+            printable("a\x1b[2Jb\u{202E}c\nd"),
+            "a\u{FFFD}[2Jb\u{FFFD}c\nd"
+        );
     }
 
     #[test]
