@@ -216,3 +216,33 @@ fn the_cache_answers_when_the_registry_is_gone_but_not_with_refresh() {
         refreshed.stderr
     );
 }
+
+#[test]
+fn the_config_files_registry_url_is_used_without_the_environment_variable() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let state = tempfile::tempdir().unwrap();
+    let config = state.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[registry]\nurl = \"{}/\"\n", registry.url),
+    )
+    .unwrap();
+    let out = Command::new(WARDEN)
+        .args(["registry", "show", "io.github.microsoft/playwright-mcp"])
+        .env_remove("WARDEN_REGISTRY_URL")
+        .env("WARDEN_STATE_DIR", state.path())
+        .env("WARDEN_CONFIG", &config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        registry.requests()[0],
+        "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions/latest"
+    );
+}
