@@ -145,7 +145,7 @@ impl Registry {
             Failure::new(
                 Code::RegistryInvalid,
                 format!(
-                    "the MCP Registry's answer from {url} is not what its v0.1 API gives: {why}. Fix: try again with --refresh; if it persists, check that the registry URL ({}) is an MCP Registry's base URL, without /v0.1",
+                    "the MCP Registry's answer from {url} is not what its v0.1 API gives: {why}. Fix: try again (it was not cached); if it persists, check that the registry URL ({}) is an MCP Registry's base URL, without /v0.1",
                     self.base
                 ),
             )
@@ -289,6 +289,7 @@ fn cached(file: &Path, url: &str) -> Option<String> {
 /// Writes the cache file whole or not at all (a temporary file renamed over it).
 fn store(dir: &Path, file: &Path, url: &str, body: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    prune(dir);
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     writeln!(tmp, "{url}")?;
     tmp.write_all(body.as_bytes())?;
@@ -299,6 +300,25 @@ fn store(dir: &Path, file: &Path, url: &str, body: &str) -> std::io::Result<()> 
         .open(file)
         .and_then(|f| f.set_modified(SystemTime::now()));
     Ok(())
+}
+
+/// Removes answers past their time, so the folder holds only what the last minutes asked.
+fn prune(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > CACHE_TTL);
+        if stale && path.extension().is_some_and(|e| e == "json") {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// FNV-1a, 64 bits: a short stable file name for a URL (the file itself says which URL).
