@@ -22,6 +22,8 @@ triple=$(rustc -vV | sed -n 's/^host: //p')
 mkdir -p src-tauri/app/binaries
 # The release profile keeps line tables for profiling; the shipped CLI does not need them.
 strip -o "src-tauri/app/binaries/warden-$triple" target/release/warden
+# `warden registry` runs the registry's HTTP client from beside `warden` (kept out of it).
+strip -o "src-tauri/app/binaries/warden-registry-$triple" target/release/warden-registry
 echo "package: tauri build, strip, then bundle ($bundles)"
 rm -rf target/release/bundle
 # The app is built for size: whole-program LTO, one codegen unit, opt-level "s" (its own work

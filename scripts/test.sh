@@ -25,6 +25,17 @@ done
 if cargo tree --workspace -e normal -i tao -i tray-icon -i muda --depth 1 --prefix none 2>/dev/null | grep -qE '^warden-'; then
   echo "a workspace package depends on tao, tray-icon or muda directly (use tauri's tray and menu)" >&2; exit 1
 fi
+echo "== the HTTP client (ureq, rustls) is linked only into warden-registry, never into warden"
+# `warden` is the bridge IDEs start for every server: its start-up, RSS and size
+# (docs/BENCHMARKS.md) must not pay for HTTP and TLS. warden-registry does the registry's GETs.
+cargo build -p warden-cli --bin warden --bin warden-registry --locked
+target_dir="${CARGO_TARGET_DIR:-target}"
+if nm "$target_dir/debug/warden" | grep -qE 'ureq|rustls|webpki'; then
+  echo "warden links ureq/rustls: only src-tauri/cli/src/bin/warden-registry.rs may use them" >&2; exit 1
+fi
+nm "$target_dir/debug/warden-registry" | grep -q ureq || {
+  echo "warden-registry has no ureq symbols: the check above no longer looks at the right names" >&2; exit 1
+}
 echo "== cargo test"
 # The rg-server parity test compares with the real mcp-ripgrep.
 MCP_RIPGREP_BIN="$PWD/tests/e2e/node_modules/.bin/mcp-ripgrep" cargo test --workspace --locked

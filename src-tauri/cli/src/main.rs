@@ -1,6 +1,7 @@
 //! `warden`: the stdio bridge and command-line tools of MCP Warden.
 
 mod clients_cmd;
+mod registry_cmd;
 mod tools_cmd;
 
 #[cfg(unix)]
@@ -59,6 +60,14 @@ enum Command {
     Tools {
         #[command(subcommand)]
         command: tools_cmd::ToolsCommand,
+    },
+    /// The MCP Registry: search it, and see what installing a server would run.
+    ///
+    /// Base URL: $WARDEN_REGISTRY_URL, else `[registry] url` in config.toml, else the official
+    /// registry. Answers are cached for 10 minutes (`--refresh` asks again).
+    Registry {
+        #[command(subcommand)]
+        command: registry_cmd::RegistryCommand,
     },
     #[cfg(unix)]
     #[command(flatten)]
@@ -146,6 +155,7 @@ fn main() -> ExitCode {
         }
         Command::Clients { command } => clients_cmd::run(command),
         Command::Tools { command } => tools_cmd::run(command),
+        Command::Registry { command } => registry_cmd::run(command),
         #[cfg(unix)]
         Command::Supervisor(command) => supervisor_cmd::run(command),
     }

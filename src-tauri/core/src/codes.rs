@@ -104,6 +104,17 @@ codes! {
         "A bridge was told to read a value from the keychain (`--secret-env VAR`), but the keychain has no entry `mcp-warden` / `SERVER/VAR` (deleted, or the entry was copied to another machine or renamed). The server was not started.",
         "Store the value again (`secret-tool store --label=warden service mcp-warden username SERVER/VAR` on Linux), or put it back in the client's config entry in place of the placeholder and remove `--secret-env VAR` from its args.";
 
+    // The MCP Registry (`warden registry`, `warden install`); nothing is written in any of them.
+    RegistryInvalid = "W-REGISTRY-INVALID",
+        "The registry answered, but not with what its v0.1 API promises: the answer is not JSON, is cut short, or lacks the fields of a server document (a proxy's error page, a registry that speaks another API version, or a server that failed mid-answer). The message names the URL and what was wrong.",
+        "Try again with `--refresh` (a cut-short answer is not cached). If it persists, check that the registry URL (`WARDEN_REGISTRY_URL`, or `[registry] url` in config.toml) points at an MCP Registry's base URL, without `/v0.1`; report a bad document to the registry's maintainers.";
+    RegistryNotFound = "W-REGISTRY-NOT-FOUND",
+        "The registry has no server of that name, or no such version of it. Names are the registry's full reverse-DNS names, such as `io.github.microsoft/playwright-mcp`, not the short entry name.",
+        "Find the exact name with `warden registry search TERM`, and the versions with `warden registry show NAME`; leave out `--version` to get the latest.";
+    RegistryUnreachable = "W-REGISTRY-UNREACHABLE",
+        "Warden could not get an answer from the registry: no network, the name does not resolve, the connection was refused or timed out (10 s), TLS failed, or the registry answered with an HTTP error other than 404 (a server error, a rate limit, a refused request). The message names the URL and the status.",
+        "Check the network connection and try again. To use another registry (a mirror or a company's subregistry), set `WARDEN_REGISTRY_URL` or `url` in the `[registry]` table of config.toml.";
+
     // The server could not be started (`spawn_failed`, the answer to the client's `initialize`).
     SpawnCrashLoop = "W-SPAWN-CRASH-LOOP",
         "The server exited again right after each restart before it ever answered `initialize` (`circuit_failures` times), so Warden stopped restarting it.",

@@ -9,6 +9,7 @@ mod common;
 mod bridge;
 mod clients;
 mod control;
+mod registry;
 mod reload;
 mod resilience;
 mod rg_server;

@@ -193,6 +193,9 @@ pub struct Config {
     pub path: Option<PathBuf>,
     defaults: Layer,
     servers: BTreeMap<String, Layer>,
+    /// `[registry] url`: the MCP Registry `warden registry` and `warden install` read
+    /// (`$WARDEN_REGISTRY_URL` wins over it).
+    pub registry_url: Option<String>,
     /// Unknown keys and tables, with where they are: reported, never fatal.
     pub warnings: Vec<String>,
 }
@@ -203,6 +206,8 @@ struct RawFile {
     defaults: BTreeMap<String, Spanned<Value>>,
     #[serde(default)]
     servers: BTreeMap<String, BTreeMap<String, Spanned<Value>>>,
+    #[serde(default)]
+    registry: BTreeMap<String, Spanned<Value>>,
     #[serde(flatten)]
     other: BTreeMap<String, Value>,
 }
@@ -282,13 +287,27 @@ impl Config {
                 .into_iter()
                 .map(|(name, t)| (name, layer(t)))
                 .collect(),
+            registry_url: None,
             warnings: Vec::new(),
         };
         for key in raw.other.keys() {
             config.warnings.push(format!(
-                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME])",
+                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME], [registry])",
                 path.display()
             ));
+        }
+        for (key, value) in raw.registry {
+            let origin = Origin::File {
+                path: path.to_owned(),
+                line: line_of(value.span()),
+            };
+            if key == "url" {
+                config.registry_url = Some(registry_url(value.get_ref(), origin)?);
+            } else {
+                config.warnings.push(format!(
+                    "{origin}: unknown key `registry.{key}` ignored (known: url)"
+                ));
+            }
         }
         let mut scratch = Limits::default();
         let layers = std::iter::once(("defaults".to_owned(), &config.defaults)).chain(
@@ -349,8 +368,42 @@ impl Config {
 
 /// The error for a file that is TOML but where `[defaults]`, `[servers]` or a
 /// `[servers.NAME]` is not a table (fuzzing found these reported as syntax errors).
+/// `[registry] url`: an http(s) URL, the registry's base without `/v0.1`.
+fn registry_url(value: &Value, origin: Origin) -> Result<String, ConfigError> {
+    let problem = match value.as_str().map(str::trim) {
+        Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+            return Ok(url.trim_end_matches('/').to_owned());
+        }
+        Some(url) => format!("= {url:?} is not an http(s) URL"),
+        None => format!("must be a URL string, not {}", value.type_str()),
+    };
+    Err(ConfigError::Invalid {
+        origin,
+        key: "registry.url".to_owned(),
+        problem,
+        fix: format!(
+            "write the registry's base URL, e.g. url = \"{}\" (https; http only for localhost)",
+            crate::registry::OFFICIAL_URL
+        ),
+    })
+}
+
 fn shape_error(table: &toml::Table, path: &Path, line: usize) -> ConfigError {
     let not_table = |v: &Value| !v.is_table();
+    if let Some(v) = table.get("registry").filter(|v| not_table(v)) {
+        return ConfigError::Invalid {
+            origin: Origin::File {
+                path: path.to_owned(),
+                line,
+            },
+            key: "registry".to_owned(),
+            problem: format!("must be a table, not {}", v.type_str()),
+            fix: format!(
+                "write [registry] then url = \"{}\" on the next line",
+                crate::registry::OFFICIAL_URL
+            ),
+        };
+    }
     let (key, value) = match (table.get("defaults"), table.get("servers")) {
         (Some(v), _) if not_table(v) => ("defaults".to_owned(), Some(v)),
         (_, Some(v)) if not_table(v) => ("servers".to_owned(), Some(v)),
@@ -517,6 +570,17 @@ pub fn reference_markdown() -> String {
             key.doc.replace('|', "\\|")
         ));
     }
+    md.push_str(&format!(
+        "\n## `[registry]`\n\n\
+         The MCP Registry that `warden registry` (and `warden install`) read; docs/registry.md \
+         says more.\n\n\
+         ```toml\n[registry]\nurl = \"{url}\"\n```\n\n\
+         | key | default | meaning and reason |\n|---|---|---|\n\
+         | `url` | `\"{url}\"` | Base URL of an MCP Registry (its v0.1 API, without `/v0.1`): \
+         the official one, or a mirror or subregistry you prefer. `$WARDEN_REGISTRY_URL` wins \
+         over it. Must be https; http only for a loopback host (tests, a local mirror). |\n",
+        url = crate::registry::OFFICIAL_URL
+    ));
     md
 }
 

@@ -162,3 +162,24 @@ fn the_checked_in_v0_1_config_keeps_loading() {
         .unwrap();
     assert_eq!(ev.idle_timeout, Duration::from_millis(20000));
 }
+
+#[test]
+fn registry_url_is_read_and_checked() {
+    let c = parse("[registry]\nurl = \"https://mirror.example/\"\nmirror = 1\n").unwrap();
+    assert_eq!(c.registry_url.as_deref(), Some("https://mirror.example"));
+    assert!(
+        c.warnings.iter().any(|w| w.contains("registry.mirror")),
+        "{:?}",
+        c.warnings
+    );
+    assert_eq!(parse("").unwrap().registry_url, None);
+    let e = parse("[registry]\nurl = \"ftp://x\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(":2: `registry.url`") && e.contains("Fix:"),
+        "{e}"
+    );
+    let e = parse("registry = 5\n").unwrap_err().to_string();
+    assert!(e.contains("`registry` must be a table"), "{e}");
+}

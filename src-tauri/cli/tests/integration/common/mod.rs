@@ -13,6 +13,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
+mod registry_server;
+pub use registry_server::*;
+
 pub const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
 pub const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
 /// Generous bound for anything that should happen "at once".
