@@ -14,7 +14,7 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== warden-core and the CLI never link a GUI stack; the app is Tauri's, with its shell plugin"
-if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -qE '^(tauri|wry|webkit2gtk|gtk) '; then
+if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -E '^(tauri|wry|webkit2gtk|gtk) ' >/dev/null; then
   echo "warden-core or warden-cli depends on a GUI stack" >&2; exit 1
 fi
 app_deps=$(cargo tree -p warden-app -e normal --prefix none)
@@ -22,7 +22,7 @@ for dep in tauri tauri-plugin-shell; do
   grep -q "^$dep v" <<<"$app_deps" || { echo "warden-app does not depend on $dep" >&2; exit 1; }
 done
 # tao, tray-icon and muda only through tauri (its runtime and menus), never directly.
-if cargo tree --workspace -e normal -i tao -i tray-icon -i muda --depth 1 --prefix none 2>/dev/null | grep -qE '^warden-'; then
+if cargo tree --workspace -e normal -i tao -i tray-icon -i muda --depth 1 --prefix none 2>/dev/null | grep -E '^warden-' >/dev/null; then
   echo "a workspace package depends on tao, tray-icon or muda directly (use tauri's tray and menu)" >&2; exit 1
 fi
 echo "== the HTTP client (ureq, rustls) is linked only into warden-registry, never into warden"
@@ -30,10 +30,10 @@ echo "== the HTTP client (ureq, rustls) is linked only into warden-registry, nev
 # (docs/BENCHMARKS.md) must not pay for HTTP and TLS. warden-registry does the registry's GETs.
 cargo build -p warden-cli --bin warden --bin warden-registry --locked
 target_dir="${CARGO_TARGET_DIR:-target}"
-if nm "$target_dir/debug/warden" | grep -qE 'ureq|rustls|webpki'; then
+if nm "$target_dir/debug/warden" | grep -E 'ureq|rustls|webpki' >/dev/null; then
   echo "warden links ureq/rustls: only src-tauri/cli/src/bin/warden-registry.rs may use them" >&2; exit 1
 fi
-nm "$target_dir/debug/warden-registry" | grep -q ureq || {
+nm "$target_dir/debug/warden-registry" | grep ureq >/dev/null || {
   echo "warden-registry has no ureq symbols: the check above no longer looks at the right names" >&2; exit 1
 }
 echo "== cargo test"
