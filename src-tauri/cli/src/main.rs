@@ -1,6 +1,7 @@
 //! `warden`: the stdio bridge and command-line tools of MCP Warden.
 
 mod clients_cmd;
+mod servers_cmd;
 mod tools_cmd;
 
 #[cfg(unix)]
@@ -53,6 +54,12 @@ enum Command {
     Clients {
         #[command(subcommand)]
         command: clients_cmd::ClientsCommand,
+    },
+    /// MCP servers across the clients' config files, by name: which clients have each one,
+    /// wrapped or not, on or off.
+    Servers {
+        #[command(subcommand)]
+        command: servers_cmd::ServersCommand,
     },
     /// Tool pinning: each server's tool definitions as first seen, what changed since, and
     /// approving the changes (works without a supervisor).
@@ -145,6 +152,7 @@ fn main() -> ExitCode {
             }))
         }
         Command::Clients { command } => clients_cmd::run(command),
+        Command::Servers { command } => servers_cmd::run(command),
         Command::Tools { command } => tools_cmd::run(command),
         #[cfg(unix)]
         Command::Supervisor(command) => supervisor_cmd::run(command),
