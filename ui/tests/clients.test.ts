@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { ClientFile, ServerEntry } from "../src/bindings/api";
 import { fileState } from "../src/lib/clients";
 
-const wrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, state: "wrapped", bridge: "/usr/bin/warden", server: null, command: "npx", args: [] });
-const unwrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, state: "unwrapped", command: "npx", args: [] });
-const skipped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, state: "skipped", reason: "an HTTP server" });
+const wrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, enabled: true, state: "wrapped", bridge: "/usr/bin/warden", server: null, command: "npx", args: [] });
+const unwrapped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, enabled: true, state: "unwrapped", command: "npx", args: [] });
+const skipped = (name: string): ServerEntry => ({ name, scope: [], env_keys: [], risks: [], reverted: false, enabled: true, state: "skipped", reason: "an HTTP server" });
 
 const file = (over: Partial<ClientFile>): ClientFile => ({
   client: "cursor",

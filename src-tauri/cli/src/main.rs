@@ -2,6 +2,7 @@
 
 mod clients_cmd;
 mod registry_cmd;
+mod servers_cmd;
 mod tools_cmd;
 
 #[cfg(unix)]
@@ -54,6 +55,12 @@ enum Command {
     Clients {
         #[command(subcommand)]
         command: clients_cmd::ClientsCommand,
+    },
+    /// MCP servers across the clients' config files, by name: which clients have each one,
+    /// wrapped or not, on or off.
+    Servers {
+        #[command(subcommand)]
+        command: servers_cmd::ServersCommand,
     },
     /// Tool pinning: each server's tool definitions as first seen, what changed since, and
     /// approving the changes (works without a supervisor).
@@ -154,6 +161,7 @@ fn main() -> ExitCode {
             }))
         }
         Command::Clients { command } => clients_cmd::run(command),
+        Command::Servers { command } => servers_cmd::run(command),
         Command::Tools { command } => tools_cmd::run(command),
         Command::Registry { command } => registry_cmd::run(command),
         #[cfg(unix)]

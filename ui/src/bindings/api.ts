@@ -331,7 +331,13 @@ risks: Array<Risk>,
  * Warden wrapped it, and it runs unwrapped again without `warden clients unwrap`: the
  * client (or someone) rewrote it. Wrap re-applies.
  */
-reverted: boolean, } & ({ "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, });
+reverted: boolean, 
+/**
+ * Whether the client starts it, by the client's own switch where it has one (Cline's
+ * `"disabled": true`, Codex's `enabled = false`, ...); an entry of a client without
+ * such a switch is enabled.
+ */
+enabled: boolean, } & ({ "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, });
 
 export type EntryState = { "state": "unwrapped", command: string, args: Array<string>, } | { "state": "wrapped", bridge: string, server: string | null, command: string, args: Array<string>, } | { "state": "skipped", reason: string, };
 

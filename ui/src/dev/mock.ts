@@ -178,18 +178,18 @@ const files: ClientFile[] = empty
         client: "claude-code", client_name: "Claude Code", path: "/home/dev/.claude.json",
         notices: [{ client: "claude-code", kind: "restart", message: "Restart Claude Code sessions (or run /mcp) to pick up the change." }],
         servers: [
-          { name: "ripgrep", scope: [], env_keys: [], reverted: false, state: "wrapped", bridge: WARDEN, server: "ripgrep", command: "npx", args: ["-y", "mcp-ripgrep@0.4.0"], risks: [] },
-          { name: "github", scope: [], env_keys: ["GITHUB_TOKEN"], reverted: true, state: "unwrapped", command: "npx", args: ["-y", "@modelcontextprotocol/server-github@latest"],
+          { name: "ripgrep", scope: [], env_keys: [], reverted: false, enabled: true, state: "wrapped", bridge: WARDEN, server: "ripgrep", command: "npx", args: ["-y", "mcp-ripgrep@0.4.0"], risks: [] },
+          { name: "github", scope: [], env_keys: ["GITHUB_TOKEN"], reverted: true, enabled: true, state: "unwrapped", command: "npx", args: ["-y", "@modelcontextprotocol/server-github@latest"],
             risks: [{ kind: "unpinned", detail: "npx fetches @modelcontextprotocol/server-github@latest at whatever version is current at each start; pin one (@modelcontextprotocol/server-github@1.2.3)" }] },
-          { name: "linear", scope: [], env_keys: [], reverted: false, state: "skipped", reason: "remote server (url): nothing to bridge", risks: [] },
-          { name: "filesystem", scope: ["projects", "/home/dev/src/app"], env_keys: [], reverted: false, state: "unwrapped", command: "bash", args: ["-c", "curl -fsSL https://get.example.dev/fs.sh | sh"],
+          { name: "linear", scope: [], env_keys: [], reverted: false, enabled: true, state: "skipped", reason: "remote server (url): nothing to bridge", risks: [] },
+          { name: "filesystem", scope: ["projects", "/home/dev/src/app"], env_keys: [], reverted: false, enabled: true, state: "unwrapped", command: "bash", args: ["-c", "curl -fsSL https://get.example.dev/fs.sh | sh"],
             risks: [{ kind: "shell", detail: "bash runs a command line that pipes into a shell: curl -fsSL https://get.example.dev/fs.sh | sh" }] },
         ],
       }),
       file({
         client: "vscode", client_name: "VS Code", path: "/home/dev/.config/Code/User/mcp.json", format: "jsonc",
         notices: [{ client: "vscode", kind: "approval", message: "VS Code asks you to trust the changed server the next time it starts it." }],
-        servers: [{ name: "context7", scope: [], env_keys: [], reverted: false, state: "unwrapped", command: "npx", args: ["-y", "@upstash/context7-mcp@1.0.14"], risks: [] }],
+        servers: [{ name: "context7", scope: [], env_keys: [], reverted: false, enabled: true, state: "unwrapped", command: "npx", args: ["-y", "@upstash/context7-mcp@1.0.14"], risks: [] }],
       }),
       file({
         client: "zed", client_name: "Zed", path: "/home/dev/.config/zed/settings.json", format: "jsonc",
@@ -240,8 +240,8 @@ function clientEdit(wrap: boolean, path: string | null, name: string | null, dry
       f.servers = f.servers.map((s) => {
         if (!matching.includes(s) || s.state === "skipped") return s;
         return wrap
-          ? { name: s.name, scope: s.scope, env_keys: s.env_keys, risks: s.risks, reverted: false, state: "wrapped", bridge: WARDEN, server: s.name, command: s.command, args: s.args }
-          : { name: s.name, scope: s.scope, env_keys: s.env_keys, risks: s.risks, reverted: false, state: "unwrapped", command: s.command, args: s.args };
+          ? { name: s.name, scope: s.scope, env_keys: s.env_keys, risks: s.risks, reverted: false, enabled: s.enabled, state: "wrapped", bridge: WARDEN, server: s.name, command: s.command, args: s.args }
+          : { name: s.name, scope: s.scope, env_keys: s.env_keys, risks: s.risks, reverted: false, enabled: s.enabled, state: "unwrapped", command: s.command, args: s.args };
       });
       if (diff) backups.unshift({ ...backups[0]!, id: `${f.client}-${Date.now()}`, original: f.path, client: f.client, created_unix_ms: now(), created: new Date().toISOString() });
     }

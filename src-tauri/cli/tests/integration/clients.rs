@@ -65,18 +65,10 @@ impl Home {
     }
 
     fn warden(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_warden"));
-        cmd.arg("clients")
-            .args(args)
-            .current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env("WARDEN_STATE_DIR", self.state())
-            .env("WARDEN_LOG", "warn");
-        let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
-        for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
-            cmd.env_remove(var);
-        }
-        cmd.output().unwrap()
+        let args: Vec<&str> = std::iter::once("clients")
+            .chain(args.iter().copied())
+            .collect();
+        warden(&self.home, &self.project, &args)
     }
 
     fn ok(&self, args: &[&str]) -> String {
@@ -99,6 +91,22 @@ impl Home {
             .iter()
             .all(|(p, text)| std::fs::read_to_string(p).unwrap() == *text)
     }
+}
+
+/// Runs `warden ARGS` with only `home` as the user's home (no XDG/APPDATA/override
+/// variables) and `cwd` as the current directory (and so the project).
+fn warden(home: &Path, cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_warden"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("WARDEN_STATE_DIR", home.join("state"))
+        .env("WARDEN_LOG", "warn");
+    let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
+    for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
+        cmd.env_remove(var);
+    }
+    cmd.output().unwrap()
 }
 
 fn read(p: &Path) -> String {
@@ -301,4 +309,91 @@ fn backups_and_restore() {
     let missing = h.warden(&["restore", "20990101T000000.000Z-nothing"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("warden clients backups"));
+}
+
+/// `warden servers list`: one server in two clients' files, off in one of them by that
+/// client's own switch, and a wrapped one; the files are only read.
+#[test]
+fn servers_list_groups_entries_by_name_with_wrapped_and_enabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let cursor = home.join(".cursor/mcp.json");
+    let cursor_text = r#"{
+  "mcpServers": {
+    "rg": {
+      "command": "/opt/warden/bin/warden",
+      "args": ["bridge", "--server", "rg", "--", "npx", "-y", "mcp-ripgrep"]
+    },
+    "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"] }
+  }
+}
+"#;
+    let cline = home.join(".cline/data/settings/cline_mcp_settings.json");
+    let cline_text = r#"{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "disabled": true,
+      "autoApprove": []
+    }
+  }
+}
+"#;
+    for (path, text) in [(&cursor, cursor_text), (&cline, cline_text)] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    let out = warden(&home, &work, &["servers", "list", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        list,
+        serde_json::json!([
+            {
+                "name": "github",
+                "clients": [
+                    { "client": "cursor", "file": cursor, "wrapped": false, "enabled": true },
+                    { "client": "cline", "file": cline, "wrapped": false, "enabled": false },
+                ],
+            },
+            {
+                "name": "rg",
+                "clients": [
+                    { "client": "cursor", "file": cursor, "wrapped": true, "enabled": true },
+                ],
+            },
+        ]),
+        "{list:#}"
+    );
+
+    let out = warden(&home, &work, &["servers", "list"]);
+    assert!(out.status.success());
+    let human = String::from_utf8(out.stdout).unwrap();
+    let line = |client: &str, state: &str, on: &str, path: &Path| {
+        format!("  {client:<6}  {state:<11}  {on:<3}  {}\n", path.display())
+    };
+    let want = format!(
+        "github\n{}{}rg\n{}",
+        line("cursor", "not wrapped", "on", &cursor),
+        line("cline", "not wrapped", "off", &cline),
+        line("cursor", "wrapped", "on", &cursor),
+    );
+    assert!(human.starts_with(&want), "{human}");
+    assert!(
+        human.contains("2 server(s), 3 entries in the clients' files; 1 turned off"),
+        "{human}"
+    );
+
+    // Listing is read-only.
+    assert_eq!(read(&cursor), cursor_text);
+    assert_eq!(read(&cline), cline_text);
+    assert!(!home.join("state/backups").exists());
 }

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::doc::{Body, DocError, EntryRef, Insert, Located, Scalar, Seq, SeqStyle};
+use super::doc::{Body, DocError, EntryRef, Insert, Located, Scalar, Seq, SeqStyle, Switch};
 use super::jsonc::{self, JObj, JVal};
 use super::yaml::{self, YMap, YNode, YScalar};
 
@@ -124,7 +124,8 @@ fn locate_json(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
             format!("the top level is {}, not an object", root.kind()),
         ));
     };
-    let mut groups: Vec<(Vec<String>, &JObj)> = Vec::new();
+    // Each server list with the names a list elsewhere in the file turns off.
+    let mut groups: Vec<(Vec<String>, &JObj, Vec<String>)> = Vec::new();
     fn servers<'a>(text: &str, obj: &'a JObj, key: &str) -> Result<Option<&'a JObj>, DocError> {
         match obj.get(key) {
             None | Some(JVal::Other(_)) => Ok(None), // absent or null: no servers
@@ -136,22 +137,30 @@ fn locate_json(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
             )),
         }
     }
+    let gemini_off = match dialect {
+        Dialect::McpServers => gemini_excluded(root),
+        _ => Vec::new(),
+    };
     if let Some(o) = servers(text, root, dialect.servers_key())? {
-        groups.push((Vec::new(), o));
+        groups.push((Vec::new(), o, gemini_off));
     }
     if dialect == Dialect::ClaudeCodeUser {
         if let Some(JVal::Obj(projects)) = root.get("projects") {
             for p in &projects.members {
                 if let JVal::Obj(project) = &p.value {
                     if let Some(o) = servers(text, project, "mcpServers")? {
-                        groups.push((vec!["projects".to_owned(), p.key.clone()], o));
+                        let off = project
+                            .get("disabledMcpServers")
+                            .map(json_strings)
+                            .unwrap_or_default();
+                        groups.push((vec!["projects".to_owned(), p.key.clone()], o, off));
                     }
                 }
             }
         }
     }
     let mut out = Vec::new();
-    for (scope, obj) in groups {
+    for (scope, obj, off) in groups {
         for (i, m) in obj.members.iter().enumerate() {
             let id = EntryRef {
                 scope: scope.clone(),
@@ -159,6 +168,12 @@ fn locate_json(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
             };
             let shadowed = obj.members[i + 1..].iter().any(|later| later.key == m.key);
             let mut located = json_entry(dialect, text, id, &m.value);
+            if off.contains(&m.key) {
+                match dialect {
+                    Dialect::ClaudeCodeUser => located.switch.claude_disabled = true,
+                    _ => located.switch.gemini_excluded = true,
+                }
+            }
             if shadowed {
                 located.body = Body::Skip(
                     "duplicate entry: the client uses the later one with this name".to_owned(),
@@ -170,9 +185,65 @@ fn locate_json(dialect: Dialect, text: &str) -> Result<Vec<Located>, DocError> {
     Ok(out)
 }
 
+/// The strings of a JSON list (other items, or a value that is not a list: none).
+fn json_strings(v: &JVal) -> Vec<String> {
+    match v {
+        JVal::Arr(a) => a
+            .items
+            .iter()
+            .filter_map(|i| i.as_str().map(|s| s.value.clone()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The names Gemini CLI does not start, by the file's `mcp.excluded` and `mcp.allowed`
+/// (or their older top-level spellings `excludeMCPServers` and `allowMCPServers`): the
+/// excluded ones, and when an allow list is not empty, every server it leaves out.
+fn gemini_excluded(root: &JObj) -> Vec<String> {
+    let mcp = root.get("mcp").and_then(JVal::as_obj);
+    let list = |new: &str, old: &str| {
+        mcp.and_then(|m| m.get(new))
+            .or_else(|| root.get(old))
+            .map(json_strings)
+            .unwrap_or_default()
+    };
+    let mut off = list("excluded", "excludeMCPServers");
+    let allowed = list("allowed", "allowMCPServers");
+    if !allowed.is_empty() {
+        if let Some(JVal::Obj(servers)) = root.get("mcpServers") {
+            off.extend(
+                servers
+                    .members
+                    .iter()
+                    .filter(|m| !allowed.contains(&m.key))
+                    .map(|m| m.key.clone()),
+            );
+        }
+    }
+    off
+}
+
+/// A JSON `true` or `false`.
+fn json_bool(text: &str, v: &JVal) -> Option<bool> {
+    match v {
+        JVal::Other(r) => match &text[r.clone()] {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn json_entry(dialect: Dialect, text: &str, id: EntryRef, value: &JVal) -> Located {
     let Some(obj) = value.as_obj() else {
         return Located::skip(id, format!("the entry is {}, not an object", value.kind()));
+    };
+    let switch = Switch {
+        disabled: obj.get("disabled").and_then(|v| json_bool(text, v)),
+        enabled: obj.get("enabled").and_then(|v| json_bool(text, v)),
+        ..Switch::default()
     };
     let env_key = if dialect == Dialect::Opencode {
         "environment"
@@ -207,6 +278,7 @@ fn json_entry(dialect: Dialect, text: &str, id: EntryRef, value: &JVal) -> Locat
             .get("cwd")
             .and_then(JVal::as_str)
             .map(|s| s.value.clone()),
+        switch,
         body,
     }
 }
@@ -432,6 +504,10 @@ fn toml_entry(text: &str, off: usize, id: EntryRef, item: &toml_edit::Item) -> L
         env_keys,
         env,
         cwd: t.get("cwd").and_then(|v| v.as_str()).map(str::to_owned),
+        switch: Switch {
+            enabled: t.get("enabled").and_then(toml_edit::Item::as_bool),
+            ..Switch::default()
+        },
         body,
     }
 }
@@ -594,6 +670,19 @@ fn is_null(s: &YScalar) -> bool {
     s.style == saphyr_parser::ScalarStyle::Plain && matches!(s.value.as_str(), "" | "~" | "null")
 }
 
+/// A plain YAML `true` or `false` (YAML 1.2 core schema, as Goose's serde_yaml reads it).
+fn yaml_bool(node: &YNode) -> Option<bool> {
+    let s = node.as_scalar()?;
+    if s.style != saphyr_parser::ScalarStyle::Plain || s.decorated {
+        return None;
+    }
+    match s.value.as_str() {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
 fn yaml_scalar(node: &YNode) -> Option<Scalar> {
     let s = node.as_scalar()?;
     let simple = matches!(
@@ -643,6 +732,11 @@ fn yaml_entry(dialect: Dialect, text: &str, id: EntryRef, map: &YMap) -> Located
         env_keys,
         env,
         cwd: map.get("cwd").and_then(yaml_scalar).map(|s| s.value),
+        switch: Switch {
+            disabled: map.get("disabled").and_then(yaml_bool),
+            enabled: map.get("enabled").and_then(yaml_bool),
+            ..Switch::default()
+        },
         body,
     }
 }

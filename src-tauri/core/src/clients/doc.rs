@@ -68,6 +68,8 @@ pub(crate) struct Located {
     pub env: Vec<(String, Scalar)>,
     /// The entry's `cwd` (the directory its client starts it in), when it is a plain string.
     pub cwd: Option<String>,
+    /// The client's own on/off switch for the entry, as written.
+    pub switch: Switch,
     pub body: Body,
 }
 
@@ -79,9 +81,27 @@ impl Located {
             env_keys: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            switch: Switch::default(),
             body: Body::Skip(reason),
         }
     }
+}
+
+/// What a file says about turning an entry off, read from every key any client uses; which
+/// of them counts depends on the client (`ClientId::switch_on`). Only
+/// literal booleans and string lists count: anything else is as if absent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Switch {
+    /// The entry's `"disabled": true|false` (Cline, Windsurf, Kiro).
+    pub disabled: Option<bool>,
+    /// The entry's `enabled = true|false` (Codex, Zed, opencode, Goose).
+    pub enabled: Option<bool>,
+    /// Claude Code's `~/.claude.json`: a project's own server named in that project's
+    /// `disabledMcpServers`.
+    pub claude_disabled: bool,
+    /// Gemini CLI: named in the file's `mcp.excluded` (or `excludeMCPServers`), or left out
+    /// of a non-empty `mcp.allowed` (or `allowMCPServers`).
+    pub gemini_excluded: bool,
 }
 
 #[derive(Debug, Clone)]

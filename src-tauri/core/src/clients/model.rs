@@ -67,6 +67,27 @@ impl ClientId {
         }
     }
 
+    /// Whether this client starts an entry, by its own switch where it has one: Cline,
+    /// Windsurf and Kiro skip `"disabled": true`; Codex, Zed, opencode and Goose skip
+    /// `enabled = false`; Claude Code skips a project's servers named in that project's
+    /// `disabledMcpServers`; Gemini CLI skips names in `mcp.excluded` (or out of
+    /// `mcp.allowed`). The other clients have no switch in the file: every entry is on.
+    pub(crate) fn switch_on(self, s: &super::doc::Switch) -> bool {
+        match self {
+            ClientId::Cline | ClientId::Windsurf | ClientId::Kiro => s.disabled != Some(true),
+            ClientId::Codex | ClientId::Zed | ClientId::Opencode | ClientId::Goose => {
+                s.enabled != Some(false)
+            }
+            ClientId::ClaudeCode => !s.claude_disabled,
+            ClientId::GeminiCli => !s.gemini_excluded,
+            ClientId::ClaudeDesktop
+            | ClientId::Cursor
+            | ClientId::Vscode
+            | ClientId::LmStudio
+            | ClientId::Continue => true,
+        }
+    }
+
     /// The product name, for people.
     pub fn display_name(self) -> &'static str {
         match self {
@@ -213,6 +234,15 @@ pub struct ServerEntry {
     /// Warden wrapped it, and it runs unwrapped again without `warden clients unwrap`: the
     /// client (or someone) rewrote it. Wrap re-applies.
     pub reverted: bool,
+    /// Whether the client starts it, by the client's own switch where it has one (Cline's
+    /// `"disabled": true`, Codex's `enabled = false`, ...); an entry of a client without
+    /// such a switch is enabled.
+    #[serde(default = "on")]
+    pub enabled: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl ServerEntry {

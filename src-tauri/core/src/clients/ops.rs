@@ -41,8 +41,9 @@ pub fn list(env: &ClientEnv) -> Vec<FileListing> {
 /// Lists the servers of one config file; marks those Warden wrapped that run unwrapped again
 /// without `warden clients unwrap` (the client rewrote them).
 fn list_file(file: &ConfigFile, ledger: &Ledger) -> FileListing {
-    let entries = read_text(&file.path)
-        .and_then(|text| edit::entries(file.dialect, &text).map_err(|e| parse_error(file, e)));
+    let entries = read_text(&file.path).and_then(|text| {
+        edit::entries(file.client, file.dialect, &text).map_err(|e| parse_error(file, e))
+    });
     match entries {
         Ok(mut servers) => {
             let real = real_path(&file.path);
@@ -190,7 +191,7 @@ pub fn keep_unwrapped(env: &ClientEnv, filter: &Filter) -> Result<Vec<String>, C
     let mut kept = Vec::new();
     for file in select_files(env, filter)? {
         let text = read_text(&file.path)?;
-        let entries: Vec<EntryRef> = edit::entries(file.dialect, &text)
+        let entries: Vec<EntryRef> = edit::entries(file.client, file.dialect, &text)
             .map_err(|e| parse_error(&file, e))?
             .into_iter()
             .filter(ServerEntry::is_unwrapped)
@@ -534,7 +535,7 @@ fn forget_wraps(env: &ClientEnv, path: &Path, client: Option<ClientId>, bytes: &
     };
     let Ok(entries) = std::str::from_utf8(bytes)
         .map_err(|_| ())
-        .and_then(|text| edit::entries(file.dialect, text).map_err(|_| ()))
+        .and_then(|text| edit::entries(file.client, file.dialect, text).map_err(|_| ()))
     else {
         return;
     };

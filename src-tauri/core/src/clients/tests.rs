@@ -839,7 +839,7 @@ fn clients_secrets_round_trip_in_every_syntax() {
         }
         assert!(!w.text.contains("ghp_1"), "{}", w.text);
         assert!(w.text.contains(PLACEHOLDER) && w.text.contains("--secret-env"));
-        let servers = edit::entries(*dialect, &w.text).unwrap();
+        let servers = edit::entries(ClientId::Cursor, *dialect, &w.text).unwrap();
         let EntryState::Wrapped { server, .. } = &servers[0].state else {
             panic!("{dialect:?}: not wrapped: {}", w.text);
         };

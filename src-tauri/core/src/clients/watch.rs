@@ -309,7 +309,7 @@ impl Interest {
 }
 
 fn kinds(file: &ConfigFile, text: &str) -> Result<BTreeMap<EntryRef, Kind>, String> {
-    let entries = edit::entries(file.dialect, text).map_err(|e| {
+    let entries = edit::entries(file.client, file.dialect, text).map_err(|e| {
         format!(
             "{}:{}:{}: {} (left untouched)",
             file.path.display(),

@@ -31,7 +31,7 @@ fn well_formed() -> Vec<(Dialect, PathBuf, String)> {
     dirs.sort();
     for dir in dirs {
         let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
-        if name == "malformed" || name == "expected" {
+        if name == "malformed" || name == "expected" || name == "switches" {
             continue;
         }
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -275,6 +275,245 @@ fn fixtures_malformed_files_are_refused_with_a_position() {
         n += 1;
     }
     assert!(n >= 8);
+}
+
+// ------------------------------------------------------------ on/off switches
+
+/// Each client's own switch, as `list` reads it (`ServerEntry::enabled`). The fixtures in
+/// `switches/` are named by client; each has an entry turned off, one turned on explicitly
+/// and one without the key (on).
+mod switches {
+    use warden_core::clients::{ClientEnv, ClientId, Os, list};
+
+    use super::{check_roundtrip, fixtures};
+
+    /// `(entry, enabled)` of every entry of `fixture` (under the fixtures dir) placed at
+    /// `rel` in an empty home, as `list` finds it there; the entry is `name` or, inside a
+    /// Claude Code project, `name@project`. The file wraps and unwraps losslessly, and
+    /// wrapped it lists the same switches.
+    fn listed(fixture: &str, rel: &str, client: ClientId) -> Vec<(String, bool)> {
+        let text = std::fs::read_to_string(fixtures().join(fixture)).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        let read = || {
+            let listing = list(&ClientEnv::with_home(home.path(), Os::Linux));
+            let file = listing
+                .into_iter()
+                .find(|l| l.file.path == path)
+                .unwrap_or_else(|| panic!("{fixture} not found at {rel}"));
+            assert_eq!(file.file.client, client, "{fixture}");
+            assert!(file.error.is_none(), "{fixture}: {:?}", file.error);
+            let entries: Vec<(String, bool)> = file
+                .servers
+                .iter()
+                .map(|s| {
+                    let name = match s.scope.as_slice() {
+                        [_, project] => format!("{}@{project}", s.name),
+                        _ => s.name.clone(),
+                    };
+                    (name, s.enabled)
+                })
+                .collect();
+            (file.file.dialect, entries)
+        };
+        let (dialect, entries) = read();
+        let wrapped = check_roundtrip(dialect, &text, fixture);
+        std::fs::write(&path, &wrapped.text).unwrap();
+        assert_eq!(
+            read().1,
+            entries,
+            "{fixture}: wrapped, the switches read differently"
+        );
+        entries
+    }
+
+    fn pairs(want: &[(&str, bool)]) -> Vec<(String, bool)> {
+        want.iter().map(|(n, on)| ((*n).to_owned(), *on)).collect()
+    }
+
+    #[test]
+    fn cline_disabled_true_is_off() {
+        let got = listed(
+            "switches/cline.json",
+            ".cline/data/settings/cline_mcp_settings.json",
+            ClientId::Cline,
+        );
+        let want = [
+            ("github", false),
+            ("filesystem", true),
+            ("time", true),
+            ("docs", false),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    #[test]
+    fn windsurf_disabled_true_is_off() {
+        let got = listed(
+            "switches/windsurf.json",
+            ".codeium/windsurf/mcp_config.json",
+            ClientId::Windsurf,
+        );
+        let want = [
+            ("sequential-thinking", false),
+            ("postgres", true),
+            ("memory", true),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    #[test]
+    fn kiro_disabled_true_is_off() {
+        let got = listed(
+            "switches/kiro.json",
+            ".kiro/settings/mcp.json",
+            ClientId::Kiro,
+        );
+        assert_eq!(
+            got,
+            pairs(&[("aws-docs", false), ("fetch", true), ("git", true)])
+        );
+    }
+
+    #[test]
+    fn codex_enabled_false_is_off_in_tables_and_inline_tables() {
+        let got = listed("switches/codex.toml", ".codex/config.toml", ClientId::Codex);
+        let want = [
+            ("fetch", false),
+            ("context7", false),
+            ("time", true),
+            ("sqlite", true),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    #[test]
+    fn zed_enabled_false_is_off_also_for_extension_servers() {
+        let got = listed(
+            "switches/zed.json",
+            ".config/zed/settings.json",
+            ClientId::Zed,
+        );
+        let want = [
+            ("github", false),
+            ("filesystem", true),
+            ("sqlite", true),
+            ("mcp-server-context7", false),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    #[test]
+    fn opencode_enabled_false_is_off() {
+        let got = listed(
+            "switches/opencode.jsonc",
+            ".config/opencode/opencode.jsonc",
+            ClientId::Opencode,
+        );
+        let want = [
+            ("github", false),
+            ("time", true),
+            ("fetch", true),
+            ("sentry", false),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    #[test]
+    fn goose_enabled_false_is_off_in_block_and_flow_mappings() {
+        let got = listed(
+            "switches/goose.yaml",
+            ".config/goose/config.yaml",
+            ClientId::Goose,
+        );
+        let want = [
+            ("developer", true),
+            ("github", false),
+            ("fetch", true),
+            ("memory", false),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    /// `disabledMcpServers` turns off a project's own servers; a user server named there
+    /// is off in that project only, and stays listed as on.
+    #[test]
+    fn claude_code_disabled_mcp_servers_turns_off_that_projects_servers() {
+        let got = listed("switches/claude.json", ".claude.json", ClientId::ClaudeCode);
+        let want = [
+            ("context7", true),
+            ("postgres@/home/dev/work/api", false),
+            ("time@/home/dev/work/api", true),
+            ("postgres@/home/dev/work/site", true),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    #[test]
+    fn gemini_excluded_is_off() {
+        let got = listed(
+            "switches/gemini.json",
+            ".gemini/settings.json",
+            ClientId::GeminiCli,
+        );
+        assert_eq!(got, pairs(&[("github", false), ("fetch", true)]));
+    }
+
+    /// A non-empty `mcp.allowed` turns off every server it does not name.
+    #[test]
+    fn gemini_allowed_turns_off_the_others() {
+        let got = listed(
+            "mcp-servers/gemini_settings.json",
+            ".gemini/settings.json",
+            ClientId::GeminiCli,
+        );
+        let want = [
+            ("pythonTools", true),
+            ("nodeServer", true),
+            ("httpServer", false),
+        ];
+        assert_eq!(got, pairs(&want));
+    }
+
+    /// Claude Desktop, Cursor, VS Code, LM Studio and Continue have no switch in the file:
+    /// every entry is on, even one with a `disabled` key the client does not read.
+    #[test]
+    fn clients_without_a_switch_list_every_entry_as_on() {
+        let cases = [
+            (
+                "switches/claude_desktop.json",
+                ".config/Claude/claude_desktop_config.json",
+                ClientId::ClaudeDesktop,
+            ),
+            (
+                "mcp-servers/cursor_mcp_tabs.json",
+                ".cursor/mcp.json",
+                ClientId::Cursor,
+            ),
+            (
+                "vscode/mcp.json",
+                ".config/Code/User/mcp.json",
+                ClientId::Vscode,
+            ),
+            (
+                "mcp-servers/lmstudio_mcp.json",
+                ".lmstudio/mcp.json",
+                ClientId::LmStudio,
+            ),
+            (
+                "continue-yaml/config.yaml",
+                ".continue/config.yaml",
+                ClientId::Continue,
+            ),
+        ];
+        for (fixture, rel, client) in cases {
+            let got = listed(fixture, rel, client);
+            assert!(!got.is_empty(), "{fixture}");
+            assert!(got.iter().all(|(_, on)| *on), "{fixture}: {got:?}");
+        }
+    }
 }
 
 // ------------------------------------------------------------ races

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::clients::dialect::{self, Dialect};
 use crate::clients::doc::{Body, DocError, EntryRef, Located, Scalar};
-use crate::clients::model::{EntryState, ServerEntry};
+use crate::clients::model::{ClientId, EntryState, ServerEntry};
 use crate::clients::risk;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,8 +174,12 @@ pub(crate) fn launches(dialect: Dialect, text: &str) -> Result<Vec<Launch>, DocE
         .collect())
 }
 
-/// The entries of a file, as listed.
-pub(crate) fn entries(dialect: Dialect, text: &str) -> Result<Vec<ServerEntry>, DocError> {
+/// The entries of a file of `client`'s, as listed (`enabled` by that client's own switch).
+pub(crate) fn entries(
+    client: ClientId,
+    dialect: Dialect,
+    text: &str,
+) -> Result<Vec<ServerEntry>, DocError> {
     Ok(dialect::locate(dialect, text)?
         .into_iter()
         .map(|l| {
@@ -207,6 +211,7 @@ pub(crate) fn entries(dialect: Dialect, text: &str) -> Result<Vec<ServerEntry>, 
                 env_keys: l.env_keys,
                 risks,
                 reverted: false,
+                enabled: client.switch_on(&l.switch),
             }
         })
         .collect())
