@@ -455,8 +455,7 @@ fn supervisor_options() -> Options {
     opts.watch_clients = true;
     opts.probe_ide = Some(warden_core::paths::state_dir().join("probe-ide"));
     let warden = sidecar::path();
-    let given = std::env::var_os("WARDEN_BIN").is_some_and(|p| !p.is_empty());
-    opts.warden_bin = (given || warden.is_file()).then_some(warden);
+    opts.warden_bin = (sidecar::given().is_some() || warden.is_file()).then_some(warden);
     opts
 }
 

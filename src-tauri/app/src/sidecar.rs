@@ -25,7 +25,8 @@ pub fn path() -> PathBuf {
     std::fs::canonicalize(&beside).unwrap_or(beside)
 }
 
-fn given() -> Option<PathBuf> {
+/// `$WARDEN_BIN`, when set.
+pub fn given() -> Option<PathBuf> {
     std::env::var_os("WARDEN_BIN")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)

@@ -166,7 +166,8 @@ fn fail(msg: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn print_json(v: &Value) {
+/// Pretty JSON on stdout: what every `--json` of the CLI prints.
+pub(crate) fn print_json(v: &Value) {
     println!(
         "{}",
         serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())

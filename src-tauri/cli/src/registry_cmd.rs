@@ -15,6 +15,8 @@ use std::time::{Duration, SystemTime};
 use clap::Subcommand;
 use serde_json::{Value, json};
 use warden_core::codes::Code;
+
+use crate::clients_cmd::print_json;
 use warden_core::registry::{self, PlanOptions, RegistryError, ServerResponse, ServerStatus};
 
 #[derive(Subcommand)]
@@ -645,13 +647,6 @@ fn quote_argv(argv: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn print_json(v: &Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
-    );
 }
 
 #[cfg(test)]

@@ -87,11 +87,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
                 json!({ "name": name, "clients": clients })
             })
             .collect();
-        let v = Value::Array(out);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
-        );
+        crate::clients_cmd::print_json(&Value::Array(out));
         return ExitCode::SUCCESS;
     }
     if servers.is_empty() {
