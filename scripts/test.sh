@@ -25,16 +25,20 @@ done
 if cargo tree --workspace -e normal -i tao -i tray-icon -i muda --depth 1 --prefix none 2>/dev/null | grep -E '^warden-' >/dev/null; then
   echo "a workspace package depends on tao, tray-icon or muda directly (use tauri's tray and menu)" >&2; exit 1
 fi
-echo "== the HTTP client (ureq, rustls) is linked only into warden-registry, never into warden"
+echo "== the registry's code and its HTTP client (ureq, rustls) are only in warden-registry, never in warden"
 # `warden` is the bridge IDEs start for every server: its start-up, RSS and size
-# (docs/BENCHMARKS.md) must not pay for HTTP and TLS. warden-registry does the registry's GETs.
+# (docs/BENCHMARKS.md) must not pay for them. `warden registry` and `warden install` hand over
+# to warden-registry.
 cargo build -p warden-cli --bin warden --bin warden-registry --locked
 target_dir="${CARGO_TARGET_DIR:-target}"
-if nm "$target_dir/debug/warden" | grep -E 'ureq|rustls|webpki' >/dev/null; then
-  echo "warden links ureq/rustls: only src-tauri/cli/src/bin/warden-registry.rs may use them" >&2; exit 1
+if nm "$target_dir/debug/warden" | grep -E 'ureq|rustls|webpki|warden_core8registry' >/dev/null; then
+  echo "warden links the registry's code or ureq/rustls: only src-tauri/cli/src/bin/warden-registry/ may use them" >&2; exit 1
 fi
-nm "$target_dir/debug/warden-registry" | grep ureq >/dev/null || {
+nm "$target_dir/debug/warden-registry" | grep -E 'ureq' >/dev/null || {
   echo "warden-registry has no ureq symbols: the check above no longer looks at the right names" >&2; exit 1
+}
+nm "$target_dir/debug/warden-registry" | grep -E 'warden_core8registry' >/dev/null || {
+  echo "warden-registry has no warden_core::registry symbols: the check above no longer looks at the right names" >&2; exit 1
 }
 echo "== cargo test"
 # The rg-server parity test compares with the real mcp-ripgrep.

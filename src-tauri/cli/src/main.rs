@@ -1,7 +1,6 @@
 //! `warden`: the stdio bridge and command-line tools of MCP Warden.
 
 mod clients_cmd;
-mod registry_cmd;
 mod servers_cmd;
 mod tools_cmd;
 
@@ -70,11 +69,15 @@ enum Command {
     },
     /// The MCP Registry: search it, and see what installing a server would run.
     ///
-    /// Base URL: $WARDEN_REGISTRY_URL, else `[registry] url` in config.toml, else the official
-    /// registry. Answers are cached for 10 minutes (`--refresh` asks again).
+    /// Run by `warden-registry` beside warden (`warden registry --help` for its commands).
+    #[command(disable_help_flag = true)]
     Registry {
-        #[command(subcommand)]
-        command: registry_cmd::RegistryCommand,
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<OsString>,
     },
     #[cfg(unix)]
     #[command(flatten)]
@@ -163,9 +166,47 @@ fn main() -> ExitCode {
         Command::Clients { command } => clients_cmd::run(command),
         Command::Servers { command } => servers_cmd::run(command),
         Command::Tools { command } => tools_cmd::run(command),
-        Command::Registry { command } => registry_cmd::run(command),
+        Command::Registry { args } => hand_over("registry", args),
         #[cfg(unix)]
         Command::Supervisor(command) => supervisor_cmd::run(command),
+    }
+}
+
+/// Runs `warden-registry COMMAND ARGS...` (`$WARDEN_REGISTRY_BIN`, else the program beside
+/// this one) in this process's place: the registry's code and its HTTP and TLS stack live
+/// there, not in the bridge every IDE starts.
+fn hand_over(command: &str, args: Vec<OsString>) -> ExitCode {
+    let program = std::env::var_os("WARDEN_REGISTRY_BIN")
+        .filter(|b| !b.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?;
+            Some(exe.with_file_name(format!("warden-registry{}", std::env::consts::EXE_SUFFIX)))
+        });
+    let Some(program) = program else {
+        eprintln!(
+            "warden: cannot find warden's own executable to find warden-registry beside it. Fix: set WARDEN_REGISTRY_BIN to the warden-registry program"
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut child = std::process::Command::new(&program);
+    child.arg(command).args(args);
+    let failed = |e: std::io::Error| {
+        eprintln!(
+            "warden: cannot run {}: {e}. Fix: reinstall Warden (warden-registry belongs beside warden), or set WARDEN_REGISTRY_BIN to it",
+            program.display()
+        );
+        ExitCode::FAILURE
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        failed(child.exec())
+    }
+    #[cfg(not(unix))]
+    match child.status() {
+        Ok(status) => ExitCode::from(status.code().map_or(1, |c| u8::try_from(c).unwrap_or(1))),
+        Err(e) => failed(e),
     }
 }
 

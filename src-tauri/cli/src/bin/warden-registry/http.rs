@@ -1,27 +1,14 @@
-//! `warden-registry get URL`: one HTTP GET to an MCP Registry, for `warden registry` and
-//! `warden install`, which run it from beside their own executable.
+//! One HTTP GET to an MCP Registry (ureq with rustls: no OpenSSL).
 //!
-//! A program of its own so that the HTTP and TLS stack (ureq, rustls) is never linked into
-//! `warden`, whose start-up time, idle memory and size every IDE pays for each server it runs
-//! (scripts/test.sh checks `warden`'s symbols). It knows nothing of the registry's documents:
-//! `warden` pages, caches and parses.
-//!
-//! Success: the body on stdout, exit 0. Failure: one line of JSON on stderr,
-//! `{"code": "W-REGISTRY-...", "message": "...", "url": "...", "status": 404}`, and the exit
-//! status of its code ([`EXIT_UNREACHABLE`], [`EXIT_NOT_FOUND`], [`EXIT_INVALID`]; 2 for a
-//! wrong command line).
+//! Only `warden-registry` links this, so the HTTP and TLS stack is never in `warden`, whose
+//! start-up time, idle memory and size every IDE pays for each server it runs (scripts/test.sh
+//! checks `warden`'s symbols).
 
-use std::io::Write as _;
-use std::process::ExitCode;
 use std::time::Duration;
 
-use serde_json::json;
 use warden_core::codes::Code;
 
-const EXIT_USAGE: u8 = 2;
-const EXIT_UNREACHABLE: u8 = 3;
-const EXIT_NOT_FOUND: u8 = 4;
-const EXIT_INVALID: u8 = 5;
+use crate::Failure;
 
 /// The whole exchange, connection to last byte: a registry that does not answer in this time
 /// is reported, not waited for.
@@ -29,59 +16,7 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// A page of the list is tens of KiB; this only bounds a runaway answer.
 const MAX_BODY: u64 = 32 << 20;
 
-struct Failure {
-    code: Code,
-    message: String,
-    status: Option<u16>,
-}
-
-impl Failure {
-    fn new(code: Code, message: String) -> Failure {
-        Failure {
-            code,
-            message,
-            status: None,
-        }
-    }
-}
-
 const WHAT_TO_DO: &str = "Fix: check the network connection and try again, or use another registry with WARDEN_REGISTRY_URL or `url` in the [registry] table of config.toml";
-
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let url = match args.as_slice() {
-        [get, url] if get == "get" => url.clone(),
-        _ => {
-            eprintln!(
-                "usage: warden-registry get URL\n\nOne HTTP GET to an MCP Registry for `warden registry`; prints the body, or one line of JSON with the failure's code on stderr."
-            );
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    match get(&url) {
-        Ok(body) => {
-            let mut out = std::io::stdout().lock();
-            if out.write_all(&body).and_then(|()| out.flush()).is_err() {
-                return ExitCode::FAILURE;
-            }
-            ExitCode::SUCCESS
-        }
-        Err(f) => {
-            let line = json!({
-                "code": f.code.as_str(),
-                "message": f.message,
-                "url": url,
-                "status": f.status,
-            });
-            eprintln!("{line}");
-            ExitCode::from(match f.code {
-                Code::RegistryNotFound => EXIT_NOT_FOUND,
-                Code::RegistryInvalid => EXIT_INVALID,
-                _ => EXIT_UNREACHABLE,
-            })
-        }
-    }
-}
 
 /// https, or http to a loopback host (a test's registry, a local mirror): nothing else, so
 /// what is installed is never read in plain text from the network.
@@ -108,7 +43,8 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-fn get(url: &str) -> Result<Vec<u8>, Failure> {
+/// The body at `url` (https, or http to this machine), or why not, with its code.
+pub(crate) fn get(url: &str) -> Result<Vec<u8>, Failure> {
     let uri = check_url(url).map_err(|why| {
         Failure::new(
             Code::RegistryUnreachable,
@@ -148,13 +84,12 @@ fn get(url: &str) -> Result<Vec<u8>, Failure> {
         .limit(MAX_BODY)
         .read_to_vec();
     if status == 404 {
-        return Err(Failure {
-            code: Code::RegistryNotFound,
-            message: format!(
+        return Err(Failure::new(
+            Code::RegistryNotFound,
+            format!(
                 "the registry has no such server or version ({url} answered 404 Not Found). Fix: find the exact name with `warden registry search TERM`"
             ),
-            status: Some(status),
-        });
+        ));
     }
     if !(200..300).contains(&status) {
         let detail = body
@@ -163,24 +98,20 @@ fn get(url: &str) -> Result<Vec<u8>, Failure> {
             .filter(|s| !s.is_empty())
             .map(|s| format!(": {s}"))
             .unwrap_or_default();
-        return Err(Failure {
-            code: Code::RegistryUnreachable,
-            message: format!(
-                "the MCP Registry at {url} answered HTTP {status}{detail}. {WHAT_TO_DO}"
-            ),
-            status: Some(status),
-        });
+        return Err(Failure::new(
+            Code::RegistryUnreachable,
+            format!("the MCP Registry at {url} answered HTTP {status}{detail}. {WHAT_TO_DO}"),
+        ));
     }
     body.map_err(|e| match e {
         ureq::Error::Timeout(_) => unreachable(e),
-        e => Failure {
-            code: Code::RegistryInvalid,
-            message: format!(
+        e => Failure::new(
+            Code::RegistryInvalid,
+            format!(
                 "the MCP Registry's answer from {url} could not be read to its end: {}. Fix: try again; if it persists, check that the registry URL is an MCP Registry's",
                 describe(&e)
             ),
-            status: Some(status),
-        },
+        ),
     })
 }
 

@@ -1,22 +1,21 @@
 //! `warden registry`: browsing the MCP Registry (its v0.1 API). What `warden install` will
 //! write is shown by `show`, from the same plan (`warden_core::registry::plan`).
 //!
-//! The HTTP request itself is made by `warden-registry`, a program beside `warden`, so that
-//! no HTTP or TLS code is linked into `warden` (the bridge every IDE starts). This file pages,
-//! caches and parses: answers are kept for [`CACHE_TTL`] under the state directory
-//! (`registry-cache/`), keyed by URL, unless `--refresh`.
+//! This file pages, caches and parses (the request itself is [`crate::http::get`]): answers
+//! are kept for [`CACHE_TTL`] under the state directory (`registry-cache/`), keyed by URL,
+//! unless `--refresh`.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use clap::Subcommand;
 use serde_json::{Value, json};
 use warden_core::codes::Code;
 
-use crate::clients_cmd::print_json;
+use crate::{Failure, print_json};
 use warden_core::registry::{self, PlanOptions, RegistryError, ServerResponse, ServerStatus};
 
 #[derive(Subcommand)]
@@ -97,28 +96,11 @@ pub fn run(command: RegistryCommand) -> ExitCode {
     }
 }
 
-/// A failure with its code; the message says what to do.
-#[derive(Debug)]
-struct Failure {
-    code: Code,
-    message: String,
-}
-
-impl Failure {
-    fn new(code: Code, message: impl Into<String>) -> Failure {
-        Failure {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
 /// Where the registry is and how its answers are fetched.
 struct Registry {
     base: String,
     refresh: bool,
     cache: PathBuf,
-    helper: PathBuf,
 }
 
 impl Registry {
@@ -127,7 +109,6 @@ impl Registry {
             base: base_url()?,
             refresh,
             cache: warden_core::paths::state_dir().join("registry-cache"),
-            helper: helper()?,
         })
     }
 
@@ -157,52 +138,14 @@ impl Registry {
         Ok(value)
     }
 
-    /// Runs `warden-registry get URL` (never a shell).
     fn fetch(&self, url: &str) -> Result<String, Failure> {
-        let out = Command::new(&self.helper)
-            .arg("get")
-            .arg(url)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| {
-                Failure::new(
-                    Code::RegistryUnreachable,
-                    format!(
-                        "cannot run {} to reach the MCP Registry: {e}. Fix: reinstall Warden (warden-registry belongs beside warden), or point WARDEN_REGISTRY_BIN at it",
-                        self.helper.display()
-                    ),
-                )
-            })?;
-        if out.status.success() {
-            return String::from_utf8(out.stdout).map_err(|_| {
-                Failure::new(
-                    Code::RegistryInvalid,
-                    format!("the MCP Registry's answer from {url} is not UTF-8 text. Fix: check that the registry URL ({}) is an MCP Registry's", self.base),
-                )
-            });
-        }
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let reported = stderr
-            .lines()
-            .rev()
-            .find_map(|l| serde_json::from_str::<Value>(l).ok())
-            .and_then(|v| {
-                let code = v["code"].as_str()?;
-                let code = Code::ALL.iter().copied().find(|c| c.as_str() == code)?;
-                Some(Failure::new(code, v["message"].as_str()?.to_owned()))
-            });
-        Err(reported.unwrap_or_else(|| {
+        let body = crate::http::get(url)?;
+        String::from_utf8(body).map_err(|_| {
             Failure::new(
-                Code::RegistryUnreachable,
-                format!(
-                    "{} failed ({}) without saying why: {}. Fix: run it by hand (`{} get {url}`) to see the error",
-                    self.helper.display(),
-                    out.status,
-                    stderr.trim(),
-                    self.helper.display()
-                ),
+                Code::RegistryInvalid,
+                format!("the MCP Registry's answer from {url} is not UTF-8 text. Fix: check that the registry URL ({}) is an MCP Registry's", self.base),
             )
-        }))
+        })
     }
 
     fn versions_url(&self, name: &str, version: &str) -> String {
@@ -260,21 +203,6 @@ fn base_url() -> Result<String, Failure> {
         }
     }
     Ok(registry::OFFICIAL_URL.to_owned())
-}
-
-/// `$WARDEN_REGISTRY_BIN`, else `warden-registry` beside this executable.
-fn helper() -> Result<PathBuf, Failure> {
-    if let Some(bin) = std::env::var_os("WARDEN_REGISTRY_BIN").filter(|b| !b.is_empty()) {
-        return Ok(PathBuf::from(bin));
-    }
-    let exe = std::env::current_exe().map_err(|e| {
-        Failure::new(
-            Code::RegistryUnreachable,
-            format!("cannot find warden's own executable to find warden-registry beside it: {e}. Fix: set WARDEN_REGISTRY_BIN to the warden-registry program"),
-        )
-    })?;
-    let name = format!("warden-registry{}", std::env::consts::EXE_SUFFIX);
-    Ok(exe.parent().unwrap_or(Path::new(".")).join(name))
 }
 
 /// The body of a fresh cache file of `url` (its first line is the URL it answers).

@@ -1,0 +1,64 @@
+//! `warden-registry`: what `warden registry` and `warden install` run. `warden` hands those
+//! commands to this program beside it (the same arguments), so that the registry's code and
+//! the HTTP and TLS stack it needs stay out of `warden`: the bridge every IDE starts pays for
+//! none of it in start-up time, memory or size (docs/BENCHMARKS.md; scripts/test.sh checks
+//! `warden`'s symbols).
+
+mod http;
+mod registry_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+use warden_core::codes::Code;
+
+/// The commands as `warden` shows them: its help and errors read `warden registry ...`.
+#[derive(Parser)]
+#[command(name = "warden", bin_name = "warden", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The MCP Registry: search it, and see what installing a server would run.
+    ///
+    /// Base URL: $WARDEN_REGISTRY_URL, else `[registry] url` in config.toml, else the official
+    /// registry. Answers are cached for 10 minutes (`--refresh` asks again).
+    Registry {
+        #[command(subcommand)]
+        command: registry_cmd::RegistryCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Registry { command } => registry_cmd::run(command),
+    }
+}
+
+/// A failure with its code; the message says what to do.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub code: Code,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(code: Code, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Pretty JSON on stdout, as every `--json` of `warden` prints it.
+pub(crate) fn print_json(v: &Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    );
+}
