@@ -32,9 +32,9 @@ pub fn given() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// What `warden --version` did.
+/// What a run of a sidecar did.
 #[derive(Debug)]
-pub struct VersionRun {
+pub struct Run {
     pub success: bool,
     pub stdout: String,
     pub stderr: String,
@@ -54,20 +54,20 @@ pub async fn check_at<R: Runtime>(app: &AppHandle<R>, at: Option<PathBuf>) -> Re
         None => app.shell().sidecar(NAME),
     };
     let run = match command {
-        Ok(command) => run_version(command.arg("--version")).await,
+        Ok(command) => run(command.arg("--version"), TIMEOUT).await,
         Err(e) => Err(std::io::Error::other(e.to_string())),
     };
     judge(&shown, run, env!("CARGO_PKG_VERSION"))
 }
 
-/// Runs `command` to its end, [`TIMEOUT`] at most (then it is killed).
-async fn run_version(command: Command) -> Result<VersionRun, std::io::Error> {
+/// Runs `command` to its end, `timeout` at most (then it is killed).
+async fn run(command: Command, timeout: Duration) -> Result<Run, std::io::Error> {
     let (mut events, child) = command.spawn().map_err(|e| match e {
         tauri_plugin_shell::Error::Io(e) => e,
         e => std::io::Error::other(e.to_string()),
     })?;
     let (mut stdout, mut stderr, mut code) = (String::new(), String::new(), None);
-    let ran = tokio::time::timeout(TIMEOUT, async {
+    let ran = tokio::time::timeout(timeout, async {
         while let Some(event) = events.recv().await {
             match event {
                 CommandEvent::Stdout(line) => stdout.push_str(&String::from_utf8_lossy(&line)),
@@ -82,23 +82,46 @@ async fn run_version(command: Command) -> Result<VersionRun, std::io::Error> {
         let _ = child.kill();
         return Err(std::io::Error::new(
             ErrorKind::TimedOut,
-            format!("no answer to --version in {} s", TIMEOUT.as_secs()),
+            format!("no end in {} s", timeout.as_secs()),
         ));
     }
-    Ok(VersionRun {
+    Ok(Run {
         success: code == Some(0),
         stdout,
         stderr,
     })
 }
 
+/// The MCP Registry's program beside the app (`bundle.externalBin`): it does the HTTP.
+pub const REGISTRY: &str = "warden-registry";
+/// A search is one GET, a plan two, each given 10 s by the program itself.
+const REGISTRY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs `warden-registry ARGS` through the shell plugin (the sidecar, or
+/// `$WARDEN_REGISTRY_BIN`: never a shell): its stdout, or its message (which has its code).
+pub async fn registry<R: Runtime>(app: &AppHandle<R>, args: &[String]) -> Result<String, String> {
+    let fix = "Fix: reinstall MCP Warden (warden-registry belongs beside warden-app), or set WARDEN_REGISTRY_BIN to it";
+    let command = match std::env::var_os("WARDEN_REGISTRY_BIN").filter(|p| !p.is_empty()) {
+        Some(p) => Ok(app.shell().command(p)),
+        None => app.shell().sidecar(REGISTRY),
+    }
+    .map_err(|e| format!("cannot run {REGISTRY}: {e}. {fix}"))?;
+    let ran = run(command.args(args), REGISTRY_TIMEOUT)
+        .await
+        .map_err(|e| format!("cannot run {REGISTRY}: {e}. {fix}"))?;
+    if ran.success {
+        return Ok(ran.stdout);
+    }
+    let said = ran.stderr.lines().rev().find(|l| !l.trim().is_empty());
+    Err(said.map_or_else(
+        || format!("{REGISTRY} failed without saying why. {fix}"),
+        |l| l.trim().trim_start_matches("warden: ").to_owned(),
+    ))
+}
+
 /// Whether the CLI at `path`, whose `--version` did `run`, serves an app of `version`; the
 /// error says what is wrong and what to do.
-pub fn judge(
-    path: &Path,
-    run: Result<VersionRun, std::io::Error>,
-    version: &str,
-) -> Result<(), String> {
+pub fn judge(path: &Path, run: Result<Run, std::io::Error>, version: &str) -> Result<(), String> {
     let at = path.display();
     let why = "every IDE server Warden wraps starts through it";
     let fix = "reinstall MCP Warden (from source: `cargo build -p warden-cli`, which puts `warden` beside `warden-app`)";
@@ -144,8 +167,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn ran(success: bool, stdout: &str, stderr: &str) -> Result<VersionRun, std::io::Error> {
-        Ok(VersionRun {
+    fn ran(success: bool, stdout: &str, stderr: &str) -> Result<Run, std::io::Error> {
+        Ok(Run {
             success,
             stdout: stdout.into(),
             stderr: stderr.into(),

@@ -3,11 +3,13 @@
 
 import type { ApiError } from "./api";
 
-export type AppRequest = { "op": "state" } | { "op": "autostart", on: boolean | null, } | { "op": "open", target: OpenTarget, } | { "op": "quit" };
+export type AppRequest = { "op": "state" } | { "op": "autostart", on: boolean | null, } | { "op": "open", target: OpenTarget, } | { "op": "quit" } | { "op": "registry", request: RegistryRequest, };
+
+export type RegistryRequest = { "op": "search", term: string, } | { "op": "plan", name: string, version: string | null, inputs: { [key in string]: string }, as_name: string | null, };
 
 export type OpenTarget = { "kind": "config" } | { "kind": "event_log", server: string, } | { "kind": "debug_log", server: string, } | { "kind": "client_file", path: string, } | { "kind": "state_dir" };
 
-export type AppResponse = { "kind": "state" } & AppState | { "kind": "autostart", on: boolean, } | { "kind": "opened", path: string, } | { "kind": "quitting" } | { "kind": "error" } & ApiError;
+export type AppResponse = { "kind": "state" } & AppState | { "kind": "autostart", on: boolean, } | { "kind": "opened", path: string, } | { "kind": "quitting" } | { "kind": "found", servers: Array<Found>, } | { "kind": "plan" } & PlanView | { "kind": "error" } & ApiError;
 
 export type TrayHealth = "healthy" | "degraded" | "down" | "idle";
 
@@ -33,3 +35,100 @@ notifications: Array<Notification>, version: string, };
 export type Notification = { ts_ms: number, title: string, body: string, };
 
 export type AppEvent = { "kind": "state" } & AppState;
+
+export type Found = { 
+/**
+ * The registry name, e.g. `io.github.microsoft/playwright-mcp`.
+ */
+name: string, title: string | null, version: string | null, description: string, repository: string | null, 
+/**
+ * What it can be installed as: package types (`npm`, `pypi`, `oci`, ...), and `remote`
+ * when it has remotes.
+ */
+kinds: Array<string>, deprecated: boolean, };
+
+export type PlanView = { name: string, title: string | null, version: string | null, description: string, 
+/**
+ * The publisher's namespace: the name before its `/`.
+ */
+namespace: string, repository: string | null, website: string | null, 
+/**
+ * The entry name written into the clients' files.
+ */
+entry_name: string, 
+/**
+ * Versions the registry has, newest first (empty when it did not say).
+ */
+versions: Array<string>, 
+/**
+ * What would be written, once every required value is given.
+ */
+plan: InstallPlan | null, 
+/**
+ * Values still needed (then `plan` is `null`): ask for them and plan again.
+ */
+missing: Array<InputRequest>, 
+/**
+ * Why it cannot be installed (or what is missing), with what to do.
+ */
+refused: string | null, };
+
+export type InstallPlan = { 
+/**
+ * The registry name, e.g. `io.github.microsoft/playwright-mcp`.
+ */
+server: string, 
+/**
+ * The server's version (a `${VERSION}` template filled).
+ */
+version: string | null, package: PlannedPackage, 
+/**
+ * The program: `npx`, `uvx`, `docker` or `dnx`.
+ */
+command: string, args: Array<string>, 
+/**
+ * Declared variables (set or not), then the user's undeclared ones.
+ */
+env: Array<PlannedEnv>, 
+/**
+ * Inputs of arguments left out because nobody gave them (none of them is required).
+ */
+optional_inputs: Array<InputRequest>, warnings: Array<Warning>, };
+
+export type PlannedPackage = { 
+/**
+ * Its index in the document's `packages`.
+ */
+index: number, registry_type: string, identifier: string, 
+/**
+ * The exact version: the package version, the image tag or digest.
+ */
+version: string, 
+/**
+ * As on the command line: `ID@VERSION`, `ID==VERSION`, `IMAGE:TAG`.
+ */
+reference: string, };
+
+export type PlannedEnv = { name: string, required: boolean, 
+/**
+ * Goes to the keychain, not the IDE file.
+ */
+secret: boolean, default: string | null, description: string | null, 
+/**
+ * What to set; `None`: not set (optional, and nobody gave a value).
+ */
+value: string | null, source: ValueSource, 
+/**
+ * False for the user's values that the document does not declare.
+ */
+declared: boolean, };
+
+export type ValueSource = "user" | "document" | "default" | "unset";
+
+export type Warning = { kind: WarningKind, message: string, };
+
+export type WarningKind = "runtime_hint" | "no_transport" | "template_filled" | "runtime_arguments_moved" | "runner_flags_dropped" | "tty_dropped" | "tag_mismatch" | "placeholder" | "optional_left_out" | "secret_in_arguments" | "secret_moved_to_env" | "input_overrides_value" | "undeclared_input" | "argument_type_inferred";
+
+export type InputRequest = { key: string, kind: InputKind, secret: boolean, description: string | null, choices: Array<string>, placeholder: string | null, };
+
+export type InputKind = "env" | "positional" | "named" | "variable";

@@ -3,10 +3,11 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a value the user must give goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum InputKind {
     /// An environment variable of the server (its name is the key).
@@ -32,7 +33,8 @@ impl InputKind {
 
 /// A value the document asks for that nobody gave: the CLI asks for it on a terminal, or
 /// refuses naming `--env KEY=VALUE`. The same key in [`super::PlanOptions::inputs`] fills it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InputRequest {
     pub key: String,
     pub kind: InputKind,

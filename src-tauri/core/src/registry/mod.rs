@@ -16,6 +16,7 @@ mod parse;
 mod plan;
 mod types;
 mod version;
+mod view;
 
 #[cfg(test)]
 mod tests;
@@ -31,3 +32,4 @@ pub use types::{
     RegistryType, Remote, Repository, ResponseMeta, ServerJson, ServerList, ServerResponse,
     ServerStatus, Transport,
 };
+pub use view::{Found, PlanView, found, plan_view};

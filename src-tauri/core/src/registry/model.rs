@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::InputRequest;
 use super::types::RegistryType;
@@ -24,7 +24,8 @@ pub struct PlanOptions {
 }
 
 /// Everything the consent screen shows and the IDE config gets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InstallPlan {
     /// The registry name, e.g. `io.github.microsoft/playwright-mcp`.
     pub server: String,
@@ -55,10 +56,12 @@ impl InstallPlan {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PlannedPackage {
     /// Its index in the document's `packages`.
     pub index: usize,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub registry_type: RegistryType,
     pub identifier: String,
     /// The exact version: the package version, the image tag or digest.
@@ -68,7 +71,8 @@ pub struct PlannedPackage {
 }
 
 /// One environment variable of the server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PlannedEnv {
     pub name: String,
     pub required: bool,
@@ -83,7 +87,8 @@ pub struct PlannedEnv {
     pub declared: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ValueSource {
     /// The user gave it.
@@ -96,13 +101,15 @@ pub enum ValueSource {
 }
 
 /// Something the user should know before agreeing: a normalization, a guess, a risk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Warning {
     pub kind: WarningKind,
     pub message: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
     /// `runtimeHint` names another program than Warden's runner (e.g. `python`).

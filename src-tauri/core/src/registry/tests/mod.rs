@@ -5,6 +5,7 @@
 
 mod fixtures;
 mod rules;
+mod view;
 
 use std::collections::BTreeMap;
 use std::path::Path;

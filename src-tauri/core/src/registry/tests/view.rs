@@ -1,0 +1,62 @@
+//! The window's reading of `warden registry search|show --json`, on the real documents.
+
+use super::*;
+
+#[test]
+fn a_search_lists_each_server_with_what_it_installs_as() {
+    let Some(text) = fixture("registry-list-response.example.json") else {
+        return;
+    };
+    let list: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let printed = list["servers"].to_string();
+    let servers = found(&printed).unwrap();
+    assert_eq!(servers.len(), list["servers"].as_array().unwrap().len());
+    assert!(servers.iter().all(|s| !s.name.is_empty()));
+}
+
+#[test]
+fn a_search_answer_that_is_not_json_is_refused() {
+    assert!(matches!(
+        found("warden: oops"),
+        Err(RegistryError::Malformed { .. })
+    ));
+}
+
+/// `show --json` as warden-registry prints it: the document under `server`, the versions.
+fn shown(doc: &str) -> String {
+    let server: serde_json::Value = serde_json::from_str(doc).unwrap();
+    serde_json::json!({ "server": server, "versions": ["9.9.9"] }).to_string()
+}
+
+#[test]
+fn a_required_value_is_asked_for_then_planned() {
+    let Some(doc) = fixture("registry-example-with-package.json") else {
+        return;
+    };
+    let first = plan_view(&shown(&doc), BTreeMap::new(), None).unwrap();
+    assert!(first.plan.is_none());
+    assert!(!first.missing.is_empty());
+    let inputs: BTreeMap<String, String> = first
+        .missing
+        .iter()
+        .map(|i| (i.key.clone(), "v".to_owned()))
+        .collect();
+    let second = plan_view(&shown(&doc), inputs, Some("mine")).unwrap();
+    assert_eq!(
+        (
+            second.entry_name.as_str(),
+            second.missing.len(),
+            second.plan.is_some()
+        ),
+        ("mine", 0, true)
+    );
+}
+
+#[test]
+fn a_remote_only_server_is_refused_with_its_reason() {
+    let Some(doc) = fixture("registry-example-with-remote.json") else {
+        return;
+    };
+    let view = plan_view(&shown(&doc), BTreeMap::new(), None).unwrap();
+    assert!(view.plan.is_none() && view.refused.is_some_and(|r| r.contains("not a local")));
+}

@@ -1,0 +1,150 @@
+//! The registry as the window shows it: a search's servers in a line each, and one server's
+//! install plan for the consent screen, read from what `warden registry search --json` and
+//! `warden registry show --json` print (the app runs them through the `warden-registry`
+//! sidecar, which does the HTTP).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{InputRequest, RegistryError};
+use super::model::{InstallPlan, PlanOptions};
+use super::types::{ServerResponse, ServerStatus};
+use super::{entry_name, parse_list, parse_server, plan};
+
+/// One server of a search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Found {
+    /// The registry name, e.g. `io.github.microsoft/playwright-mcp`.
+    pub name: String,
+    pub title: Option<String>,
+    pub version: Option<String>,
+    pub description: String,
+    pub repository: Option<String>,
+    /// What it can be installed as: package types (`npm`, `pypi`, `oci`, ...), and `remote`
+    /// when it has remotes.
+    pub kinds: Vec<String>,
+    pub deprecated: bool,
+}
+
+/// One server version and what installing it would write: the consent screen's facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PlanView {
+    pub name: String,
+    pub title: Option<String>,
+    pub version: Option<String>,
+    pub description: String,
+    /// The publisher's namespace: the name before its `/`.
+    pub namespace: String,
+    pub repository: Option<String>,
+    pub website: Option<String>,
+    /// The entry name written into the clients' files.
+    pub entry_name: String,
+    /// Versions the registry has, newest first (empty when it did not say).
+    pub versions: Vec<String>,
+    /// What would be written, once every required value is given.
+    pub plan: Option<InstallPlan>,
+    /// Values still needed (then `plan` is `null`): ask for them and plan again.
+    pub missing: Vec<InputRequest>,
+    /// Why it cannot be installed (or what is missing), with what to do.
+    pub refused: Option<String>,
+}
+
+/// The servers of `warden registry search --json` (an array of the registry's objects).
+pub fn found(search_json: &str) -> Result<Vec<Found>, RegistryError> {
+    let items: Value = serde_json::from_str(search_json).map_err(|e| malformed(&e))?;
+    let list = parse_list(&serde_json::json!({ "servers": items }).to_string())?;
+    Ok(list.servers.iter().map(found_one).collect())
+}
+
+fn found_one(s: &ServerResponse) -> Found {
+    let doc = &s.server;
+    let mut kinds: Vec<String> = Vec::new();
+    for p in &doc.packages {
+        let kind = p.registry_type.as_str().to_owned();
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    if !doc.remotes.is_empty() {
+        kinds.push("remote".to_owned());
+    }
+    let status = s.meta.official.as_ref().and_then(|o| o.status.as_ref());
+    Found {
+        name: doc.name.clone(),
+        title: doc.title.clone(),
+        version: doc.version.clone(),
+        description: doc.description.trim().to_owned(),
+        repository: doc.repository.as_ref().and_then(|r| r.url.clone()),
+        kinds,
+        deprecated: matches!(
+            status,
+            Some(ServerStatus::Deprecated | ServerStatus::Deleted)
+        ),
+    }
+}
+
+/// The plan of the server `warden registry show --json` printed, with the user's `inputs`
+/// (the keys of [`InputRequest`]) and entry name (`as_name`, else the registry's short name).
+pub fn plan_view(
+    show_json: &str,
+    inputs: BTreeMap<String, String>,
+    as_name: Option<&str>,
+) -> Result<PlanView, RegistryError> {
+    let shown: Value = serde_json::from_str(show_json).map_err(|e| malformed(&e))?;
+    let server = shown.get("server").cloned().unwrap_or(Value::Null);
+    let response = parse_server(&serde_json::json!({ "server": server }).to_string())?;
+    let doc = &response.server;
+    let versions = shown
+        .get("versions")
+        .and_then(Value::as_array)
+        .map(|v| {
+            v.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let opts = PlanOptions {
+        inputs,
+        ..PlanOptions::default()
+    };
+    let (plan, missing, refused) = match plan(doc, &opts) {
+        Ok(p) => (Some(p), Vec::new(), None),
+        Err(RegistryError::MissingInputs { server, inputs }) => {
+            let refused = RegistryError::MissingInputs {
+                server,
+                inputs: inputs.clone(),
+            };
+            (None, inputs, Some(refused.to_string()))
+        }
+        Err(e) => (None, Vec::new(), Some(e.to_string())),
+    };
+    Ok(PlanView {
+        name: doc.name.clone(),
+        title: doc.title.clone(),
+        version: doc.version.clone(),
+        description: doc.description.trim().to_owned(),
+        namespace: doc
+            .name
+            .split_once('/')
+            .map_or(doc.name.as_str(), |(ns, _)| ns)
+            .to_owned(),
+        repository: doc.repository.as_ref().and_then(|r| r.url.clone()),
+        website: doc.website_url.clone(),
+        entry_name: entry_name(&doc.name, as_name),
+        versions,
+        plan,
+        missing,
+        refused,
+    })
+}
+
+fn malformed(e: &serde_json::Error) -> RegistryError {
+    RegistryError::Malformed {
+        what: "warden-registry's output".to_owned(),
+        detail: e.to_string(),
+    }
+}
