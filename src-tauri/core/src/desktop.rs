@@ -52,6 +52,14 @@ pub enum RegistryRequest {
         #[serde(default)]
         as_name: Option<String>,
     },
+    /// The same for a server.json the user pasted (nothing is fetched).
+    Document {
+        document: String,
+        #[serde(default)]
+        inputs: BTreeMap<String, String>,
+        #[serde(default)]
+        as_name: Option<String>,
+    },
 }
 
 /// Something the UI can open.
@@ -324,6 +332,12 @@ fn registry(host: &dyn Host, request: RegistryRequest) -> AppResponse {
                 Err(e) => failed(e),
             }
         }
+        RegistryRequest::Document {
+            document,
+            inputs,
+            as_name,
+        } => crate::registry::document_view(&document, inputs, as_name.as_deref())
+            .map_or_else(invalid, |v| AppResponse::Plan(Box::new(v))),
     }
 }
 

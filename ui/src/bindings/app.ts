@@ -5,7 +5,7 @@ import type { ApiError } from "./api";
 
 export type AppRequest = { "op": "state" } | { "op": "autostart", on: boolean | null, } | { "op": "open", target: OpenTarget, } | { "op": "quit" } | { "op": "registry", request: RegistryRequest, };
 
-export type RegistryRequest = { "op": "search", term: string, } | { "op": "plan", name: string, version: string | null, inputs: { [key in string]: string }, as_name: string | null, };
+export type RegistryRequest = { "op": "search", term: string, } | { "op": "plan", name: string, version: string | null, inputs: { [key in string]: string }, as_name: string | null, } | { "op": "document", document: string, inputs: { [key in string]: string }, as_name: string | null, };
 
 export type OpenTarget = { "kind": "config" } | { "kind": "event_log", server: string, } | { "kind": "debug_log", server: string, } | { "kind": "client_file", path: string, } | { "kind": "state_dir" };
 

@@ -142,6 +142,24 @@ pub fn plan_view(
     })
 }
 
+/// [`plan_view`] of a server.json the user gave (or an API answer wrapping one).
+pub fn document_view(
+    document: &str,
+    inputs: BTreeMap<String, String>,
+    as_name: Option<&str>,
+) -> Result<PlanView, RegistryError> {
+    let doc: Value = serde_json::from_str(document).map_err(|e| RegistryError::Malformed {
+        what: "the pasted server.json".to_owned(),
+        detail: e.to_string(),
+    })?;
+    let server = doc.get("server").cloned().unwrap_or(doc);
+    plan_view(
+        &serde_json::json!({ "server": server }).to_string(),
+        inputs,
+        as_name,
+    )
+}
+
 fn malformed(e: &serde_json::Error) -> RegistryError {
     RegistryError::Malformed {
         what: "warden-registry's output".to_owned(),

@@ -60,3 +60,19 @@ fn a_remote_only_server_is_refused_with_its_reason() {
     let view = plan_view(&shown(&doc), BTreeMap::new(), None).unwrap();
     assert!(view.plan.is_none() && view.refused.is_some_and(|r| r.contains("not a local")));
 }
+
+#[test]
+fn a_pasted_document_is_planned_without_the_registry() {
+    let Some(doc) = fixture("playwright-mcp.server.json") else {
+        return;
+    };
+    let view = document_view(&doc, BTreeMap::new(), None).unwrap();
+    let plan = view.plan.unwrap();
+    assert_eq!(plan.argv()[..2], ["npx".to_owned(), "-y".to_owned()]);
+}
+
+#[test]
+fn a_pasted_text_that_is_not_json_says_so() {
+    let e = document_view("{not json", BTreeMap::new(), None).unwrap_err();
+    assert!(e.to_string().contains("the pasted server.json"));
+}
