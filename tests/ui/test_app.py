@@ -203,6 +203,55 @@ def private_keychain(root: Path) -> tuple[str, list[subprocess.Popen]]:
     return address, [keyring, bus]
 
 
+REGISTRY_FIXTURES = REPO.parent / "shared" / "fixtures" / "registry"
+
+
+def registry_documents() -> list[dict]:
+    """Real server.json documents (shared/fixtures/registry, read where they are)."""
+    docs = []
+    for name in ("playwright-mcp.server.json", "serena.server.json", "registry-example-with-package.json"):
+        path = REGISTRY_FIXTURES / name
+        if not path.is_file():
+            pytest.fail(f"{path} is missing: the shared fixtures live beside the repository", pytrace=False)
+        docs.append(json.loads(path.read_text()))
+    return docs
+
+
+def serve_registry(docs: list[dict]):
+    """An MCP Registry (API v0.1) on 127.0.0.1 in a thread, serving `docs`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    by_name = {d["name"]: d for d in docs}
+
+    class Registry(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            parts = [unquote(p) for p in url.path.split("/") if p]
+            body: dict | None = None
+            if parts == ["v0.1", "servers"]:
+                term = parse_qs(url.query).get("search", [""])[0].lower()
+                found = [d for d in docs if term in d["name"].lower() or term in d.get("description", "").lower()]
+                body = {"servers": [{"server": d, "_meta": {}} for d in found], "metadata": {"count": len(found)}}
+            elif len(parts) >= 4 and parts[:2] == ["v0.1", "servers"] and parts[3] == "versions" and parts[2] in by_name:
+                doc = by_name[parts[2]]
+                body = {"servers": [{"server": doc, "_meta": {}}], "metadata": {"count": 1}} if len(parts) == 4 else {"server": doc, "_meta": {}}
+            data = json.dumps(body if body is not None else {"title": "Not Found", "status": 404}).encode()
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def ours(state_dir: Path) -> list[int]:
     """Pids of processes whose environment carries this test's WARDEN_STATE_DIR."""
     mark = f"WARDEN_STATE_DIR={state_dir}".encode()
@@ -223,6 +272,8 @@ def world(tmp_path_factory) -> Iterator[World]:
     app = need(TARGET / "warden-app", "build it: cargo build -p warden-app")
     need(TARGET / "warden", "build it: cargo build -p warden-cli")
     need(TARGET / "mcp-fake-server", "build it: cargo build -p warden-cli")
+    need(TARGET / "warden-registry", "build it: cargo build -p warden-cli")
+    registry = serve_registry(registry_documents())
     driver_bin = os.environ.get("TAURI_DRIVER") or shutil.which("tauri-driver")
     if not driver_bin:
         pytest.fail("tauri-driver is not on PATH: cargo install tauri-driver --locked", pytrace=False)
@@ -262,6 +313,7 @@ def world(tmp_path_factory) -> Iterator[World]:
         WARDEN_STATE_DIR=str(root / "state"),
         WARDEN_CONFIG=str(config),
         WARDEN_BIN=str(TARGET / "warden"),
+        WARDEN_REGISTRY_URL="http://127.0.0.1:%d" % registry.server_address[1],
         WARDEN_LOG="info",
         DBUS_SESSION_BUS_ADDRESS=bus,
         NO_AT_BRIDGE="1",
@@ -304,6 +356,7 @@ def world(tmp_path_factory) -> Iterator[World]:
         tauri_driver.terminate()
         tauri_driver.wait(timeout=10)
         log.close()
+        registry.shutdown()
         for p in keychain:
             p.kill()
             p.wait()
@@ -627,6 +680,92 @@ def test_auto_rewrite_asks_first_showing_the_exact_command_and_what_deserves_a_l
     world.click("confirm-apply")
     world.wait("re-applied", lambda: state() == "partly")
     world.ide_file.write_bytes(original)
+
+
+def type_into(w: World, testid: str, text: str) -> None:
+    el = w.find(testid)
+    el.clear()
+    el.send_keys(text)
+
+
+def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keychain(world: World) -> None:
+    """The Add flow with a command: consent, the client, the exact change, the write, the probe
+    (which only passes if the bridge put the keychain's secret into the server's environment),
+    then off, on and Remove, each leaving the file as it was."""
+    original = world.ide_file.read_bytes()
+    fake = str(TARGET / "mcp-fake-server")
+    world.go("#/manage")
+    world.find("managed-search")
+    world.click("add-server")
+    world.click("source-command")
+    type_into(world, "command-line", f"{fake} --require-env ADDED_TOKEN")
+    type_into(world, "command-name", "added")
+    type_into(world, "command-secrets", "ADDED_TOKEN=tok-added-77c1")
+    world.click("command-next")
+    assert world.find("consent-argv").text == f"{fake} --require-env ADDED_TOKEN"
+    world.click("review-next")
+    assert world.find("client-cursor").is_selected()
+    world.click("clients-next")
+    diff = world.find("diff").text
+    assert '"added"' in diff and "--secret-env" in diff and "ADDED_TOKEN" in diff, diff
+    assert "tok-added-77c1" not in world.find("add-server-dialog").text, "the secret is never shown"
+    assert world.ide_file.read_bytes() == original, "the preview writes nothing"
+    world.shot("manage-add-changes")
+    world.click("add-write")
+    world.wait("the probe's result", lambda: world.find("add-probe").get_attribute("data-state") != "running")
+    probe = world.find("add-probe")
+    assert probe.get_attribute("data-state") == "ok", probe.text
+    entry = json.loads(world.ide_file.read_text())["mcpServers"]["added"]
+    assert entry["command"] == world.env["WARDEN_BIN"]
+    assert entry["args"] == ["bridge", "--server", "added", "--secret-env", "ADDED_TOKEN", "--", fake, "--require-env", "ADDED_TOKEN"], entry
+    assert "tok-added-77c1" not in world.ide_file.read_text()
+    world.shot("manage-add-result")
+    added = world.ide_file.read_bytes()
+    world.click("add-close")
+    # Cursor has no switch of its own: off takes the entry out, on puts the same bytes back.
+    world.click("switch-added-cursor")
+    world.wait("off: out of the file", lambda: b'"added"' not in world.ide_file.read_bytes())
+    world.wait("shown off", lambda: not world.find("switch-added-cursor").is_selected())
+    world.shot("manage")
+    world.click("switch-added-cursor")
+    world.wait("on: the same bytes back", lambda: world.ide_file.read_bytes() == added)
+    world.click("remove-added")
+    world.find("remove-preview")
+    world.click("confirm-remove")
+    world.wait("removed: the file as before", lambda: world.ide_file.read_bytes() == original)
+
+
+def test_the_registry_is_searched_and_its_consent_screen_shows_the_pinned_command(world: World) -> None:
+    """Through the warden-registry sidecar against a registry on 127.0.0.1; a server that asks
+    for values is planned again with them. Nothing is written."""
+    original = world.ide_file.read_bytes()
+    world.go("#/manage")
+    world.click("add-server")
+    type_into(world, "registry-term", "playwright")
+    world.click("registry-search")
+    world.find("found-io.github.microsoft/playwright-mcp")
+    world.click("choose-io.github.microsoft/playwright-mcp")
+    world.wait("the consent screen", lambda: "playwright-mcp" in world.find("consent-name").text)
+    assert world.find("consent-argv").text == "npx -y @playwright/mcp@0.0.79"
+    assert "@playwright/mcp@0.0.79" in world.find("consent-package").text
+    assert world.find("entry-name").get_attribute("value") == "playwright-mcp"
+    world.shot("manage-consent")
+    world.click("add-close")
+    doc = json.loads((REGISTRY_FIXTURES / "registry-example-with-package.json").read_text())
+    world.click("add-server")
+    type_into(world, "registry-term", doc["name"].split("/")[-1])
+    world.click("registry-search")
+    world.click(f"choose-{doc['name']}")
+    inputs = world.find("consent-inputs")
+    fields = inputs.find_elements(By.CSS_SELECTOR, "input, select")
+    assert fields, inputs.text
+    for f in fields:
+        if f.tag_name == "input":
+            f.send_keys("value-1")
+    world.click("apply-values")
+    world.wait("planned with the values", lambda: "value-1" in world.find("consent-argv").text)
+    world.click("add-close")
+    assert world.ide_file.read_bytes() == original
 
 
 def test_a_server_that_cannot_start_is_down_in_the_window_with_its_code(world: World) -> None:

@@ -10,6 +10,7 @@ describe("parseRoute", () => {
     ["#/servers/", { page: "servers" }],
     ["#/sessions", { page: "sessions" }],
     ["#/clients", { page: "clients" }],
+    ["#/manage", { page: "manage" }],
     ["#/servers/ripgrep", { page: "server", name: "ripgrep" }],
     ["#/servers/my%20server", { page: "server", name: "my server" }],
     ["#/servers/a%2Fb", { page: "server", name: "a/b" }],
@@ -27,5 +28,6 @@ describe("parseRoute", () => {
       expect(parseRoute(serverHref(name))).toEqual({ page: "server", name });
     }
     expect(href({ page: "clients" })).toBe("#/clients");
+    expect(href({ page: "manage" })).toBe("#/manage");
   });
 });

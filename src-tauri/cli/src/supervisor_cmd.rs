@@ -371,6 +371,7 @@ async fn probe_cmd(
                     server: server.clone(),
                     command: command.clone(),
                     timeout_ms: Some(timeout.as_millis() as u64),
+                    env: std::collections::BTreeMap::new(),
                 })
                 .await
             {

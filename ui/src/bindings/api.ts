@@ -7,13 +7,17 @@ export type Request = { "op": "status" } | { "op": "history", server: string | n
 /**
  * Time the server has to answer each step (default 60 s).
  */
-timeout_ms: number | null, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, 
+timeout_ms: number | null, 
+/**
+ * Added to the server's environment (a new entry's `env`).
+ */
+env: { [key in string]: string }, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, 
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
-move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "app", request: AppRequest, };
+move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "server_add", name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, dry_run: boolean, } | { "op": "server_switch", server: string, clients: Array<ClientId>, enabled: boolean, dry_run: boolean, } | { "op": "server_remove", server: string, clients: Array<ClientId>, dry_run: boolean, } | { "op": "app", request: AppRequest, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_add", changes: Array<FileChangeView>, risks: Array<Risk>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 

@@ -10,6 +10,7 @@ import { ServersPage } from "./ServersPage";
 import { ServerPage } from "./ServerPage";
 import { SessionsPage } from "./SessionsPage";
 import { ClientsPage } from "./ClientsPage";
+import { ManagePage } from "./ManagePage";
 
 /** The status is re-read this often, under the live events (percentiles come from it). */
 export const STATUS_EVERY_MS = 5000;
@@ -90,6 +91,8 @@ function Page({ route }: { route: Route }) {
       return <ServerPage key={route.name} name={route.name} />;
     case "sessions":
       return <SessionsPage />;
+    case "manage":
+      return <ManagePage />;
     case "clients":
       return <ClientsPage />;
     case "not_found":

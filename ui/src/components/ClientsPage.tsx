@@ -6,21 +6,12 @@ import { api, app } from "../lib/tauri";
 import { useStore } from "./context";
 import { Dialog } from "./Dialog";
 import { DiffView } from "./DiffView";
+import { ChangeList, changeResult, NoticeList, ResultPanel, type Result, skippedText } from "./Changes";
 import { CommandLine, Empty, ErrorText, Loading, quoteArg } from "./common";
 
 type Pending =
   | { kind: "edit"; title: string; wrap: boolean; file: string | null; server: string | null; moveSecrets: boolean; changes: FileChangeView[] }
   | { kind: "restore"; title: string; id: string; view: RestoreView };
-
-type Result = { title: string; ok: boolean; lines: string[]; notices: Notice[] };
-
-export const NOTICE_LABEL: Record<NoticeKind, string> = {
-  restart: "Needs restart",
-  reload: "Needs reload",
-  approval: "Needs approval",
-  allowlist: "Needs allowlisting",
-  note: "Note",
-};
 
 export function ClientsPage() {
   const { state } = useStore();
@@ -85,7 +76,7 @@ export function ClientsPage() {
           dry_run: false,
           move_secrets: pending.moveSecrets,
         });
-        if (r.kind === "client_edit") setResult(editResult(pending.title, r.changes, pending.wrap));
+        if (r.kind === "client_edit") setResult(changeResult(pending.title, r.changes, (c) => secretsLine(c, pending.wrap)));
         else if (r.kind === "error") setResult({ title: pending.title, ok: false, lines: [r.message], notices: [] });
       } else {
         const r = await api({ op: "restore", id: pending.id, dry_run: false });
@@ -297,32 +288,6 @@ export function ClientsPage() {
   );
 }
 
-function editResult(title: string, changes: FileChangeView[], wrap: boolean): Result {
-  const lines: string[] = [];
-  const notices: Notice[] = [];
-  let ok = true;
-  for (const c of changes) {
-    if (c.error) {
-      ok = false;
-      lines.push(`${c.path}: ${c.error}`);
-    } else if (c.written) {
-      lines.push(`${c.path}: ${c.changed.length > 0 ? c.changed.join(", ") : "changed"}${c.backup ? ` (backup ${c.backup})` : ""}.`);
-      if (c.secrets.length > 0) lines.push(secretsLine(c, wrap));
-      notices.push(...c.notices);
-    } else if (c.diff === "") {
-      lines.push(`${c.path}: nothing to change.`);
-    }
-    for (const s of c.skipped) lines.push(`${c.path}: ${skippedText(c, s.name, s.reason)}`);
-  }
-  if (changes.length === 0) lines.push("Nothing matched.");
-  return { title, ok, lines, notices };
-}
-
-/** A skipped entry, or a note on an entry that did change (a value that stays in the file). */
-function skippedText(c: FileChangeView, name: string, reason: string): string {
-  return c.changed.includes(name) ? `${name}: ${reason}` : `${name} left alone: ${reason}`;
-}
-
 function secretsLine(c: FileChangeView, wrap: boolean): string {
   return wrap
     ? `Moved into the OS keychain (the file keeps a placeholder): ${c.secrets.join(", ")}. The backup taken before this change still holds them in plain text.`
@@ -395,42 +360,6 @@ function AwaitingPanel(props: {
         })}
       </ul>
     </section>
-  );
-}
-
-function ResultPanel({ result, onClose }: { result: Result; onClose: () => void }) {
-  return (
-    <div class={`result ${result.ok ? "ok" : "bad"}`} data-testid="edit-result" role={result.ok ? "status" : "alert"}>
-      <div class="result-head">
-        <strong>{result.title}</strong>
-        <button type="button" class="icon" aria-label="Dismiss" data-testid="dismiss-result" onClick={onClose}>
-          ×
-        </button>
-      </div>
-      <ul>
-        {result.lines.map((l, i) => (
-          <li key={i}>{l}</li>
-        ))}
-      </ul>
-      {result.notices.length > 0 && (
-        <div class="notices" data-testid="edit-notices">
-          <strong>What to do now:</strong>
-          <NoticeList notices={result.notices} />
-        </div>
-      )}
-    </div>
-  );
-}
-
-function NoticeList({ notices }: { notices: Notice[] }) {
-  return (
-    <ul class="notice-list">
-      {notices.map((n, i) => (
-        <li key={i} data-testid="notice" data-kind={n.kind}>
-          <span class={`tag notice-${n.kind}`}>{NOTICE_LABEL[n.kind]}</span> {n.message}
-        </li>
-      ))}
-    </ul>
   );
 }
 
@@ -573,34 +502,9 @@ function PreviewDialog(props: {
           them back into the server's environment, and Unwrap writes them back into the file.
         </label>
       )}
-      {p.kind === "edit" &&
-        p.changes.map((c) => (
-          <section key={c.path} class="change">
-            <h3 class="small">
-              <code>{c.path}</code>
-            </h3>
-            {c.error && <ErrorText message={c.error} />}
-            {c.changed.length > 0 && <p class="small">Changes: {c.changed.join(", ")}</p>}
-            {c.secrets.length > 0 && (
-              <p class="small" data-testid="secrets">
-                {p.wrap ? "Into the OS keychain (service mcp-warden)" : "Back from the OS keychain"}: {c.secrets.join(", ")}
-              </p>
-            )}
-            {c.skipped.length > 0 && (
-              <ul class="small muted">
-                {c.skipped.map((s, i) => (
-                  <li key={i}>{skippedText(c, s.name, s.reason)}</li>
-                ))}
-              </ul>
-            )}
-            {c.diff !== "" && <DiffView diff={c.diff} testid="diff" />}
-            {c.notices.length > 0 && c.diff !== "" && (
-              <div class="small">
-                Afterwards: <NoticeList notices={c.notices} />
-              </div>
-            )}
-          </section>
-        ))}
+      {p.kind === "edit" && (
+        <ChangeList changes={p.changes} secretsLabel={p.wrap ? "Into the OS keychain (service mcp-warden)" : "Back from the OS keychain"} />
+      )}
       {p.kind === "restore" && (
         <section class="change">
           <h3 class="small">

@@ -5,6 +5,7 @@ import { useStore } from "./context";
 const NAV: Array<{ page: Route["page"]; label: string; href: string }> = [
   { page: "servers", label: "Servers", href: "#/servers" },
   { page: "sessions", label: "Sessions", href: "#/sessions" },
+  { page: "manage", label: "Manage", href: "#/manage" },
   { page: "clients", label: "Clients", href: "#/clients" },
 ];
 

@@ -75,7 +75,7 @@ export function ServerPage({ name }: { name: string }) {
 
   const probe = () =>
     run("Probe", async () => {
-      const r = await api({ op: "probe", server: name, command: null, timeout_ms: null });
+      const r = await api({ op: "probe", server: name, command: null, timeout_ms: null, env: {} });
       if (r.kind === "probe") {
         return r.ok
           ? { kind: "info", title: "Probe", message: `answered in ${formatMs(r.cold_start_ms)} (cold start) with ${r.tools ?? 0} tools; ${r.shutdown}` }

@@ -333,6 +333,16 @@ function handleApi(req: Request): Response {
     case "keep_unwrapped":
       kept.add(`${req.file}:${req.server}`);
       return { kind: "kept_unwrapped", servers: [req.server] };
+    case "server_add":
+      return {
+        kind: "server_add",
+        risks: [],
+        changes: req.clients.map((c) => ({
+          client: c, path: `/home/dev/.config/${c}/mcp.json`, changed: [req.name], skipped: [], written: !req.dry_run,
+          backup: req.dry_run ? null : "20261126-142700-1", secrets: Object.keys(req.secrets), notices: [], error: null,
+          diff: `--- a\n+++ b\n@@ -1,2 +1,5 @@\n {\n   "mcpServers": {\n+    "${req.name}": {\n+      "command": "${WARDEN}",\n+      "args": ["bridge", "--server", "${req.name}", "--", "${req.command}"]\n+    }\n`,
+        })),
+      };
     default:
       return { kind: "error", code: "invalid", message: `the mock does not do ${req.op}` };
   }
@@ -362,6 +372,25 @@ function handleApp(req: AppRequest): AppResponse {
       return { kind: "opened", path: req.target.kind === "event_log" ? `/home/dev/.local/state/warden/logs/${req.target.server}.jsonl` : "/home/dev/.config/warden" };
     case "quit":
       return { kind: "quitting" };
+    case "registry":
+      if (req.request.op === "search")
+        return {
+          kind: "found",
+          servers: [
+            { name: "io.github.microsoft/playwright-mcp", title: null, version: "0.0.79", description: "Playwright Tools for MCP", repository: "https://github.com/microsoft/playwright-mcp", kinds: ["npm"], deprecated: false },
+            { name: "io.github.github/github-mcp-server", title: null, version: "0.20.1", description: "GitHub's official MCP Server", repository: "https://github.com/github/github-mcp-server", kinds: ["oci", "remote"], deprecated: false },
+          ],
+        };
+      return {
+        kind: "plan", name: "io.github.microsoft/playwright-mcp", title: null, version: "0.0.79", description: "Playwright Tools for MCP",
+        namespace: "io.github.microsoft", repository: "https://github.com/microsoft/playwright-mcp", website: null, entry_name: "playwright-mcp",
+        versions: ["0.0.79", "0.0.78"], missing: [], refused: null,
+        plan: {
+          server: "io.github.microsoft/playwright-mcp", version: "0.0.79",
+          package: { index: 0, registry_type: "npm", identifier: "@playwright/mcp", version: "0.0.79", reference: "@playwright/mcp@0.0.79" },
+          command: "npx", args: ["-y", "@playwright/mcp@0.0.79"], env: [], optional_inputs: [], warnings: [],
+        },
+      };
   }
 }
 

@@ -1,9 +1,10 @@
-// Hash routes: #/servers, #/servers/NAME, #/sessions, #/clients.
+// Hash routes: #/servers, #/servers/NAME, #/sessions, #/manage, #/clients.
 
 export type Route =
   | { page: "servers" }
   | { page: "server"; name: string }
   | { page: "sessions" }
+  | { page: "manage" }
   | { page: "clients" }
   | { page: "not_found"; hash: string };
 
@@ -19,6 +20,7 @@ export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, "").replace(/^\/+/, "").replace(/\/+$/, "");
   if (path === "" || path === "servers") return { page: "servers" };
   if (path === "sessions") return { page: "sessions" };
+  if (path === "manage") return { page: "manage" };
   if (path === "clients") return { page: "clients" };
   if (path.startsWith("servers/")) {
     const name = decode(path.slice("servers/".length));
@@ -35,6 +37,8 @@ export function href(route: Route): string {
       return `#/servers/${encodeURIComponent(route.name)}`;
     case "sessions":
       return "#/sessions";
+    case "manage":
+      return "#/manage";
     case "clients":
       return "#/clients";
     case "not_found":

@@ -1340,3 +1340,118 @@ async fn a_server_that_could_not_start_before_the_supervisor_ran_is_listed_down(
     assert_eq!(ghost["sessions"], 0, "{ghost:#}");
     daemon.stop().await;
 }
+
+/// The window's Manage page through the API: add (previewed, then written through the bridge),
+/// off and on by the client's own switch, and remove, each leaving the file byte-exact.
+#[tokio::test]
+async fn servers_are_added_switched_and_removed_through_the_api() {
+    use std::collections::BTreeMap;
+    use warden_core::clients::ClientId;
+    use warden_core::supervisor::api::{Request, Response};
+    use warden_core::supervisor::client::Client;
+
+    let env = Env::new();
+    // Cursor has no switch of its own: off keeps the entry aside in Warden's ledger.
+    let dir = env.dir.path().join("home/.cursor");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    let original = "{\n  // mine\n  \"mcpServers\": {\n    \"kept\": { \"command\": \"kept-server\" }\n  }\n}\n";
+    std::fs::write(&file, original).unwrap();
+    let _daemon = env.daemon(&[]).await;
+    let mut api = Client::connect(&env.socket()).await.unwrap();
+    let add = |dry_run| Request::ServerAdd {
+        name: "added".into(),
+        clients: vec![ClientId::Cursor],
+        command: FAKE.into(),
+        args: vec!["--banner".into()],
+        env: BTreeMap::from([("MODE".to_owned(), "quiet".to_owned())]),
+        secrets: BTreeMap::new(),
+        wrap: true,
+        dry_run,
+    };
+    let Response::ServerAdd { changes, risks } = api.request(add(true)).await.unwrap() else {
+        panic!("not a server_add answer")
+    };
+    assert!(risks.is_empty(), "{risks:?}");
+    assert!(changes[0].diff.contains("\"added\"") && !changes[0].written);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        original,
+        "a preview writes nothing"
+    );
+
+    let Response::ServerAdd { changes, .. } = api.request(add(false)).await.unwrap() else {
+        panic!("not a server_add answer")
+    };
+    assert!(
+        changes[0].written && changes[0].backup.is_some(),
+        "{changes:?}"
+    );
+    let added = std::fs::read_to_string(&file).unwrap();
+    let doc: Value = serde_json::from_str(
+        &added
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let args: Vec<&str> = doc["mcpServers"]["added"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        args,
+        ["bridge", "--server", "added", "--", FAKE, "--banner"]
+    );
+    assert!(matches!(
+        api.request(add(false)).await.unwrap(),
+        Response::Error(e) if e.message.contains("added")
+    ));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        added,
+        "a name taken is refused"
+    );
+
+    let switch = |enabled| Request::ServerSwitch {
+        server: "added".into(),
+        clients: Vec::new(),
+        enabled,
+        dry_run: false,
+    };
+    assert!(matches!(
+        api.request(switch(false)).await.unwrap(),
+        Response::ClientEdit { .. }
+    ));
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\"added\"")
+    );
+    let listed = env.json(&["servers", "list", "--json"]).await;
+    let off = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "added")
+        .expect("a server kept aside is still listed");
+    assert_eq!(off["clients"][0]["enabled"], false);
+    assert!(matches!(
+        api.request(switch(true)).await.unwrap(),
+        Response::ClientEdit { .. }
+    ));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), added);
+
+    let remove = Request::ServerRemove {
+        server: "added".into(),
+        clients: Vec::new(),
+        dry_run: false,
+    };
+    assert!(matches!(
+        api.request(remove).await.unwrap(),
+        Response::ClientEdit { .. }
+    ));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}

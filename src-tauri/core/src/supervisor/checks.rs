@@ -18,6 +18,7 @@ impl Supervisor {
         server: Option<String>,
         command: Option<Vec<String>>,
         timeout_ms: Option<u64>,
+        env: std::collections::BTreeMap<String, String>,
     ) -> Result<ProbeReport, ApiError> {
         let command = match (command, &server) {
             (Some(c), _) if !c.is_empty() => c,
@@ -32,7 +33,8 @@ impl Supervisor {
             }
         };
         let timeout = timeout_ms.map_or(self.opts.probe_timeout, Duration::from_millis);
-        Ok(self.run_probe(server, command, &[], None, timeout).await)
+        let env: Vec<(String, String)> = env.into_iter().collect();
+        Ok(self.run_probe(server, command, &env, None, timeout).await)
     }
 
     pub(super) async fn run_probe(

@@ -34,8 +34,9 @@ impl Supervisor {
                 server,
                 command,
                 timeout_ms,
+                env,
             } => reply(
-                self.probe(server, command, timeout_ms).await,
+                self.probe(server, command, timeout_ms, env).await,
                 Response::Probe,
             ),
             Request::Orphans => Response::Orphans {
@@ -66,6 +67,47 @@ impl Supervisor {
             } => reply(
                 self.edit_clients(wrap, file, server, dry_run, move_secrets)
                     .await,
+                |changes| Response::ClientEdit { changes },
+            ),
+            Request::ServerAdd {
+                name,
+                clients,
+                command,
+                args,
+                env,
+                secrets,
+                wrap,
+                dry_run,
+            } => {
+                let entry = crate::clients::NewEntry {
+                    name,
+                    command,
+                    args,
+                    env,
+                    secret_env: secrets.keys().cloned().collect(),
+                };
+                reply(
+                    self.add_server(entry, clients, secrets, wrap, dry_run)
+                        .await,
+                    |(changes, risks)| Response::ServerAdd { changes, risks },
+                )
+            }
+            Request::ServerSwitch {
+                server,
+                clients,
+                enabled,
+                dry_run,
+            } => reply(
+                self.switch_server(server, clients, Some(enabled), dry_run)
+                    .await,
+                |changes| Response::ClientEdit { changes },
+            ),
+            Request::ServerRemove {
+                server,
+                clients,
+                dry_run,
+            } => reply(
+                self.switch_server(server, clients, None, dry_run).await,
                 |changes| Response::ClientEdit { changes },
             ),
             Request::Backups => reply(self.backups().await, |backups| Response::Backups {

@@ -95,12 +95,7 @@ pub(super) fn edit(
     wrote: &dyn Fn(&Path, &str),
 ) -> Result<Vec<FileChangeView>, ApiError> {
     let changes = if wrap {
-        let warden = warden.ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::Invalid,
-                "the path of the warden binary is not known, so nothing can be wrapped: start the app or `warden daemon` from its installed location",
-            )
-        })?;
+        let warden = warden.ok_or_else(no_warden)?;
         clients::wrap(
             env,
             &WrapOptions {
@@ -113,6 +108,22 @@ pub(super) fn edit(
     } else {
         clients::unwrap(env, &UnwrapOptions { filter, dry_run })
     };
+    views(changes, wrote)
+}
+
+/// Why nothing can be wrapped.
+pub(super) fn no_warden() -> ApiError {
+    ApiError::new(
+        ErrorCode::Invalid,
+        "the path of the warden binary is not known, so nothing can be wrapped: start the app or `warden daemon` from its installed location",
+    )
+}
+
+/// The changes as the API shows them, after telling the watcher what was written (`wrote`).
+pub(super) fn views(
+    changes: Result<Vec<FileChange>, ClientError>,
+    wrote: &dyn Fn(&Path, &str),
+) -> Result<Vec<FileChangeView>, ApiError> {
     let changes = changes.map_err(|e| api_error(&e))?;
     for c in &changes {
         if let Some(text) = &c.new_text {
@@ -120,6 +131,40 @@ pub(super) fn edit(
         }
     }
     Ok(changes.into_iter().map(change_view).collect())
+}
+
+/// Adds a server: its secrets into the keychain (account `NAME/VAR`), then the files. A
+/// keychain that cannot take them stops it before any file is written.
+pub(super) fn add(
+    env: &ClientEnv,
+    opts: &clients::AddOptions,
+    secrets: &std::collections::BTreeMap<String, String>,
+    wrote: &dyn Fn(&Path, &str),
+) -> Result<Vec<FileChangeView>, ApiError> {
+    if !opts.dry_run {
+        // Checked first, so that a refused add (a name taken, no wrap) stores nothing.
+        views(
+            clients::add(
+                env,
+                &clients::AddOptions {
+                    dry_run: true,
+                    ..opts.clone()
+                },
+            ),
+            wrote,
+        )?;
+        for (var, value) in secrets {
+            crate::keychain::set(&opts.entry.name, var, value).map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!(
+                        "cannot store {var} in the OS keychain: {e}. Nothing was written. Fix: start or unlock the keychain (on Linux a Secret Service such as gnome-keyring or KeePassXC), then try again"
+                    ),
+                )
+            })?;
+        }
+    }
+    views(clients::add(env, opts), wrote)
 }
 
 fn change_view(c: FileChange) -> FileChangeView {

@@ -176,4 +176,64 @@ impl Supervisor {
     pub(super) async fn restore(&self, id: String, dry_run: bool) -> Result<RestoreView, ApiError> {
         blocking(move || ide::restore(&ide::env()?, &id, dry_run)).await
     }
+
+    /// `ServerAdd`: the secrets into the keychain first (not in a dry run), then the files.
+    pub(super) async fn add_server(
+        self: &Arc<Self>,
+        entry: clients::NewEntry,
+        to: Vec<clients::ClientId>,
+        secrets: std::collections::BTreeMap<String, String>,
+        wrap: bool,
+        dry_run: bool,
+    ) -> Result<(Vec<FileChangeView>, Vec<clients::Risk>), ApiError> {
+        let sup = Arc::clone(self);
+        blocking(move || {
+            let env = ide::env()?;
+            let warden = match (wrap, sup.opts.warden_bin.clone()) {
+                (false, _) => None,
+                (true, Some(w)) => Some(w),
+                (true, None) => return Err(ide::no_warden()),
+            };
+            let risks = clients::risks(&entry.command, &entry.args);
+            let opts = clients::AddOptions {
+                clients: to,
+                entry,
+                warden,
+                dry_run,
+            };
+            let wrote = |path: &std::path::Path, text: &str| {
+                if let Some(w) = sup.watcher().as_ref() {
+                    w.wrote(path, text);
+                }
+            };
+            let changes = ide::add(&env, &opts, &secrets, &wrote)?;
+            Ok((changes, risks))
+        })
+        .await
+    }
+
+    /// `ServerSwitch` (`enabled`: on or off) and `ServerRemove` (`enabled: None`).
+    pub(super) async fn switch_server(
+        self: &Arc<Self>,
+        server: String,
+        of: Vec<clients::ClientId>,
+        enabled: Option<bool>,
+        dry_run: bool,
+    ) -> Result<Vec<FileChangeView>, ApiError> {
+        let sup = Arc::clone(self);
+        blocking(move || {
+            let env = ide::env()?;
+            let changes = match enabled {
+                Some(on) => clients::set_enabled(&env, &server, &of, on, dry_run),
+                None => clients::remove(&env, &server, &of, dry_run),
+            };
+            let wrote = |path: &std::path::Path, text: &str| {
+                if let Some(w) = sup.watcher().as_ref() {
+                    w.wrote(path, text);
+                }
+            };
+            ide::views(changes, &wrote)
+        })
+        .await
+    }
 }

@@ -18,6 +18,7 @@ pub mod error;
 pub mod reports;
 pub mod status;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -77,6 +78,9 @@ pub enum Request {
         /// Time the server has to answer each step (default 60 s).
         #[serde(default)]
         timeout_ms: Option<u64>,
+        /// Added to the server's environment (a new entry's `env`).
+        #[serde(default)]
+        env: BTreeMap<String, String>,
     },
     /// Server processes whose bridge is gone.
     Orphans,
@@ -138,9 +142,49 @@ pub enum Request {
     KeepUnwrapped { file: PathBuf, server: String },
     /// The switch of probing the IDE configs' servers before they are used.
     ProbeIde { on: bool },
+    /// Adds server `name` to the file of each of `clients` (through the bridge unless `wrap`
+    /// is false); `secrets` go into the OS keychain, never into a file (not in a dry run).
+    /// Refused, nothing written, when a file has `name` already.
+    ServerAdd {
+        name: String,
+        clients: Vec<ClientId>,
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        #[serde(default)]
+        secrets: BTreeMap<String, String>,
+        #[serde(default = "yes")]
+        wrap: bool,
+        #[serde(default)]
+        dry_run: bool,
+    },
+    /// Turns `server` on or off in the files of `clients` (every client that has it when
+    /// empty), by the client's own switch, else by keeping the entry aside.
+    ServerSwitch {
+        server: String,
+        #[serde(default)]
+        clients: Vec<ClientId>,
+        enabled: bool,
+        #[serde(default)]
+        dry_run: bool,
+    },
+    /// Removes `server` from the files of `clients` (all that have it when empty).
+    ServerRemove {
+        server: String,
+        #[serde(default)]
+        clients: Vec<ClientId>,
+        #[serde(default)]
+        dry_run: bool,
+    },
     /// What only the desktop app does, served by the app's host (`warden-app`), which hosts
     /// the supervisor; `warden daemon` answers an `invalid` error.
     App { request: crate::desktop::AppRequest },
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The answer to a [`Request`].
@@ -168,6 +212,11 @@ pub enum Response {
     Clients(ClientsReport),
     ClientEdit {
         changes: Vec<FileChangeView>,
+    },
+    /// What adding a server did (or would do), and what deserves a look in its command.
+    ServerAdd {
+        changes: Vec<FileChangeView>,
+        risks: Vec<crate::clients::Risk>,
     },
     Backups {
         backups: Vec<Backup>,

@@ -1,0 +1,202 @@
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import type { ClientsReport, FileChangeView } from "../bindings/api";
+import { byServer, detectedClients, type ManagedServer, type Place } from "../lib/manage";
+import { api } from "../lib/tauri";
+import { AddServer } from "./AddServer";
+import { ChangeList, ResultPanel, type Result, changeResult } from "./Changes";
+import { useStore } from "./context";
+import { Dialog } from "./Dialog";
+import { Empty, ErrorText, Loading } from "./common";
+
+type Removal = { server: string; changes: FileChangeView[] };
+
+/** Every server across the clients' files: where it is, on or off per client, Remove, Add. */
+export function ManagePage() {
+  const { state } = useStore();
+  const [report, setReport] = useState<ClientsReport | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<Result | null>(null);
+  const [removal, setRemoval] = useState<Removal | null>(null);
+  const [adding, setAdding] = useState(false);
+
+  const load = useCallback(async () => {
+    const r = await api({ op: "clients" });
+    if (r.kind === "clients") {
+      setReport(r);
+      setError(null);
+    } else if (r.kind === "error") setError(r.message);
+  }, []);
+
+  useEffect(() => {
+    void load();
+  }, [load, state.clientsVersion]);
+
+  const servers = useMemo(() => (report ? byServer(report) : []), [report]);
+  const clients = useMemo(() => (report ? detectedClients(report) : []), [report]);
+
+  const run = async (title: string, f: () => Promise<void>) => {
+    setBusy(true);
+    try {
+      await f();
+    } catch (e) {
+      setResult({ title, ok: false, lines: [String(e)], notices: [] });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const toggle = (server: string, p: Place) => {
+    const title = `${p.enabled ? "Turn off" : "Turn on"} ${server} in ${p.clientName}`;
+    void run(title, async () => {
+      const r = await api({ op: "server_switch", server, clients: [p.client], enabled: !p.enabled, dry_run: false });
+      if (r.kind === "client_edit") setResult(changeResult(title, r.changes));
+      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+      await load();
+    });
+  };
+
+  const previewRemove = (server: string) => {
+    const title = `Remove ${server}`;
+    void run(title, async () => {
+      const r = await api({ op: "server_remove", server, clients: [], dry_run: true });
+      if (r.kind === "client_edit") setRemoval({ server, changes: r.changes });
+      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+    });
+  };
+
+  const remove = () => {
+    if (!removal) return;
+    const title = `Remove ${removal.server}`;
+    void run(title, async () => {
+      const r = await api({ op: "server_remove", server: removal.server, clients: [], dry_run: false });
+      if (r.kind === "client_edit") setResult(changeResult(title, r.changes));
+      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+      setRemoval(null);
+      await load();
+    });
+  };
+
+  return (
+    <section class="page" data-testid="manage-page">
+      <div class="page-head">
+        <h1>Servers across clients</h1>
+        <button type="button" data-testid="add-server" disabled={!report} onClick={() => setAdding(true)}>
+          Add a server…
+        </button>
+      </div>
+      <p class="muted">
+        Every MCP server in your clients' config files, by name. A switch turns a server off in one client without deleting
+        it: with the client's own switch where it has one, else Warden keeps the entry aside and gives back its exact bytes
+        when you turn it on. Every change is backed up first (Clients → Backups).
+      </p>
+      {error && <ErrorText message={error} testid="manage-error" />}
+      {result && <ResultPanel result={result} onClose={() => setResult(null)} />}
+      {!report && !error && <Loading what="the clients' servers" />}
+      {report && servers.length === 0 && (
+        <Empty title="No MCP servers yet">
+          <p>
+            None of the {clients.length} client{clients.length === 1 ? "" : "s"} Warden found has a server. Add one from the
+            MCP Registry, a command or a server.json.
+          </p>
+        </Empty>
+      )}
+      {servers.length > 0 && (
+        <div class="table-wrap">
+          <table data-testid="managed-servers">
+            <thead>
+              <tr>
+                <th scope="col">Server</th>
+                <th scope="col">Client</th>
+                <th scope="col">Through Warden</th>
+                <th scope="col">On</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>{servers.map((s) => <ServerRows key={s.name} server={s} busy={busy} onToggle={toggle} onRemove={previewRemove} />)}</tbody>
+          </table>
+        </div>
+      )}
+      {removal && (
+        <Dialog title={`Remove ${removal.server}`} onClose={() => setRemoval(null)} testid="remove-preview" wide>
+          <p class="muted small">
+            Nothing has been written yet. This removes the entry from every client below (each file is backed up first;
+            Clients → Backups puts one back). Keychain items of its secrets stay until you delete them.
+          </p>
+          <ChangeList changes={removal.changes} />
+          <div class="dialog-actions">
+            <button type="button" class="secondary" data-testid="cancel" onClick={() => setRemoval(null)}>
+              Cancel
+            </button>
+            <button type="button" class="danger" data-testid="confirm-remove" data-autofocus disabled={busy} onClick={remove}>
+              Remove
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {adding && report && (
+        <AddServer
+          clients={clients}
+          warden={report.warden}
+          taken={new Set(servers.map((s) => s.name))}
+          onClose={() => setAdding(false)}
+          onWritten={() => void load()}
+        />
+      )}
+    </section>
+  );
+}
+
+function ServerRows(props: {
+  server: ManagedServer;
+  busy: boolean;
+  onToggle: (server: string, p: Place) => void;
+  onRemove: (server: string) => void;
+}) {
+  const { server: s } = props;
+  return (
+    <>
+      {s.places.map((p, i) => (
+        <tr key={`${p.path}:${p.scope.join("/")}`} data-testid={`managed-${s.name}`} data-client={p.client}>
+          {i === 0 && (
+            <th scope="rowgroup" rowSpan={s.places.length}>
+              {s.name}
+            </th>
+          )}
+          <td>
+            {p.clientName}
+            {p.scope.length > 0 && <span class="muted small"> · {p.scope[p.scope.length - 1]}</span>}
+            <div class="muted small">
+              <code>{p.path}</code>
+            </div>
+          </td>
+          <td>{p.skipped ? <span class="muted">not a local server</span> : p.wrapped ? "wrapped" : <span class="muted">no</span>}</td>
+          <td>
+            <label class="switch" title={p.enabled ? `On in ${p.clientName}` : `Off in ${p.clientName}`}>
+              <input
+                type="checkbox"
+                role="switch"
+                data-testid={`switch-${s.name}-${p.client}`}
+                aria-label={`${s.name} in ${p.clientName}`}
+                checked={p.enabled}
+                disabled={props.busy || p.skipped}
+                onChange={() => props.onToggle(s.name, p)}
+              />
+              <span>{p.enabled ? "on" : "off"}</span>
+            </label>
+          </td>
+          {i === 0 && (
+            <td rowSpan={s.places.length}>
+              <button type="button" class="secondary" data-testid={`remove-${s.name}`} disabled={props.busy} onClick={() => props.onRemove(s.name)}>
+                Remove…
+              </button>
+            </td>
+          )}
+        </tr>
+      ))}
+    </>
+  );
+}
+

@@ -1,0 +1,123 @@
+// The Manage page's model: every server name across the clients' files, and the Add flow's
+// command line (pasted text to an argv, the argv the bridge runs).
+import type { ClientId, ClientsReport, ServerEntry } from "../bindings/api";
+import type { InstallPlan } from "../bindings/app";
+
+/** One client file's entry of a server. */
+export interface Place {
+  client: ClientId;
+  clientName: string;
+  path: string;
+  scope: string[];
+  wrapped: boolean;
+  /** Whether the client starts it (its own switch, or Warden keeps it aside). */
+  enabled: boolean;
+  /** Not a stdio server Warden manages (remote, built in): shown, not switched. */
+  skipped: boolean;
+}
+
+export interface ManagedServer {
+  name: string;
+  places: Place[];
+}
+
+/** Server names (sorted) with each active, readable file that has them (in report order). */
+export function byServer(report: ClientsReport): ManagedServer[] {
+  const out = new Map<string, Place[]>();
+  for (const f of report.files) {
+    if (!f.active || f.error) continue;
+    for (const s of f.servers) {
+      const places = out.get(s.name) ?? [];
+      places.push(place(f.client, f.client_name, f.path, s));
+      out.set(s.name, places);
+    }
+  }
+  return [...out.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, places]) => ({ name, places }));
+}
+
+function place(client: ClientId, clientName: string, path: string, s: ServerEntry): Place {
+  return {
+    client,
+    clientName,
+    path,
+    scope: s.scope,
+    wrapped: s.state === "wrapped",
+    enabled: s.enabled,
+    skipped: s.state === "skipped",
+  };
+}
+
+/** The clients whose files Warden found (each once, in report order): where Add can write. */
+export function detectedClients(report: ClientsReport): Array<{ client: ClientId; name: string }> {
+  const seen = new Set<ClientId>();
+  const out: Array<{ client: ClientId; name: string }> = [];
+  for (const f of report.files) {
+    if (!f.active || seen.has(f.client)) continue;
+    seen.add(f.client);
+    out.push({ client: f.client, name: f.client_name });
+  }
+  return out;
+}
+
+/**
+ * A pasted command line as an argv: words split at blanks, '…' and "…" quoting, backslash
+ * escapes. Nothing is expanded ($VAR, ~, globs): what is written runs without a shell, so a
+ * line that needs one (pipes, &&, redirections) is refused with what to do instead.
+ */
+export function splitCommandLine(line: string): { argv: string[] } | { error: string } {
+  const argv: string[] = [];
+  let word: string | null = null;
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string;
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === "\\" && quote === '"' && i + 1 < line.length) word = (word ?? "") + line[++i];
+      else word = (word ?? "") + c;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      word = word ?? "";
+    } else if (c === "\\" && i + 1 < line.length) {
+      word = (word ?? "") + line[++i];
+    } else if (/\s/.test(c)) {
+      if (word !== null) argv.push(word);
+      word = null;
+    } else if ("|&;<>`".includes(c) || (c === "$" && line[i + 1] === "(")) {
+      return { error: `"${c}" needs a shell, and Warden runs servers without one. Put the command in a script and give the script's path, or type only the program and its arguments.` };
+    } else {
+      word = (word ?? "") + c;
+    }
+  }
+  if (quote) return { error: `A ${quote} quote is not closed.` };
+  if (word !== null) argv.push(word);
+  if (argv.length === 0) return { error: "Type the command that starts the server, e.g. npx -y @modelcontextprotocol/server-everything" };
+  return { argv };
+}
+
+/** What a wrapped entry runs: the bridge, its secrets from the keychain, then the server. */
+export function bridgeArgv(warden: string, name: string, secretKeys: string[], argv: string[]): string[] {
+  return [warden, "bridge", "--server", name, ...secretKeys.flatMap((k) => ["--secret-env", k]), "--", ...argv];
+}
+
+/** A plan's environment split the way it is written: plain values in the file, secrets in the keychain. */
+export function planEnv(plan: InstallPlan): { env: Record<string, string>; secrets: Record<string, string> } {
+  const env: Record<string, string> = {};
+  const secrets: Record<string, string> = {};
+  for (const e of plan.env) {
+    if (e.value === null) continue;
+    if (e.secret) secrets[e.name] = e.value;
+    else env[e.name] = e.value;
+  }
+  return { env, secrets };
+}
+
+/** A name an entry can have in every client's format. */
+export function entryNameProblem(name: string): string | null {
+  if (name.trim() === "") return "Give the server a name.";
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) return "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).";
+  return null;
+}
