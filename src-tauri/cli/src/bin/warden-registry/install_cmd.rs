@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use warden_core::clients::{self, ClientEnv, ClientId, FileChange};
+use warden_core::clients::{self, ClientEnv, ClientError, ClientId, FileChange};
 use warden_core::codes::Code;
 use warden_core::keychain;
 use warden_core::registry::{
@@ -186,8 +186,12 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     };
     // The files, the diffs, and a refusal of a name that is there already: before anything
     // is asked or stored.
-    let preview = add(&client_env, &opts).map_err(|e| Stop::Refused(e.to_string()))?;
+    let preview = add(&client_env, &opts).map_err(refusal)?;
     file_errors(&preview)?;
+    // A keychain that does not answer is found out before you are asked, not after.
+    if !args.dry_run && !secrets.is_empty() {
+        keychain::check().map_err(|e| keychain_failure(&entry, &secrets[0].0, &e))?;
+    }
 
     consent_screen(&Screen {
         response: &response,
@@ -216,19 +220,10 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         agree(preview.len())?;
     }
     for (var, value) in &secrets {
-        keychain::set(&entry, var, value).map_err(|e| {
-            Stop::Failed(
-                Some(Code::KeychainUnavailable),
-                format!(
-                    "cannot store {var} in the OS keychain ({} {}): {e}. Nothing was written. Fix: unlock the keychain (or start one: GNOME Keyring, KeePassXC, KWallet), then run the command again",
-                    keychain::SERVICE,
-                    keychain::account(&entry, var)
-                ),
-            )
-        })?;
+        keychain::set(&entry, var, value).map_err(|e| keychain_failure(&entry, var, &e))?;
     }
     opts.dry_run = false;
-    let changes = add(&client_env, &opts).map_err(|e| Stop::Failed(None, e.to_string()))?;
+    let changes = add(&client_env, &opts).map_err(refusal)?;
     report_written(&changes, &entry, &secrets);
     file_errors(&changes)?;
 
@@ -241,6 +236,24 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         probe_and_pin(&entry, &written_argv, &env, opts.warden.is_some());
     }
     Ok(())
+}
+
+fn keychain_failure(entry: &str, var: &str, e: &keychain::KeychainError) -> Stop {
+    Stop::Failed(
+        Some(Code::KeychainUnavailable),
+        format!(
+            "cannot store {var} in the OS keychain ({} {}): {e}. Nothing was written. Fix: unlock the keychain (or start one: GNOME Keyring, KeePassXC, KWallet), then run the command again",
+            keychain::SERVICE,
+            keychain::account(entry, var)
+        ),
+    )
+}
+
+/// What `add` would not do is a refusal (the name is there already, the client is not
+/// installed, the name cannot be one); a file it could not read or write is a failure.
+fn refusal(e: ClientError) -> Stop {
+    // Until clients::add (servers-manage) is merged: its refusals are variants of its own.
+    Stop::Refused(e.to_string())
 }
 
 /// `--env KEY=VALUE`s, by key.
@@ -491,25 +504,25 @@ fn consent_screen(s: &Screen<'_>) {
         say!("  environment:");
     }
     for e in &plan.env {
-        let mut flags = vec![if e.required { "required" } else { "optional" }];
+        let mut flags = vec![if e.required { "required" } else { "optional" }.to_owned()];
         if is_secret(e) {
-            flags.push("secret");
+            flags.push("secret".to_owned());
         }
         if !e.declared {
-            flags.push("yours, not declared by the server");
+            flags.push("yours, not declared by the server".to_owned());
         }
-        let mut line = format!("    {} ({})", e.name, flags.join(", "));
         if let Some(d) = &e.default {
-            line.push_str(&format!(" default {d:?}"));
+            flags.push(format!("default {d:?}"));
         }
+        let line = format!("    {} ({})", e.name, flags.join(", "));
         let set = if s.secrets.iter().any(|(k, _)| k == &e.name) {
             format!(
-                "kept in the OS keychain ({} {})",
+                "given, kept in the OS keychain ({} {})",
                 keychain::SERVICE,
                 keychain::account(s.entry, &e.name)
             )
         } else if let Some(v) = s.env.get(&e.name) {
-            format!("= {v:?}")
+            format!("set to {v:?}")
         } else {
             "not set".to_owned()
         };
