@@ -16,9 +16,13 @@ const DIRS: &[(&str, &str)] = &[
     (
         "clients",
         "doc risk jsonc yaml dialect literal secrets model lock backup detect notices edit ledger \
-         write ops watch",
+         write ops manage watch",
     ),
     ("clients/edit", "classify splice driver wrap unwrap"),
+    (
+        "clients/manage",
+        "types lines json render region text files",
+    ),
     ("registry", "types error version model args plan parse"),
 ];
 

@@ -10,6 +10,8 @@
 //!
 //! - [`detect`] / [`list`]: config files and their servers.
 //! - [`wrap`] / [`unwrap`]: change files (or, with `dry_run`, compute the diff only).
+//! - [`add`] / [`set_enabled`] / [`remove`]: one server entry into, on/off in, or out of the
+//!   clients' files (`warden servers ...`); [`stashed`]: entries `disable` took out of a file.
 //! - [`backups`] / [`restore`]: the backups taken before each write.
 //! - [`ClientWatcher`]: watches the files and wraps servers that appear (opt-in).
 //! - [`wrap_text`] / [`unwrap_text`]: the pure text edits, for one file's contents.
@@ -25,6 +27,7 @@ mod edit;
 mod ledger;
 mod literal;
 mod lock;
+mod manage;
 mod model;
 mod notices;
 mod ops;
@@ -46,6 +49,10 @@ pub use doc::{DocError, EntryRef};
 pub use edit::{
     EditError, EntrySpans, Launch, SecretLookup, TextEdit, WrapRecord, entry_spans, unwrap_text,
     unwrap_text_with, wrap_text, wrap_text_with,
+};
+pub use manage::{
+    AddOptions, ManageEdit, ManageError, NewEntry, add, add_text, has_switch, remove, remove_text,
+    set_enabled, set_switch_text, stashed,
 };
 pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};

@@ -196,6 +196,37 @@ pub enum ClientError {
     UnknownFile { path: PathBuf },
     #[error("no home directory: HOME is not set. Fix: set HOME (USERPROFILE on Windows)")]
     NoHome,
+    #[error(
+        "{}: a server named {name:?} is already there:\n{entry}\nNothing was written to any file. Fix: pick another name, or remove that one first (`warden servers remove {name}`)",
+        path.display()
+    )]
+    Exists {
+        path: PathBuf,
+        name: String,
+        entry: String,
+    },
+    #[error(
+        "{} does not look installed: {} does not exist. Nothing was written. Fix: install {} and start it once, or leave out `--client {client}`",
+        client.display_name(), dir.display(), client.display_name()
+    )]
+    NotInstalled { client: ClientId, dir: PathBuf },
+    #[error(
+        "no server named {name:?} in {place}. Nothing was changed. Fix: check the name and its clients with `warden servers list`"
+    )]
+    NoSuchServer { name: String, place: String },
+    #[error(
+        "--secret-env needs the bridge: the values are in the OS keychain, and only `warden bridge` reads them from there. Nothing was written. Fix: leave out --no-wrap, or pass the value with --env (it is then written into the files)"
+    )]
+    SecretsNeedBridge,
+    #[error("name at least one client (--client ID). Known clients: {}", ClientId::ALL.map(ClientId::as_str).join(", "))]
+    NoClient,
+    #[error("{name:?} cannot be a server name: {why}. Fix: use letters, digits, '-', '_' or '.'")]
+    BadName { name: String, why: &'static str },
+    #[error(
+        "{}: {detail}. Nothing was written. Fix: edit the file by hand (`warden clients backups` keeps its earlier versions)",
+        path.display()
+    )]
+    Layout { path: PathBuf, detail: String },
     /// The files cannot be watched (an inotify limit, say).
     #[error(transparent)]
     Watch(#[from] crate::fswatch::WatchError),

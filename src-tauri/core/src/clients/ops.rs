@@ -431,7 +431,7 @@ fn change_file(
     change
 }
 
-fn parse_error(file: &ConfigFile, e: DocError) -> ClientError {
+pub(crate) fn parse_error(file: &ConfigFile, e: DocError) -> ClientError {
     ClientError::Parse {
         path: file.path.clone(),
         format: file.format,
@@ -453,7 +453,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ClientError> {
     utf8(path, &bytes)
 }
 
-fn utf8(path: &Path, bytes: &[u8]) -> Result<String, ClientError> {
+pub(crate) fn utf8(path: &Path, bytes: &[u8]) -> Result<String, ClientError> {
     String::from_utf8(bytes.to_vec()).map_err(|e| ClientError::NotUtf8 {
         path: path.to_owned(),
         offset: e.utf8_error().valid_up_to(),

@@ -1066,3 +1066,310 @@ fn launches_carry_the_entry_cwd() {
         [Some("rel/dir".to_owned())]
     );
 }
+
+// ---------------------------------------------------------------- servers add/disable/enable/remove
+
+/// Each client's user file (Linux paths under the temp home), with one server in it.
+fn manage_files(h: &Path) -> Vec<(ClientId, PathBuf, &'static str)> {
+    let json = "{\n  // mine\n  \"mcpServers\": {\n    \"a\": { \"command\": \"x\" }\n  },\n  \"other\": true\n}\n";
+    vec![
+        (
+            ClientId::ClaudeDesktop,
+            h.join(".config/Claude/claude_desktop_config.json"),
+            json,
+        ),
+        (
+            ClientId::ClaudeCode,
+            h.join(".claude.json"),
+            "{\n  \"mcpServers\": {\n    \"a\": {\"type\": \"stdio\", \"command\": \"x\", \"args\": [], \"env\": {}}\n  },\n  \"projects\": {}\n}\n",
+        ),
+        (
+            ClientId::Cursor,
+            h.join(".cursor/mcp.json"),
+            "{\n\t\"mcpServers\": {\n\t\t\"a\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t}\n}",
+        ),
+        (
+            ClientId::Vscode,
+            h.join(".config/Code/User/mcp.json"),
+            "{\r\n   \"servers\": {\r\n      \"a\": {\"type\": \"stdio\", \"command\": \"x\"},\r\n   },\r\n}\r\n",
+        ),
+        (
+            ClientId::Cline,
+            h.join(".cline/data/settings/cline_mcp_settings.json"),
+            json,
+        ),
+        (
+            ClientId::Windsurf,
+            h.join(".codeium/windsurf/mcp_config.json"),
+            r#"{"mcpServers":{"a":{"command":"x"}}}"#,
+        ),
+        (
+            ClientId::Zed,
+            h.join(".config/zed/settings.json"),
+            "// Zed\n{\n  \"theme\": \"One\",\n  \"context_servers\": {\n    \"a\": { \"command\": \"x\", \"args\": [] },\n  },\n}\n",
+        ),
+        (ClientId::GeminiCli, h.join(".gemini/settings.json"), json),
+        (
+            ClientId::Codex,
+            h.join(".codex/config.toml"),
+            "# codex\nmodel = \"o3\"\n\n[mcp_servers.a]\ncommand = \"x\"\n",
+        ),
+        (
+            ClientId::Opencode,
+            h.join(".config/opencode/opencode.json"),
+            "{\n  \"mcp\": {\n    \"a\": { \"type\": \"local\", \"command\": [\"x\"] }\n  }\n}\n",
+        ),
+        (ClientId::Kiro, h.join(".kiro/settings/mcp.json"), json),
+        (ClientId::LmStudio, h.join(".lmstudio/mcp.json"), json),
+        (
+            ClientId::Continue,
+            h.join(".continue/config.yaml"),
+            "name: c\nversion: 1.0.0\nschema: v1\nmcpServers:\n  - name: a  # first\n    command: x\n",
+        ),
+        (
+            ClientId::Goose,
+            h.join(".config/goose/config.yaml"),
+            "GOOSE_MODEL: m\nextensions:\n    a:\n        cmd: x\n        enabled: true\n        type: stdio\n",
+        ),
+    ]
+}
+
+fn new_server(name: &str) -> NewEntry {
+    NewEntry {
+        name: name.to_owned(),
+        command: "uvx".to_owned(),
+        args: vec!["mcp-server-time==1.0.0".to_owned()],
+        env: [("TZ".to_owned(), "UTC".to_owned())].into(),
+        secret_env: vec!["API_KEY".to_owned()],
+    }
+}
+
+fn listed(env: &ClientEnv, path: &Path, name: &str) -> Option<ServerEntry> {
+    let in_file = list(env)
+        .into_iter()
+        .find(|l| l.file.path == path)?
+        .servers
+        .into_iter()
+        .find(|s| s.name == name);
+    in_file.or_else(|| {
+        stashed(env)
+            .into_iter()
+            .find(|(f, s)| f.path == path && s.name == name)
+            .map(|(_, s)| s)
+    })
+}
+
+#[test]
+fn manage_every_client_add_remove_disable_enable_byte_exact() {
+    let (dir, env) = home();
+    let files = manage_files(dir.path());
+    for (_, path, text) in &files {
+        put(path, text);
+    }
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    for (client, path, text) in &files {
+        let opts = AddOptions {
+            clients: vec![*client],
+            entry: new_server("time"),
+            warden: Some(PathBuf::from(WARDEN)),
+            dry_run: false,
+        };
+        let changes = add(&env, &opts).unwrap();
+        assert_eq!(changes.len(), 1, "{client}");
+        let c = &changes[0];
+        assert!(c.error.is_none(), "{client}: {:?}", c.error);
+        assert!(c.written && c.backup.is_some(), "{client}");
+        assert_eq!(c.file.path, *path);
+        let added = read(path);
+        assert!(added.contains("--secret-env"), "{client}:\n{added}");
+        let entry = listed(&env, path, "time").unwrap_or_else(|| panic!("{client}: not listed"));
+        assert!(entry.enabled, "{client}");
+        assert!(
+            matches!(entry.state, EntryState::Wrapped { .. }),
+            "{client}"
+        );
+
+        // Off then on: the exact bytes of after the add.
+        let off = set_enabled(&env, "time", &[*client], false, false).unwrap();
+        assert!(off[0].written, "{client}");
+        let e = listed(&env, path, "time").unwrap_or_else(|| panic!("{client}: gone"));
+        assert!(!e.enabled, "{client}: still on:\n{}", read(path));
+        set_enabled(&env, "time", &[*client], true, false).unwrap();
+        assert_eq!(read(path), added, "{client}: disable then enable");
+        assert!(listed(&env, path, "time").unwrap().enabled);
+
+        // The server already there: off and on again, byte-exact.
+        set_enabled(&env, "a", &[*client], false, false).unwrap();
+        assert!(!listed(&env, path, "a").unwrap().enabled, "{client}");
+        set_enabled(&env, "a", &[*client], true, false).unwrap();
+        assert_eq!(read(path), added, "{client}: a off then on");
+
+        let gone = remove(&env, "time", &[*client], false).unwrap();
+        assert_eq!(gone[0].secrets, vec!["time/API_KEY".to_owned()], "{client}");
+        assert_eq!(read(path), *text, "{client}: add then remove");
+        assert!(listed(&env, path, "time").is_none());
+    }
+}
+
+#[test]
+fn manage_enable_puts_a_kept_entry_back_when_the_file_changed() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    let text = "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"x\",\n      \"args\": [\"1\"]\n    },\n    \"b\": { \"command\": \"y\" }\n  }\n}\n";
+    put(&path, text);
+    set_enabled(&env, "a", &[ClientId::Cursor], false, false).unwrap();
+    let off = std::fs::read_to_string(&path).unwrap();
+    assert!(!off.contains("\"a\""), "{off}");
+    // Meanwhile the user edits the file.
+    std::fs::write(&path, off.replace("\"y\"", "\"z\"")).unwrap();
+    // Listed as off, kept by Warden; adding the name again is refused.
+    assert!(!listed(&env, &path, "a").unwrap().enabled);
+    let again = add(
+        &env,
+        &AddOptions {
+            clients: vec![ClientId::Cursor],
+            entry: new_server("a"),
+            warden: Some(PathBuf::from(WARDEN)),
+            dry_run: false,
+        },
+    );
+    assert!(
+        matches!(again, Err(ClientError::Exists { .. })),
+        "{again:?}"
+    );
+    set_enabled(&env, "a", &[], true, false).unwrap();
+    let back = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        back.contains("\"a\": {\n      \"command\": \"x\",\n      \"args\": [\"1\"]\n    }"),
+        "the entry's own bytes:\n{back}"
+    );
+    assert!(back.contains("\"z\""));
+    assert!(listed(&env, &path, "a").unwrap().enabled);
+}
+
+#[test]
+fn manage_refusals_write_nothing() {
+    let (dir, env) = home();
+    let files = manage_files(dir.path());
+    for (_, path, text) in &files {
+        put(path, text);
+    }
+    let snapshot = || -> Vec<String> {
+        files
+            .iter()
+            .map(|(_, p, _)| std::fs::read_to_string(p).unwrap())
+            .collect()
+    };
+    let before = snapshot();
+    let mut opts = AddOptions {
+        clients: vec![ClientId::Cursor, ClientId::Codex],
+        entry: new_server("a"),
+        warden: Some(PathBuf::from(WARDEN)),
+        dry_run: false,
+    };
+    // Already in the first file: refused, the second untouched too.
+    let err = add(&env, &opts).unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Exists { entry, .. } if entry.contains("\"command\"")),
+        "{err}"
+    );
+    // Secrets without the bridge.
+    opts.entry.name = "new".to_owned();
+    opts.warden = None;
+    assert!(matches!(
+        add(&env, &opts),
+        Err(ClientError::SecretsNeedBridge)
+    ));
+    // A client that is not installed.
+    opts.warden = Some(PathBuf::from(WARDEN));
+    opts.clients = vec![ClientId::Cursor, ClientId::LmStudio];
+    std::fs::remove_file(dir.path().join(".lmstudio/mcp.json")).unwrap();
+    std::fs::remove_dir(dir.path().join(".lmstudio")).unwrap();
+    let err = add(&env, &opts).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("LM Studio does not look installed"),
+        "{err}"
+    );
+    put(&dir.path().join(".lmstudio/mcp.json"), files[11].2);
+    // A malformed file among them.
+    let codex = dir.path().join(".codex/config.toml");
+    std::fs::write(&codex, "[mcp_servers.a\n").unwrap();
+    opts.clients = vec![ClientId::Cursor, ClientId::Codex];
+    assert!(matches!(add(&env, &opts), Err(ClientError::Parse { .. })));
+    assert!(matches!(
+        set_enabled(&env, "a", &[], false, false),
+        Err(ClientError::Parse { .. })
+    ));
+    assert!(matches!(
+        remove(&env, "a", &[], false),
+        Err(ClientError::Parse { .. })
+    ));
+    std::fs::write(&codex, files[8].2).unwrap();
+    // A missing name.
+    assert!(matches!(
+        remove(&env, "nope", &[], false),
+        Err(ClientError::NoSuchServer { .. })
+    ));
+    // Dry runs: diffs, nothing written.
+    opts.dry_run = true;
+    let dry = add(&env, &opts).unwrap();
+    assert!(dry.iter().all(|c| !c.written && c.diff.contains("+")));
+    assert!(
+        set_enabled(&env, "a", &[], false, true)
+            .unwrap()
+            .iter()
+            .all(|c| !c.written)
+    );
+    assert!(
+        remove(&env, "a", &[], true)
+            .unwrap()
+            .iter()
+            .all(|c| !c.written && !c.diff.is_empty())
+    );
+    // A read-only file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let cursor = dir.path().join(".cursor/mcp.json");
+        std::fs::set_permissions(&cursor, std::fs::Permissions::from_mode(0o444)).unwrap();
+        opts.dry_run = false;
+        let err = add(&env, &opts).unwrap_err();
+        assert!(matches!(err, ClientError::ReadOnly { .. }), "{err}");
+        std::fs::set_permissions(&cursor, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    assert_eq!(snapshot(), before);
+    assert!(
+        backups(&env.state_dir).unwrap().is_empty(),
+        "no backup either"
+    );
+}
+
+#[test]
+fn manage_add_creates_the_file_of_an_installed_client() {
+    let (dir, env) = home();
+    std::fs::create_dir_all(dir.path().join(".config/zed")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".codex")).unwrap();
+    let opts = AddOptions {
+        clients: vec![ClientId::Zed, ClientId::Codex],
+        entry: new_server("time"),
+        warden: None,
+        dry_run: false,
+    };
+    let mut opts = opts;
+    opts.entry.secret_env.clear();
+    let changes = add(&env, &opts).unwrap();
+    assert!(changes.iter().all(|c| c.written && c.error.is_none()));
+    let zed = std::fs::read_to_string(dir.path().join(".config/zed/settings.json")).unwrap();
+    assert!(zed.contains("\"context_servers\""), "{zed}");
+    let codex = std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap();
+    assert_eq!(
+        codex,
+        "[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time==1.0.0\"]\nenv = { TZ = \"UTC\" }\n"
+    );
+    remove(&env, "time", &[], false).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap(),
+        ""
+    );
+}

@@ -3,3 +3,4 @@
 
 mod clients;
 mod fuzz_regressions;
+mod manage;

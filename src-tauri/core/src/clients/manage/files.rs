@@ -1,0 +1,612 @@
+//! The file operations of `manage`: which files, checked all before any is written, then
+//! written through `write.rs` with backups, and the ledger's records kept.
+
+use std::path::{Path, PathBuf};
+
+use super::lines::{self, Edit, fingerprint};
+use super::text::{self, ManageEdit, add_text, has_switch, set_switch_text};
+use super::types::{AddOptions, ManageError};
+use crate::clients::detect::{ClientEnv, ConfigFile, Scope, candidates, detect};
+use crate::clients::doc::EntryRef;
+use crate::clients::edit;
+use crate::clients::ledger::{Ledger, ManagedKind, ManagedRecord};
+use crate::clients::model::{ClientError, ClientId, ServerEntry};
+use crate::clients::notices::notices_for;
+use crate::clients::ops::{FileChange, parse_error, read_text, real_path, unified_diff, utf8};
+use crate::clients::write;
+
+fn client_error(file: &ConfigFile, name: &str, e: ManageError) -> ClientError {
+    match e {
+        ManageError::Parse(d) => parse_error(file, d),
+        ManageError::Exists(entry) => ClientError::Exists {
+            path: file.path.clone(),
+            name: name.to_owned(),
+            entry,
+        },
+        ManageError::Missing => ClientError::NoSuchServer {
+            name: name.to_owned(),
+            place: file.path.display().to_string(),
+        },
+        ManageError::Layout(detail) => ClientError::Layout {
+            path: file.path.clone(),
+            detail,
+        },
+        ManageError::Internal(detail) => ClientError::Verify {
+            path: file.path.clone(),
+            detail,
+        },
+    }
+}
+
+fn check_name(name: &str) -> Result<(), ClientError> {
+    let bad = |why| {
+        Err(ClientError::BadName {
+            name: name.to_owned(),
+            why,
+        })
+    };
+    if name.is_empty() {
+        return bad("it is empty");
+    }
+    if name.chars().any(char::is_control) {
+        return bad("it holds control characters");
+    }
+    if name.contains('/') {
+        return bad("it holds '/' (the keychain's accounts are SERVER/VAR)");
+    }
+    if name.starts_with('-') {
+        return bad("it starts with '-'");
+    }
+    Ok(())
+}
+
+/// The directory whose existence says that `client` is installed, for its file `path`.
+fn install_dir(env: &ClientEnv, client: ClientId, path: &Path) -> PathBuf {
+    let parent = path.parent().unwrap_or(Path::new("/")).to_owned();
+    if client == ClientId::ClaudeCode && parent == env.home {
+        return env.home.join(".claude");
+    }
+    parent
+}
+
+/// The file `add` writes for `client`: its user file the client reads, or (when there is
+/// none yet) the place it would be, if the client looks installed. `false`: to be created.
+fn target_file(env: &ClientEnv, client: ClientId) -> Result<(ConfigFile, bool), ClientError> {
+    if let Some(f) = detect(env)
+        .into_iter()
+        .find(|f| f.client == client && f.active && f.scope == Scope::User)
+    {
+        return Ok((f, true));
+    }
+    let places: Vec<ConfigFile> = candidates(env)
+        .into_iter()
+        .filter(|f| {
+            f.client == client
+                && f.scope == Scope::User
+                && !f.note.as_deref().is_some_and(|n| n.contains("legacy"))
+                && f.path.file_name().is_none_or(|n| n != "mcp-config.json")
+        })
+        .collect();
+    for f in &places {
+        if install_dir(env, client, &f.path).is_dir() {
+            return Ok((f.clone(), false));
+        }
+    }
+    let dir = places
+        .first()
+        .map_or_else(|| env.home.clone(), |f| install_dir(env, client, &f.path));
+    Err(ClientError::NotInstalled { client, dir })
+}
+
+fn new_change(file: &ConfigFile) -> FileChange {
+    FileChange {
+        file: file.clone(),
+        changed: Vec::new(),
+        skipped: Vec::new(),
+        diff: String::new(),
+        written: false,
+        backup: None,
+        secrets: Vec::new(),
+        notices: Vec::new(),
+        error: None,
+        new_text: None,
+    }
+}
+
+/// What one file's edit comes to: the new text, the entries changed, and the ledger's news.
+struct Outcome {
+    text: String,
+    changed: Vec<EntryRef>,
+    record: Vec<ManagedRecord>,
+    forget: Vec<(EntryRef, Option<ManagedKind>)>,
+}
+
+fn undo_record(
+    entry: &EntryRef,
+    kind: ManagedKind,
+    e: &ManageEdit,
+    raw: Option<String>,
+) -> ManagedRecord {
+    ManagedRecord {
+        entry: entry.clone(),
+        kind,
+        after: fingerprint(&e.text),
+        undo: e
+            .undo
+            .iter()
+            .map(|(r, s)| (r.start, r.end, s.clone()))
+            .collect(),
+        raw,
+        key_added: e.key_added,
+    }
+}
+
+/// The text before the edit `rec` records, when `text` is still what that edit left.
+fn undone(rec: &ManagedRecord, text: &str) -> Option<String> {
+    if rec.after != fingerprint(text) {
+        return None;
+    }
+    let edits: Vec<Edit> = rec
+        .undo
+        .iter()
+        .map(|(s, e, t)| (*s..*e, t.clone()))
+        .collect();
+    lines::apply(text, edits)
+}
+
+/// Writes (or, in a dry run, only computes) each planned file; `compute` makes the outcome
+/// from the file's current text, again inside the write (the client may have written).
+fn write_all(
+    env: &ClientEnv,
+    plans: Vec<(ConfigFile, bool, String, Outcome)>,
+    compute: &dyn Fn(&ConfigFile, &str) -> Result<Outcome, ClientError>,
+    dry_run: bool,
+) -> Vec<FileChange> {
+    let mut ledger = Ledger::load(&env.state_dir);
+    let mut out = Vec::new();
+    for (file, exists, old, planned) in plans {
+        let mut change = new_change(&file);
+        let mut old_text = old;
+        let mut outcome = Some(planned);
+        if !dry_run {
+            let result = if exists {
+                write::update_file(
+                    &file.path,
+                    file.lock,
+                    Some((&env.state_dir, file.client)),
+                    &mut |bytes: &[u8]| {
+                        let text = utf8(&file.path, bytes)?;
+                        let o = compute(&file, &text)?;
+                        let new = (o.text != text).then(|| o.text.clone().into_bytes());
+                        old_text = text;
+                        outcome = Some(o);
+                        Ok(new)
+                    },
+                )
+            } else {
+                let text = outcome.as_ref().map(|o| o.text.clone()).unwrap_or_default();
+                write::create_file(&file.path, text.as_bytes()).map(|()| write::Written {
+                    written: true,
+                    backup: None,
+                    attempts: 1,
+                })
+            };
+            match result {
+                Ok(w) => {
+                    change.written = w.written;
+                    change.backup = w.backup;
+                }
+                Err(e) => {
+                    change.error = Some(e);
+                    out.push(change);
+                    continue;
+                }
+            }
+        }
+        if let Some(o) = outcome {
+            if o.text != old_text {
+                let label = file.path.display().to_string();
+                change.diff = unified_diff(&old_text, &o.text, &label);
+                change.notices = notices_for(&file, env);
+            }
+            if !dry_run {
+                let real = real_path(&file.path);
+                for (e, kind) in &o.forget {
+                    ledger.forget_managed(&real, e, *kind);
+                }
+                for r in o.record {
+                    ledger.record_managed(&real, r);
+                }
+                if change.written {
+                    change.new_text = Some(o.text);
+                }
+            }
+            change.changed = o.changed;
+        }
+        out.push(change);
+    }
+    if !dry_run {
+        if let Err(e) = ledger.save() {
+            tracing::warn!(
+                "cannot save {}: {e}; enable and remove work from the files alone. Fix: check that WARDEN_STATE_DIR is writable",
+                ledger.path().display()
+            );
+        }
+    }
+    out
+}
+
+fn check_writable(path: &Path) -> Result<(), ClientError> {
+    let real = real_path(path);
+    match std::fs::metadata(&real) {
+        Ok(m) if m.permissions().readonly() => Err(ClientError::ReadOnly { path: real }),
+        _ => Ok(()),
+    }
+}
+
+/// Adds `opts.entry` to each chosen client's file (created when the client looks installed
+/// but has none yet). Every file is checked first; any refusal writes nothing.
+pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, ClientError> {
+    let entry = &opts.entry;
+    check_name(&entry.name)?;
+    if opts.clients.is_empty() {
+        return Err(ClientError::NoClient);
+    }
+    if opts.warden.is_none() && !entry.secret_env.is_empty() {
+        return Err(ClientError::SecretsNeedBridge);
+    }
+    let warden = opts
+        .warden
+        .as_ref()
+        .map(|w| w.to_string_lossy().into_owned());
+    let ledger = Ledger::load(&env.state_dir);
+    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
+        let e = add_text(file.client, file.dialect, text, entry, warden.as_deref())
+            .map_err(|e| client_error(file, &entry.name, e))?;
+        let id = EntryRef {
+            scope: Vec::new(),
+            name: entry.name.clone(),
+        };
+        Ok(Outcome {
+            record: vec![undo_record(&id, ManagedKind::Added, &e, None)],
+            forget: Vec::new(),
+            text: e.text,
+            changed: e.changed,
+        })
+    };
+    let mut plans = Vec::new();
+    let mut seen = Vec::new();
+    for &client in &opts.clients {
+        if seen.contains(&client) {
+            continue;
+        }
+        seen.push(client);
+        let (file, exists) = target_file(env, client)?;
+        let text = if exists {
+            read_text(&file.path)?
+        } else {
+            text::minimal(file.dialect).to_owned()
+        };
+        // One turned off by Warden (kept in the ledger) counts as there.
+        let real = real_path(&file.path);
+        if let Some(r) = ledger
+            .managed_for(&real)
+            .into_iter()
+            .find(|r| r.kind == ManagedKind::Stashed && r.entry.name == entry.name)
+        {
+            return Err(ClientError::Exists {
+                path: file.path.clone(),
+                name: entry.name.clone(),
+                entry: format!(
+                    "{} (turned off by `warden servers disable`; `warden servers enable {}` puts it back)",
+                    r.raw.unwrap_or_default().trim_end(),
+                    entry.name
+                ),
+            });
+        }
+        let outcome = compute(&file, &text)?;
+        if exists {
+            check_writable(&file.path)?;
+        }
+        plans.push((file, exists, text, outcome));
+    }
+    Ok(write_all(env, plans, &compute, opts.dry_run))
+}
+
+/// The active files of `clients` (all when empty), read and checked: any that cannot be
+/// read or parsed stops the command.
+fn files_of(
+    env: &ClientEnv,
+    clients: &[ClientId],
+) -> Result<Vec<(ConfigFile, String)>, ClientError> {
+    let mut out = Vec::new();
+    for file in detect(env)
+        .into_iter()
+        .filter(|f| f.active && (clients.is_empty() || clients.contains(&f.client)))
+    {
+        let text = read_text(&file.path)?;
+        edit::entries(file.client, file.dialect, &text).map_err(|e| parse_error(&file, e))?;
+        out.push((file, text));
+    }
+    Ok(out)
+}
+
+fn nowhere(name: &str, clients: &[ClientId]) -> ClientError {
+    let place = if clients.is_empty() {
+        "the clients' files".to_owned()
+    } else {
+        let ids: Vec<&str> = clients.iter().map(|c| c.as_str()).collect();
+        format!("the files of {}", ids.join(", "))
+    };
+    ClientError::NoSuchServer {
+        name: name.to_owned(),
+        place,
+    }
+}
+
+/// Turns the entries named `name` off (`enabled: false`) or on in the files of `clients`
+/// (empty: every client that has one): with the client's own switch where it has one, else
+/// by taking the entry out of the file into Warden's ledger (and putting it back).
+pub fn set_enabled(
+    env: &ClientEnv,
+    name: &str,
+    clients: &[ClientId],
+    enabled: bool,
+    dry_run: bool,
+) -> Result<Vec<FileChange>, ClientError> {
+    let ledger = Ledger::load(&env.state_dir);
+    let records = |file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
+    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
+        toggle(file, text, name, enabled, &records(file))
+    };
+    let mut plans = Vec::new();
+    let mut found = false;
+    for (file, text) in files_of(env, clients)? {
+        let o = compute(&file, &text)?;
+        let present = edit::entries(file.client, file.dialect, &text)
+            .map_err(|e| parse_error(&file, e))?
+            .iter()
+            .any(|e| e.name == name);
+        let kept = records(&file)
+            .iter()
+            .any(|r| r.kind == ManagedKind::Stashed && r.entry.name == name);
+        if !present && !kept {
+            continue;
+        }
+        found = true;
+        if o.text != text {
+            check_writable(&file.path)?;
+        }
+        plans.push((file, true, text, o));
+    }
+    if !found {
+        return Err(nowhere(name, clients));
+    }
+    Ok(write_all(env, plans, &compute, dry_run))
+}
+
+fn toggle(
+    file: &ConfigFile,
+    text: &str,
+    name: &str,
+    enabled: bool,
+    records: &[ManagedRecord],
+) -> Result<Outcome, ClientError> {
+    let err = |e| client_error(file, name, e);
+    let (client, dialect) = (file.client, file.dialect);
+    let mut out = Outcome {
+        text: text.to_owned(),
+        changed: Vec::new(),
+        record: Vec::new(),
+        forget: Vec::new(),
+    };
+    let entries = edit::entries(client, dialect, text).map_err(|e| parse_error(file, e))?;
+    let mine: Vec<&ServerEntry> = entries.iter().filter(|e| e.name == name).collect();
+    if enabled {
+        // Kept entries back: exactly where they were while the file is as Warden left it.
+        for r in records
+            .iter()
+            .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
+        {
+            let back = match undone(r, &out.text) {
+                Some(t) => t,
+                None => {
+                    let raw = r.raw.clone().unwrap_or_default();
+                    text::put_back_raw(client, dialect, &out.text, &r.entry, &raw)
+                        .map_err(err)?
+                        .text
+                }
+            };
+            out.text = back;
+            out.changed.push(r.entry.clone());
+            out.forget
+                .push((r.entry.clone(), Some(ManagedKind::Stashed)));
+        }
+        let off: Vec<EntryRef> = mine.iter().filter(|e| !e.enabled).map(|e| e.id()).collect();
+        for id in off {
+            if !has_switch(client, dialect, &id) {
+                continue;
+            }
+            let rec = records
+                .iter()
+                .find(|r| r.kind == ManagedKind::Switched && r.entry == id);
+            let back = rec.and_then(|r| undone(r, &out.text));
+            let new = match back {
+                Some(t) => t,
+                None => {
+                    let added = rec.is_some_and(|r| r.key_added);
+                    set_switch_text(client, dialect, &out.text, name, true, added)
+                        .map_err(err)?
+                        .text
+                }
+            };
+            out.text = new;
+            out.changed.push(id.clone());
+            out.forget.push((id, Some(ManagedKind::Switched)));
+        }
+        return Ok(out);
+    }
+    let on: Vec<EntryRef> = mine.iter().filter(|e| e.enabled).map(|e| e.id()).collect();
+    let (switched, kept): (Vec<EntryRef>, Vec<EntryRef>) = on
+        .into_iter()
+        .partition(|id| has_switch(client, dialect, id));
+    if !switched.is_empty() {
+        let e = set_switch_text(client, dialect, &out.text, name, false, false).map_err(err)?;
+        for id in &switched {
+            out.record
+                .push(undo_record(id, ManagedKind::Switched, &e, None));
+        }
+        out.changed.extend(e.changed.iter().cloned());
+        out.text = e.text;
+    }
+    if !kept.is_empty() {
+        let before = edit::entries(client, dialect, &out.text).map_err(|e| parse_error(file, e))?;
+        let e = text::remove_ids(client, dialect, &out.text, &kept, &before).map_err(err)?;
+        for (id, raw) in &e.removed {
+            out.record
+                .push(undo_record(id, ManagedKind::Stashed, &e, Some(raw.clone())));
+        }
+        out.changed.extend(e.changed.iter().cloned());
+        out.text = e.text;
+    }
+    Ok(out)
+}
+
+/// Takes the entries named `name` out of the files of `clients` (empty: every client that
+/// has one), and forgets one kept by `disable`. Values a wrapped entry read from the OS
+/// keychain stay there; each change's `secrets` names them (`SERVER/VAR`).
+pub fn remove(
+    env: &ClientEnv,
+    name: &str,
+    clients: &[ClientId],
+    dry_run: bool,
+) -> Result<Vec<FileChange>, ClientError> {
+    let ledger = Ledger::load(&env.state_dir);
+    let records = |file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
+    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
+        take_out(file, text, name, &records(file))
+    };
+    let mut plans = Vec::new();
+    let mut secrets = Vec::new();
+    for (file, text) in files_of(env, clients)? {
+        let o = compute(&file, &text)?;
+        if o.changed.is_empty() {
+            continue;
+        }
+        if o.text != text {
+            check_writable(&file.path)?;
+        }
+        let kept: Vec<String> = edit::launches(file.dialect, &text)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|l| l.name == name)
+            .flat_map(|l| l.secret_env)
+            .chain(
+                records(&file)
+                    .iter()
+                    .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
+                    .filter_map(|r| r.raw.as_deref().map(str::to_owned))
+                    .flat_map(|raw| stashed_secret_env(&file, &raw)),
+            )
+            .map(|var| crate::keychain::account(name, &var))
+            .collect();
+        secrets.push(kept);
+        plans.push((file, true, text, o));
+    }
+    if plans.is_empty() {
+        return Err(nowhere(name, clients));
+    }
+    let mut changes = write_all(env, plans, &compute, dry_run);
+    for (c, s) in changes.iter_mut().zip(secrets) {
+        let mut s = s;
+        s.sort();
+        s.dedup();
+        c.secrets = s;
+    }
+    Ok(changes)
+}
+
+fn stashed_secret_env(file: &ConfigFile, raw: &str) -> Vec<String> {
+    text::standalone_launch(file.client, file.dialect, raw)
+        .map(|l| l.secret_env)
+        .unwrap_or_default()
+}
+
+fn take_out(
+    file: &ConfigFile,
+    text: &str,
+    name: &str,
+    records: &[ManagedRecord],
+) -> Result<Outcome, ClientError> {
+    let (client, dialect) = (file.client, file.dialect);
+    let entries = edit::entries(client, dialect, text).map_err(|e| parse_error(file, e))?;
+    let ids: Vec<EntryRef> = {
+        let mut v: Vec<EntryRef> = Vec::new();
+        for e in entries.iter().filter(|e| e.name == name) {
+            if !v.contains(&e.id()) {
+                v.push(e.id());
+            }
+        }
+        v
+    };
+    let mut out = Outcome {
+        text: text.to_owned(),
+        changed: Vec::new(),
+        record: Vec::new(),
+        forget: Vec::new(),
+    };
+    let stashed: Vec<&ManagedRecord> = records
+        .iter()
+        .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
+        .collect();
+    for r in &stashed {
+        out.changed.push(r.entry.clone());
+        out.forget.push((r.entry.clone(), None));
+    }
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    // Added by Warden and nothing changed since: exactly the bytes before.
+    let added = records
+        .iter()
+        .find(|r| r.kind == ManagedKind::Added && ids.len() == 1 && r.entry == ids[0]);
+    out.text = match added.and_then(|r| undone(r, text)) {
+        Some(t) => t,
+        None => {
+            text::remove_ids(client, dialect, text, &ids, &entries)
+                .map_err(|e| client_error(file, name, e))?
+                .text
+        }
+    };
+    for id in ids {
+        out.forget.push((id.clone(), None));
+        out.changed.push(id);
+    }
+    Ok(out)
+}
+
+/// The entries taken out of the active files by `disable`, as listed (`enabled: false`).
+pub fn stashed(env: &ClientEnv) -> Vec<(ConfigFile, ServerEntry)> {
+    let ledger = Ledger::load(&env.state_dir);
+    let kept = ledger.stashed();
+    if kept.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for file in detect(env).into_iter().filter(|f| f.active) {
+        let real = real_path(&file.path);
+        let Some((_, records)) = kept.iter().find(|(p, _)| *p == real) else {
+            continue;
+        };
+        for r in records {
+            let raw = r.raw.as_deref().unwrap_or_default();
+            if let Some(mut e) = text::standalone(file.client, file.dialect, raw) {
+                e.name = r.entry.name.clone();
+                e.scope = r.entry.scope.clone();
+                e.enabled = false;
+                out.push((file.clone(), e));
+            }
+        }
+    }
+    out
+}
