@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use warden_core::clients::{self, ClientEnv, ClientError, ClientId, FileChange};
+use warden_core::clients::{
+    self, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry, add,
+};
 use warden_core::codes::Code;
 use warden_core::keychain;
 use warden_core::registry::{
@@ -31,7 +33,6 @@ use warden_core::registry::{
 };
 
 use crate::Failure;
-use crate::add_standin::{AddOptions, NewEntry, add};
 use crate::registry_cmd::{Registry, printable, quote_argv, say};
 
 #[derive(Args)]
@@ -252,8 +253,14 @@ fn keychain_failure(entry: &str, var: &str, e: &keychain::KeychainError) -> Stop
 /// What `add` would not do is a refusal (the name is there already, the client is not
 /// installed, the name cannot be one); a file it could not read or write is a failure.
 fn refusal(e: ClientError) -> Stop {
-    // Until clients::add (servers-manage) is merged: its refusals are variants of its own.
-    Stop::Refused(e.to_string())
+    match e {
+        ClientError::Exists { .. }
+        | ClientError::NotInstalled { .. }
+        | ClientError::BadName { .. }
+        | ClientError::NoClient
+        | ClientError::SecretsNeedBridge => Stop::Refused(e.to_string()),
+        e => Stop::Failed(None, e.to_string()),
+    }
 }
 
 /// `--env KEY=VALUE`s, by key.

@@ -4,7 +4,6 @@
 //! none of it in start-up time, memory or size (docs/BENCHMARKS.md; scripts/test.sh checks
 //! `warden`'s symbols).
 
-mod add_standin;
 mod http;
 mod install_cmd;
 mod registry_cmd;
