@@ -1,13 +1,18 @@
-//! `warden servers ...`: the servers of every client config file, by name.
-//!
-//! Read-only for now (`list`); `add`, `disable`, `enable` and `remove` are in CONTRACT.md.
+//! `warden servers ...`: the servers of every client config file, by name: list them, add
+//! one to several clients, turn one off or on, remove one (CONTRACT.md, "Managing servers
+//! across clients"). The edits are `warden_core::clients::manage`'s.
 
 use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use serde_json::{Value, json};
-use warden_core::clients::{self, ClientEnv, ClientId, ConfigFile, EntryState, ServerEntry};
+use warden_core::clients::{
+    self, AddOptions, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange,
+    NewEntry, ServerEntry,
+};
+use warden_core::keychain;
 
 #[derive(Subcommand)]
 pub enum ServersCommand {
@@ -20,6 +25,78 @@ pub enum ServersCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Add a server to each client named with --client, in that client's own format (its file
+    /// is created when the client is installed but has none). Run through `warden bridge`
+    /// unless --no-wrap. Refused, with nothing written, when a file already has the name.
+    Add {
+        /// The server's name in the clients' files.
+        name: String,
+        /// A client to add it to (repeatable; at least one).
+        #[arg(long = "client", value_name = "ID", value_parser = parse_client, required = true)]
+        clients: Vec<ClientId>,
+        /// An environment variable written into the entry (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_kv)]
+        env: Vec<(String, String)>,
+        /// A secret: its value goes into the OS keychain (service `mcp-warden`, account
+        /// `NAME/KEY`), never into a file; the bridge puts it into the server's environment.
+        #[arg(long = "secret-env", value_name = "KEY=VALUE", value_parser = parse_kv)]
+        secret_env: Vec<(String, String)>,
+        /// Write the plain command, not run through `warden bridge` (no --secret-env then).
+        #[arg(long)]
+        no_wrap: bool,
+        /// Print the diffs; write nothing (not the keychain either).
+        #[arg(long)]
+        dry_run: bool,
+        /// The server's command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Turn a server off without deleting it: with the client's own switch where it has one,
+    /// else Warden keeps the entry's bytes and takes it out of the file.
+    Disable {
+        name: String,
+        /// Only this client's files (repeatable; default: every client that has it).
+        #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
+        clients: Vec<ClientId>,
+        /// Print the diffs; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Turn a server on again (a kept entry comes back with its exact bytes).
+    Enable {
+        name: String,
+        /// Only this client's files (repeatable; default: every client that has it).
+        #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
+        clients: Vec<ClientId>,
+        /// Print the diffs; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Remove a server from the clients' files (each file is backed up first). Asks first on
+    /// a terminal; without one, --yes is required.
+    Remove {
+        name: String,
+        /// Only this client's files (repeatable; default: every client that has it).
+        #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
+        clients: Vec<ClientId>,
+        /// Do not ask.
+        #[arg(long)]
+        yes: bool,
+        /// Print the diffs; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+fn parse_client(s: &str) -> Result<ClientId, String> {
+    s.parse()
+}
+
+fn parse_kv(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("{s:?} is not KEY=VALUE")),
+    }
 }
 
 pub fn run(command: ServersCommand) -> ExitCode {
@@ -32,6 +109,256 @@ pub fn run(command: ServersCommand) -> ExitCode {
     };
     match command {
         ServersCommand::List { json } => list(&env, json),
+        ServersCommand::Add {
+            name,
+            clients,
+            env: vars,
+            secret_env,
+            no_wrap,
+            dry_run,
+            command,
+        } => add(
+            &env, name, clients, vars, secret_env, no_wrap, dry_run, command,
+        ),
+        ServersCommand::Disable {
+            name,
+            clients,
+            dry_run,
+        } => {
+            let r = clients::set_enabled(&env, &name, &clients, false, dry_run);
+            report(r, Verb::Disable, dry_run)
+        }
+        ServersCommand::Enable {
+            name,
+            clients,
+            dry_run,
+        } => {
+            let r = clients::set_enabled(&env, &name, &clients, true, dry_run);
+            report(r, Verb::Enable, dry_run)
+        }
+        ServersCommand::Remove {
+            name,
+            clients,
+            yes,
+            dry_run,
+        } => remove(&env, &name, &clients, yes, dry_run),
+    }
+}
+
+/// Exit code 2: refused, nothing written.
+fn refused(msg: &str) -> ExitCode {
+    eprintln!("warden: {msg}");
+    ExitCode::from(2)
+}
+
+fn failed(e: &ClientError) -> ExitCode {
+    let refusal = matches!(
+        e,
+        ClientError::Exists { .. }
+            | ClientError::NotInstalled { .. }
+            | ClientError::SecretsNeedBridge
+            | ClientError::NoClient
+            | ClientError::BadName { .. }
+            | ClientError::NoSuchServer { .. }
+    );
+    if refusal {
+        refused(&e.to_string())
+    } else {
+        eprintln!("warden: {e}");
+        ExitCode::FAILURE
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn add(
+    env: &ClientEnv,
+    name: String,
+    clients: Vec<ClientId>,
+    vars: Vec<(String, String)>,
+    secret_env: Vec<(String, String)>,
+    no_wrap: bool,
+    dry_run: bool,
+    command: Vec<String>,
+) -> ExitCode {
+    let Some((cmd, args)) = command.split_first() else {
+        return refused("give the server's command after `--`");
+    };
+    let warden = if no_wrap {
+        None
+    } else {
+        // The same path `warden clients wrap` writes.
+        match std::env::current_exe().and_then(std::fs::canonicalize) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!(
+                    "warden: cannot find the path of the warden binary: {e}. Fix: run warden by its full path, or add with --no-wrap"
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    let opts = AddOptions {
+        clients,
+        entry: NewEntry {
+            name: name.clone(),
+            command: cmd.clone(),
+            args: args.to_vec(),
+            env: vars.into_iter().collect(),
+            secret_env: secret_env.iter().map(|(k, _)| k.clone()).collect(),
+        },
+        warden,
+        dry_run: true,
+    };
+    // Every file is checked (and the diffs computed) before anything is stored or written.
+    let planned = match clients::add(env, &opts) {
+        Ok(c) => c,
+        Err(e) => return failed(&e),
+    };
+    if let Some(e) = planned.iter().find_map(|c| c.error.as_ref()) {
+        return failed(e);
+    }
+    if dry_run {
+        return report(Ok(planned), Verb::Add, true);
+    }
+    // The secrets into the keychain before any file names them.
+    for (k, v) in &secret_env {
+        if let Err(e) = keychain::set(&name, k, v) {
+            eprintln!(
+                "warden: cannot store {k} in the OS keychain ({} {}): {e}. Nothing was written. Fix: start or unlock the OS keychain (on Linux a Secret Service such as gnome-keyring or KeePassXC), or pass the value with --env",
+                keychain::SERVICE,
+                keychain::account(&name, k)
+            );
+            return ExitCode::FAILURE;
+        }
+    }
+    let opts = AddOptions {
+        dry_run: false,
+        ..opts
+    };
+    let code = report(clients::add(env, &opts), Verb::Add, false);
+    if !secret_env.is_empty() {
+        let accounts: Vec<String> = secret_env
+            .iter()
+            .map(|(k, _)| keychain::account(&name, k))
+            .collect();
+        println!(
+            "Secrets in the OS keychain (service {}): {}.",
+            keychain::SERVICE,
+            accounts.join(", ")
+        );
+    }
+    code
+}
+
+fn remove(env: &ClientEnv, name: &str, clients: &[ClientId], yes: bool, dry_run: bool) -> ExitCode {
+    if !yes && !dry_run {
+        // What would go, then the question.
+        let planned = match clients::remove(env, name, clients, true) {
+            Ok(c) => c,
+            Err(e) => return failed(&e),
+        };
+        if !std::io::stdin().is_terminal() {
+            return refused(&format!(
+                "removing {name:?} needs --yes when there is no terminal to ask on. Nothing was written. Fix: run `warden servers remove {name} --yes` (see what goes with --dry-run)"
+            ));
+        }
+        for c in &planned {
+            println!("{} {}", c.file.client, c.file.path.display());
+        }
+        print!("Remove {name:?} from {} file(s)? [y/N] ", planned.len());
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
+            return refused("not removed; nothing was written");
+        }
+    }
+    report(
+        clients::remove(env, name, clients, dry_run),
+        Verb::Remove,
+        dry_run,
+    )
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Verb {
+    Add,
+    Disable,
+    Enable,
+    Remove,
+}
+
+fn report(result: Result<Vec<FileChange>, ClientError>, verb: Verb, dry_run: bool) -> ExitCode {
+    let changes = match result {
+        Ok(c) => c,
+        Err(e) => return failed(&e),
+    };
+    let (done, would) = match verb {
+        Verb::Add => ("added", "would add"),
+        Verb::Disable => ("turned off", "would turn off"),
+        Verb::Enable => ("turned on", "would turn on"),
+        Verb::Remove => ("removed", "would remove"),
+    };
+    let mut n = 0;
+    for c in &changes {
+        println!("{} {}", c.file.client, c.file.path.display());
+        if let Some(e) = &c.error {
+            println!("  error: {e}");
+            continue;
+        }
+        let names: Vec<String> = c.changed.iter().map(ToString::to_string).collect();
+        if names.is_empty() {
+            println!("  nothing to change (already so)");
+        } else {
+            n += 1;
+            println!(
+                "  {}: {}",
+                if dry_run { would } else { done },
+                names.join(", ")
+            );
+        }
+        if c.diff.is_empty() && !names.is_empty() && verb == Verb::Remove {
+            println!(
+                "  (it was turned off by `warden servers disable`: Warden forgot the entry it kept)"
+            );
+        }
+        if !c.secrets.is_empty() {
+            println!(
+                "  still in the OS keychain (service {}): {} — delete them there if no other entry uses them",
+                keychain::SERVICE,
+                c.secrets.join(", ")
+            );
+        }
+        if let Some(b) = &c.backup {
+            println!("  backup: {b}");
+        }
+        if dry_run && !c.diff.is_empty() {
+            println!();
+            print!("{}", c.diff);
+            if !c.diff.ends_with('\n') {
+                println!();
+            }
+            println!();
+        }
+        for notice in &c.notices {
+            println!("  next: {}", notice.message);
+        }
+    }
+    if dry_run {
+        println!("\nDry run: nothing was written. Run again without --dry-run to apply.");
+    } else if n > 0 {
+        let undo = match verb {
+            Verb::Add => "`warden servers remove NAME`",
+            Verb::Disable => "`warden servers enable NAME`",
+            Verb::Enable => "`warden servers disable NAME`",
+            Verb::Remove => "`warden servers add` again",
+        };
+        println!("\n{n} file(s) changed. Undo with {undo}, or `warden clients restore BACKUP`.");
+    }
+    if changes.iter().any(|c| c.error.is_some()) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -49,7 +376,10 @@ impl Place<'_> {
 
 /// The entries of the files the clients read, by server name (names sorted; within a name,
 /// in the order the files were found). Files that cannot be read are reported on stderr.
-fn by_name(listing: &[clients::FileListing]) -> BTreeMap<&str, Vec<Place<'_>>> {
+fn by_name<'a>(
+    listing: &'a [clients::FileListing],
+    kept: &'a [(ConfigFile, ServerEntry)],
+) -> BTreeMap<&'a str, Vec<Place<'a>>> {
     let mut out: BTreeMap<&str, Vec<Place<'_>>> = BTreeMap::new();
     for l in listing.iter().filter(|l| l.file.active) {
         if let Some(e) = &l.error {
@@ -63,12 +393,19 @@ fn by_name(listing: &[clients::FileListing]) -> BTreeMap<&str, Vec<Place<'_>>> {
             });
         }
     }
+    // Entries `disable` took out of their file (kept by Warden): listed as off.
+    for (file, entry) in kept {
+        out.entry(entry.name.as_str())
+            .or_default()
+            .push(Place { file, entry });
+    }
     out
 }
 
 fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
     let listing = clients::list(env);
-    let servers = by_name(&listing);
+    let kept = clients::stashed(env);
+    let servers = by_name(&listing, &kept);
     if as_json {
         let out: Vec<Value> = servers
             .iter()

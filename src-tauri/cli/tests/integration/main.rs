@@ -15,6 +15,7 @@ mod reload;
 mod resilience;
 mod rg_server;
 mod secrets;
+mod servers;
 mod soak_regressions;
 mod spawn;
 mod supervisor;

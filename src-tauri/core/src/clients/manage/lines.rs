@@ -169,6 +169,7 @@ pub(super) fn fingerprint(text: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
