@@ -446,6 +446,15 @@ fn a_server_json_on_disk_is_installed_under_its_own_name_or_as() {
         "{}",
         run.text()
     );
+    // The undo the report names gives back the file as it was.
+    assert!(run.stdout.contains("warden servers remove browser"));
+    let undo = h.warden(
+        &closed_port_url(),
+        NO_BUS,
+        &["servers", "remove", "browser", "--yes"],
+    );
+    assert_eq!(undo.code, Some(0), "{}", undo.text());
+    assert!(h.untouched(), "{}", read(&h.cursor()));
 }
 
 #[test]
