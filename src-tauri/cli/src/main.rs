@@ -79,6 +79,18 @@ enum Command {
         )]
         args: Vec<OsString>,
     },
+    /// Install a server of the MCP Registry into clients' config files, pinned, after asking.
+    ///
+    /// Run by `warden-registry` beside warden (`warden install --help` for its options).
+    #[command(disable_help_flag = true)]
+    Install {
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<OsString>,
+    },
     #[cfg(unix)]
     #[command(flatten)]
     Supervisor(supervisor_cmd::Command),
@@ -167,12 +179,13 @@ fn main() -> ExitCode {
         Command::Servers { command } => servers_cmd::run(command),
         Command::Tools { command } => tools_cmd::run(command),
         Command::Registry { args } => hand_over("registry", args),
+        Command::Install { args } => hand_over("install", args),
         #[cfg(unix)]
         Command::Supervisor(command) => supervisor_cmd::run(command),
     }
 }
 
-/// Runs `warden-registry COMMAND ARGS...` (`$WARDEN_REGISTRY_BIN`, else the program beside
+/// Runs `warden-registry COMMAND ARGS...` (`registry` or `install`) (`$WARDEN_REGISTRY_BIN`, else the program beside
 /// this one) in this process's place: the registry's code and its HTTP and TLS stack live
 /// there, not in the bridge every IDE starts.
 fn hand_over(command: &str, args: Vec<OsString>) -> ExitCode {

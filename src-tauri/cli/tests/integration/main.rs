@@ -9,6 +9,7 @@ mod common;
 mod bridge;
 mod clients;
 mod control;
+mod install;
 mod registry;
 mod reload;
 mod resilience;

@@ -132,6 +132,15 @@ pub enum RegistryError {
     },
 
     #[error(
+        "`{server}@{version}`: `{version}` {why}; Warden installs only exact versions, so what runs tomorrow is what you agreed to today. Fix: give one exact version (`warden registry show {server}` lists them), or leave `@VERSION` out to install the latest, pinned to its exact version"
+    )]
+    RequestedVersionNotExact {
+        server: String,
+        version: String,
+        why: &'static str,
+    },
+
+    #[error(
         "{package} names no version, so the command would run whatever is newest when it starts. Fix: install a version of the server whose package names one, or ask the publisher to add it"
     )]
     Unpinned { package: Box<PackageId> },

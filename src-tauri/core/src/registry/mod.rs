@@ -26,7 +26,7 @@ pub use model::{
     InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
 };
 pub use parse::{OFFICIAL_URL, parse_list, parse_server};
-pub use plan::{entry_name, plan};
+pub use plan::{entry_name, plan, requested_version};
 pub use types::{
     Argument, ArgumentKind, Input, KeyValueInput, ListMetadata, OfficialMeta, Package,
     RegistryType, Remote, Repository, ResponseMeta, ServerJson, ServerList, ServerResponse,

@@ -27,6 +27,20 @@ pub fn entry_name(registry_name: &str, as_name: Option<&str>) -> String {
     }
 }
 
+/// Whether `version`, as a person asked for it (`NAME@VERSION`), names one exact version:
+/// `latest`, a range or a template is refused before the registry is asked, so that what is
+/// installed is never "whatever is newest" under another name.
+pub fn requested_version(server: &str, version: &str) -> Result<(), RegistryError> {
+    match not_exact(&RegistryType::Other(String::new()), version) {
+        None => Ok(()),
+        Some(why) => Err(RegistryError::RequestedVersionNotExact {
+            server: server.to_owned(),
+            version: version.to_owned(),
+            why,
+        }),
+    }
+}
+
 /// The plan for `doc`, or why there is none.
 pub fn plan(doc: &ServerJson, opts: &PlanOptions) -> Result<InstallPlan, RegistryError> {
     let server = doc.name.as_str();

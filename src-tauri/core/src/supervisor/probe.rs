@@ -164,9 +164,16 @@ fn answer_result<'a>(answer: &'a Value, what: &str) -> Result<&'a Value, Failure
     let invalid = |m: String| Failure(Code::InvalidResponse, m);
     if let Some(err) = answer.get("error") {
         let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
-        return Err(invalid(format!(
-            "the server answered {what} with an error: {msg}"
-        )));
+        // A bridge in front of the server says why it could not start it (`spawn_failed`,
+        // `data.code`): that is the cause, not the error answer itself.
+        let code = err
+            .pointer("/data/code")
+            .and_then(Value::as_str)
+            .and_then(|c| Code::ALL.iter().copied().find(|k| k.as_str() == c));
+        return Err(match code {
+            Some(code) => Failure(code, msg.to_owned()),
+            None => invalid(format!("the server answered {what} with an error: {msg}")),
+        });
     }
     answer
         .get("result")

@@ -5,6 +5,7 @@
 //! `warden`'s symbols).
 
 mod http;
+mod install_cmd;
 mod registry_cmd;
 
 use std::process::ExitCode;
@@ -31,11 +32,19 @@ enum Command {
         #[command(subcommand)]
         command: registry_cmd::RegistryCommand,
     },
+    /// Install a server of the MCP Registry (or a server.json) into clients' config files:
+    /// the exact version, pinned, after showing what will run and asking.
+    ///
+    /// Secret values go to the OS keychain; the entry runs through `warden bridge` unless
+    /// --no-wrap; it is started once afterwards (its tools pinned) unless --no-probe.
+    /// Exit status: 0 installed, 1 failed, 2 refused (nothing written).
+    Install(install_cmd::InstallArgs),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Registry { command } => registry_cmd::run(command),
+        Command::Install(args) => install_cmd::run(args),
     }
 }
 

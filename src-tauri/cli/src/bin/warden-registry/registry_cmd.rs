@@ -65,6 +65,8 @@ macro_rules! say {
     };
 }
 
+pub(crate) use say;
+
 /// How long an answer of the registry is used again without asking.
 const CACHE_TTL: Duration = Duration::from_secs(600);
 /// The registry's largest page.
@@ -97,14 +99,14 @@ pub fn run(command: RegistryCommand) -> ExitCode {
 }
 
 /// Where the registry is and how its answers are fetched.
-struct Registry {
-    base: String,
+pub(crate) struct Registry {
+    pub base: String,
     refresh: bool,
     cache: PathBuf,
 }
 
 impl Registry {
-    fn new(refresh: bool) -> Result<Registry, Failure> {
+    pub(crate) fn new(refresh: bool) -> Result<Registry, Failure> {
         Ok(Registry {
             base: base_url()?,
             refresh,
@@ -155,6 +157,35 @@ impl Registry {
             encode(name),
             encode(version)
         )
+    }
+
+    /// One server's document at `version` (default: the latest), typed and as the registry
+    /// sent it. A version the registry does not have, of a server it has, is refused naming
+    /// those it has and `how` to give one.
+    pub(crate) fn server(
+        &self,
+        name: &str,
+        version: Option<&str>,
+        how: &str,
+    ) -> Result<(ServerResponse, Value), Failure> {
+        let url = self.versions_url(name, version.unwrap_or("latest"));
+        let found = self.get(&url, |body| {
+            let response = registry::parse_server(body).map_err(|e| e.to_string())?;
+            let raw: Value = serde_json::from_str(body).map_err(|e| e.to_string())?;
+            Ok((response, raw))
+        });
+        match (found, version) {
+            (Err(mut f), Some(v)) if f.code == Code::RegistryNotFound => {
+                let versions = self.versions(name).map(|v| version_list(&v));
+                if let Some(versions) = versions.ok().filter(|v| !v.is_empty()) {
+                    f.message = format!(
+                        "{name} has no version {v} in the registry; it has {versions}. Fix: {how}, or leave it out for the latest"
+                    );
+                }
+                Err(f)
+            }
+            (found, _) => found,
+        }
     }
 
     /// The versions the registry has of `name`, newest first (`GET .../versions`).
@@ -389,25 +420,7 @@ fn deprecated(s: &ServerResponse) -> String {
 }
 
 fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Result<(), Failure> {
-    let url = r.versions_url(name, version.unwrap_or("latest"));
-    let found = r.get(&url, |body| {
-        let response = registry::parse_server(body).map_err(|e| e.to_string())?;
-        let raw: Value = serde_json::from_str(body).map_err(|e| e.to_string())?;
-        Ok((response, raw))
-    });
-    let (response, raw) = match (found, version) {
-        // A version it does not have, of a server it has: say which it has.
-        (Err(mut f), Some(v)) if f.code == Code::RegistryNotFound => {
-            let versions = r.versions(name).map(|v| version_list(&v));
-            if let Some(versions) = versions.ok().filter(|v| !v.is_empty()) {
-                f.message = format!(
-                    "{name} has no version {v} in the registry; it has {versions}. Fix: pass one of those to --version, or leave --version out for the latest"
-                );
-            }
-            return Err(f);
-        }
-        (found, _) => found?,
-    };
+    let (response, raw) = r.server(name, version, "pass one of those to --version")?;
     // Only a list for the reader: without it the server is still shown.
     let versions = r.versions(name).ok();
     let doc = &response.server;
@@ -550,7 +563,7 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
 }
 
 /// `text` without control characters (newlines and tabs kept) and bidirectional controls.
-fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
             let bidi = matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
@@ -564,7 +577,7 @@ fn printable(text: &str) -> String {
 }
 
 /// An argv as one line a person can read and paste (quoted only where needed).
-fn quote_argv(argv: &[String]) -> String {
+pub(crate) fn quote_argv(argv: &[String]) -> String {
     argv.iter()
         .map(|s| {
             if s.is_empty() || s.contains([' ', '"', '\'', '\t', '$', '`', '\\']) {

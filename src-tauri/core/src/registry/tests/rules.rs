@@ -471,3 +471,21 @@ fn the_api_wrapper_shape_reads_server_and_status() {
 fn the_entry_name_is_as_when_given() {
     assert_eq!(entry_name("io.github.user/weather", Some("wx")), "wx");
 }
+
+#[test]
+fn a_requested_version_must_be_exact() {
+    for ok in ["0.0.79", "1.2.3-beta.1", "2025.10.1"] {
+        assert_eq!(requested_version("io.example/srv", ok), Ok(()), "{ok}");
+    }
+    for bad in ["latest", "LATEST", "^1.2.3", "1.x", ">=1", "${VERSION}", ""] {
+        let err = requested_version("io.example/srv", bad).unwrap_err();
+        assert!(
+            matches!(err, RegistryError::RequestedVersionNotExact { .. }),
+            "{bad}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains("Fix: give one exact version"),
+            "{err}"
+        );
+    }
+}

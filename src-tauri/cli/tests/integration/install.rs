@@ -1,0 +1,628 @@
+//! `warden install` end to end: the real `warden` (handing over to `warden-registry`) against a
+//! registry served in the test on 127.0.0.1 (common/registry_server.rs, the shared fixture
+//! documents), with a temporary HOME holding a Cursor and a VS Code file. The keychain tests
+//! run a private gnome-keyring (common `Keychain`); the probe tests run `mcp-fake-server`
+//! behind an `npx` of the test's own on PATH, so nothing is fetched.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+const CURSOR: &str = "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"other-server\",\n      \"args\": [\"--flag\"]\n    }\n  }\n}\n";
+const VSCODE: &str = "{\n  \"servers\": {}\n}\n";
+/// Where no keychain answers.
+const NO_BUS: &str = "unix:path=/nonexistent/warden-test-bus";
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn text(&self) -> String {
+        format!("stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr)
+    }
+}
+
+impl Home {
+    fn new() -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        let h = Home { dir };
+        for (path, text) in [(h.cursor(), CURSOR), (h.vscode(), VSCODE)] {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        std::fs::create_dir_all(h.dir.path().join("bin")).unwrap();
+        h
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn cursor(&self) -> PathBuf {
+        self.home().join(".cursor/mcp.json")
+    }
+
+    fn vscode(&self) -> PathBuf {
+        self.home().join(".config/Code/User/mcp.json")
+    }
+
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// `warden ARGS` with this home, state and config, `registry` as the registry, `bus` as
+    /// the keychain's D-Bus, and the test's `bin/` first on PATH.
+    fn warden(&self, registry: &str, bus: &str, args: &[&str]) -> Run {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![self.dir.path().join("bin")];
+        dirs.extend(std::env::split_paths(&path));
+        let mut cmd = Command::new(WARDEN);
+        cmd.args(args)
+            .current_dir(self.home())
+            .env("HOME", self.home())
+            .env("WARDEN_STATE_DIR", self.state())
+            .env("WARDEN_CONFIG", self.dir.path().join("config.toml"))
+            .env("WARDEN_REGISTRY_URL", registry)
+            .env("DBUS_SESSION_BUS_ADDRESS", bus)
+            .env("PATH", std::env::join_paths(dirs).unwrap())
+            .env("WARDEN_LOG", "warn");
+        for var in [
+            "XDG_CONFIG_HOME",
+            "XDG_STATE_HOME",
+            "APPDATA",
+            "LOCALAPPDATA",
+            "WARDEN_BIN",
+            "WARDEN_REGISTRY_BIN",
+            "WARDEN_SOCKET",
+        ]
+        .iter()
+        .chain(warden_core::clients::OVERRIDE_VARS)
+        {
+            cmd.env_remove(var);
+        }
+        let out = cmd.output().unwrap();
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn install(&self, registry: &str, args: &[&str]) -> Run {
+        let mut all = vec!["install"];
+        all.extend(args);
+        self.warden(registry, NO_BUS, &all)
+    }
+
+    /// Whether both files are as the test wrote them.
+    fn untouched(&self) -> bool {
+        read(&self.cursor()) == CURSOR && read(&self.vscode()) == VSCODE
+    }
+
+    /// A server.json of the test's own, for a package that its `npx` runs.
+    fn server_json(&self, doc: &Value) -> String {
+        let path = self.dir.path().join("server.json");
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// An `npx` first on PATH that runs `mcp-fake-server` with `flags`, whatever it is asked.
+    #[cfg(unix)]
+    fn fake_npx(&self, flags: &str) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let npx = self.dir.path().join("bin/npx");
+        std::fs::write(&npx, format!("#!/bin/sh\nexec '{FAKE}' {flags}\n")).unwrap();
+        std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn json_of(p: &Path) -> Value {
+    serde_json::from_str(&read(p)).unwrap()
+}
+
+/// The `warden` a wrapped entry runs: the one beside `warden-registry`, canonical.
+fn warden_path() -> String {
+    std::fs::canonicalize(WARDEN)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+const PLAYWRIGHT: &str = "io.github.microsoft/playwright-mcp";
+
+fn fake_doc(env: Value) -> Value {
+    json!({
+        "name": "io.github.warden-test/fake",
+        "description": "mcp-fake-server, run by the test's npx",
+        "version": "1.2.3",
+        "repository": {"url": "https://example.invalid/fake", "source": "github"},
+        "packages": [{
+            "registryType": "npm",
+            "identifier": "fake-mcp",
+            "version": "1.2.3",
+            "transport": {"type": "stdio"},
+            "environmentVariables": env
+        }]
+    })
+}
+
+#[test]
+fn install_writes_the_pinned_wrapped_argv_into_two_clients() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let h = Home::new();
+    let run = h.install(
+        &registry.url,
+        &[
+            PLAYWRIGHT,
+            "--client",
+            "cursor",
+            "--client",
+            "vscode",
+            "--yes",
+            "--no-probe",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    let argv = json!([
+        "bridge",
+        "--server",
+        "playwright-mcp",
+        "--",
+        "npx",
+        "-y",
+        "@playwright/mcp@0.0.79"
+    ]);
+    let cursor = json_of(&h.cursor());
+    assert_eq!(
+        cursor["mcpServers"]["playwright-mcp"],
+        json!({"command": warden_path(), "args": argv}),
+        "{cursor}"
+    );
+    assert_eq!(
+        cursor["mcpServers"]["other"],
+        json!({"command": "other-server", "args": ["--flag"]}),
+        "the other entry is left alone"
+    );
+    let vscode = json_of(&h.vscode());
+    assert_eq!(
+        vscode["servers"]["playwright-mcp"],
+        json!({"type": "stdio", "command": warden_path(), "args": argv}),
+        "{vscode}"
+    );
+    // The consent screen came first, with what the registry says.
+    for shown in [
+        "io.github.microsoft/playwright-mcp 0.0.79",
+        "publisher:   io.github.microsoft",
+        "repository:  https://github.com/microsoft/playwright-mcp",
+        "package:     npm @playwright/mcp 0.0.79",
+        "command:     npx -y @playwright/mcp@0.0.79",
+        "written as:",
+        "environment: none",
+    ] {
+        assert!(run.stdout.contains(shown), "{shown}: {}", run.text());
+    }
+    assert!(run.stdout.contains("warden servers remove playwright-mcp"));
+    assert!(
+        registry
+            .requests()
+            .iter()
+            .any(|r| r.ends_with("playwright-mcp/versions/latest")),
+        "{:?}",
+        registry.requests()
+    );
+}
+
+#[test]
+fn a_version_given_is_the_one_installed_and_latest_is_refused_unasked() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let h = Home::new();
+    let refused = h.install(
+        &registry.url,
+        &[
+            &format!("{PLAYWRIGHT}@latest"),
+            "--client",
+            "cursor",
+            "--yes",
+        ],
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.text());
+    assert!(
+        refused.stderr.contains("only exact versions")
+            && refused.stderr.contains("Nothing was written"),
+        "{}",
+        refused.text()
+    );
+    assert!(registry.requests().is_empty(), "the registry was not asked");
+    let run = h.install(
+        &registry.url,
+        &[
+            &format!("{PLAYWRIGHT}@0.0.79"),
+            "--client",
+            "cursor",
+            "--yes",
+            "--no-probe",
+            "--no-wrap",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    assert_eq!(
+        json_of(&h.cursor())["mcpServers"]["playwright-mcp"],
+        json!({"command": "npx", "args": ["-y", "@playwright/mcp@0.0.79"]})
+    );
+    assert!(
+        registry
+            .requests()
+            .iter()
+            .any(|r| r.ends_with("playwright-mcp/versions/0.0.79"))
+    );
+}
+
+#[test]
+fn dry_run_shows_the_diffs_and_writes_nothing() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let h = Home::new();
+    let run = h.install(
+        &registry.url,
+        &[
+            PLAYWRIGHT,
+            "--client",
+            "cursor",
+            "--client",
+            "vscode",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    assert!(
+        run.stdout.contains("+") && run.stdout.contains("@playwright/mcp@0.0.79"),
+        "{}",
+        run.text()
+    );
+    assert!(run.stdout.contains("Dry run: nothing was written"));
+    assert!(h.untouched());
+    assert!(
+        !h.state().join("backups").exists()
+            || std::fs::read_dir(h.state().join("backups"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+}
+
+#[test]
+fn without_a_terminal_and_without_yes_it_is_refused() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let h = Home::new();
+    let run = h.install(&registry.url, &[PLAYWRIGHT, "--client", "cursor"]);
+    assert_eq!(run.code, Some(2), "{}", run.text());
+    assert!(
+        run.stderr.contains("no terminal") && run.stderr.contains("--yes"),
+        "{}",
+        run.text()
+    );
+    assert!(
+        run.stdout.contains("npx -y @playwright/mcp@0.0.79"),
+        "the consent screen was shown: {}",
+        run.text()
+    );
+    assert!(h.untouched());
+}
+
+#[test]
+fn an_unreachable_registry_is_w_registry_unreachable_and_nothing_is_written() {
+    let h = Home::new();
+    let run = h.install(
+        &closed_port_url(),
+        &[PLAYWRIGHT, "--client", "cursor", "--yes"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.text());
+    assert!(
+        run.stderr.contains("[W-REGISTRY-UNREACHABLE]"),
+        "{}",
+        run.text()
+    );
+    assert!(h.untouched());
+}
+
+#[test]
+fn an_unknown_server_is_w_registry_not_found() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let h = Home::new();
+    let run = h.install(
+        &registry.url,
+        &["io.example/nothing-here", "--client", "cursor", "--yes"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.text());
+    assert!(
+        run.stderr.contains("[W-REGISTRY-NOT-FOUND]"),
+        "{}",
+        run.text()
+    );
+    assert!(h.untouched());
+}
+
+#[test]
+fn a_name_that_is_there_already_is_refused_and_nothing_is_written() {
+    let Some(registry) = fixture_registry() else {
+        return;
+    };
+    let h = Home::new();
+    let run = h.install(
+        &registry.url,
+        &[
+            PLAYWRIGHT, "--as", "other", "--client", "vscode", "--client", "cursor", "--yes",
+        ],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.text());
+    assert!(
+        run.stderr.contains("other") && run.stderr.contains("Nothing was written"),
+        "{}",
+        run.text()
+    );
+    assert!(h.untouched(), "neither file changed");
+}
+
+#[test]
+fn a_required_variable_without_a_value_is_refused_naming_the_env_to_pass() {
+    let h = Home::new();
+    let Some(_) = registry_fixture("registry-example-with-package.json") else {
+        return;
+    };
+    let file = format!("{REGISTRY_FIXTURES}/registry-example-with-package.json");
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", &file, "--client", "cursor", "--yes"],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.text());
+    assert!(
+        run.stderr.contains("--env API_KEY=VALUE")
+            && run.stderr.contains("--env config_path=VALUE"),
+        "{}",
+        run.text()
+    );
+    assert!(h.untouched());
+}
+
+#[test]
+fn a_server_json_on_disk_is_installed_under_its_own_name_or_as() {
+    let h = Home::new();
+    let Some(_) = registry_fixture("playwright-mcp.server.json") else {
+        return;
+    };
+    let file = format!("{REGISTRY_FIXTURES}/playwright-mcp.server.json");
+    let run = h.install(
+        &closed_port_url(),
+        &[
+            "--file",
+            &file,
+            "--as",
+            "browser",
+            "--client",
+            "cursor",
+            "--yes",
+            "--no-probe",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    let cursor = json_of(&h.cursor());
+    assert_eq!(
+        cursor["mcpServers"]["browser"]["args"],
+        json!([
+            "bridge",
+            "--server",
+            "browser",
+            "--",
+            "npx",
+            "-y",
+            "@playwright/mcp@0.0.79"
+        ])
+    );
+    assert!(
+        run.stdout.contains(&format!("from {file}")),
+        "{}",
+        run.text()
+    );
+    // The undo the report names gives back the file as it was.
+    assert!(run.stdout.contains("warden servers remove browser"));
+    let undo = h.warden(
+        &closed_port_url(),
+        NO_BUS,
+        &["servers", "remove", "browser", "--yes"],
+    );
+    assert_eq!(undo.code, Some(0), "{}", undo.text());
+    assert!(h.untouched(), "{}", read(&h.cursor()));
+}
+
+#[test]
+fn a_remote_only_server_is_refused_with_how_to_add_it() {
+    let h = Home::new();
+    let Some(_) = registry_fixture("registry-example-with-remote.json") else {
+        return;
+    };
+    let file = format!("{REGISTRY_FIXTURES}/registry-example-with-remote.json");
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", &file, "--client", "cursor", "--yes"],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.text());
+    assert!(
+        run.stderr.contains("not a local stdio server")
+            && run.stderr.contains("https://{host}/mcp"),
+        "{}",
+        run.text()
+    );
+    assert!(h.untouched());
+}
+
+#[test]
+fn a_secret_without_a_keychain_is_w_keychain_unavailable_and_nothing_is_written() {
+    let h = Home::new();
+    let file = h.server_json(&fake_doc(json!([
+        {"name": "API_KEY", "isSecret": true, "isRequired": true}
+    ])));
+    let run = h.install(
+        &closed_port_url(),
+        &[
+            "--file",
+            &file,
+            "--env",
+            "API_KEY=sk-never-written",
+            "--client",
+            "cursor",
+            "--yes",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.text());
+    assert!(
+        run.stderr.contains("[W-KEYCHAIN-UNAVAILABLE]")
+            && run.stderr.contains("Nothing was written"),
+        "{}",
+        run.text()
+    );
+    assert!(h.untouched());
+}
+
+/// A secret given with --env goes to the keychain, never into the file; the bridge reads it
+/// back when the entry starts: the probe's server requires it and starts.
+#[cfg(unix)]
+#[test]
+fn a_secret_goes_to_the_keychain_and_reaches_the_server() {
+    let Some(keychain) = Keychain::start() else {
+        return;
+    };
+    const SECRET: &str = "sk-test-7d1e0c";
+    let h = Home::new();
+    h.fake_npx("--require-env API_KEY");
+    let file = h.server_json(&fake_doc(json!([
+        {"name": "API_KEY", "isSecret": true, "isRequired": true},
+        {"name": "LOG_LEVEL", "default": "info"}
+    ])));
+    let run = h.warden(
+        &closed_port_url(),
+        &keychain.bus,
+        &[
+            "install",
+            "--file",
+            &file,
+            "--env",
+            &format!("API_KEY={SECRET}"),
+            "--client",
+            "cursor",
+            "--client",
+            "vscode",
+            "--yes",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET));
+    assert_eq!(keychain.lookup("fake/API_KEY").as_deref(), Some(SECRET));
+    for path in [h.cursor(), h.vscode()] {
+        let text = read(&path);
+        assert!(!text.contains(SECRET), "{text}");
+    }
+    let entry = &json_of(&h.cursor())["mcpServers"]["fake"];
+    assert_eq!(
+        entry["args"],
+        json!([
+            "bridge",
+            "--server",
+            "fake",
+            "--secret-env",
+            "API_KEY",
+            "--",
+            "npx",
+            "-y",
+            "fake-mcp@1.2.3"
+        ]),
+        "{entry}"
+    );
+    assert_eq!(entry["env"]["LOG_LEVEL"], "info", "{entry}");
+    assert!(
+        run.stdout.contains("Started in") && run.stdout.contains("Pinned"),
+        "{}",
+        run.text()
+    );
+}
+
+/// The probe after writing: the server (mcp-fake-server behind the test's npx) starts through
+/// the bridge, its tools are reported and pinned, and `warden tools list` shows them.
+#[cfg(unix)]
+#[test]
+fn the_probe_reports_the_tools_and_the_bridge_pins_them() {
+    let h = Home::new();
+    h.fake_npx("");
+    let file = h.server_json(&fake_doc(json!([])));
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", &file, "--client", "cursor", "--yes"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    assert!(
+        run.stdout.contains("Started in") && run.stdout.contains(" tools: "),
+        "{}",
+        run.text()
+    );
+    assert!(
+        run.stdout.contains("warden tools list fake"),
+        "{}",
+        run.text()
+    );
+    let list = h.warden(
+        &closed_port_url(),
+        NO_BUS,
+        &["tools", "list", "fake", "--json"],
+    );
+    assert_eq!(list.code, Some(0), "{}", list.text());
+    let tools: Value = serde_json::from_str(&list.stdout).unwrap();
+    let tools = tools["tools"].as_array().unwrap();
+    assert!(!tools.is_empty());
+    assert!(tools.iter().all(|t| t["pin"] == "approved"), "{tools:?}");
+    assert!(tools.iter().any(|t| t["name"] == "echo"), "{tools:?}");
+}
+
+/// A server that does not start yet (here: a variable it needs is not set) is reported with
+/// its code and fix; the entry stays written.
+#[cfg(unix)]
+#[test]
+fn a_server_that_does_not_start_is_reported_not_rolled_back() {
+    let h = Home::new();
+    h.fake_npx("--require-env WARDEN_TEST_NEVER_SET");
+    let file = h.server_json(&fake_doc(json!([])));
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", &file, "--client", "cursor", "--yes"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    assert!(
+        run.stdout.contains("did not start")
+            && run.stdout.contains("[W-")
+            && run.stdout.contains("Fix: "),
+        "{}",
+        run.text()
+    );
+    assert!(json_of(&h.cursor())["mcpServers"]["fake"].is_object());
+}
