@@ -113,7 +113,11 @@ class World:
         el.click()
 
     def go(self, route: str) -> None:
+        """Navigates once the page runs (a hash set while the window still loads its page is
+        lost with the load)."""
+        self.find("tray-state")
         self.driver.execute_script("window.location.hash = arguments[0]", route)
+        self.wait(f"at {route}", lambda: self.driver.execute_script("return window.location.hash") == route)
 
     def shot(self, name: str) -> None:
         """The window's pixels as the X server has them. WebKitWebDriver's own screenshot

@@ -15,6 +15,7 @@ const file = (over: Partial<ClientFile>): ClientFile => ({
   active: true,
   exists: true,
   servers: [],
+  kept_aside: [],
   error: null,
   notices: [],
   given_up: false,

@@ -8,7 +8,7 @@ const entry = (name: string, over: Partial<ServerEntry> = {}): ServerEntry =>
 
 const file = (over: Partial<ClientFile>): ClientFile => ({
   client: "cursor", client_name: "Cursor", path: "/home/u/.cursor/mcp.json", format: "json", project: null,
-  active: true, exists: true, servers: [], error: null, notices: [], given_up: false, ...over,
+  active: true, exists: true, servers: [], kept_aside: [], error: null, notices: [], given_up: false, ...over,
 });
 
 const report = (files: ClientFile[]): ClientsReport => ({
@@ -25,6 +25,11 @@ describe("byServer", () => {
     expect(servers.map((s) => s.name)).toEqual(["fs", "rg"]);
     expect(servers[1]?.places.map((p) => [p.client, p.wrapped, p.enabled])).toEqual([["cursor", false, true], ["cline", true, true]]);
     expect(servers[0]?.places[0]?.enabled).toBe(false);
+  });
+
+  it("shows an entry Warden keeps aside as off", () => {
+    const servers = byServer(report([file({ kept_aside: [entry("gone", { enabled: false })] })]));
+    expect(servers.map((s) => [s.name, s.places[0]?.enabled])).toEqual([["gone", false]]);
   });
 
   it("leaves out files the client does not read and files that do not parse", () => {

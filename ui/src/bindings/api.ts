@@ -269,6 +269,11 @@ project: string | null,
  */
 active: boolean, exists: boolean, servers: Array<ServerEntry>, 
 /**
+ * Entries `disable` took out of this file (a client without a switch of its own) and
+ * Warden keeps until they are enabled again (`enabled: false`).
+ */
+kept_aside: Array<ServerEntry>, 
+/**
  * Why the file cannot be read or parsed (it is then left alone).
  */
 error: string | null, 

@@ -99,7 +99,8 @@ export function AddServer(props: {
       if (r.kind === "plan") {
         setPlan(r);
         if (over.name) setOrigin(target);
-        if (over.entry === undefined && asName === "") setAsName(r.entry_name);
+        // A new choice names the entry afresh; planning again keeps the name typed.
+        if (over.name !== undefined || over.entry === "" || asName === "") setAsName(r.entry_name);
         setStep("review");
       } else if (r.kind === "error") setError(r.message);
     });
@@ -400,47 +401,51 @@ function Review(props: {
     <div data-testid="consent">
       {plan && (
         <dl class="facts">
-          <dt>Server</dt>
-          <dd data-testid="consent-name">
-            {plan.title ? `${plan.title} (${plan.name})` : plan.name}
-          </dd>
-          <dt>Version</dt>
-          <dd>
-            {plan.versions.length > 1 ? (
-              <select data-testid="consent-version" value={plan.version ?? ""} disabled={props.busy} onChange={(e) => props.onVersion(e.currentTarget.value)}>
-                {plan.versions.map((v) => (
-                  <option key={v} value={v}>
-                    {v}
-                  </option>
-                ))}
-              </select>
-            ) : (
-              (plan.version ?? "none")
-            )}
-          </dd>
-          <dt>Publisher</dt>
-          <dd>{plan.namespace} (the registry name's namespace, verified by the registry at publishing)</dd>
-          {plan.repository && (
-            <>
-              <dt>Repository</dt>
-              <dd>
-                <code>{plan.repository}</code>
-              </dd>
-            </>
-          )}
+          <div class="wide">
+            <dt>Server</dt>
+            <dd data-testid="consent-name">{plan.title ? `${plan.title} (${plan.name})` : plan.name}</dd>
+          </div>
+          <div>
+            <dt>Version</dt>
+            <dd>
+              {plan.versions.length > 1 ? (
+                <select data-testid="consent-version" value={plan.version ?? ""} disabled={props.busy} onChange={(e) => props.onVersion(e.currentTarget.value)}>
+                  {plan.versions.map((v) => (
+                    <option key={v} value={v}>
+                      {v}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                (plan.version ?? "none")
+              )}
+            </dd>
+          </div>
+          <div>
+            <dt>Publisher</dt>
+            <dd title="The registry name's namespace, which the registry verified when it was published">{plan.namespace}</dd>
+          </div>
           {p && (
-            <>
+            <div>
               <dt>Package</dt>
               <dd data-testid="consent-package">
                 {p.package.registry_type} <code>{p.package.reference}</code> (pinned)
               </dd>
-            </>
+            </div>
+          )}
+          {plan.repository && (
+            <div class="wide">
+              <dt>Repository</dt>
+              <dd>
+                <code>{plan.repository}</code>
+              </dd>
+            </div>
           )}
           {plan.description && (
-            <>
+            <div class="wide">
               <dt>About</dt>
               <dd>{plan.description}</dd>
-            </>
+            </div>
           )}
         </dl>
       )}

@@ -168,7 +168,7 @@ if (!empty) {
 }
 
 function file(over: Partial<ClientFile> & Pick<ClientFile, "client" | "client_name" | "path">): ClientFile {
-  return { format: "json", project: null, active: true, exists: true, servers: [], error: null, notices: [], given_up: false, ...over };
+  return { format: "json", project: null, active: true, exists: true, servers: [], kept_aside: [], error: null, notices: [], given_up: false, ...over };
 }
 
 const files: ClientFile[] = empty

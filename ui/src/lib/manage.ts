@@ -21,12 +21,15 @@ export interface ManagedServer {
   places: Place[];
 }
 
-/** Server names (sorted) with each active, readable file that has them (in report order). */
+/**
+ * Server names (sorted) with each active, readable file that has them (in report order),
+ * including the entries Warden keeps aside while they are off.
+ */
 export function byServer(report: ClientsReport): ManagedServer[] {
   const out = new Map<string, Place[]>();
   for (const f of report.files) {
     if (!f.active || f.error) continue;
-    for (const s of f.servers) {
+    for (const s of [...f.servers, ...f.kept_aside]) {
       const places = out.get(s.name) ?? [];
       places.push(place(f.client, f.client_name, f.path, s));
       out.set(s.name, places);

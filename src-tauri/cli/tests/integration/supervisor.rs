@@ -1438,6 +1438,16 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
         .find(|s| s["name"] == "added")
         .expect("a server kept aside is still listed");
     assert_eq!(off["clients"][0]["enabled"], false);
+    let Response::Clients(report) = api.request(Request::Clients).await.unwrap() else {
+        panic!("not a clients report")
+    };
+    let kept: Vec<&str> = report
+        .files
+        .iter()
+        .flat_map(|f| &f.kept_aside)
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(kept, ["added"], "the window lists it, off");
     assert!(matches!(
         api.request(switch(true)).await.unwrap(),
         Response::ClientEdit { .. }

@@ -50,10 +50,13 @@ pub(super) fn report(
     } else {
         Vec::new()
     };
+    let mut kept = clients::stashed(env);
     let files = listing
         .into_iter()
         .map(|l| {
             let f = &l.file;
+            let (mine, others) = kept.drain(..).partition(|(k, _)| k.path == f.path);
+            kept = others;
             ClientFile {
                 client: f.client,
                 client_name: f.client.display_name().to_owned(),
@@ -66,6 +69,7 @@ pub(super) fn report(
                 active: f.active,
                 exists: f.path.exists(),
                 servers: l.servers,
+                kept_aside: mine.into_iter().map(|(_, e)| e).collect(),
                 error: l.error.map(|e| e.to_string()),
                 notices: clients::notices_for(f, env),
                 given_up: given_up.contains(&f.path),

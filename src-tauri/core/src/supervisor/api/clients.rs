@@ -53,6 +53,10 @@ pub struct ClientFile {
     pub active: bool,
     pub exists: bool,
     pub servers: Vec<ServerEntry>,
+    /// Entries `disable` took out of this file (a client without a switch of its own) and
+    /// Warden keeps until they are enabled again (`enabled: false`).
+    #[serde(default)]
+    pub kept_aside: Vec<ServerEntry>,
     /// Why the file cannot be read or parsed (it is then left alone).
     pub error: Option<String>,
     /// What the client needs after Warden changes this file (restart, approval, reload).
