@@ -97,7 +97,7 @@ pub fn run(command: ClientsCommand) -> ExitCode {
     };
     let mut env = match ClientEnv::from_process() {
         Ok(env) => env,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => return fail(&e.coded()),
     };
     for p in projects {
         let p = std::fs::canonicalize(&p).unwrap_or(p);
@@ -219,10 +219,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
             .iter()
             .map(|l| {
                 let mut v = file_json(&l.file);
-                v["error"] = l
-                    .error
-                    .as_ref()
-                    .map_or(Value::Null, |e| json!(e.to_string()));
+                v["error"] = l.error.as_ref().map_or(Value::Null, |e| json!(e.coded()));
                 v["servers"] = json!(l.servers);
                 v
             })
@@ -258,7 +255,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
             println!("  note: {mark}{note}");
         }
         if let Some(e) = &l.error {
-            println!("  error: {e}");
+            println!("  error: {}", e.coded());
             continue;
         }
         if l.servers.is_empty() {
@@ -332,10 +329,7 @@ fn change_json(c: &FileChange) -> Value {
     v["secrets"] = json!(c.secrets);
     v["diff"] = json!(c.diff);
     v["notices"] = json!(c.notices);
-    v["error"] = c
-        .error
-        .as_ref()
-        .map_or(Value::Null, |e| json!(e.to_string()));
+    v["error"] = c.error.as_ref().map_or(Value::Null, |e| json!(e.coded()));
     v
 }
 
@@ -348,7 +342,7 @@ fn report(
 ) -> ExitCode {
     let changes = match result {
         Ok(c) => c,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => return fail(&e.coded()),
     };
     let failed = changes.iter().any(|c| c.error.is_some());
     let matched = changes
@@ -391,7 +385,7 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
     for c in changes {
         println!("{} {}", c.file.client, c.file.path.display());
         if let Some(e) = &c.error {
-            println!("  error: {e}");
+            println!("  error: {}", e.coded());
             continue;
         }
         if !c.changed.is_empty() {
@@ -458,7 +452,7 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
 fn backups(env: &ClientEnv, as_json: bool) -> ExitCode {
     let all = match clients::backups(&env.state_dir) {
         Ok(b) => b,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => return fail(&e.coded()),
     };
     if as_json {
         print_json(&json!({ "backups": all }));
@@ -512,6 +506,6 @@ fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => fail(&e.to_string()),
+        Err(e) => fail(&e.coded()),
     }
 }

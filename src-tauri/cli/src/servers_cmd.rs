@@ -103,7 +103,7 @@ pub fn run(command: ServersCommand) -> ExitCode {
     let env = match ClientEnv::from_process() {
         Ok(env) => env,
         Err(e) => {
-            eprintln!("warden: {e}");
+            eprintln!("warden: {}", e.coded());
             return ExitCode::FAILURE;
         }
     };
@@ -162,9 +162,9 @@ fn failed(e: &ClientError) -> ExitCode {
             | ClientError::NoSuchServer { .. }
     );
     if refusal {
-        refused(&e.to_string())
+        refused(&e.coded())
     } else {
-        eprintln!("warden: {e}");
+        eprintln!("warden: {}", e.coded());
         ExitCode::FAILURE
     }
 }
@@ -303,7 +303,7 @@ fn report(result: Result<Vec<FileChange>, ClientError>, verb: Verb, dry_run: boo
     for c in &changes {
         println!("{} {}", c.file.client, c.file.path.display());
         if let Some(e) = &c.error {
-            println!("  error: {e}");
+            println!("  error: {}", e.coded());
             continue;
         }
         let names: Vec<String> = c.changed.iter().map(ToString::to_string).collect();
@@ -383,7 +383,7 @@ fn by_name<'a>(
     let mut out: BTreeMap<&str, Vec<Place<'_>>> = BTreeMap::new();
     for l in listing.iter().filter(|l| l.file.active) {
         if let Some(e) = &l.error {
-            eprintln!("warden: skipped {}: {e}", l.file.path.display());
+            eprintln!("warden: skipped {}: {}", l.file.path.display(), e.coded());
             continue;
         }
         for entry in &l.servers {

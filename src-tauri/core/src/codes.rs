@@ -91,6 +91,39 @@ codes! {
         "The server lists a tool it did not have when Warden pinned its tools. With `pin_tools = \"warn\"` it is reported; with `\"block\"` it is held back until approved.",
         "Look at it (`warden tools diff SERVER`, or the server page) and approve it if you trust it (`warden tools approve SERVER TOOL`, or the Approve button).";
 
+    // The clients' config files (`warden clients`, `warden servers`, `warden install`, the
+    // window's Clients and Manage pages); in every one of them no file was changed.
+    ClientBackup = "W-CLIENT-BACKUP",
+        "A backup to restore does not exist (a wrong id, or pruned: Warden keeps the last 10 per file) or cannot be read back.",
+        "List the backups with `warden clients backups` (or Clients → Backups in the window) and pick another one.";
+    ClientBusy = "W-CLIENT-BUSY",
+        "The file kept changing while Warden was writing it, or another program held its lock directory (a client rewriting its own settings at that moment). Warden retries a few times, then stops without writing.",
+        "Quit the client that rewrites the file (or wait until it is done), then run the command again; remove a stale lock directory if no client runs.";
+    ClientExists = "W-CLIENT-EXISTS",
+        "A server of that name is already in one of the chosen clients' files (or is kept aside there, turned off by `warden servers disable`). The message shows the entry; nothing was written to any file.",
+        "Pick another name (`--as` for `warden install`), or remove the existing one first (`warden servers remove NAME`), or turn it back on (`warden servers enable NAME`).";
+    ClientIo = "W-CLIENT-IO",
+        "A client's file or Warden's own state could not be read or written (permissions, a full disk, a missing home directory, a file watch limit). The message names the path and the system's error.",
+        "Fix what the message names (free space, permissions, HOME), then run the command again.";
+    ClientLayout = "W-CLIENT-LAYOUT",
+        "The file is valid, but its servers are laid out in a way Warden does not edit safely (a Codex entry written with dotted keys or sharing a line, a YAML flow-style list), or Warden's edit did not read back as intended. Nothing was written.",
+        "Make the change by hand in the client's settings; `warden clients backups` keeps earlier versions. Please report the layout so Warden can learn it.";
+    ClientNoSuchServer = "W-CLIENT-NO-SUCH-SERVER",
+        "No entry of that name is in the chosen clients' files.",
+        "Check the name and where it is with `warden servers list`.";
+    ClientNotInstalled = "W-CLIENT-NOT-INSTALLED",
+        "The client named with `--client` does not look installed: its configuration directory does not exist, so Warden does not create a file for it.",
+        "Install the client and start it once, or leave out that `--client`.";
+    ClientParse = "W-CLIENT-PARSE",
+        "A client's config file is not valid JSON, JSONC, TOML or YAML (or not UTF-8 text). The message gives the line and column; the client cannot read it either.",
+        "Correct the file at that place (or restore one of its backups with `warden clients restore`), then run the command again.";
+    ClientReadOnly = "W-CLIENT-READ-ONLY",
+        "The client's file is read-only, usually because a tool such as home-manager, chezmoi or a company policy generates it.",
+        "Change the server where the file is generated, or make the file writable.";
+    ClientUsage = "W-CLIENT-USAGE",
+        "The request cannot be carried out as given: no `--client`, a name that cannot be a server name, a file Warden cannot tell the client of, or secrets without the bridge (`--secret-env` with `--no-wrap`).",
+        "Do as the message says: name a client, use letters, digits, `-`, `_` or `.` in names, pass `--client` with `--file`, or keep the bridge for secrets.";
+
     // config.toml and `--set`.
     ConfigInvalid = "W-CONFIG-INVALID",
         "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start its server: it answers the client's `initialize` with this error (`spawn_failed`), logs it, and exits with status 2.",

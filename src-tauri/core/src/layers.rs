@@ -23,7 +23,7 @@ const DIRS: &[(&str, &str)] = &[
         "clients/manage",
         "types lines json render region text files",
     ),
-    ("registry", "types error version model args plan parse"),
+    ("registry", "types error version model args plan parse view"),
 ];
 
 /// The code of a file: no comments, no inline modules (`tests`, per-OS ones).

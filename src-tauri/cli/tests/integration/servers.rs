@@ -148,7 +148,11 @@ fn servers_add_disable_enable_remove_round_trip() {
     // Adding it again is refused (exit 2), the entry shown, nothing written.
     let again = h.run(ADD, None);
     assert_eq!(again.status.code(), Some(2), "{again:?}");
-    assert!(String::from_utf8_lossy(&again.stderr).contains("already there"));
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        said.contains("already there") && said.contains("[W-CLIENT-EXISTS]"),
+        "{said}"
+    );
     assert_eq!(h.texts(), added);
 
     // Off: Codex by its `enabled` key, Cursor (no switch) kept by Warden; still listed.
@@ -275,4 +279,21 @@ fn servers_add_puts_secrets_into_the_keychain_only() {
         "{out:?}"
     );
     assert_eq!(read(&h.cursor), CURSOR);
+}
+
+#[test]
+fn a_file_that_does_not_parse_stops_the_add_with_its_code_and_nothing_is_written() {
+    let h = Home::new();
+    std::fs::write(&h.cursor, "{ \"mcpServers\": { \"a\": ").unwrap();
+    let before = h.texts();
+    let out = h.run(
+        &[
+            "add", "x", "--client", "codex", "--client", "cursor", "--", "x",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("[W-CLIENT-PARSE]"), "{said}");
+    assert_eq!(h.texts(), before, "not even the file that parses");
 }

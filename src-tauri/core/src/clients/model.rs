@@ -233,6 +233,32 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// The stable code of this failure (docs/errors.md).
+    pub fn code(&self) -> crate::codes::Code {
+        use crate::codes::Code;
+        match self {
+            ClientError::Parse { .. } | ClientError::NotUtf8 { .. } => Code::ClientParse,
+            ClientError::ReadOnly { .. } => Code::ClientReadOnly,
+            ClientError::Busy { .. } | ClientError::LockTimeout { .. } => Code::ClientBusy,
+            ClientError::Verify { .. } | ClientError::Layout { .. } => Code::ClientLayout,
+            ClientError::Keychain { .. } => Code::KeychainUnavailable,
+            ClientError::NoSuchBackup { .. } | ClientError::BadBackup { .. } => Code::ClientBackup,
+            ClientError::Exists { .. } => Code::ClientExists,
+            ClientError::NotInstalled { .. } => Code::ClientNotInstalled,
+            ClientError::NoSuchServer { .. } => Code::ClientNoSuchServer,
+            ClientError::UnknownFile { .. }
+            | ClientError::SecretsNeedBridge
+            | ClientError::NoClient
+            | ClientError::BadName { .. } => Code::ClientUsage,
+            ClientError::Io { .. } | ClientError::NoHome | ClientError::Watch(_) => Code::ClientIo,
+        }
+    }
+
+    /// The message with its code, as every command and the window show it.
+    pub fn coded(&self) -> String {
+        format!("{self} [{}]", self.code().as_str())
+    }
+
     pub(crate) fn io(
         action: &'static str,
         path: &Path,

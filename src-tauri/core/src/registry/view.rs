@@ -11,7 +11,8 @@ use serde_json::Value;
 use super::error::{InputRequest, RegistryError};
 use super::model::{InstallPlan, PlanOptions};
 use super::types::{ServerResponse, ServerStatus};
-use super::{entry_name, parse_list, parse_server, plan};
+use super::parse::{parse_list, parse_server};
+use super::plan::{entry_name, plan};
 
 /// One server of a search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,7 +19,7 @@ pub(super) fn api_error(e: &ClientError) -> ApiError {
         ClientError::UnknownFile { .. } => ErrorCode::NotFound,
         _ => ErrorCode::Io,
     };
-    ApiError::new(code, e.to_string())
+    ApiError::new(code, e.coded())
 }
 
 pub(super) fn env() -> Result<ClientEnv, ApiError> {
@@ -70,7 +70,7 @@ pub(super) fn report(
                 exists: f.path.exists(),
                 servers: l.servers,
                 kept_aside: mine.into_iter().map(|(_, e)| e).collect(),
-                error: l.error.map(|e| e.to_string()),
+                error: l.error.map(|e| e.coded()),
                 notices: clients::notices_for(f, env),
                 given_up: given_up.contains(&f.path),
             }
@@ -189,7 +189,7 @@ fn change_view(c: FileChange) -> FileChangeView {
         backup: c.backup,
         secrets: c.secrets,
         notices: c.notices,
-        error: c.error.map(|e| e.to_string()),
+        error: c.error.map(|e| e.coded()),
     }
 }
 

@@ -178,7 +178,7 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         secret_env: secrets.iter().map(|(k, _)| k.clone()).collect(),
     };
     let written_argv = written_argv(&plan, &entry, warden.as_deref(), &new_entry.secret_env);
-    let client_env = ClientEnv::from_process().map_err(|e| Stop::Failed(None, e.to_string()))?;
+    let client_env = ClientEnv::from_process().map_err(|e| Stop::Failed(None, e.coded()))?;
     let mut opts = AddOptions {
         clients: args.clients.clone(),
         entry: new_entry,
@@ -258,8 +258,8 @@ fn refusal(e: ClientError) -> Stop {
         | ClientError::NotInstalled { .. }
         | ClientError::BadName { .. }
         | ClientError::NoClient
-        | ClientError::SecretsNeedBridge => Stop::Refused(e.to_string()),
-        e => Stop::Failed(None, e.to_string()),
+        | ClientError::SecretsNeedBridge => Stop::Refused(e.coded()),
+        e => Stop::Failed(None, e.coded()),
     }
 }
 
@@ -434,7 +434,7 @@ fn status(s: &ServerResponse) -> Option<&ServerStatus> {
 fn file_errors(changes: &[FileChange]) -> Result<(), Stop> {
     let errors: Vec<String> = changes
         .iter()
-        .filter_map(|c| c.error.as_ref().map(|e| e.to_string()))
+        .filter_map(|c| c.error.as_ref().map(|e| e.coded()))
         .collect();
     if errors.is_empty() {
         Ok(())
