@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   ripgrep python3-venv
+  # The per-server sandbox (`sandbox = "on"`) and its tests.
+  bubblewrap
   # setpriv, for the test that another user's connection to the supervisor is refused.
   util-linux
   # The Tauri app (WebKitGTK, tray, icons, keyboard), and its WebDriver tests under Xvfb.

@@ -148,6 +148,14 @@ codes! {
         "Warden could not get an answer from the registry: no network, the name does not resolve, the connection was refused or timed out (10 s), TLS failed, or the registry answered with an HTTP error other than 404 (a server error, a rate limit, a refused request). The message names the URL and the status.",
         "Check the network connection and try again. To use another registry (a mirror or a company's subregistry), set `WARDEN_REGISTRY_URL` or `url` in the `[registry]` table of config.toml.";
 
+    // The sandbox (`sandbox = "on"`, Linux); a sandboxed server is never run without it.
+    SandboxUnavailable = "W-SANDBOX-UNAVAILABLE",
+        "The server's config says `sandbox = \"on\"`, but no sandbox can be set up here: bubblewrap (`bwrap`) is not installed or not on the PATH the bridge has. The server was not started: the client's `initialize` got this error.",
+        "Install bubblewrap (`sudo apt-get install bubblewrap` on Debian and Ubuntu, `dnf install bubblewrap` on Fedora), or set `sandbox = \"off\"` for this server if you accept running it with your full rights.";
+    SandboxUsernsDenied = "W-SANDBOX-USERNS-DENIED",
+        "bubblewrap may not create the user namespaces the sandbox is made of: Ubuntu 23.10 and later restrict them with AppArmor (`kernel.apparmor_restrict_unprivileged_userns = 1`), other systems with `kernel.unprivileged_userns_clone = 0`. The server was not started.",
+        "On Ubuntu, install the AppArmor profile that allows bwrap (`sudo apt-get install apparmor-profiles` and `sudo ln -s /usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/ && sudo systemctl reload apparmor`), or allow unprivileged user namespaces (`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or `kernel.unprivileged_userns_clone=1`); else set `sandbox = \"off\"` for this server.";
+
     // The server could not be started (`spawn_failed`, the answer to the client's `initialize`).
     SpawnCrashLoop = "W-SPAWN-CRASH-LOOP",
         "The server exited again right after each restart before it ever answered `initialize` (`circuit_failures` times), so Warden stopped restarting it.",

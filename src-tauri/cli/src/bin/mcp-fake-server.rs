@@ -157,15 +157,28 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
     let num = |k: &str, d: u64| args.get(k).and_then(Value::as_u64).unwrap_or(d);
     let token = params.pointer("/_meta/progressToken").cloned();
     match params.get("name").and_then(Value::as_str).unwrap_or("") {
-        // `{"env": "VAR"}` echoes the server's environment variable VAR instead.
+        // `{"env": "VAR"}` echoes the server's environment variable VAR instead; for the
+        // sandbox's tests, `{"read": PATH}` the file's text, `{"write": PATH, "text": T}`
+        // writes it, `{"connect": "HOST:PORT"}` opens a TCP connection: each answers what
+        // happened ("error: ..." when refused).
         "echo" => {
-            let said = match args.get("env").and_then(Value::as_str) {
-                Some(var) => std::env::var(var).unwrap_or_default(),
-                None => args
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
+            let outcome = |r: std::io::Result<String>| r.unwrap_or_else(|e| format!("error: {e}"));
+            let said = if let Some(path) = args.get("read").and_then(Value::as_str) {
+                outcome(std::fs::read_to_string(path))
+            } else if let Some(path) = args.get("write").and_then(Value::as_str) {
+                let body = args.get("text").and_then(Value::as_str).unwrap_or("");
+                outcome(std::fs::write(path, body).map(|()| "written".to_owned()))
+            } else if let Some(addr) = args.get("connect").and_then(Value::as_str) {
+                outcome(std::net::TcpStream::connect(addr).map(|_| "connected".to_owned()))
+            } else {
+                match args.get("env").and_then(Value::as_str) {
+                    Some(var) => std::env::var(var).unwrap_or_default(),
+                    None => args
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                }
             };
             send(out, &result(&id, text(&said)));
         }

@@ -14,6 +14,7 @@ mod registry;
 mod reload;
 mod resilience;
 mod rg_server;
+mod sandbox;
 mod secrets;
 mod servers;
 mod soak_regressions;

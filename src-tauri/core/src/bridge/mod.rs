@@ -31,6 +31,7 @@ mod links;
 mod pumps;
 mod reload;
 pub mod router;
+pub mod sandbox;
 mod session;
 mod signals;
 mod sink;
@@ -70,17 +71,39 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let started_ms = now_ms();
     let id = format!("{}-{started_ms}", std::process::id());
     let first_is_fallback = options.limits.force_fallback;
+    let places =
+        sandbox::Places::of_this_process(options.reload.as_ref().map(|(p, _)| p.as_path()));
     let (first_command, first_env) = if first_is_fallback {
-        (generation::fallback_command(&options.limits), Vec::new())
+        (
+            Ok(generation::fallback_command(&options.limits)),
+            Vec::new(),
+        )
     } else {
-        (options.command.clone(), options.env.clone())
+        (
+            sandbox::launch(&options.command, &options.limits, &places),
+            options.env.clone(),
+        )
     };
-    let spawned = Server::spawn(&first_command, &first_env, None, &id);
-    let first_pid = spawned.as_ref().map_or(0, |(server, _)| server.pid);
-    let mut session = Session::start(options, id, started_ms, first_pid);
-    let first = match spawned {
-        Ok((first, first_pipes)) => Some(session.started(first, first_pipes, 1, first_is_fallback)),
-        Err(e) => {
+    let spawned = first_command
+        .as_ref()
+        .ok()
+        .map(|c| Server::spawn(c, &first_env, None, &id));
+    let first_pid = match &spawned {
+        Some(Ok((server, _))) => server.pid,
+        _ => 0,
+    };
+    let mut session = Session::start(options, id, started_ms, first_pid, places);
+    let first = match (spawned, first_command) {
+        (_, Err(refused)) => {
+            session
+                .links
+                .route_now(|r, out| r.not_started(refused.code, refused.cause, out));
+            None
+        }
+        (Some(Ok((first, first_pipes))), _) => {
+            Some(session.started(first, first_pipes, 1, first_is_fallback))
+        }
+        (Some(Err(e)), Ok(first_command)) => {
             let program = first_command
                 .first()
                 .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
@@ -89,6 +112,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
                 .route_now(|r, out| r.spawn_error(&program, &e.source, out));
             None
         }
+        (None, Ok(_)) => None,
     };
     let (client_end, current) = session.relay(first).await;
     let server_how = session.stop_server(current).await;

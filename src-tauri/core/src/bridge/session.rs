@@ -67,6 +67,8 @@ pub(super) struct Session {
     /// A supervisor's socket existed at the start (a start failure waits for the connection,
     /// so that the supervisor hears of it).
     supervisor_socket: bool,
+    /// What a sandboxed server's sandbox is built from (`sandbox = "on"`).
+    places: super::sandbox::Places,
 }
 
 /// How long the bridge waits for the client's `initialize` to answer it with a start failure.
@@ -112,7 +114,13 @@ enum Step {
 impl Session {
     /// Starts the session's tasks (client pump and writer, watchdog, the control connection,
     /// the config reload) while the first server process, `first_pid`, runs.
-    pub(super) fn start(options: Options, id: String, started_ms: u64, first_pid: u32) -> Session {
+    pub(super) fn start(
+        options: Options,
+        id: String,
+        started_ms: u64,
+        first_pid: u32,
+        places: super::sandbox::Places,
+    ) -> Session {
         let Options {
             server: name,
             command,
@@ -196,6 +204,7 @@ impl Session {
             #[cfg(unix)]
             controller,
             supervisor_socket,
+            places,
         }
     }
 
@@ -325,6 +334,16 @@ impl Session {
         waiting
     }
 
+    /// The command a server process runs: `command`, in the sandbox when `limits` ask for
+    /// it (never without: a sandbox that cannot be set up is the answer).
+    pub(super) fn launch(
+        &self,
+        command: &[OsString],
+        limits: &crate::config::Limits,
+    ) -> Result<Vec<OsString>, super::sandbox::Refused> {
+        super::sandbox::launch(command, limits, &self.places)
+    }
+
     /// Starts the next server process: the real one, or the fallback when the router wants
     /// it. When it cannot be spawned, the router says when to try again.
     fn start_next(&self) -> Result<Generation, Restart> {
@@ -332,11 +351,25 @@ impl Session {
             let r = self.links.router();
             let fallback = r.wants_fallback();
             let (cmd, env) = if fallback {
-                (fallback_command(r.limits()), &[][..])
+                (Ok(fallback_command(r.limits())), &[][..])
             } else {
-                (self.command.clone(), &self.env[..])
+                (self.launch(&self.command, r.limits()), &self.env[..])
             };
             (r.generation() + 1, fallback, cmd, env)
+        };
+        let cmd = match cmd {
+            Ok(cmd) => cmd,
+            Err(why) => {
+                let mut waiting = Restart::OnRequest;
+                self.links.route_now(|r, out| {
+                    waiting = r.start_failed(
+                        &format!("{} [{}]", why.cause, why.code.as_str()),
+                        Instant::now(),
+                        out,
+                    );
+                });
+                return Err(waiting);
+            }
         };
         match Server::spawn(&cmd, env, None, &self.id) {
             Ok((server, pipes)) => Ok(self.started(server, pipes, generation, fallback)),

@@ -50,6 +50,29 @@ fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// A list of absolute paths; `~/` is the home directory.
+fn paths(v: &Value) -> Result<Vec<PathBuf>, String> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| format!("must be a list of paths, not {}", v.type_str()))?;
+    let mut out = Vec::with_capacity(list.len());
+    for item in list {
+        let s = item
+            .as_str()
+            .ok_or_else(|| format!("must list paths as strings, not {}", item.type_str()))?;
+        let path = match s.strip_prefix("~/") {
+            Some(rest) => crate::paths::home_dir().unwrap_or_default().join(rest),
+            None if s == "~" => crate::paths::home_dir().unwrap_or_default(),
+            None => PathBuf::from(s),
+        };
+        if !path.is_absolute() {
+            return Err(format!("lists {s:?}, which is not an absolute path"));
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
+
 fn boolean(v: &Value) -> Result<bool, String> {
     v.as_bool()
         .ok_or_else(|| format!("must be true or false, not {}", v.type_str()))
@@ -199,27 +222,7 @@ pub const KEYS: &[KeyDef] = &[
         doc: "Absolute directories the ripgrep fallback may search. Empty means the bridge's \
               working directory, which is the project the client started the server in.",
         fix: "a list of absolute paths, e.g. [\"/home/me/src\"]",
-        apply: |l, v| {
-            let list = v
-                .as_array()
-                .ok_or_else(|| format!("must be a list of paths, not {}", v.type_str()))?;
-            let mut roots = Vec::with_capacity(list.len());
-            for item in list {
-                let s = item.as_str().ok_or_else(|| {
-                    format!("must list paths as strings, not {}", item.type_str())
-                })?;
-                let path = match s.strip_prefix("~/") {
-                    Some(rest) => crate::paths::home_dir().unwrap_or_default().join(rest),
-                    None => PathBuf::from(s),
-                };
-                if !path.is_absolute() {
-                    return Err(format!("lists {s:?}, which is not an absolute path"));
-                }
-                roots.push(path);
-            }
-            l.fallback_roots = roots;
-            Ok(())
-        },
+        apply: |l, v| paths(v).map(|roots| l.fallback_roots = roots),
     },
     KeyDef {
         name: "clamp",
@@ -319,5 +322,60 @@ pub const KEYS: &[KeyDef] = &[
               wins over `tools_allow`. Empty by default.",
         fix: "a list of globs of tool names, e.g. [\"delete_*\"]",
         apply: |l, v| ToolGlobs::new(names(v, "globs")?).map(|g| l.tools_deny = g),
+    },
+    KeyDef {
+        name: "sandbox",
+        default: "\"off\"",
+        doc: "\"on\" runs the server in a sandbox (Linux: bubblewrap; where user namespaces are \
+              refused, Landlock, reported as degraded): the whole file system read-only but for \
+              `sandbox_write`, a private /tmp and the package runner's cache, the paths of \
+              `sandbox_deny` hidden, no network unless `sandbox_network = \"host\"`. A sandbox \
+              that cannot be set up never falls back to running the server unsandboxed. Off by \
+              default: a server that needs more than it is granted fails, and that is for you \
+              to decide per server (docs/sandbox.md).",
+        fix: "\"off\" or \"on\"",
+        apply: |l, v| {
+            l.sandbox = match v.as_str() {
+                Some("off") => false,
+                Some("on") => true,
+                _ => return Err(format!("must be \"off\" or \"on\", not {v}")),
+            };
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "sandbox_write",
+        default: "[]",
+        doc: "Folders a sandboxed server may write, besides its private /tmp and its package \
+              runner's cache (~/.npm, ~/.cache/uv); `~` is your home. Everything else it may \
+              only read.",
+        fix: "a list of absolute paths, e.g. [\"~/projects/notes\"]",
+        apply: |l, v| paths(v).map(|p| l.sandbox_write = p),
+    },
+    KeyDef {
+        name: "sandbox_deny",
+        default: "[]",
+        doc: "Paths a sandboxed server may not read, besides the defaults (~/.ssh, ~/.aws, \
+              ~/.gnupg, ~/.kube, ~/.docker, ~/.netrc, ~/.config/gh, the keyrings folder, \
+              the session's runtime folder with its sockets, Warden's own config and state).",
+        fix: "a list of absolute paths, e.g. [\"~/private\"]",
+        apply: |l, v| paths(v).map(|p| l.sandbox_deny = p),
+    },
+    KeyDef {
+        name: "sandbox_network",
+        default: "\"none\"",
+        doc: "A sandboxed server's network: \"none\" (its own empty network: no connection \
+              anywhere, not even to this machine's services) or \"host\" (the host's network, \
+              DNS and certificates as outside). None by default: a server that must fetch (an \
+              npx first start, an API) needs \"host\".",
+        fix: "\"none\" or \"host\"",
+        apply: |l, v| {
+            l.sandbox_network = match v.as_str() {
+                Some("none") => false,
+                Some("host") => true,
+                _ => return Err(format!("must be \"none\" or \"host\", not {v}")),
+            };
+            Ok(())
+        },
     },
 ];

@@ -64,6 +64,12 @@ pub struct Limits {
     pub pin_tools: PinMode,
     pub tools_allow: ToolGlobs,
     pub tools_deny: ToolGlobs,
+    /// `sandbox = "on"`.
+    pub sandbox: bool,
+    pub sandbox_write: Vec<PathBuf>,
+    pub sandbox_deny: Vec<PathBuf>,
+    /// `sandbox_network = "host"`.
+    pub sandbox_network: bool,
 }
 
 impl Default for Limits {
@@ -90,6 +96,10 @@ impl Default for Limits {
             pin_tools: PinMode::Off,
             tools_allow: ToolGlobs::default(),
             tools_deny: ToolGlobs::default(),
+            sandbox: false,
+            sandbox_write: Vec::new(),
+            sandbox_deny: Vec::new(),
+            sandbox_network: false,
         };
         for key in KEYS {
             let value: Value =

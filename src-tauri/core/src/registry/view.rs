@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::error::{InputRequest, RegistryError};
 use super::model::{InstallPlan, PlanOptions};
-use super::types::{ServerResponse, ServerStatus};
 use super::parse::{parse_list, parse_server};
 use super::plan::{entry_name, plan};
+use super::types::{ServerResponse, ServerStatus};
 
 /// One server of a search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,151 @@
+//! The sandbox (`sandbox = "on"`, Linux) with the real bubblewrap: what a sandboxed server
+//! may read, write and reach, and that it is never run without its sandbox. The fake server's
+//! `echo` reads, writes and connects on request and answers what happened.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::common::{Session, bridge, require_tool, text_of};
+
+/// A home with a key in ~/.ssh, a file outside any grant and a granted folder.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        // Not under /tmp: the sandbox's /tmp is its own, and would hide it all.
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-7f3a").unwrap();
+        std::fs::create_dir_all(home.join("notes")).unwrap();
+        std::fs::create_dir_all(home.join("private")).unwrap();
+        std::fs::write(home.join("private/diary.txt"), "DIARY-91c2").unwrap();
+        std::fs::write(home.join("readable.txt"), "PUBLIC-22").unwrap();
+        World { dir }
+    }
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    fn path(&self, rel: &str) -> String {
+        self.home().join(rel).to_string_lossy().into_owned()
+    }
+    async fn session(&self, config: &str) -> Option<Session> {
+        require_tool("bwrap")?;
+        let mut s = bridge()
+            .config(config)
+            .env("HOME", &self.home().to_string_lossy())
+            .spawn();
+        let init = s.initialize().await;
+        assert!(init.get("result").is_some(), "{init}");
+        Some(s)
+    }
+}
+
+fn grants(w: &World, extra: &str) -> String {
+    format!(
+        "[defaults]\nsandbox = \"on\"\nsandbox_write = [\"{}\"]\nsandbox_deny = [\"{}\"]\n{extra}",
+        w.path("notes"),
+        w.path("private")
+    )
+}
+
+async fn echo(s: &mut Session, args: serde_json::Value) -> String {
+    text_of(&s.call("echo", args).await).to_owned()
+}
+
+#[tokio::test]
+async fn a_denied_file_cannot_be_read_and_its_content_never_reaches_the_client() {
+    let w = World::new();
+    let Some(mut s) = w.session(&grants(&w, "")).await else {
+        return;
+    };
+    for (file, secret) in [
+        (".ssh/id_ed25519", "PRIVATE-KEY"),
+        ("private/diary.txt", "DIARY"),
+    ] {
+        let said = echo(&mut s, json!({"read": w.path(file)})).await;
+        assert!(
+            said.starts_with("error:") && !said.contains(secret),
+            "{file}: {said}"
+        );
+    }
+    assert_eq!(
+        echo(&mut s, json!({"read": w.path("readable.txt")})).await,
+        "PUBLIC-22"
+    );
+    s.close().await;
+}
+
+#[tokio::test]
+async fn writes_land_only_in_the_granted_folders() {
+    let w = World::new();
+    let Some(mut s) = w.session(&grants(&w, "")).await else {
+        return;
+    };
+    let outside = w.path("outside.txt");
+    let said = echo(&mut s, json!({"write": outside, "text": "x"})).await;
+    assert!(said.contains("Read-only file system"), "{said}");
+    assert!(
+        !Path::new(&outside).exists(),
+        "nothing created outside the grants"
+    );
+    let inside = w.path("notes/n.txt");
+    assert_eq!(
+        echo(&mut s, json!({"write": inside, "text": "kept"})).await,
+        "written"
+    );
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "kept");
+    // Its /tmp is its own.
+    assert_eq!(
+        echo(
+            &mut s,
+            json!({"write": "/tmp/warden-sandbox-test", "text": "t"})
+        )
+        .await,
+        "written"
+    );
+    assert!(!Path::new("/tmp/warden-sandbox-test").exists());
+    s.close().await;
+}
+
+#[tokio::test]
+async fn the_network_is_off_unless_the_host_network_is_granted() {
+    let w = World::new();
+    // Loopback only, ever.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let Some(mut s) = w.session(&grants(&w, "")).await else {
+        return;
+    };
+    let said = echo(&mut s, json!({"connect": addr})).await;
+    assert!(said.starts_with("error:"), "{said}");
+    s.close().await;
+    let Some(mut s) = w.session(&grants(&w, "sandbox_network = \"host\"\n")).await else {
+        return;
+    };
+    assert_eq!(echo(&mut s, json!({"connect": addr})).await, "connected");
+    s.close().await;
+}
+
+#[tokio::test]
+async fn without_bubblewrap_the_server_is_not_started_and_the_client_is_told_why() {
+    let w = World::new();
+    let empty = tempfile::tempdir().unwrap();
+    let mut s = bridge()
+        .config("[defaults]\nsandbox = \"on\"\n")
+        .env("HOME", &w.home().to_string_lossy())
+        .env("PATH", &empty.path().to_string_lossy())
+        .pid_file()
+        .spawn();
+    let init = s.initialize().await;
+    assert_eq!(
+        init.pointer("/error/data/code").and_then(|c| c.as_str()),
+        Some("W-SANDBOX-UNAVAILABLE"),
+        "{init}"
+    );
+    let pids = s.dir.path().join("pids");
+    assert!(!pids.exists(), "the server never ran unsandboxed");
+}

@@ -1,0 +1,292 @@
+//! The per-server sandbox (`sandbox = "on"`, Linux): the server runs under bubblewrap, with
+//! the whole file system read-only, a private /tmp, a minimal /dev and /proc, its own pid
+//! namespace, writes only to `sandbox_write` and its package runner's cache, the deny list
+//! hidden, and no network unless `sandbox_network = "host"`.
+//!
+//! A sandbox that cannot be set up is never skipped: [`launch`] refuses, and the client's
+//! `initialize` gets `spawn_failed` with the code ([`Code::SandboxUnavailable`]); bubblewrap
+//! refused user namespaces (AppArmor on Ubuntu 23.10+) is recognised in its stderr
+//! ([`userns_denied`]).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::codes::Code;
+use crate::config::Limits;
+
+/// What the sandbox is, as `warden status` shows it.
+pub const BWRAP: &str = "bwrap";
+
+/// Folders package runners write to, made writable (and created when missing, as the runner
+/// would): without them `npx -y` and `uvx` cannot start.
+const RUNNER_CACHES: &[&str] = &[".npm", ".cache/uv", ".local/share/uv"];
+
+/// Hidden from every sandboxed server: keys and tokens of the usual tools.
+const DENIED_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".config/gh",
+    ".local/share/keyrings",
+];
+
+/// The places of this machine the sandbox is built from.
+#[derive(Debug, Clone)]
+pub struct Places {
+    pub home: Option<PathBuf>,
+    /// Hidden too: Warden's config, its state (logs, pins, ledger, backups), the control
+    /// socket's folder and the session's runtime folder (the D-Bus socket, the keychain's
+    /// way in).
+    pub warden: Vec<PathBuf>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl Places {
+    pub fn of_this_process(config: Option<&Path>) -> Places {
+        let mut warden = vec![crate::paths::state_dir()];
+        if let Some(dir) = config.and_then(Path::parent) {
+            warden.push(dir.to_owned());
+        }
+        if let Some(socket) = crate::control::socket::socket_path().parent() {
+            warden.push(socket.to_owned());
+        }
+        if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+            warden.push(PathBuf::from(run));
+        }
+        Places {
+            home: crate::paths::home_dir(),
+            warden,
+            cwd: std::env::current_dir().ok(),
+        }
+    }
+}
+
+/// Why a sandboxed server was not started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub code: Code,
+    pub cause: String,
+}
+
+/// The command a server process runs: `command` as it is, or in the sandbox when `limits`
+/// ask for it; never unsandboxed then (why not is the answer).
+pub fn launch(
+    command: &[OsString],
+    limits: &Limits,
+    places: &Places,
+) -> Result<Vec<OsString>, Refused> {
+    if !limits.sandbox {
+        return Ok(command.to_vec());
+    }
+    if !cfg!(target_os = "linux") {
+        return Err(Refused {
+            code: Code::SandboxUnavailable,
+            cause: "was not started: its config says `sandbox = \"on\"`, and Warden's sandbox is Linux-only so far".into(),
+        });
+    }
+    let Some(bwrap) = find_on_path(BWRAP) else {
+        return Err(Refused {
+            code: Code::SandboxUnavailable,
+            cause: "was not started: its config says `sandbox = \"on\"`, and bubblewrap (`bwrap`) is not on the PATH".into(),
+        });
+    };
+    Ok(argv(&bwrap, command, limits, places))
+}
+
+/// The bubblewrap command line (pure: paths are only looked at, never created, but for the
+/// runner caches).
+pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places) -> Vec<OsString> {
+    let mut a: Vec<OsString> = vec![bwrap.into()];
+    let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
+    push(&[
+        "--new-session",
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+    ]);
+    if !limits.sandbox_network {
+        push(&["--unshare-net"]);
+    }
+    push(&[
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+    ]);
+    let mut writable: Vec<PathBuf> = Vec::new();
+    if let Some(home) = &places.home {
+        for cache in RUNNER_CACHES {
+            let dir = home.join(cache);
+            // The runner would create it; the sandbox cannot.
+            let _ = std::fs::create_dir_all(&dir);
+            writable.push(dir);
+        }
+    }
+    writable.extend(limits.sandbox_write.iter().cloned());
+    for dir in writable.iter().filter(|d| d.exists()) {
+        a.push("--bind".into());
+        a.push(dir.into());
+        a.push(dir.into());
+    }
+    let mut denied: Vec<PathBuf> = Vec::new();
+    if let Some(home) = &places.home {
+        denied.extend(DENIED_IN_HOME.iter().map(|d| home.join(d)));
+    }
+    denied.extend(places.warden.iter().cloned());
+    denied.extend(limits.sandbox_deny.iter().cloned());
+    for path in denied {
+        // bwrap aborts on a path that does not exist; a file is covered by /dev/null.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => {
+                a.push("--tmpfs".into());
+                a.push(path.into());
+            }
+            Ok(_) => {
+                a.push("--ro-bind".into());
+                a.push("/dev/null".into());
+                a.push(path.into());
+            }
+            Err(_) => {}
+        }
+    }
+    if let Some(cwd) = &places.cwd {
+        a.push("--chdir".into());
+        a.push(cwd.into());
+    }
+    a.push("--".into());
+    a.extend(command.iter().cloned());
+    a
+}
+
+/// Whether bubblewrap's stderr says it may not create user namespaces (AppArmor's
+/// `kernel.apparmor_restrict_unprivileged_userns` on Ubuntu 23.10+, or
+/// `kernel.unprivileged_userns_clone = 0`).
+pub fn userns_denied(stderr: &str) -> bool {
+    stderr.lines().any(|l| {
+        l.starts_with("bwrap:")
+            && (l.contains("uid map")
+                || l.contains("new namespace")
+                || l.contains("RTM_NEWADDR")
+                || l.contains("Creating new namespace failed"))
+    })
+}
+
+/// `name` on `$PATH` (an executable file), as `execvp` would find it.
+#[cfg(unix)]
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+#[cfg(not(unix))]
+fn find_on_path(_: &str) -> Option<PathBuf> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn places(dir: &Path) -> Places {
+        Places {
+            home: Some(dir.join("home")),
+            warden: vec![dir.join("state"), dir.join("gone")],
+            cwd: Some(dir.to_owned()),
+        }
+    }
+
+    fn text(a: &[OsString]) -> String {
+        a.iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn grants_and_denials_are_mounted_in_order_and_missing_paths_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("home/.ssh")).unwrap();
+        std::fs::write(d.join("home/.netrc"), "machine x").unwrap();
+        std::fs::create_dir_all(d.join("state")).unwrap();
+        std::fs::create_dir_all(d.join("notes")).unwrap();
+        let limits = Limits {
+            sandbox: true,
+            sandbox_write: vec![d.join("notes"), d.join("nowhere")],
+            ..Limits::default()
+        };
+        let a = text(&argv(
+            Path::new("/usr/bin/bwrap"),
+            &["npx".into(), "-y".into(), "x@1".into()],
+            &limits,
+            &places(d),
+        ));
+        let d = d.display();
+        assert!(
+            a.starts_with("/usr/bin/bwrap --new-session --die-with-parent --unshare-pid"),
+            "{a}"
+        );
+        assert!(a.contains(" --unshare-net "), "{a}");
+        assert!(a.contains(&format!("--bind {d}/notes {d}/notes")), "{a}");
+        assert!(
+            a.contains(&format!("--bind {d}/home/.npm {d}/home/.npm")),
+            "{a}"
+        );
+        assert!(!a.contains("nowhere") && !a.contains("gone"), "{a}");
+        assert!(a.contains(&format!("--tmpfs {d}/home/.ssh")), "{a}");
+        assert!(
+            a.contains(&format!("--ro-bind /dev/null {d}/home/.netrc")),
+            "{a}"
+        );
+        assert!(a.contains(&format!("--tmpfs {d}/state")), "{a}");
+        // Denials come after the grants (the later mount wins), the command last.
+        assert!(a.find("--tmpfs /tmp") < a.find("--bind"), "{a}");
+        assert!(
+            a.rfind("--bind") < a.find(&format!("--tmpfs {d}/home/.ssh")),
+            "{a}"
+        );
+        assert!(a.ends_with(&format!("--chdir {d} -- npx -y x@1")), "{a}");
+    }
+
+    #[test]
+    fn the_host_network_keeps_the_network() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            sandbox_network: true,
+            ..Limits::default()
+        };
+        let a = text(&argv(
+            Path::new("bwrap"),
+            &["s".into()],
+            &limits,
+            &places(dir.path()),
+        ));
+        assert!(!a.contains("--unshare-net"), "{a}");
+    }
+
+    #[test]
+    fn bubblewrap_refused_namespaces_is_recognised() {
+        assert!(userns_denied(
+            "bwrap: setting up uid map: Permission denied\n"
+        ));
+        assert!(userns_denied(
+            "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces"
+        ));
+        assert!(!userns_denied("node: cannot open /x: Permission denied"));
+    }
+}
