@@ -149,3 +149,29 @@ async fn without_bubblewrap_the_server_is_not_started_and_the_client_is_told_why
     let pids = s.dir.path().join("pids");
     assert!(!pids.exists(), "the server never ran unsandboxed");
 }
+
+#[tokio::test]
+async fn bubblewrap_refused_user_namespaces_is_named_with_its_fix() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let w = World::new();
+    // A bwrap that fails as Ubuntu's AppArmor makes it fail.
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut s = bridge()
+        .config("[defaults]\nsandbox = \"on\"\n")
+        .env("HOME", &w.home().to_string_lossy())
+        .env("PATH", &bin.path().to_string_lossy())
+        .spawn();
+    let init = s.initialize().await;
+    assert_eq!(
+        init.pointer("/error/data/code").and_then(|c| c.as_str()),
+        Some("W-SANDBOX-USERNS-DENIED"),
+        "{init}"
+    );
+}

@@ -170,6 +170,14 @@ impl Router {
         } else {
             format!("; its last stderr line: {last_line}")
         };
+        // Not the server: its sandbox could not be made. It will not be made on a retry
+        // either, and the server never ran.
+        if self.limits.sandbox && crate::bridge::sandbox::userns_denied(stderr_tail) {
+            let cause = format!(
+                "was not started: bubblewrap may not create the user namespaces of its sandbox ({last_line})"
+            );
+            return Some(StartFailure::new(Code::SandboxUsernsDenied, cause, stderr_tail));
+        }
         let crash_loop = self.life.failures + 1 >= self.limits.circuit_failures
             && self.limits.fallback != crate::config::Fallback::Rg;
         if crash_loop {
