@@ -15,6 +15,7 @@ export function session(over: Partial<SessionStatus> = {}): SessionStatus {
     circuit_open: false,
     fallback: false,
     debug: false,
+    sandbox: "off",
     config_hash: "abc",
     started_ms: 1_700_000_000_000,
     command: ["npx", "-y", "mcp-ripgrep"],

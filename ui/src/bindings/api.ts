@@ -53,7 +53,11 @@ last_seen_ms: number | null,
 /**
  * The server command, from a session's hello.
  */
-command: Array<string> | null, circuit_open: boolean, fallback: boolean, debug: boolean, last_probe: ProbeReport | null, 
+command: Array<string> | null, circuit_open: boolean, fallback: boolean, debug: boolean, 
+/**
+ * The sandbox its sessions run the server in: `off` or `bwrap` (`sandbox = "on"`).
+ */
+sandbox: string, last_probe: ProbeReport | null, 
 /**
  * Figures per tool (of `tools/call`), by name.
  */
@@ -100,7 +104,11 @@ client: string | null,
 /**
  * Milliseconds since the last heartbeat (or the hello).
  */
-last_heartbeat_ms: number, state: SessionState, server_pid: number | null, generation: number, circuit_open: boolean, fallback: boolean, debug: boolean, config_hash: string, started_ms: number, command: Array<string>, inflight: Array<InflightStatus>, 
+last_heartbeat_ms: number, state: SessionState, server_pid: number | null, generation: number, circuit_open: boolean, fallback: boolean, debug: boolean, 
+/**
+ * The current server process's sandbox: `off` or `bwrap`.
+ */
+sandbox: string, config_hash: string, started_ms: number, command: Array<string>, inflight: Array<InflightStatus>, 
 /**
  * The end of the server's stderr (redacted by the bridge).
  */

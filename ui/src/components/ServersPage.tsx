@@ -130,6 +130,11 @@ export function ServersPage() {
                       {s.name}
                     </a>
                     {s.fallback && <span class="tag" title="Served by local ripgrep">fallback</span>}
+                    {s.sandbox !== "off" && (
+                      <span class="tag" data-testid={`sandboxed-${s.name}`} title={`Runs in a sandbox (${s.sandbox}): it reads what it is granted, writes only its grants, and has no network unless allowed`}>
+                        sandboxed
+                      </span>
+                    )}
                     {s.circuit_open && <span class="tag bad" title="The circuit breaker is open">breaker open</span>}
                     {s.debug && <span class="tag" title="Debug logging is on">debug</span>}
                   </th>

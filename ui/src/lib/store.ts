@@ -250,6 +250,7 @@ export function blankServer(name: string): ServerStatus {
     circuit_open: false,
     fallback: false,
     debug: false,
+    sandbox: "off",
     last_probe: null,
     tools: [],
     latency: [],

@@ -1465,3 +1465,32 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     ));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
+
+/// `warden status` says which servers run sandboxed (contract: `sandbox: "off"|"bwrap"`).
+#[tokio::test]
+async fn status_shows_each_servers_sandbox() {
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    let env = Env::new();
+    let _daemon = env.daemon(&[]).await;
+    let mut boxed = env.bridge("boxed", &["sandbox=\"on\""], &[]);
+    boxed.initialize().await;
+    let mut open = env.bridge("open", &[], &[]);
+    open.initialize().await;
+    let status = env
+        .wait_status("both sessions with their sandbox", |s| {
+            server_of(s, "boxed").is_some_and(|v| v["sandbox"] == "bwrap")
+                && server_of(s, "open").is_some_and(|v| v["sandbox"] == "off")
+        })
+        .await;
+    let session = status["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["server"] == "boxed")
+        .unwrap();
+    assert_eq!(session["sandbox"], "bwrap");
+    boxed.close().await;
+    open.close().await;
+}

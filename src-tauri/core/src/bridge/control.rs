@@ -131,6 +131,12 @@ fn heartbeat(links: &Links, session: &str, stderr_seq: &mut u64) -> Heartbeat {
         circuit_open: r.circuit_open(),
         fallback: r.serving_fallback(),
         debug: links.sink.debug_on(),
+        sandbox: if r.limits().sandbox && !r.serving_fallback() {
+            super::sandbox::BWRAP
+        } else {
+            "off"
+        }
+        .to_owned(),
         inflight,
         stats: SessionStats {
             requests: s.requests,

@@ -62,6 +62,9 @@ pub struct Heartbeat {
     pub circuit_open: bool,
     pub fallback: bool,
     pub debug: bool,
+    /// The current server process's sandbox: `off` or `bwrap`.
+    #[serde(default = "sandbox_off")]
+    pub sandbox: String,
     pub inflight: Vec<Inflight>,
     pub stats: SessionStats,
     /// The end of the server's stderr (redacted), when it changed since the last heartbeat.
@@ -127,6 +130,11 @@ impl Message {
             Err(_) => Ok(None),
         }
     }
+}
+
+/// What a session without the field (an older bridge) runs: no sandbox.
+pub fn sandbox_off() -> String {
+    "off".to_owned()
 }
 
 #[cfg(test)]

@@ -305,6 +305,7 @@ pub(super) fn session_status(s: &Session, now: Instant) -> SessionStatus {
         circuit_open: hb.is_some_and(|h| h.circuit_open),
         fallback: hb.is_some_and(|h| h.fallback),
         debug: hb.is_some_and(|h| h.debug),
+        sandbox: hb.map_or_else(crate::control::sandbox_off, |h| h.sandbox.clone()),
         config_hash: s.hello.config_hash.clone(),
         started_ms: s.hello.started_ms,
         command: s.hello.command.clone(),

@@ -136,6 +136,11 @@ fn server_status(
         circuit_open: mine.iter().any(|s| s.circuit_open),
         fallback: mine.iter().any(|s| s.fallback),
         debug: mine.iter().any(|s| s.debug),
+        sandbox: mine
+            .iter()
+            .map(|s| s.sandbox.clone())
+            .find(|m| m != "off")
+            .unwrap_or_else(crate::control::sandbox_off),
         last_probe: server.probe.clone(),
         tools: tools(name, m),
         latency: m.series(now_ms),

@@ -176,7 +176,11 @@ impl Router {
             let cause = format!(
                 "was not started: bubblewrap may not create the user namespaces of its sandbox ({last_line})"
             );
-            return Some(StartFailure::new(Code::SandboxUsernsDenied, cause, stderr_tail));
+            return Some(StartFailure::new(
+                Code::SandboxUsernsDenied,
+                cause,
+                stderr_tail,
+            ));
         }
         let crash_loop = self.life.failures + 1 >= self.limits.circuit_failures
             && self.limits.fallback != crate::config::Fallback::Rg;

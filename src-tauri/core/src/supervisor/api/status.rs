@@ -99,6 +99,9 @@ pub struct ServerStatus {
     pub circuit_open: bool,
     pub fallback: bool,
     pub debug: bool,
+    /// The sandbox its sessions run the server in: `off` or `bwrap` (`sandbox = "on"`).
+    #[serde(default = "crate::control::sandbox_off")]
+    pub sandbox: String,
     pub last_probe: Option<ProbeReport>,
     /// Figures per tool (of `tools/call`), by name.
     #[serde(default)]
@@ -182,6 +185,9 @@ pub struct SessionStatus {
     pub circuit_open: bool,
     pub fallback: bool,
     pub debug: bool,
+    /// The current server process's sandbox: `off` or `bwrap`.
+    #[serde(default = "crate::control::sandbox_off")]
+    pub sandbox: String,
     pub config_hash: String,
     pub started_ms: u64,
     pub command: Vec<String>,
