@@ -1,0 +1,65 @@
+"""Real servers from npm in the sandbox (`sandbox = "on"`, bubblewrap), driven by the Python MCP
+SDK client through `warden bridge`: they work as before, and cannot read what is hidden."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, stdio_client
+from mcp.types import TextContent
+
+from conftest import REPO_ROOT, NpmBins, Warden
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def bwrap() -> str:
+    found = shutil.which("bwrap")
+    if found is None:
+        pytest.fail("`bwrap` is not on PATH; the sandbox needs bubblewrap (apt-get install bubblewrap)", pytrace=False)
+    return found
+
+
+def text(result) -> str:
+    assert not result.is_error, result
+    assert isinstance(result.content[0], TextContent), result
+    return result.content[0].text
+
+
+async def test_server_everything_works_sandboxed(warden: Warden, npm_bins: NpmBins, bwrap: str) -> None:
+    params = warden.params("everything", [str(npm_bins.everything)], 'sandbox="on"')
+    with anyio.fail_after(60):
+        async with stdio_client(params, errlog=warden.errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = {t.name for t in (await session.list_tools()).tools}
+                assert "echo" in tools, tools
+                assert text(await session.call_tool("echo", {"message": "boxed"})) == "Echo: boxed"
+
+
+async def test_mcp_ripgrep_searches_its_root_but_not_what_is_hidden(
+    warden: Warden, npm_bins: NpmBins, rg: str, bwrap: str
+) -> None:
+    """The root is outside /tmp (the sandbox's /tmp is its own) and readable; a folder in
+    `sandbox_deny` under it is an empty folder to the server."""
+    root = REPO_ROOT / "target" / "e2e-sandbox" / warden.tmp.name
+    (root / "private").mkdir(parents=True, exist_ok=True)
+    (root / "notes.txt").write_text("the boxed-needle is here\n")
+    (root / "private" / "secret.txt").write_text("boxed-needle in a secret\n")
+    try:
+        params = warden.params(
+            "rg", [str(npm_bins.ripgrep)], 'sandbox="on"', f'sandbox_deny=["{root / "private"}"]'
+        )
+        with anyio.fail_after(60):
+            async with stdio_client(params, errlog=warden.errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    found = text(await session.call_tool("search", {"pattern": "boxed-needle", "path": str(root)}))
+                    assert "notes.txt" in found, found
+                    assert "secret" not in found, found
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
