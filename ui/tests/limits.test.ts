@@ -11,6 +11,9 @@ describe("fieldKind", () => {
     expect(fieldKind("idle_timeout_ms", 50000)).toBe("number");
     expect(fieldKind("debug", false)).toBe("boolean");
     expect(fieldKind("fallback", "off")).toBe("choice");
+    expect(fieldKind("sandbox", "off")).toBe("choice");
+    expect(fieldKind("sandbox_network", "none")).toBe("choice");
+    expect(fieldKind("sandbox_write", [])).toBe("list");
     expect(fieldKind("fallback_roots", [])).toBe("list");
     expect(fieldKind("idempotent_tools", [])).toBe("list");
     expect(fieldKind("clamp", {})).toBe("table");

@@ -8,6 +8,9 @@ export type FieldKind = "number" | "boolean" | "choice" | "text" | "list" | "tab
 /** Choices of keys whose value is one of a few strings. */
 export const CHOICES: Record<string, readonly string[]> = {
   fallback: ["off", "rg"],
+  pin_tools: ["off", "warn", "block"],
+  sandbox: ["off", "on"],
+  sandbox_network: ["none", "host"],
 };
 
 /** The input a key gets, from its default's type (and its name for choices). */
