@@ -23,7 +23,8 @@ pub struct SpawnError {
 }
 
 /// A running server: its pid (which is also its process-group id) and a watch of its exit,
-/// described for people ("exited with status 1").
+/// described for people ("exited with status 1"). On Linux `pid` is the reaper's (see
+/// reaper.rs), which exits as the server does; [`command_pid`] finds the server's own.
 pub struct Server {
     pub pid: u32,
     pub exit: watch::Receiver<Option<String>>,
@@ -162,6 +163,15 @@ async fn wait(mut child: Child, tx: watch::Sender<Option<String>>) {
     let _ = tx.send(Some(text));
 }
 
+/// The pid of the process running the command of server `pid` (a [`Server::pid`]): under
+/// the reaper (Linux) its child, else `pid` itself. Reads `/proc`: for status, not the spawn.
+pub fn command_pid(pid: u32) -> u32 {
+    #[cfg(target_os = "linux")]
+    return super::reaper::server_of(pid);
+    #[cfg(not(target_os = "linux"))]
+    pid
+}
+
 fn shown(command: &[OsString]) -> String {
     command
         .iter()
@@ -214,6 +224,16 @@ pub(crate) mod sys {
         #[cfg(target_os = "linux")]
         {
             let parent = std::process::id() as libc::pid_t;
+            if super::super::reaper::available() {
+                // SAFETY: getpgrp cannot fail.
+                let group = unsafe { libc::getpgrp() };
+                // SAFETY: runs in the forked child before exec; `fork_server` only makes
+                // async-signal-safe syscalls (see reaper.rs).
+                unsafe {
+                    cmd.pre_exec(move || super::super::reaper::fork_server(parent, group));
+                }
+                return;
+            }
             // SAFETY: the closure runs in the forked child before exec and only calls
             // async-signal-safe functions (prctl, getppid).
             unsafe {
@@ -224,7 +244,7 @@ pub(crate) mod sys {
                     }
                     // The bridge may have died before prctl took effect.
                     if libc::getppid() != parent {
-                        return Err(std::io::Error::other("the bridge exited during spawn"));
+                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                     }
                     Ok(())
                 });
