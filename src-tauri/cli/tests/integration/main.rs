@@ -9,6 +9,8 @@ mod common;
 mod bridge;
 mod clients;
 mod control;
+#[cfg(target_os = "linux")]
+mod reaper;
 mod registry;
 mod reload;
 mod resilience;

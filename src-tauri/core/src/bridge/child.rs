@@ -352,3 +352,132 @@ mod sys {
         false
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    /// Polls `done` every 10 ms until it holds; false after 5 s.
+    fn within_5s(done: impl Fn() -> bool) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !done() {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+
+    /// The PDEATHSIG thread trap (bubblewrap#692): a parent-death signal set in the child
+    /// fires when the *thread* that forked it exits. The server must outlive such a thread.
+    #[test]
+    fn a_spawn_from_a_thread_that_exits_at_once_does_not_end_the_server() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let handle = rt.handle().clone();
+        let (tid, (mut server, pipes)) = std::thread::spawn(move || {
+            let _runtime = handle.enter();
+            // "PID/task/TID"
+            let me = std::fs::read_link("/proc/thread-self").unwrap();
+            let tid = me.file_name().unwrap().to_string_lossy().into_owned();
+            (
+                tid,
+                Server::spawn(&argv(&["cat"]), &[], None, "test").unwrap(),
+            )
+        })
+        .join()
+        .unwrap();
+        // The thread's exit is over (and any parent-death signal sent) once its task entry
+        // is gone.
+        assert!(within_5s(|| !std::path::Path::new(&format!(
+            "/proc/self/task/{tid}"
+        ))
+        .exists()));
+        rt.block_on(async {
+            let Pipes {
+                mut stdin, stdout, ..
+            } = pipes;
+            stdin.write_all(b"still here\n").await.unwrap();
+            let mut line = String::new();
+            let mut stdout = BufReader::new(stdout);
+            let read = stdout.read_line(&mut line);
+            tokio::time::timeout(Duration::from_secs(5), read)
+                .await
+                .expect("the server answers")
+                .unwrap();
+            assert_eq!(line, "still here\n");
+            assert_eq!(server.exited(), None);
+            assert_eq!(server.kill().await, "was killed by signal 9 (SIGKILL)");
+        });
+    }
+
+    /// The bridge waits for the reaper, which exits as the server did.
+    #[tokio::test]
+    async fn the_servers_exit_code_and_signal_are_reported_as_they_were() {
+        for (script, want) in [
+            ("exit 42", "exited with status 42"),
+            ("kill -TERM $$", "was killed by signal 15 (SIGTERM)"),
+            ("kill -SEGV $$", "was killed by signal 11 (SIGSEGV)"),
+        ] {
+            let (mut server, _pipes) =
+                Server::spawn(&argv(&["sh", "-c", script]), &[], None, "test").unwrap();
+            assert!(server.wait_gone(Duration::from_secs(5)).await, "{script}");
+            assert_eq!(server.exited().as_deref(), Some(want), "{script}");
+        }
+        let e = match Server::spawn(&argv(&["warden-test-no-such-command"]), &[], None, "t") {
+            Ok(_) => panic!("spawned a missing command"),
+            Err(e) => e,
+        };
+        assert_eq!(e.source.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    /// What a server leaves behind when it exits (here a child that ignores SIGTERM) is
+    /// ended by the reaper, not left to the bridge.
+    #[tokio::test]
+    async fn a_servers_leftovers_end_with_it() {
+        let pid_file = tempfile::NamedTempFile::new().unwrap();
+        let path = pid_file.path().to_str().unwrap().to_owned();
+        let script = format!("trap '' TERM; sleep 300 & echo $! > {path}; exit 3");
+        let (mut server, _pipes) =
+            Server::spawn(&argv(&["sh", "-c", &script]), &[], None, "test").unwrap();
+        // No group kill from here on: the reaper alone must end the sleeper.
+        server.group.armed = false;
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            server.exit.wait_for(Option::is_some),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(server.exited().as_deref(), Some("exited with status 3"));
+        let sleeper: u32 = std::fs::read_to_string(&path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !sys::group_alive(server.pid),
+            "the group outlived the reaper"
+        );
+        let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty()
+                || stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap()
+                    .trim_start()
+                    .starts_with('Z'),
+            "{stat}"
+        );
+    }
+}
