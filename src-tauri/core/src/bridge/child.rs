@@ -480,4 +480,30 @@ mod tests {
             "{stat}"
         );
     }
+
+    /// How long `Server::spawn` takes (it returns once the command was exec'd: std waits for
+    /// its exec-error pipe to close), with and without the reaper. A measurement, not a check:
+    /// `cargo test -p warden-core --lib spawn_cost -- --ignored --nocapture`.
+    #[tokio::test]
+    #[ignore = "a measurement"]
+    async fn spawn_cost() {
+        for on in [false, true, false, true] {
+            super::super::reaper::force(on);
+            let mut times = Vec::new();
+            for _ in 0..300 {
+                let start = std::time::Instant::now();
+                let (mut server, pipes) = Server::spawn(&argv(&["true"]), &[], None, "t").unwrap();
+                times.push(start.elapsed());
+                drop(pipes);
+                server.wait_gone(Duration::from_secs(5)).await;
+            }
+            times.sort();
+            let mean = times.iter().sum::<Duration>() / times.len() as u32;
+            println!(
+                "reaper {on}: median {:?}, mean {mean:?}, p90 {:?}",
+                times[times.len() / 2],
+                times[times.len() * 9 / 10]
+            );
+        }
+    }
 }
