@@ -423,6 +423,19 @@ mod tests {
     /// The bridge waits for the reaper, which exits as the server did.
     #[tokio::test]
     async fn the_servers_exit_code_and_signal_are_reported_as_they_were() {
+        exit_code_and_signal().await;
+    }
+
+    /// The same through the reaper's `fork` (other architectures, or vfork refused).
+    #[tokio::test]
+    async fn the_same_when_the_server_is_forked_off() {
+        use std::sync::atomic::Ordering;
+        super::super::reaper::BY_FORK.store(true, Ordering::Relaxed);
+        exit_code_and_signal().await;
+        super::super::reaper::BY_FORK.store(false, Ordering::Relaxed);
+    }
+
+    async fn exit_code_and_signal() {
         for (script, want) in [
             ("exit 42", "exited with status 42"),
             ("kill -TERM $$", "was killed by signal 15 (SIGTERM)"),

@@ -75,6 +75,10 @@ pub fn available() -> bool {
     }
 }
 
+/// Tests: split by `fork` where `vfork` would be used (the other architectures' path).
+#[cfg(test)]
+pub static BY_FORK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Turns the reaper on or off for this process (tests and measurements).
 #[cfg(test)]
 pub fn force(on: bool) {
@@ -167,6 +171,11 @@ pub unsafe fn fork_server(bridge: pid_t, bridge_group: pid_t) -> std::io::Result
 /// [`reap`] with its arguments in registers. Elsewhere a plain `fork`.
 #[cfg(target_arch = "x86_64")]
 unsafe fn split(bridge_fd: c_int, group: pid_t, bridge_group: pid_t) -> c_int {
+    #[cfg(test)]
+    if BY_FORK.load(Ordering::Relaxed) {
+        // SAFETY: as for `split_by_fork`.
+        return unsafe { split_by_fork(bridge_fd, group, bridge_group) };
+    }
     const STACK_SIZE: usize = 64 * 1024;
     #[repr(C, align(16))]
     struct Stack([u8; STACK_SIZE]);
@@ -195,11 +204,24 @@ unsafe fn split(bridge_fd: c_int, group: pid_t, bridge_group: pid_t) -> c_int {
             out("r11") _,
         );
     }
-    ret as c_int
+    let ret = ret as c_int;
+    if ret == -libc::ENOSYS || ret == -libc::EPERM {
+        // A seccomp filter that refuses vfork (but let pidfd_open through): fork.
+        // SAFETY: as for `split_by_fork`.
+        return unsafe { split_by_fork(bridge_fd, group, bridge_group) };
+    }
+    ret
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn split(bridge_fd: c_int, group: pid_t, bridge_group: pid_t) -> c_int {
+    // SAFETY: as for `split_by_fork`.
+    unsafe { split_by_fork(bridge_fd, group, bridge_group) }
+}
+
+/// [`split`] by `fork`: S gets a copy of C's memory (its page tables copied before it can
+/// exec).
+unsafe fn split_by_fork(bridge_fd: c_int, group: pid_t, bridge_group: pid_t) -> c_int {
     // SAFETY: fork in the single-threaded child.
     unsafe {
         match libc::fork() {
