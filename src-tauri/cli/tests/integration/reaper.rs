@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use warden_core::bridge::child::{Pipes, Server};
 
 /// `(state, ppid, pgrp)` of `pid` from /proc, or `None` once it is gone.
 fn stat(pid: u32) -> Option<(char, u32, u32)> {
@@ -126,4 +128,49 @@ async fn warden_no_reaper_spawns_the_server_directly() {
     assert_eq!(parent, s.child.id().unwrap());
     assert_eq!(group, server);
     assert!(s.close().await.success(), "{}", s.stderr_text());
+}
+
+/// The PDEATHSIG thread trap (bubblewrap#692): a parent-death signal set in the child fires
+/// when the *thread* that forked it exits. A server spawned (through the bridge's own
+/// `Server::spawn`) from a thread that exits at once must live on.
+#[test]
+fn a_spawn_from_a_thread_that_exits_at_once_does_not_end_the_server() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    let (tid, (mut server, pipes)) = std::thread::spawn(move || {
+        let _runtime = handle.enter();
+        // "PID/task/TID"
+        let me = std::fs::read_link("/proc/thread-self").unwrap();
+        let tid = me.file_name().unwrap().to_string_lossy().into_owned();
+        let argv = vec![std::ffi::OsString::from("cat")];
+        (tid, Server::spawn(&argv, &[], None, "test").unwrap())
+    })
+    .join()
+    .unwrap();
+    // The thread's exit is over (and a parent-death signal, if any, sent) once its task entry
+    // is gone.
+    let task = format!("/proc/self/task/{tid}");
+    let start = Instant::now();
+    while std::path::Path::new(&task).exists() {
+        assert!(start.elapsed() < SOON, "the spawning thread never went");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    rt.block_on(async {
+        let Pipes {
+            mut stdin, stdout, ..
+        } = pipes;
+        stdin.write_all(b"still here\n").await.unwrap();
+        let mut line = String::new();
+        let mut stdout = BufReader::new(stdout);
+        tokio::time::timeout(SOON, stdout.read_line(&mut line))
+            .await
+            .expect("the server answers")
+            .unwrap();
+        assert_eq!(line, "still here\n");
+        assert_eq!(server.exited(), None);
+        assert_eq!(server.kill().await, "was killed by signal 9 (SIGKILL)");
+    });
 }

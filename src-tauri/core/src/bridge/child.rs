@@ -357,67 +357,9 @@ mod sys {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     fn argv(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()
-    }
-
-    /// Polls `done` every 10 ms until it holds; false after 5 s.
-    fn within_5s(done: impl Fn() -> bool) -> bool {
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while !done() {
-            if std::time::Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        true
-    }
-
-    /// The PDEATHSIG thread trap (bubblewrap#692): a parent-death signal set in the child
-    /// fires when the *thread* that forked it exits. The server must outlive such a thread.
-    #[test]
-    fn a_spawn_from_a_thread_that_exits_at_once_does_not_end_the_server() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let handle = rt.handle().clone();
-        let (tid, (mut server, pipes)) = std::thread::spawn(move || {
-            let _runtime = handle.enter();
-            // "PID/task/TID"
-            let me = std::fs::read_link("/proc/thread-self").unwrap();
-            let tid = me.file_name().unwrap().to_string_lossy().into_owned();
-            (
-                tid,
-                Server::spawn(&argv(&["cat"]), &[], None, "test").unwrap(),
-            )
-        })
-        .join()
-        .unwrap();
-        // The thread's exit is over (and any parent-death signal sent) once its task entry
-        // is gone.
-        assert!(within_5s(|| !std::path::Path::new(&format!(
-            "/proc/self/task/{tid}"
-        ))
-        .exists()));
-        rt.block_on(async {
-            let Pipes {
-                mut stdin, stdout, ..
-            } = pipes;
-            stdin.write_all(b"still here\n").await.unwrap();
-            let mut line = String::new();
-            let mut stdout = BufReader::new(stdout);
-            let read = stdout.read_line(&mut line);
-            tokio::time::timeout(Duration::from_secs(5), read)
-                .await
-                .expect("the server answers")
-                .unwrap();
-            assert_eq!(line, "still here\n");
-            assert_eq!(server.exited(), None);
-            assert_eq!(server.kill().await, "was killed by signal 9 (SIGKILL)");
-        });
     }
 
     /// The bridge waits for the reaper, which exits as the server did.
