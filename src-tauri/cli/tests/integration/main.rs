@@ -10,6 +10,8 @@ mod bridge;
 mod clients;
 mod control;
 mod install;
+#[cfg(target_os = "linux")]
+mod reaper;
 mod registry;
 mod reload;
 mod resilience;

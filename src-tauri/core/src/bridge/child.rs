@@ -23,7 +23,8 @@ pub struct SpawnError {
 }
 
 /// A running server: its pid (which is also its process-group id) and a watch of its exit,
-/// described for people ("exited with status 1").
+/// described for people ("exited with status 1"). On Linux `pid` is the reaper's (see
+/// reaper.rs), which exits as the server does; [`command_pid`] finds the server's own.
 pub struct Server {
     pub pid: u32,
     pub exit: watch::Receiver<Option<String>>,
@@ -162,6 +163,15 @@ async fn wait(mut child: Child, tx: watch::Sender<Option<String>>) {
     let _ = tx.send(Some(text));
 }
 
+/// The pid of the process running the command of server `pid` (a [`Server::pid`]): under
+/// the reaper (Linux) its child, else `pid` itself. Reads `/proc`: for status, not the spawn.
+pub fn command_pid(pid: u32) -> u32 {
+    #[cfg(target_os = "linux")]
+    return super::reaper::server_of(pid);
+    #[cfg(not(target_os = "linux"))]
+    pid
+}
+
 fn shown(command: &[OsString]) -> String {
     command
         .iter()
@@ -214,6 +224,16 @@ pub(crate) mod sys {
         #[cfg(target_os = "linux")]
         {
             let parent = std::process::id() as libc::pid_t;
+            if super::super::reaper::available() {
+                // SAFETY: getpgrp cannot fail.
+                let group = unsafe { libc::getpgrp() };
+                // SAFETY: runs in the forked child before exec; `fork_server` only makes
+                // async-signal-safe syscalls (see reaper.rs).
+                unsafe {
+                    cmd.pre_exec(move || super::super::reaper::fork_server(parent, group));
+                }
+                return;
+            }
             // SAFETY: the closure runs in the forked child before exec and only calls
             // async-signal-safe functions (prctl, getppid).
             unsafe {
@@ -224,7 +244,7 @@ pub(crate) mod sys {
                     }
                     // The bridge may have died before prctl took effect.
                     if libc::getppid() != parent {
-                        return Err(std::io::Error::other("the bridge exited during spawn"));
+                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                     }
                     Ok(())
                 });
@@ -330,5 +350,115 @@ mod sys {
     pub fn signal_group(_: u32, _: Signal) {}
     pub fn group_alive(_: u32) -> bool {
         false
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    /// The bridge waits for the reaper, which exits as the server did.
+    #[tokio::test]
+    async fn the_servers_exit_code_and_signal_are_reported_as_they_were() {
+        exit_code_and_signal().await;
+    }
+
+    /// The same through the reaper's `fork` (other architectures, or vfork refused).
+    #[tokio::test]
+    async fn the_same_when_the_server_is_forked_off() {
+        use std::sync::atomic::Ordering;
+        super::super::reaper::BY_FORK.store(true, Ordering::Relaxed);
+        exit_code_and_signal().await;
+        super::super::reaper::BY_FORK.store(false, Ordering::Relaxed);
+    }
+
+    async fn exit_code_and_signal() {
+        for (script, want) in [
+            ("exit 42", "exited with status 42"),
+            ("kill -TERM $$", "was killed by signal 15 (SIGTERM)"),
+            ("kill -SEGV $$", "was killed by signal 11 (SIGSEGV)"),
+        ] {
+            let (mut server, _pipes) =
+                Server::spawn(&argv(&["sh", "-c", script]), &[], None, "test").unwrap();
+            assert!(server.wait_gone(Duration::from_secs(5)).await, "{script}");
+            assert_eq!(server.exited().as_deref(), Some(want), "{script}");
+        }
+        let e = match Server::spawn(&argv(&["warden-test-no-such-command"]), &[], None, "t") {
+            Ok(_) => panic!("spawned a missing command"),
+            Err(e) => e,
+        };
+        assert_eq!(e.source.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    /// What a server leaves behind when it exits (here a child that ignores SIGTERM) is
+    /// ended by the reaper, not left to the bridge.
+    #[tokio::test]
+    async fn a_servers_leftovers_end_with_it() {
+        let pid_file = tempfile::NamedTempFile::new().unwrap();
+        let path = pid_file.path().to_str().unwrap().to_owned();
+        let script = format!("trap '' TERM; sleep 300 & echo $! > {path}; exit 3");
+        let (mut server, _pipes) =
+            Server::spawn(&argv(&["sh", "-c", &script]), &[], None, "test").unwrap();
+        // No group kill from here on: the reaper alone must end the sleeper.
+        server.group.armed = false;
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            server.exit.wait_for(Option::is_some),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(server.exited().as_deref(), Some("exited with status 3"));
+        let sleeper: u32 = std::fs::read_to_string(&path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !sys::group_alive(server.pid),
+            "the group outlived the reaper"
+        );
+        let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty()
+                || stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap()
+                    .trim_start()
+                    .starts_with('Z'),
+            "{stat}"
+        );
+    }
+
+    /// How long `Server::spawn` takes (it returns once the command was exec'd: std waits for
+    /// its exec-error pipe to close), with and without the reaper. A measurement, not a check:
+    /// `cargo test -p warden-core --lib spawn_cost -- --ignored --nocapture`.
+    #[tokio::test]
+    #[ignore = "a measurement"]
+    async fn spawn_cost() {
+        for on in [false, true, false, true] {
+            super::super::reaper::force(on);
+            let mut times = Vec::new();
+            for _ in 0..300 {
+                let start = std::time::Instant::now();
+                let (mut server, pipes) = Server::spawn(&argv(&["true"]), &[], None, "t").unwrap();
+                times.push(start.elapsed());
+                drop(pipes);
+                server.wait_gone(Duration::from_secs(5)).await;
+            }
+            times.sort();
+            let mean = times.iter().sum::<Duration>() / times.len() as u32;
+            println!(
+                "reaper {on}: median {:?}, mean {mean:?}, p90 {:?}",
+                times[times.len() / 2],
+                times[times.len() * 9 / 10]
+            );
+        }
     }
 }

@@ -62,9 +62,12 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     let mut tick = tokio::time::interval(Duration::from_millis(HEARTBEAT_MS));
     // A new connection gets the stderr tail with its first heartbeat.
     let mut stderr_seq = 0;
+    // The server's pid as users know it (under the reaper: its child), looked up once per
+    // server process.
+    let mut shown_pid = (0, 0);
     loop {
         let out = tokio::select! {
-            _ = tick.tick() => Message::Heartbeat(heartbeat(links, &hello.session, &mut stderr_seq)),
+            _ = tick.tick() => Message::Heartbeat(heartbeat(links, &hello.session, &mut stderr_seq, &mut shown_pid)),
             Some(event) = events.recv() => {
                 let last = event.kind == "session_end";
                 let message = Message::Event { session: hello.session.clone(), event };
@@ -94,7 +97,12 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     }
 }
 
-fn heartbeat(links: &Links, session: &str, stderr_seq: &mut u64) -> Heartbeat {
+fn heartbeat(
+    links: &Links,
+    session: &str,
+    stderr_seq: &mut u64,
+    shown_pid: &mut (u32, u32),
+) -> Heartbeat {
     let now = Instant::now();
     let stderr_tail = {
         let recent = links
@@ -122,6 +130,10 @@ fn heartbeat(links: &Links, session: &str, stderr_seq: &mut u64) -> Heartbeat {
         .collect();
     let s = r.stats;
     let pid = links.server_pid.load(Ordering::Relaxed);
+    if shown_pid.0 != pid || shown_pid.1 == pid {
+        *shown_pid = (pid, super::child::command_pid(pid));
+    }
+    let pid = shown_pid.1;
     Heartbeat {
         session: session.to_owned(),
         ts_ms: now_ms(),

@@ -29,6 +29,8 @@ mod generation;
 mod guard;
 mod links;
 mod pumps;
+#[cfg(target_os = "linux")]
+pub mod reaper;
 mod reload;
 pub mod router;
 pub mod sandbox;

@@ -354,6 +354,43 @@ mod tests {
         assert_eq!(found[1].server.as_deref(), Some("git"));
     }
 
+    /// Under a bridge on Linux: bridge 50 → reaper 51 (a fork of the bridge: its command
+    /// line, no marker, leads the group) → server 52 → grandchild 53, both marked. The
+    /// server is recognised by its marker; the reaper never is, even parentless.
+    #[test]
+    fn the_reaper_is_not_taken_for_a_server() {
+        let known = Known {
+            sessions: HashMap::new(),
+            commands: vec![("rg".to_owned(), vec!["npx".into(), "mcp-ripgrep".into()])],
+        };
+        let tree = |reaper_parent| {
+            vec![
+                Proc {
+                    pgid: 51,
+                    ..p(
+                        51,
+                        reaper_parent,
+                        None,
+                        "warden bridge --server rg -- npx mcp-ripgrep",
+                    )
+                },
+                Proc {
+                    pgid: 51,
+                    ..p(52, 51, Some("50-1"), "npx mcp-ripgrep")
+                },
+                Proc {
+                    pgid: 51,
+                    ..p(53, 52, Some("50-1"), "node ripgrep.js")
+                },
+            ]
+        };
+        assert!(classify(&tree(50), 99, 1000, &known, |pid| pid == 50).is_empty());
+        let found = classify(&tree(1), 99, 1000, &known, |_| false);
+        let pids: Vec<u32> = found.iter().map(|o| o.pid).collect();
+        assert_eq!(pids, vec![52, 53]);
+        assert_eq!(found[0].server.as_deref(), Some("rg"));
+    }
+
     #[tokio::test]
     async fn stop_refuses_what_is_not_an_orphan() {
         let r = stop(&[std::process::id()], &Known::default()).await;
