@@ -174,3 +174,41 @@ fn a_spawn_from_a_thread_that_exits_at_once_does_not_end_the_server() {
         assert_eq!(server.kill().await, "was killed by signal 9 (SIGKILL)");
     });
 }
+
+/// The processes whose environment marks them as servers of the bridge `bridge` (its
+/// `WARDEN_SESSION`, which the sandbox passes on): seen from outside its pid namespace.
+fn marked_by(bridge: u32) -> Vec<u32> {
+    let mark = format!("WARDEN_SESSION={bridge}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|v| v.starts_with(mark.as_bytes()))
+            })
+        })
+        .filter(|pid| stat(*pid).is_some_and(|s| s.0 != 'Z'))
+        .collect()
+}
+
+#[tokio::test]
+async fn kill_9_of_a_sandboxed_bridge_leaves_nothing_in_the_sandbox() {
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    let mut s = bridge().fake("--grandchild").set("sandbox=\"on\"").spawn();
+    s.initialize().await;
+    let bridge = s.child.id().unwrap();
+    // bubblewrap outside and inside its pid namespace, the server, its grandchild.
+    let inside = marked_by(bridge);
+    assert!(inside.len() >= 3, "{inside:?}");
+    signal(bridge, "KILL");
+    s.wait().await;
+    assert!(
+        all_gone(&inside, Duration::from_secs(5)).await.is_some(),
+        "left behind by a killed sandboxed bridge: {:?}",
+        marked_by(bridge)
+    );
+}
