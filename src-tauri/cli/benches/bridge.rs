@@ -43,6 +43,8 @@ const BIG_HEAD: &str = r#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","
 const TARGET_ADDED_P50_US: f64 = 8.0;
 const TARGET_ADDED_P99_US: f64 = 25.0;
 const TARGET_BIG_RATIO: f64 = 0.9;
+/// Issue 28: what the sandbox may add to a server's start-up.
+const TARGET_SANDBOX_MS: f64 = 15.0;
 const TARGET_STARTUP_MS: f64 = 2.0;
 const TARGET_IDLE_RSS_MB: f64 = 5.0;
 const TARGET_PEAK_RSS_MB: f64 = 12.0;
@@ -62,6 +64,8 @@ enum Via {
     Threads,
     /// [`poll_relay`] in front of the fake server: one thread in `poll`, copying.
     Poll,
+    /// The bridge with `sandbox = "on"`: the server under bubblewrap (start-up only).
+    Sandboxed,
 }
 
 impl Via {
@@ -162,6 +166,19 @@ impl Proc {
             Via::Bridged => {
                 let mut c = Command::new(warden());
                 c.args(["bridge", "--server", "fake", "--", FAKE]);
+                c
+            }
+            Via::Sandboxed => {
+                let mut c = Command::new(warden());
+                c.args([
+                    "bridge",
+                    "--server",
+                    "fake",
+                    "--set",
+                    "sandbox=\"on\"",
+                    "--",
+                    FAKE,
+                ]);
                 c
             }
             Via::Sleeping => {
@@ -582,26 +599,40 @@ fn best_big(runs: &[Big], via: Via) -> Big {
         .unwrap_or_default()
 }
 
-/// Spawn → `initialize` answered, alternating sides; milliseconds per run.
-fn startup(env: &Env, plan: &Plan) -> [Vec<f64>; 2] {
+/// Spawn → `initialize` answered, alternating sides (direct, bridged, and sandboxed when
+/// bubblewrap is there); milliseconds per run.
+fn startup(env: &Env, plan: &Plan) -> ([Vec<f64>; 2], Option<Vec<f64>>) {
     let mut out = [Vec::new(), Vec::new()];
+    let mut sandboxed = has_bwrap().then(Vec::new);
     let init = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{INIT_PARAMS}}}\n"
     );
+    let once = |via: Via| {
+        let t = Instant::now();
+        let mut p = Proc::spawn(via, env);
+        p.send(init.as_bytes());
+        let line = p.recv();
+        let dt = t.elapsed().as_secs_f64() * 1e3;
+        let v: Value = serde_json::from_slice(line).expect("initialize answer is JSON");
+        assert_eq!(v["id"], 1, "{via:?}: unexpected initialize answer {v}");
+        p.close();
+        dt
+    };
     for _ in 0..plan.startups {
         for via in Via::BOTH {
-            let t = Instant::now();
-            let mut p = Proc::spawn(via, env);
-            p.send(init.as_bytes());
-            let line = p.recv();
-            let dt = t.elapsed().as_secs_f64() * 1e3;
-            let v: Value = serde_json::from_slice(line).expect("initialize answer is JSON");
-            assert_eq!(v["id"], 1, "{via:?}: unexpected initialize answer {v}");
-            out[via.idx()].push(dt);
-            p.close();
+            out[via.idx()].push(once(via));
+        }
+        if let Some(s) = sandboxed.as_mut() {
+            s.push(once(Via::Sandboxed));
         }
     }
-    out
+    (out, sandboxed)
+}
+
+/// Whether bubblewrap is on the PATH (the sandbox's start-up row needs it).
+fn has_bwrap() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()))
 }
 
 // ---- the report ---------------------------------------------------------------------------
@@ -627,6 +658,8 @@ struct Results {
     burst: [(f64, u64); 2],
     big: Vec<Big>,
     startup_ms: [Vec<f64>; 2],
+    /// The sandboxed bridge's start-ups, when bubblewrap was there.
+    sandboxed_ms: Option<Vec<f64>>,
     /// Whether the `warden` binary was dropped from the page cache before the run.
     evicted: bool,
     /// Bridge: VmRSS idle after the handshake, and the part of it that is its own (RssAnon;
@@ -1006,6 +1039,16 @@ fn report(r: &Results, repo: &Path) -> String {
         r.startup_ms[0].len(),
         met(startup_delta <= TARGET_STARTUP_MS)
     );
+    if let Some(boxed) = r.sandboxed_ms.clone().filter(|v| !v.is_empty()) {
+        let sx = median(boxed);
+        let _ = writeln!(
+            w,
+            "| start-up with `sandbox = \"on\"` (bubblewrap), against the bridge without (median of {}) | {sb:.2} ms | {sx:.2} ms | {:+.2} ms | adds ≤ {TARGET_SANDBOX_MS} ms | {} |",
+            r.startup_ms[1].len(),
+            sx - sb,
+            met(sx - sb <= TARGET_SANDBOX_MS)
+        );
+    }
     let _ = writeln!(
         w,
         "| bridge RSS, idle after the handshake (VmRSS) ⁴ | | {} | {} | ≤ {TARGET_IDLE_RSS_MB} MB | {} |",
@@ -1513,7 +1556,7 @@ fn main() {
 
     let evicted = evict_from_page_cache(&warden());
     say("start-up");
-    let startup_ms = startup(&env, plan);
+    let (startup_ms, sandboxed_ms) = startup(&env, plan);
 
     say("handshakes");
     let mut procs = [
@@ -1602,6 +1645,7 @@ fn main() {
         burst,
         big,
         startup_ms,
+        sandboxed_ms,
         evicted,
         idle_rss_kb,
         idle_anon_kb,
