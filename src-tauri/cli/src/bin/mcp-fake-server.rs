@@ -162,14 +162,26 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
         // writes it, `{"connect": "HOST:PORT"}` opens a TCP connection: each answers what
         // happened ("error: ..." when refused).
         "echo" => {
-            let outcome = |r: std::io::Result<String>| r.unwrap_or_else(|e| format!("error: {e}"));
+            // Failures are also logged on stderr, as servers do, with what was refused.
+            let outcome = |what: &str, r: std::io::Result<String>| {
+                r.unwrap_or_else(|e| {
+                    eprintln!("fake server: cannot {what}: {e}");
+                    format!("error: {e}")
+                })
+            };
             let said = if let Some(path) = args.get("read").and_then(Value::as_str) {
-                outcome(std::fs::read_to_string(path))
+                outcome(&format!("read '{path}'"), std::fs::read_to_string(path))
             } else if let Some(path) = args.get("write").and_then(Value::as_str) {
                 let body = args.get("text").and_then(Value::as_str).unwrap_or("");
-                outcome(std::fs::write(path, body).map(|()| "written".to_owned()))
+                outcome(
+                    &format!("write '{path}'"),
+                    std::fs::write(path, body).map(|()| "written".to_owned()),
+                )
             } else if let Some(addr) = args.get("connect").and_then(Value::as_str) {
-                outcome(std::net::TcpStream::connect(addr).map(|_| "connected".to_owned()))
+                outcome(
+                    &format!("connect to {addr}"),
+                    std::net::TcpStream::connect(addr).map(|_| "connected".to_owned()),
+                )
             } else {
                 match args.get("env").and_then(Value::as_str) {
                     Some(var) => std::env::var(var).unwrap_or_default(),

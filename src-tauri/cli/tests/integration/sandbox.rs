@@ -175,3 +175,29 @@ async fn bubblewrap_refused_user_namespaces_is_named_with_its_fix() {
         "{init}"
     );
 }
+
+#[tokio::test]
+async fn what_the_sandbox_refused_is_reported_once_for_the_window_to_allow() {
+    let w = World::new();
+    let Some(mut s) = w.session(&grants(&w, "")).await else {
+        return;
+    };
+    let outside = w.path("outside.txt");
+    for _ in 0..2 {
+        echo(&mut s, json!({"write": outside, "text": "x"})).await;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    echo(
+        &mut s,
+        json!({"connect": listener.local_addr().unwrap().to_string()}),
+    )
+    .await;
+    s.close().await;
+    let denied: Vec<String> = s
+        .events()
+        .iter()
+        .filter(|e| e["kind"] == "sandbox_denied")
+        .map(|e| e["detail"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(denied, [outside, "network".to_owned()]);
+}

@@ -180,6 +180,81 @@ pub fn userns_denied(stderr: &str) -> bool {
     })
 }
 
+/// What a sandboxed server was refused, read from a line of its stderr: the network, or a
+/// path outside its grants (writing it, or reading a hidden one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Denied {
+    Network,
+    Path(PathBuf),
+}
+
+impl Denied {
+    /// As the `sandbox_denied` event's detail: the path, or `network`.
+    pub fn detail(&self) -> String {
+        match self {
+            Denied::Network => "network".to_owned(),
+            Denied::Path(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// Errors that mean "no network" inside a sandbox without one (Node, Python, libc, curl): no
+/// route out, no DNS, and nothing listening on its own loopback (the host's services are not
+/// there).
+const NETWORK_ERRORS: &[&str] = &[
+    "ECONNREFUSED",
+    "Connection refused",
+    "ENETUNREACH",
+    "Network is unreachable",
+    "EAI_AGAIN",
+    "Temporary failure in name resolution",
+    "getaddrinfo ENOTFOUND",
+    "Could not resolve host",
+];
+/// Errors that mean a path was refused (read-only, or hidden and so not permitted).
+const PATH_ERRORS: &[&str] = &[
+    "EROFS",
+    "Read-only file system",
+    "EACCES",
+    "Permission denied",
+    "EPERM",
+];
+
+/// What `line` of a sandboxed server's stderr says it was refused, if anything; a path
+/// inside one of `limits`' grants is not the sandbox's doing.
+pub fn denied(line: &str, limits: &Limits) -> Option<Denied> {
+    if !limits.sandbox_network && NETWORK_ERRORS.iter().any(|e| line.contains(e)) {
+        return Some(Denied::Network);
+    }
+    if !PATH_ERRORS.iter().any(|e| line.contains(e)) {
+        return None;
+    }
+    let path = quoted_path(line).or_else(|| {
+        line.split_whitespace()
+            .map(|w| w.trim_matches(|c: char| matches!(c, ',' | ':' | ';' | '(' | ')')))
+            .find(|w| w.starts_with('/') && w.len() > 1)
+            .map(str::to_owned)
+    })?;
+    let path = PathBuf::from(path);
+    let granted = limits.sandbox_write.iter().any(|g| path.starts_with(g));
+    (!granted && !path.starts_with("/tmp")).then_some(Denied::Path(path))
+}
+
+/// The first absolute path in quotes (`'/x'` as Node and Python print them, or `"/x"`).
+fn quoted_path(line: &str) -> Option<String> {
+    for q in ['\'', '"'] {
+        let mut parts = line.split(q);
+        parts.next();
+        while let Some(inside) = parts.next() {
+            if inside.starts_with('/') {
+                return Some(inside.to_owned());
+            }
+            parts.next();
+        }
+    }
+    None
+}
+
 /// `name` on `$PATH` (an executable file), as `execvp` would find it.
 #[cfg(unix)]
 fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -277,6 +352,44 @@ mod tests {
             &places(dir.path()),
         ));
         assert!(!a.contains("--unshare-net"), "{a}");
+    }
+
+    #[test]
+    fn a_refusal_in_stderr_names_the_path_or_the_network() {
+        let limits = Limits {
+            sandbox: true,
+            sandbox_write: vec![PathBuf::from("/home/me/notes")],
+            ..Limits::default()
+        };
+        let d = |line: &str| denied(line, &limits);
+        assert_eq!(
+            d("Error: EROFS: read-only file system, open '/home/me/out.txt'"),
+            Some(Denied::Path("/home/me/out.txt".into()))
+        );
+        assert_eq!(
+            d("PermissionError: [Errno 13] Permission denied: '/home/me/.ssh/id_rsa'"),
+            Some(Denied::Path("/home/me/.ssh/id_rsa".into()))
+        );
+        assert_eq!(
+            d("cannot write /home/me/x: Read-only file system (os error 30)"),
+            Some(Denied::Path("/home/me/x".into()))
+        );
+        assert_eq!(
+            d("getaddrinfo EAI_AGAIN registry.npmjs.org"),
+            Some(Denied::Network)
+        );
+        // Inside a grant, or in its own /tmp: not the sandbox.
+        assert_eq!(
+            d("EACCES: permission denied, open '/home/me/notes/a'"),
+            None
+        );
+        assert_eq!(d("EACCES: permission denied, open '/tmp/a'"), None);
+        assert_eq!(d("listening on stdio"), None);
+        let host = Limits {
+            sandbox_network: true,
+            ..limits.clone()
+        };
+        assert_eq!(denied("connect ENETUNREACH 1.2.3.4:443", &host), None);
     }
 
     #[test]

@@ -153,6 +153,8 @@ pub struct Router {
     own_ids: HashMap<Id, lifecycle::Own>,
     next_own: u64,
     last_stderr: Option<Instant>,
+    /// What `sandbox_denied` already reported (paths, `network`).
+    sandbox_denied: std::collections::HashSet<String>,
     life: lifecycle::Life,
     pins: tools::Pins,
     /// `name version` of the client, from its `initialize`.
@@ -177,6 +179,7 @@ impl Router {
             own_ids: HashMap::new(),
             next_own: 0,
             last_stderr: None,
+            sandbox_denied: std::collections::HashSet::new(),
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
             client: None,
@@ -604,6 +607,23 @@ impl Router {
     pub fn on_stderr(&mut self, now: Instant, chunk: &[u8], out: &mut Vec<Out>) {
         self.last_stderr = Some(now);
         self.note_installing(now, chunk, out);
+        if self.limits.sandbox {
+            self.note_sandbox_denied(chunk, out);
+        }
+    }
+
+    /// A sandboxed server's stderr says it was refused a path or the network: `sandbox_denied`
+    /// (the path, or `network`), once per session each, so the window can offer to allow it.
+    fn note_sandbox_denied(&mut self, chunk: &[u8], out: &mut Vec<Out>) {
+        for line in String::from_utf8_lossy(chunk).lines() {
+            let Some(d) = crate::bridge::sandbox::denied(line, &self.limits) else {
+                continue;
+            };
+            let detail = d.detail();
+            if self.sandbox_denied.insert(detail.clone()) {
+                out.push(Out::Event(Event::new("sandbox_denied").detail(detail)));
+            }
+        }
     }
 
     fn s2c_done(&mut self, id: &Id, now: Instant) {
