@@ -119,15 +119,20 @@ class World:
         self.driver.execute_script("window.location.hash = arguments[0]", route)
         self.wait(f"at {route}", lambda: self.driver.execute_script("return window.location.hash") == route)
 
-    def shot(self, name: str) -> None:
-        """The window's pixels as the X server has them. WebKitWebDriver's own screenshot
-        waits for a rendering update that WebKitGTK 2.50 under Xvfb may never make (the
-        command then hangs, and every command after it)."""
+    def shot(self, name: str, at: str | None = None) -> None:
+        """The window's pixels as the X server has them, from the top of the page (or with the
+        element `at` at the top). WebKitWebDriver's own screenshot waits for a rendering update
+        that WebKitGTK 2.50 under Xvfb may never make (the command then hangs, and every
+        command after it)."""
         from PIL import Image
         from Xlib import X, display
 
         SHOTS.mkdir(parents=True, exist_ok=True)
-        self.driver.execute_script("window.scrollTo(0, 0)")
+        if at is None:
+            self.driver.execute_script("window.scrollTo(0, 0)")
+        else:
+            # Below the sticky header.
+            self.driver.execute_script("arguments[0].scrollIntoView({block: 'start'}); window.scrollBy(0, -64)", self.find(at))
         d = display.Display()
         try:
             win = x_window(d, TITLE)
@@ -690,6 +695,33 @@ def type_into(w: World, testid: str, text: str) -> None:
     el = w.find(testid)
     el.clear()
     el.send_keys(text)
+
+
+def test_the_sandbox_section_offers_to_allow_what_a_sandboxed_server_was_refused(world: World) -> None:
+    """A server with `sandbox = "on"` writes outside its grants: the server page shows the
+    refusal with "Allow <folder>", and the click grants the folder in config.toml."""
+    if shutil.which("bwrap") is None:
+        pytest.fail("`bwrap` is not on PATH: apt-get install bubblewrap", pytrace=False)
+    # Outside /tmp: the sandbox's /tmp is its own.
+    outside = REPO / "target" / f"ui-sandbox-{os.getpid()}"
+    outside.mkdir(parents=True, exist_ok=True)
+    with world.config.open("a") as f:
+        f.write('\n[servers.boxed]\nsandbox = "on"\n')
+    c = Client(world.env, "boxed", world.config)
+    try:
+        said = c.call("echo", {"write": str(outside / "out.txt"), "text": "x"})
+        assert "Read-only file system" in said["text"], said
+        world.go("#/servers/boxed")
+        world.wait("the switch shows it on", lambda: world.find("sandbox-switch").is_selected())
+        world.wait("the refusal is offered", lambda: str(outside) in world.find("sandbox-blocked").text)
+        world.wait("the badge", lambda: world.find("sandbox-mode").text.endswith("bwrap."))
+        world.shot("server-sandbox", at="sandbox")
+        world.click("allow-folder")
+        world.wait("granted in config.toml", lambda: str(outside) in world.config.read_text())
+        world.wait("no longer offered", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="sandbox-blocked"]'))
+    finally:
+        c.close()
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keychain(world: World) -> None:

@@ -10,6 +10,7 @@ import { LatencyChart, ToolsTable } from "./Charts";
 import { parseWordDiff, waitingTools } from "../lib/pins";
 import type { ToolStatus } from "../bindings/api";
 import { LimitsForm } from "./LimitsForm";
+import { SandboxSection } from "./SandboxSection";
 
 export function ServerPage({ name }: { name: string }) {
   const { state, dispatch } = useStore();
@@ -254,6 +255,8 @@ export function ServerPage({ name }: { name: string }) {
           </div>
         )}
       </div>
+
+      {limits && <SandboxSection server={name} report={limits} mode={server?.sandbox} timeline={state.timelines[name] ?? []} onSaved={loadLimits} />}
 
       <h2>Limits</h2>
       {limitsError && <ErrorText message={limitsError} testid="limits-error" />}
