@@ -741,6 +741,7 @@ def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keyc
     assert world.find("consent-argv").text == f"{fake} --require-env ADDED_TOKEN"
     world.click("review-next")
     assert world.find("client-cursor").is_selected()
+    assert world.find("add-sandbox").is_selected(), "the sandbox is offered, on, where it works"
     world.click("clients-next")
     diff = world.find("diff").text
     assert '"added"' in diff and "--secret-env" in diff and "ADDED_TOKEN" in diff, diff
@@ -755,6 +756,7 @@ def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keyc
     assert entry["command"] == world.env["WARDEN_BIN"]
     assert entry["args"] == ["bridge", "--server", "added", "--secret-env", "ADDED_TOKEN", "--", fake, "--require-env", "ADDED_TOKEN"], entry
     assert "tok-added-77c1" not in world.ide_file.read_text()
+    assert '[servers.added]\nsandbox = "on"' in world.config.read_text(), "it started sandboxed"
     world.shot("manage-add-result")
     added = world.ide_file.read_bytes()
     world.click("add-close")

@@ -12,7 +12,7 @@ const file = (over: Partial<ClientFile>): ClientFile => ({
 });
 
 const report = (files: ClientFile[]): ClientsReport => ({
-  files, auto_rewrite: false, without_asking: false, awaiting: [], probe_ide: null, watching: true, warden: "/usr/bin/warden",
+  files, auto_rewrite: false, without_asking: false, awaiting: [], probe_ide: null, watching: true, warden: "/usr/bin/warden", sandbox_works: true,
 });
 
 describe("byServer", () => {

@@ -261,7 +261,11 @@ watching: boolean,
 /**
  * The `warden` binary written into wrapped entries.
  */
-warden: string | null, };
+warden: string | null, 
+/**
+ * Whether a server can run sandboxed here (`sandbox = "on"`: bubblewrap works).
+ */
+sandbox_works: boolean, };
 
 export type ClientFile = { client: ClientId, client_name: string, path: string, 
 /**

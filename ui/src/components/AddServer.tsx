@@ -33,6 +33,8 @@ const STEPS: Array<[Step, string]> = [
 export function AddServer(props: {
   clients: Array<{ client: ClientId; name: string }>;
   warden: string | null;
+  /** Whether bubblewrap works here: the sandbox is then offered, on. */
+  sandboxWorks: boolean;
   taken: Set<string>;
   onClose: () => void;
   onWritten: () => void;
@@ -58,6 +60,8 @@ export function AddServer(props: {
   // Clients
   const [chosen, setChosen] = useState<Set<ClientId>>(() => new Set(props.clients.map((c) => c.client)));
   const [wrap, setWrap] = useState(true);
+  const [sandbox, setSandbox] = useState(props.sandboxWorks);
+  const [network, setNetwork] = useState(true);
   // Changes and result
   const [changes, setChanges] = useState<{ changes: FileChangeView[]; risks: Risk[] } | null>(null);
   const [result, setResult] = useState<Result | null>(null);
@@ -178,6 +182,13 @@ export function AddServer(props: {
       setStep("done");
       props.onWritten();
       if (!written.ok) return;
+      // The sandbox before the first start, so that the probe already runs in it.
+      if (wrap && sandbox) {
+        for (const [key, value] of [["sandbox", "on"], ["sandbox_network", network ? "host" : "none"]] as const) {
+          const r = await api({ op: "set_limit", server: s.name, key, value });
+          if (r.kind === "error") setError(`The entry is written, but its sandbox is not set: ${r.message}`);
+        }
+      }
       // Probe what the clients will run: through the bridge (which reads the keychain and
       // pins the tools on first sight), with the entry's environment.
       setProbe("running");
@@ -331,6 +342,24 @@ export function AddServer(props: {
             <input type="checkbox" data-testid="wrap" checked={wrap} onChange={(e) => setWrap(e.currentTarget.checked)} />
             Run it through Warden's bridge (timeouts, restarts, logs; needed for secrets in the keychain)
           </label>
+          {props.sandboxWorks ? (
+            <>
+              <label class="check">
+                <input type="checkbox" data-testid="add-sandbox" checked={sandbox && wrap} disabled={!wrap} onChange={(e) => setSandbox(e.currentTarget.checked)} />
+                Run it in a sandbox: it may write only its package cache and /tmp, and cannot read your keys (~/.ssh, ~/.aws, keyrings…)
+              </label>
+              {sandbox && wrap && (
+                <label class="check indent">
+                  <input type="checkbox" data-testid="add-sandbox-network" checked={network} onChange={(e) => setNetwork(e.currentTarget.checked)} />
+                  with network (its first start downloads the package; servers that call an API need it)
+                </label>
+              )}
+            </>
+          ) : (
+            <p class="muted small" data-testid="no-sandbox">
+              No sandbox here (bubblewrap is missing or may not create namespaces; docs/sandbox.md says how to get one).
+            </p>
+          )}
         </fieldset>
       )}
 

@@ -140,6 +140,7 @@ export function ManagePage() {
         <AddServer
           clients={clients}
           warden={report.warden}
+          sandboxWorks={report.sandbox_works}
           taken={new Set(servers.map((s) => s.name))}
           onClose={() => setAdding(false)}
           onWritten={() => void load()}

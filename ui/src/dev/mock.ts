@@ -300,7 +300,7 @@ function handleApi(req: Request): Response {
       return { kind: "command", ok: true, config: CONFIG, sessions: [], message: req.value === null ? `${req.key} removed from [servers.${req.server}]` : `${req.key} = ${JSON.stringify(req.value)} in [servers.${req.server}]` };
     }
     case "clients":
-      return { kind: "clients", files, auto_rewrite: autoRewrite, without_asking: withoutAsking, awaiting: awaiting(), probe_ide: probeIde, watching: true, warden: WARDEN };
+      return { kind: "clients", files, auto_rewrite: autoRewrite, without_asking: withoutAsking, awaiting: awaiting(), probe_ide: probeIde, watching: true, warden: WARDEN, sandbox_works: true };
     case "client_edit":
       return clientEdit(req.wrap, req.file, req.server, req.dry_run, req.wrap && req.move_secrets);
     case "backups":

@@ -180,6 +180,36 @@ pub fn userns_denied(stderr: &str) -> bool {
     })
 }
 
+/// Whether a sandbox can be made here: bubblewrap is there and may create its namespaces
+/// (it runs `true` in one, once per process, about 5 ms).
+pub fn works() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        cfg!(target_os = "linux")
+            && find_on_path(BWRAP).is_some_and(|bwrap| {
+                std::process::Command::new(bwrap)
+                    .args([
+                        "--unshare-pid",
+                        "--unshare-net",
+                        "--ro-bind",
+                        "/",
+                        "/",
+                        "--dev",
+                        "/dev",
+                        "--proc",
+                        "/proc",
+                        "--",
+                        "true",
+                    ])
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            })
+    })
+}
+
 /// What a sandboxed server was refused, read from a line of its stderr: the network, or a
 /// path outside its grants (writing it, or reading a hidden one).
 #[derive(Debug, Clone, PartialEq, Eq)]

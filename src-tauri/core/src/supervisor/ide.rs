@@ -84,6 +84,7 @@ pub(super) fn report(
         probe_ide: None,
         watching: watcher.is_some(),
         warden: warden.map(Path::to_owned),
+        sandbox_works: crate::bridge::sandbox::works(),
     }
 }
 

@@ -26,6 +26,9 @@ pub struct ClientsReport {
     pub watching: bool,
     /// The `warden` binary written into wrapped entries.
     pub warden: Option<PathBuf>,
+    /// Whether a server can run sandboxed here (`sandbox = "on"`: bubblewrap works).
+    #[serde(default)]
+    pub sandbox_works: bool,
 }
 
 /// An unwrapped server auto-rewrite asks about.
