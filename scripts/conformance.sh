@@ -213,6 +213,11 @@ DIRECT_CMD="$(printf '%q ' "$NODE22" "$EV")"
 BRIDGED_CMD="$(printf '%q ' "$WARDEN" "${BRIDGE_ARGS[@]}" "$NODE22" "$EV")"
 run_conformance direct "$DIRECT_CMD"
 run_conformance bridged "$BRIDGED_CMD" "${BRIDGED_CONF_ENV[@]}"
+# The same through a sandboxed bridge (`sandbox = "on"`, bubblewrap; issue 28).
+command -v bwrap >/dev/null || die "bwrap is missing: the sandboxed run needs bubblewrap (scripts/setup.sh installs it)"
+mapfile -t SANDBOXED_CONF_ENV < <(bridge_env sandboxed)
+SANDBOXED_CMD="$(printf '%q ' "$WARDEN" bridge --server everything --set 'sandbox="on"' -- "$NODE22" "$EV")"
+run_conformance sandboxed "$SANDBOXED_CMD" "${SANDBOXED_CONF_ENV[@]}"
 # A second direct run: what varies between two runs of the same thing is noise, not the bridge.
 run_conformance control "$DIRECT_CMD"
 

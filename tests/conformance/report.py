@@ -286,6 +286,17 @@ def main() -> int:
     if direct.rc != bridged.rc:
         problems.append(f"conformance exit codes differ: direct {direct.rc}, bridged {bridged.rc}")
 
+    # --- the same through a sandboxed bridge: every scenario's checks as direct --------------------
+    sandboxed = load_run(work, "sandboxed")
+    sandbox_diffs = [
+        name
+        for name in direct.scenarios
+        if check_key(direct.scenarios[name]) != check_key(sandboxed.scenarios.get(name, []))
+    ]
+    if sandbox_diffs:
+        problems.append(f"scenarios differ between direct and the sandboxed bridge: {', '.join(sandbox_diffs)}")
+    pass_s = sum(verdict_of(cs) == "pass" for cs in sandboxed.scenarios.values())
+
     all_d = [c for cs in direct.scenarios.values() for c in cs]
     all_b = [c for cs in bridged.scenarios.values() for c in cs]
     pass_d = sum(verdict_of(cs) == "pass" for cs in direct.scenarios.values())
@@ -394,11 +405,22 @@ def main() -> int:
     w("")
     w("- direct: `node server-everything/dist/index.js`")
     w("- bridged: `warden bridge --server everything -- node server-everything/dist/index.js`")
+    w("- sandboxed: `warden bridge --server everything --set sandbox=\"on\" -- node server-everything/dist/index.js` (bubblewrap)")
     w("")
     w(
         f"Suite `{meta['suite']}`: {len(direct.scenarios)} server scenarios. conformance's own summary: "
         f"direct `{direct.total_line}` (exit {direct.rc}, {direct.seconds:.1f} s), bridged `{bridged.total_line}` "
         f"(exit {bridged.rc}, {bridged.seconds:.1f} s). Checks: direct {counts_cell(all_d)}, bridged {counts_cell(all_b)}."
+    )
+    w("")
+    w(
+        f"Through a sandboxed bridge: `{sandboxed.total_line}` (exit {sandboxed.rc}), {pass_s}/{len(sandboxed.scenarios)} "
+        "scenarios pass; "
+        + (
+            "every scenario's checks have the same status and message as directly."
+            if not sandbox_diffs
+            else f"**different** from direct in: {', '.join(sandbox_diffs)}."
+        )
     )
     w("")
     w("| Scenario | Direct | Bridged | Checks direct | Checks bridged | Same | Why it fails (direct) |")
