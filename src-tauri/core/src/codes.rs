@@ -149,6 +149,9 @@ codes! {
         "Check the network connection and try again. To use another registry (a mirror or a company's subregistry), set `WARDEN_REGISTRY_URL` or `url` in the `[registry]` table of config.toml.";
 
     // The sandbox (`sandbox = "on"`, Linux); a sandboxed server is never run without it.
+    SandboxDegraded = "W-SANDBOX-DEGRADED",
+        "bubblewrap cannot make a sandbox here (user namespaces refused, as on Ubuntu 23.10 and later), so Landlock confines the server instead: reads and writes as configured and, on Linux 6.7+, TCP as configured; but it has no private /tmp (it may write the shared one), no pid namespace, UDP and DNS are not cut, and files created later in a folder that holds a hidden path are not readable to it. `warden status` shows `sandbox: \"landlock\"`.",
+        "Allow bubblewrap its user namespaces to get the full sandbox (see W-SANDBOX-USERNS-DENIED for how), then restart the server; or accept what Landlock gives.";
     SandboxUnavailable = "W-SANDBOX-UNAVAILABLE",
         "The server's config says `sandbox = \"on\"`, but no sandbox can be set up here: bubblewrap (`bwrap`) is not installed or not on the PATH the bridge has. The server was not started: the client's `initialize` got this error.",
         "Install bubblewrap (`sudo apt-get install bubblewrap` on Debian and Ubuntu, `dnf install bubblewrap` on Fedora), or set `sandbox = \"off\"` for this server if you accept running it with your full rights.";

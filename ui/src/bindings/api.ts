@@ -55,7 +55,7 @@ last_seen_ms: number | null,
  */
 command: Array<string> | null, circuit_open: boolean, fallback: boolean, debug: boolean, 
 /**
- * The sandbox its sessions run the server in: `off` or `bwrap` (`sandbox = "on"`).
+ * The sandbox its sessions run the server in: `off`, `bwrap` or `landlock` (`sandbox = "on"`).
  */
 sandbox: string, last_probe: ProbeReport | null, 
 /**
@@ -106,7 +106,7 @@ client: string | null,
  */
 last_heartbeat_ms: number, state: SessionState, server_pid: number | null, generation: number, circuit_open: boolean, fallback: boolean, debug: boolean, 
 /**
- * The current server process's sandbox: `off` or `bwrap`.
+ * The current server process's sandbox: `off`, `bwrap` or `landlock`.
  */
 sandbox: string, config_hash: string, started_ms: number, command: Array<string>, inflight: Array<InflightStatus>, 
 /**

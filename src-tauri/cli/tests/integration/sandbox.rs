@@ -131,13 +131,14 @@ async fn the_network_is_off_unless_the_host_network_is_granted() {
 }
 
 #[tokio::test]
-async fn without_bubblewrap_the_server_is_not_started_and_the_client_is_told_why() {
+async fn without_bubblewrap_or_landlock_the_server_is_not_started_and_the_client_is_told_why() {
     let w = World::new();
     let empty = tempfile::tempdir().unwrap();
     let mut s = bridge()
         .config("[defaults]\nsandbox = \"on\"\n")
         .env("HOME", &w.home().to_string_lossy())
         .env("PATH", &empty.path().to_string_lossy())
+        .env("WARDEN_NO_LANDLOCK", "1")
         .pid_file()
         .spawn();
     let init = s.initialize().await;
@@ -150,11 +151,9 @@ async fn without_bubblewrap_the_server_is_not_started_and_the_client_is_told_why
     assert!(!pids.exists(), "the server never ran unsandboxed");
 }
 
-#[tokio::test]
-async fn bubblewrap_refused_user_namespaces_is_named_with_its_fix() {
+/// A `bwrap` that fails as Ubuntu's AppArmor makes it fail, alone on a PATH.
+fn refused_bwrap() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt as _;
-    let w = World::new();
-    // A bwrap that fails as Ubuntu's AppArmor makes it fail.
     let bin = tempfile::tempdir().unwrap();
     let fake = bin.path().join("bwrap");
     std::fs::write(
@@ -163,10 +162,18 @@ async fn bubblewrap_refused_user_namespaces_is_named_with_its_fix() {
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+#[tokio::test]
+async fn without_namespaces_or_landlock_the_refusal_names_the_fix() {
+    let w = World::new();
+    let bin = refused_bwrap();
     let mut s = bridge()
         .config("[defaults]\nsandbox = \"on\"\n")
         .env("HOME", &w.home().to_string_lossy())
         .env("PATH", &bin.path().to_string_lossy())
+        .env("WARDEN_NO_LANDLOCK", "1")
         .spawn();
     let init = s.initialize().await;
     assert_eq!(
@@ -174,6 +181,55 @@ async fn bubblewrap_refused_user_namespaces_is_named_with_its_fix() {
         Some("W-SANDBOX-USERNS-DENIED"),
         "{init}"
     );
+}
+
+/// Where bubblewrap may not create namespaces, Landlock confines the server: reads, writes
+/// and TCP as configured, reported as degraded.
+#[tokio::test]
+async fn landlock_confines_the_server_where_bubblewrap_cannot() {
+    let w = World::new();
+    let bin = refused_bwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let mut s = bridge()
+        .config(&grants(&w, ""))
+        .env("HOME", &w.home().to_string_lossy())
+        .env("PATH", &bin.path().to_string_lossy())
+        .spawn();
+    let init = s.initialize().await;
+    assert!(init.get("result").is_some(), "{init}");
+    let said = echo(&mut s, json!({"read": w.path(".ssh/id_ed25519")})).await;
+    assert!(
+        said.starts_with("error:") && !said.contains("PRIVATE"),
+        "{said}"
+    );
+    assert_eq!(
+        echo(&mut s, json!({"read": w.path("readable.txt")})).await,
+        "PUBLIC-22"
+    );
+    let outside = w.path("outside.txt");
+    assert!(
+        echo(&mut s, json!({"write": outside, "text": "x"}))
+            .await
+            .starts_with("error:")
+    );
+    assert!(!Path::new(&outside).exists());
+    assert_eq!(
+        echo(&mut s, json!({"write": w.path("notes/l.txt"), "text": "k"})).await,
+        "written"
+    );
+    assert!(
+        echo(&mut s, json!({"connect": addr}))
+            .await
+            .starts_with("error:")
+    );
+    s.close().await;
+    let degraded = s
+        .events()
+        .into_iter()
+        .find(|e| e["kind"] == "sandbox_degraded")
+        .expect("a sandbox_degraded event");
+    assert_eq!(degraded["code"], "W-SANDBOX-DEGRADED");
 }
 
 #[tokio::test]

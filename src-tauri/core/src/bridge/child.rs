@@ -48,6 +48,18 @@ impl Server {
         cwd: Option<&Path>,
         session: &str,
     ) -> Result<(Server, Pipes), SpawnError> {
+        Server::spawn_confined(command, env, cwd, session, None)
+    }
+
+    /// [`Server::spawn`], with the server confined by Landlock before it execs (the
+    /// sandbox's fallback, `confine`).
+    pub fn spawn_confined(
+        command: &[OsString],
+        env: &[(String, String)],
+        cwd: Option<&Path>,
+        session: &str,
+        confine: Option<super::sandbox::Confine>,
+    ) -> Result<(Server, Pipes), SpawnError> {
         let Some((program, args)) = command.split_first() else {
             return Err(SpawnError {
                 command: String::new(),
@@ -67,6 +79,10 @@ impl Server {
             cmd.current_dir(dir);
         }
         sys::configure(&mut cmd);
+        // After the reaper's split: only the server is confined.
+        if let Some(confine) = confine {
+            confine.apply_before_exec(&mut cmd);
+        }
         let mut child = cmd.spawn().map_err(|source| {
             let hint = match source.kind() {
                 std::io::ErrorKind::NotFound => format!(

@@ -143,12 +143,7 @@ fn heartbeat(
         circuit_open: r.circuit_open(),
         fallback: r.serving_fallback(),
         debug: links.sink.debug_on(),
-        sandbox: if r.limits().sandbox && !r.serving_fallback() {
-            super::sandbox::BWRAP
-        } else {
-            "off"
-        }
-        .to_owned(),
+        sandbox: super::sandbox::mode_name(links.sandbox.load(Ordering::Relaxed)).to_owned(),
         inflight,
         stats: SessionStats {
             requests: s.requests,

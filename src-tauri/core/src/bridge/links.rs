@@ -60,6 +60,8 @@ pub(super) struct Links {
     pub(super) wake: Arc<Notify>,
     /// The pid of the running server process (0 while none runs).
     pub(super) server_pid: Arc<AtomicU32>,
+    /// The current server process's sandbox: 0 none, 1 bubblewrap, 2 Landlock.
+    pub(super) sandbox: Arc<std::sync::atomic::AtomicU8>,
     /// The end of the server's stderr over all generations, and how often it grew (the
     /// heartbeat sends it when that changed).
     pub(super) recent_stderr: Arc<Mutex<(u64, VecDeque<u8>)>>,
@@ -168,6 +170,7 @@ impl Links {
             sink,
             wake: Arc::default(),
             server_pid: Arc::new(AtomicU32::new(server_pid)),
+            sandbox: Arc::default(),
             recent_stderr: Arc::default(),
             part_budget: Arc::new(tokio::sync::Semaphore::new(PART_BUDGET_KIB as usize)),
             #[cfg(target_os = "linux")]

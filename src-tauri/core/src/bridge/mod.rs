@@ -75,9 +75,11 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let first_is_fallback = options.limits.force_fallback;
     let places =
         sandbox::Places::of_this_process(options.reload.as_ref().map(|(p, _)| p.as_path()));
-    let (first_command, first_env) = if first_is_fallback {
+    let (first_launch, first_env) = if first_is_fallback {
         (
-            Ok(generation::fallback_command(&options.limits)),
+            Ok(sandbox::Launch::plain(generation::fallback_command(
+                &options.limits,
+            ))),
             Vec::new(),
         )
     } else {
@@ -86,35 +88,39 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
             options.env.clone(),
         )
     };
-    let spawned = first_command
-        .as_ref()
-        .ok()
-        .map(|c| Server::spawn(c, &first_env, None, &id));
+    let (mode, program) = match &first_launch {
+        Ok(l) => (
+            l.mode,
+            l.argv
+                .first()
+                .map_or_else(String::new, |p| p.to_string_lossy().into_owned()),
+        ),
+        Err(_) => ("off", String::new()),
+    };
+    let spawned =
+        first_launch.map(|l| Server::spawn_confined(&l.argv, &first_env, None, &id, l.confine));
     let first_pid = match &spawned {
-        Some(Ok((server, _))) => server.pid,
+        Ok(Ok((server, _))) => server.pid,
         _ => 0,
     };
     let mut session = Session::start(options, id, started_ms, first_pid, places);
-    let first = match (spawned, first_command) {
-        (_, Err(refused)) => {
+    session.note_sandbox(mode);
+    let first = match spawned {
+        Err(refused) => {
             session
                 .links
                 .route_now(|r, out| r.not_started(refused.code, refused.cause, out));
             None
         }
-        (Some(Ok((first, first_pipes))), _) => {
+        Ok(Ok((first, first_pipes))) => {
             Some(session.started(first, first_pipes, 1, first_is_fallback))
         }
-        (Some(Err(e)), Ok(first_command)) => {
-            let program = first_command
-                .first()
-                .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
+        Ok(Err(e)) => {
             session
                 .links
                 .route_now(|r, out| r.spawn_error(&program, &e.source, out));
             None
         }
-        (None, Ok(_)) => None,
     };
     let (client_end, current) = session.relay(first).await;
     let server_how = session.stop_server(current).await;

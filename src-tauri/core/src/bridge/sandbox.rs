@@ -16,6 +16,8 @@ use crate::config::Limits;
 
 /// What the sandbox is, as `warden status` shows it.
 pub const BWRAP: &str = "bwrap";
+/// The fallback where bubblewrap cannot make a sandbox (user namespaces refused).
+pub const LANDLOCK: &str = "landlock";
 
 /// Folders package runners write to, made writable (and created when missing, as the runner
 /// would): without them `npx -y` and `uvx` cannot start.
@@ -71,15 +73,50 @@ pub struct Refused {
     pub cause: String,
 }
 
+/// The mode's name from its number in the session's links (0 off, 1 bwrap, 2 landlock).
+pub fn mode_name(n: u8) -> &'static str {
+    match n {
+        1 => BWRAP,
+        2 => LANDLOCK,
+        _ => "off",
+    }
+}
+
+/// The mode's number for the session's links.
+pub fn mode_number(mode: &str) -> u8 {
+    match mode {
+        BWRAP => 1,
+        LANDLOCK => 2,
+        _ => 0,
+    }
+}
+
+/// How a server process is started: its command line, and the Landlock confinement when
+/// that is the sandbox (bubblewrap cannot make one here).
+pub struct Launch {
+    pub argv: Vec<OsString>,
+    /// `off`, `bwrap` or `landlock`, as `warden status` shows it.
+    pub mode: &'static str,
+    pub confine: Option<Confine>,
+}
+
+impl Launch {
+    /// `argv` as it is, unsandboxed.
+    pub fn plain(argv: Vec<OsString>) -> Launch {
+        Launch {
+            argv,
+            mode: "off",
+            confine: None,
+        }
+    }
+}
+
 /// The command a server process runs: `command` as it is, or in the sandbox when `limits`
-/// ask for it; never unsandboxed then (why not is the answer).
-pub fn launch(
-    command: &[OsString],
-    limits: &Limits,
-    places: &Places,
-) -> Result<Vec<OsString>, Refused> {
+/// ask for it: bubblewrap, else Landlock (degraded: reported), never unsandboxed (why not is
+/// the answer).
+pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<Launch, Refused> {
     if !limits.sandbox {
-        return Ok(command.to_vec());
+        return Ok(Launch::plain(command.to_vec()));
     }
     if !cfg!(target_os = "linux") {
         return Err(Refused {
@@ -87,13 +124,32 @@ pub fn launch(
             cause: "was not started: its config says `sandbox = \"on\"`, and Warden's sandbox is Linux-only so far".into(),
         });
     }
-    let Some(bwrap) = find_on_path(BWRAP) else {
-        return Err(Refused {
-            code: Code::SandboxUnavailable,
-            cause: "was not started: its config says `sandbox = \"on\"`, and bubblewrap (`bwrap`) is not on the PATH".into(),
+    let bwrap = find_on_path(BWRAP);
+    if let Some(bwrap) = bwrap.as_ref().filter(|_| works()) {
+        return Ok(Launch {
+            argv: argv(bwrap, command, limits, places),
+            mode: BWRAP,
+            confine: None,
         });
-    };
-    Ok(argv(&bwrap, command, limits, places))
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(confine) = Confine::new(limits, places) {
+        return Ok(Launch {
+            argv: command.to_vec(),
+            mode: LANDLOCK,
+            confine: Some(confine),
+        });
+    }
+    Err(match bwrap {
+        Some(_) => Refused {
+            code: Code::SandboxUsernsDenied,
+            cause: "was not started: its config says `sandbox = \"on\"`, bubblewrap may not create the user namespaces of its sandbox here, and Landlock is not available either".into(),
+        },
+        None => Refused {
+            code: Code::SandboxUnavailable,
+            cause: "was not started: its config says `sandbox = \"on\"`, bubblewrap (`bwrap`) is not on the PATH, and Landlock is not available either".into(),
+        },
+    })
 }
 
 /// The bubblewrap command line (pure: paths are only looked at, never created, but for the
@@ -122,28 +178,14 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
         "--tmpfs",
         "/tmp",
     ]);
-    let mut writable: Vec<PathBuf> = Vec::new();
-    if let Some(home) = &places.home {
-        for cache in RUNNER_CACHES {
-            let dir = home.join(cache);
-            // The runner would create it; the sandbox cannot.
-            let _ = std::fs::create_dir_all(&dir);
-            writable.push(dir);
-        }
-    }
+    let mut writable = runner_caches(places);
     writable.extend(limits.sandbox_write.iter().cloned());
     for dir in writable.iter().filter(|d| d.exists()) {
         a.push("--bind".into());
         a.push(dir.into());
         a.push(dir.into());
     }
-    let mut denied: Vec<PathBuf> = Vec::new();
-    if let Some(home) = &places.home {
-        denied.extend(DENIED_IN_HOME.iter().map(|d| home.join(d)));
-    }
-    denied.extend(places.warden.iter().cloned());
-    denied.extend(limits.sandbox_deny.iter().cloned());
-    for path in denied {
+    for path in hidden(limits, places) {
         // bwrap aborts on a path that does not exist; a file is covered by /dev/null.
         match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() => {
@@ -208,6 +250,155 @@ pub fn works() -> bool {
                     .is_ok_and(|s| s.success())
             })
     })
+}
+
+/// The Landlock confinement of a server (Linux 5.13+): read everywhere but the hidden paths,
+/// write only the grants, the runner caches, /tmp and /dev/null, and (ABI 4+) no TCP unless
+/// `sandbox_network = "host"`. What it cannot do, bubblewrap's sandbox does: a private /tmp,
+/// a pid namespace, UDP and DNS cut, files created later in a folder that holds a hidden path
+/// (they are not readable, being outside the rules made at start).
+#[cfg(target_os = "linux")]
+pub struct Confine {
+    ruleset: Option<landlock::RulesetCreated>,
+}
+
+#[cfg(not(target_os = "linux"))]
+pub struct Confine;
+
+#[cfg(not(target_os = "linux"))]
+impl Confine {
+    pub fn apply_before_exec(self, _: &mut tokio::process::Command) {}
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+impl Confine {
+    /// The rules for `limits` (`None`: no Landlock here, or `WARDEN_NO_LANDLOCK` set).
+    pub fn new(limits: &Limits, places: &Places) -> Option<Confine> {
+        use landlock::{
+            ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
+            RulesetCreatedAttr,
+        };
+        if std::env::var_os("WARDEN_NO_LANDLOCK").is_some() || landlock_abi() < 1 {
+            return None;
+        }
+        let abi = ABI::V4;
+        let mut ruleset = Ruleset::default()
+            .handle_access(AccessFs::from_all(abi))
+            .ok()?;
+        if !limits.sandbox_network {
+            ruleset = ruleset.handle_access(AccessNet::from_all(abi)).ok()?;
+        }
+        let mut created = ruleset.create().ok()?;
+        let rule = |path: &Path, access| {
+            PathFd::new(path)
+                .ok()
+                .map(|fd| PathBeneath::new(fd, access))
+        };
+        for root in read_roots(&hidden(limits, places)) {
+            if let Some(r) = rule(&root, AccessFs::from_read(abi)) {
+                created = created.add_rule(r).ok()?;
+            }
+        }
+        let mut writable = runner_caches(places);
+        writable.extend(limits.sandbox_write.iter().cloned());
+        writable.push(PathBuf::from("/tmp"));
+        for dir in writable.iter().filter(|d| d.exists()) {
+            if let Some(r) = rule(dir, AccessFs::from_all(abi)) {
+                created = created.add_rule(r).ok()?;
+            }
+        }
+        if let Some(r) = rule(Path::new("/dev/null"), AccessFs::from_file(abi)) {
+            created = created.add_rule(r).ok()?;
+        }
+        Some(Confine {
+            ruleset: Some(created),
+        })
+    }
+
+    /// Confines the server in the forked child, right before it execs.
+    pub fn apply_before_exec(mut self, cmd: &mut tokio::process::Command) {
+        // SAFETY: runs in the forked child before exec: `restrict_self` makes two syscalls
+        // (prctl, landlock_restrict_self) and closes the ruleset's fd; its error is a
+        // preallocated one.
+        unsafe {
+            cmd.pre_exec(
+                move || match self.ruleset.take().map(|r| r.restrict_self()) {
+                    Some(Ok(_)) | None => Ok(()),
+                    Some(Err(_)) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+                },
+            );
+        }
+    }
+}
+
+/// The Landlock ABI the kernel offers (0: none).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn landlock_abi() -> i64 {
+    const CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: the version query takes no attributes and creates nothing.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    v.max(0)
+}
+
+/// The paths a sandboxed server may not read: the defaults in the home, Warden's own, the
+/// user's `sandbox_deny` (those that exist).
+fn hidden(limits: &Limits, places: &Places) -> Vec<PathBuf> {
+    let mut denied: Vec<PathBuf> = Vec::new();
+    if let Some(home) = &places.home {
+        denied.extend(DENIED_IN_HOME.iter().map(|d| home.join(d)));
+    }
+    denied.extend(places.warden.iter().cloned());
+    denied.extend(limits.sandbox_deny.iter().cloned());
+    denied.retain(|d| d.exists());
+    denied
+}
+
+/// The runner caches (created when missing, as the runner would).
+fn runner_caches(places: &Places) -> Vec<PathBuf> {
+    let Some(home) = &places.home else {
+        return Vec::new();
+    };
+    RUNNER_CACHES
+        .iter()
+        .map(|cache| {
+            let dir = home.join(cache);
+            let _ = std::fs::create_dir_all(&dir);
+            dir
+        })
+        .collect()
+}
+
+/// Folders and files that, read beneath each, give everything but `hidden`: Landlock allows
+/// by path and cannot take a subfolder out of an allowed one, so each folder on the way to a
+/// hidden path is replaced by its entries but the one leading there.
+fn read_roots(hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots = vec![PathBuf::from("/")];
+    for h in hidden {
+        let Some(i) = roots.iter().position(|r| h.starts_with(r)) else {
+            continue;
+        };
+        let mut at = roots.swap_remove(i);
+        let Ok(rest) = h.strip_prefix(&at).map(Path::to_owned) else {
+            continue;
+        };
+        for part in rest.components() {
+            let next = at.join(part);
+            if let Ok(entries) = std::fs::read_dir(&at) {
+                roots.extend(entries.flatten().map(|e| e.path()).filter(|p| *p != next));
+            }
+            at = next;
+        }
+    }
+    roots
 }
 
 /// What a sandboxed server was refused, read from a line of its stderr: the network, or a
@@ -420,6 +611,28 @@ mod tests {
             ..limits.clone()
         };
         assert_eq!(denied("connect ENETUNREACH 1.2.3.4:443", &host), None);
+    }
+
+    #[test]
+    fn landlock_reads_everything_but_the_hidden_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for p in [
+            "home/.ssh",
+            "home/.config/gh",
+            "home/.config/app",
+            "home/src",
+        ] {
+            std::fs::create_dir_all(d.join(p)).unwrap();
+        }
+        let hidden = [d.join("home/.ssh"), d.join("home/.config/gh")];
+        let roots = read_roots(&hidden);
+        let readable = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+        assert!(readable(&d.join("home/src/main.rs")));
+        assert!(readable(&d.join("home/.config/app/x")));
+        assert!(readable(Path::new("/usr/bin/env")));
+        assert!(!readable(&d.join("home/.ssh/id_rsa")));
+        assert!(!readable(&d.join("home/.config/gh/hosts.yml")));
     }
 
     #[test]

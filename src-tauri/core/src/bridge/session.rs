@@ -334,14 +334,18 @@ impl Session {
         waiting
     }
 
-    /// The command a server process runs: `command`, in the sandbox when `limits` ask for
-    /// it (never without: a sandbox that cannot be set up is the answer).
-    pub(super) fn launch(
-        &self,
-        command: &[OsString],
-        limits: &crate::config::Limits,
-    ) -> Result<Vec<OsString>, super::sandbox::Refused> {
-        super::sandbox::launch(command, limits, &self.places)
+    /// The current server process's sandbox (`off`, `bwrap`, `landlock`) for the heartbeats;
+    /// Landlock, the fallback, is reported as degraded.
+    pub(super) fn note_sandbox(&self, mode: &'static str) {
+        let n = super::sandbox::mode_number(mode);
+        let was = self.links.sandbox.swap(n, Ordering::Relaxed);
+        if mode == super::sandbox::LANDLOCK && was != n {
+            self.links.sink.event(
+                Event::new("sandbox_degraded")
+                    .code(crate::codes::Code::SandboxDegraded)
+                    .detail("bubblewrap cannot make a sandbox here (user namespaces refused), so Landlock confines the server: its files and TCP as configured, but no private /tmp, no pid namespace, and UDP and DNS not cut"),
+            );
+        }
     }
 
     /// Starts the next server process: the real one, or the fallback when the router wants
@@ -351,9 +355,15 @@ impl Session {
             let r = self.links.router();
             let fallback = r.wants_fallback();
             let (cmd, env) = if fallback {
-                (Ok(fallback_command(r.limits())), &[][..])
+                (
+                    Ok(super::sandbox::Launch::plain(fallback_command(r.limits()))),
+                    &[][..],
+                )
             } else {
-                (self.launch(&self.command, r.limits()), &self.env[..])
+                (
+                    super::sandbox::launch(&self.command, r.limits(), &self.places),
+                    &self.env[..],
+                )
             };
             (r.generation() + 1, fallback, cmd, env)
         };
@@ -371,7 +381,8 @@ impl Session {
                 return Err(waiting);
             }
         };
-        match Server::spawn(&cmd, env, None, &self.id) {
+        self.note_sandbox(cmd.mode);
+        match Server::spawn_confined(&cmd.argv, env, None, &self.id, cmd.confine) {
             Ok((server, pipes)) => Ok(self.started(server, pipes, generation, fallback)),
             Err(e) => {
                 let mut waiting = Restart::OnRequest;

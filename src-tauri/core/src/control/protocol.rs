@@ -62,7 +62,7 @@ pub struct Heartbeat {
     pub circuit_open: bool,
     pub fallback: bool,
     pub debug: bool,
-    /// The current server process's sandbox: `off` or `bwrap`.
+    /// The current server process's sandbox: `off`, `bwrap` or `landlock`.
     #[serde(default = "sandbox_off")]
     pub sandbox: String,
     pub inflight: Vec<Inflight>,

@@ -99,7 +99,7 @@ pub struct ServerStatus {
     pub circuit_open: bool,
     pub fallback: bool,
     pub debug: bool,
-    /// The sandbox its sessions run the server in: `off` or `bwrap` (`sandbox = "on"`).
+    /// The sandbox its sessions run the server in: `off`, `bwrap` or `landlock` (`sandbox = "on"`).
     #[serde(default = "crate::control::sandbox_off")]
     pub sandbox: String,
     pub last_probe: Option<ProbeReport>,
@@ -185,7 +185,7 @@ pub struct SessionStatus {
     pub circuit_open: bool,
     pub fallback: bool,
     pub debug: bool,
-    /// The current server process's sandbox: `off` or `bwrap`.
+    /// The current server process's sandbox: `off`, `bwrap` or `landlock`.
     #[serde(default = "crate::control::sandbox_off")]
     pub sandbox: String,
     pub config_hash: String,
