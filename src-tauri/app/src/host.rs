@@ -413,9 +413,6 @@ impl Host for HostSide<'_> {
             })
             .unwrap_or_default()
     }
-    fn registry(&self, args: &[String]) -> Result<String, String> {
-        tauri::async_runtime::block_on(crate::sidecar::registry(&self.0.app, args))
-    }
 }
 
 /// Where auto-launch writes the start-at-login entry on Linux.

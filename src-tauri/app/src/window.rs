@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::{HIDDEN_ARG, SHOW_LINE};
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 use warden_core::desktop::{AppEvent, AppRequest, AppResponse, AppState, TrayHealth, beside_me};
+use warden_core::registry::{RegistryAnswer, RegistryRequest};
 use warden_core::supervisor::api::{ApiError, ApiEvent, ErrorCode, Request, Response};
 use warden_core::supervisor::client::{Client, ClientError};
 
@@ -180,6 +181,18 @@ async fn app(
         app.exit(0);
     }
     Ok(answer)
+}
+
+/// The window's Add flow asks the MCP Registry: `warden-registry` fetches (the sidecar, run
+/// through the shell plugin), the plan is made here. Never over the control socket, so none of
+/// the registry's code is in `warden`.
+#[tauri::command]
+async fn registry(app: AppHandle, request: RegistryRequest) -> Result<RegistryAnswer, ()> {
+    let printed = match request.args() {
+        Some(args) => crate::sidecar::registry(&app, &args).await,
+        None => Ok(String::new()),
+    };
+    Ok(request.answer(printed))
 }
 
 /// Whether a supervisor answers on `socket` within [`ANSWER`] (a dying or stopped one may
@@ -403,7 +416,8 @@ pub fn run() {
     let socket = warden_core::supervisor::Options::from_env().socket;
     let host = std::env::current_exe().unwrap_or_else(|_| beside_me("warden-app"));
     let builder = tauri::Builder::default()
-        .invoke_handler(tauri::generate_handler![api, app])
+        .plugin(tauri_plugin_shell::init())
+        .invoke_handler(tauri::generate_handler![api, app, registry])
         .manage(Link {
             socket: socket.clone(),
             host_error: Mutex::new(None),

@@ -7,7 +7,6 @@
 //!
 //! The desktop side effects go through [`Host`], so the dispatch is tested without a display.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -30,36 +29,6 @@ pub enum AppRequest {
     Open { target: OpenTarget },
     /// Quit the app (the tray's Quit).
     Quit,
-    /// The MCP Registry, read through the `warden-registry` sidecar.
-    Registry { request: RegistryRequest },
-}
-
-/// What the window's Add flow asks of the MCP Registry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum RegistryRequest {
-    /// Servers whose name or description contains `term` (all when empty), latest versions.
-    Search { term: String },
-    /// One server (`version`: exact, else the latest) and what installing it would write
-    /// with the user's `inputs` (by the keys the plan asks for) as entry `as_name`.
-    Plan {
-        name: String,
-        #[serde(default)]
-        version: Option<String>,
-        #[serde(default)]
-        inputs: BTreeMap<String, String>,
-        #[serde(default)]
-        as_name: Option<String>,
-    },
-    /// The same for a server.json the user pasted (nothing is fetched).
-    Document {
-        document: String,
-        #[serde(default)]
-        inputs: BTreeMap<String, String>,
-        #[serde(default)]
-        as_name: Option<String>,
-    },
 }
 
 /// Something the UI can open.
@@ -84,17 +53,9 @@ pub enum OpenTarget {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AppResponse {
     State(AppState),
-    Autostart {
-        on: bool,
-    },
-    Opened {
-        path: PathBuf,
-    },
+    Autostart { on: bool },
+    Opened { path: PathBuf },
     Quitting,
-    Found {
-        servers: Vec<crate::registry::Found>,
-    },
-    Plan(Box<crate::registry::PlanView>),
     Error(ApiError),
 }
 
@@ -219,8 +180,6 @@ pub trait Host {
     fn config_path(&self) -> Option<PathBuf>;
     fn state_dir(&self) -> PathBuf;
     fn client_files(&self) -> Vec<PathBuf>;
-    /// Runs `warden-registry ARGS` (never a shell): its stdout, or its error message.
-    fn registry(&self, args: &[String]) -> Result<String, String>;
 }
 
 /// Carries out one [`AppRequest`].
@@ -294,50 +253,6 @@ pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
             host.quit();
             AppResponse::Quitting
         }
-        AppRequest::Registry { request } => registry(host, request),
-    }
-}
-
-/// Fetches through the sidecar, then reads the answer here (planning is pure).
-fn registry(host: &dyn Host, request: RegistryRequest) -> AppResponse {
-    let failed = |message: String| AppResponse::Error(ApiError::new(ErrorCode::Io, message));
-    let invalid = |e: crate::registry::RegistryError| failed(e.to_string());
-    let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-    match request {
-        RegistryRequest::Search { term } => {
-            let mut argv = args(&["registry", "search", "--json", "--limit", "50"]);
-            if !term.trim().is_empty() {
-                argv.extend(["--".to_owned(), term.trim().to_owned()]);
-            }
-            match host.registry(&argv) {
-                Ok(out) => crate::registry::found(&out)
-                    .map_or_else(invalid, |servers| AppResponse::Found { servers }),
-                Err(e) => failed(e),
-            }
-        }
-        RegistryRequest::Plan {
-            name,
-            version,
-            inputs,
-            as_name,
-        } => {
-            let mut argv = args(&["registry", "show", "--json"]);
-            if let Some(v) = version.filter(|v| !v.is_empty()) {
-                argv.extend(["--version".to_owned(), v]);
-            }
-            argv.extend(["--".to_owned(), name]);
-            match host.registry(&argv) {
-                Ok(out) => crate::registry::plan_view(&out, inputs, as_name.as_deref())
-                    .map_or_else(invalid, |v| AppResponse::Plan(Box::new(v))),
-                Err(e) => failed(e),
-            }
-        }
-        RegistryRequest::Document {
-            document,
-            inputs,
-            as_name,
-        } => crate::registry::document_view(&document, inputs, as_name.as_deref())
-            .map_or_else(invalid, |v| AppResponse::Plan(Box::new(v))),
     }
 }
 
@@ -348,7 +263,8 @@ pub fn typescript() -> String {
     let cfg = ts_rs::Config::new().with_large_int("number");
     let decls = [
         AppRequest::decl(&cfg),
-        RegistryRequest::decl(&cfg),
+        crate::registry::RegistryRequest::decl(&cfg),
+        crate::registry::RegistryAnswer::decl(&cfg),
         OpenTarget::decl(&cfg),
         AppResponse::decl(&cfg),
         TrayHealth::decl(&cfg),
@@ -387,7 +303,6 @@ mod tests {
         opened: RefCell<Vec<PathBuf>>,
         autostart: RefCell<bool>,
         quit: RefCell<bool>,
-        ran: RefCell<Vec<Vec<String>>>,
     }
 
     impl Host for FakeHost {
@@ -423,13 +338,6 @@ mod tests {
         }
         fn client_files(&self) -> Vec<PathBuf> {
             vec![self.dir.join("mcp.json")]
-        }
-        fn registry(&self, args: &[String]) -> Result<String, String> {
-            self.ran.borrow_mut().push(args.to_vec());
-            match args.get(1).map(String::as_str) {
-                Some("search") => Ok(r#"[{"server": {"name": "io.x/echo", "version": "1.0.0", "description": " Echoes ", "packages": [{"registryType": "npm", "identifier": "echo-mcp", "version": "1.0.0", "transport": {"type": "stdio"}}]}}]"#.into()),
-                _ => Err("warden: the registry has no such server [W-REGISTRY-NOT-FOUND]".into()),
-            }
         }
     }
 
@@ -527,46 +435,5 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings/app.ts");
         let regenerate = "cargo test -p warden-core --features ts bindings";
         crate::supervisor::api::bindings::check_bindings(&path, &typescript(), regenerate).unwrap();
-    }
-
-    #[test]
-    fn the_registry_is_read_through_the_sidecar_and_its_errors_shown() {
-        let host = FakeHost::default();
-        let r = dispatch(
-            &host,
-            AppRequest::Registry {
-                request: RegistryRequest::Search {
-                    term: "-echo".into(),
-                },
-            },
-        );
-        let AppResponse::Found { servers } = r else {
-            panic!("{r:?}")
-        };
-        assert_eq!(
-            (
-                servers[0].name.as_str(),
-                servers[0].description.as_str(),
-                servers[0].kinds.clone()
-            ),
-            ("io.x/echo", "Echoes", vec!["npm".to_owned()])
-        );
-        // A term that looks like a flag stays a term.
-        assert_eq!(
-            host.ran.borrow()[0][5..],
-            ["--".to_owned(), "-echo".to_owned()]
-        );
-        let r = dispatch(
-            &host,
-            AppRequest::Registry {
-                request: RegistryRequest::Plan {
-                    name: "io.x/nope".into(),
-                    version: None,
-                    inputs: BTreeMap::new(),
-                    as_name: None,
-                },
-            },
-        );
-        assert!(matches!(r, AppResponse::Error(e) if e.message.contains("W-REGISTRY-NOT-FOUND")));
     }
 }

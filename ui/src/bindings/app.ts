@@ -3,13 +3,15 @@
 
 import type { ApiError } from "./api";
 
-export type AppRequest = { "op": "state" } | { "op": "autostart", on: boolean | null, } | { "op": "open", target: OpenTarget, } | { "op": "quit" } | { "op": "registry", request: RegistryRequest, };
+export type AppRequest = { "op": "state" } | { "op": "autostart", on: boolean | null, } | { "op": "open", target: OpenTarget, } | { "op": "quit" };
 
 export type RegistryRequest = { "op": "search", term: string, } | { "op": "plan", name: string, version: string | null, inputs: { [key in string]: string }, as_name: string | null, } | { "op": "document", document: string, inputs: { [key in string]: string }, as_name: string | null, };
 
+export type RegistryAnswer = { "kind": "found", servers: Array<Found>, } | { "kind": "plan" } & PlanView | { "kind": "error", message: string, };
+
 export type OpenTarget = { "kind": "config" } | { "kind": "event_log", server: string, } | { "kind": "debug_log", server: string, } | { "kind": "client_file", path: string, } | { "kind": "state_dir" };
 
-export type AppResponse = { "kind": "state" } & AppState | { "kind": "autostart", on: boolean, } | { "kind": "opened", path: string, } | { "kind": "quitting" } | { "kind": "found", servers: Array<Found>, } | { "kind": "plan" } & PlanView | { "kind": "error" } & ApiError;
+export type AppResponse = { "kind": "state" } & AppState | { "kind": "autostart", on: boolean, } | { "kind": "opened", path: string, } | { "kind": "quitting" } | { "kind": "error" } & ApiError;
 
 export type TrayHealth = "healthy" | "degraded" | "down" | "idle";
 

@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import type { ClientId, FileChangeView, ProbeReport, Risk } from "../bindings/api";
 import type { Found, InputRequest, PlanView } from "../bindings/app";
 import { bridgeArgv, entryNameProblem, planEnv, splitCommandLine } from "../lib/manage";
-import { api, app } from "../lib/tauri";
+import { api, registry } from "../lib/tauri";
 import { ChangeList, changeResult, ResultPanel, type Result } from "./Changes";
 import { Dialog } from "./Dialog";
 import { ErrorText, FailureCode, quoteArg } from "./common";
@@ -81,7 +81,7 @@ export function AddServer(props: {
 
   const search = () =>
     task(async () => {
-      const r = await app({ op: "registry", request: { op: "search", term } });
+      const r = await registry({ op: "search", term });
       if (r.kind === "found") setFound(r.servers);
       else if (r.kind === "error") setError(r.message);
     });
@@ -99,7 +99,7 @@ export function AddServer(props: {
             ? ({ op: "plan", name: target.name, version: target.version, inputs: values, as_name: entry } as const)
             : null;
       if (!request) return;
-      const r = await app({ op: "registry", request });
+      const r = await registry(request);
       if (r.kind === "plan") {
         setPlan(r);
         if (over.name) setOrigin(target);

@@ -16,7 +16,7 @@ import type {
   ServerStatus,
   SessionStatus,
 } from "../bindings/api";
-import type { AppRequest, AppResponse, AppState } from "../bindings/app";
+import type { AppRequest, AppResponse, AppState, RegistryAnswer, RegistryRequest } from "../bindings/app";
 
 const empty = new URLSearchParams(window.location.search).has("empty");
 const now = () => Date.now();
@@ -372,26 +372,28 @@ function handleApp(req: AppRequest): AppResponse {
       return { kind: "opened", path: req.target.kind === "event_log" ? `/home/dev/.local/state/warden/logs/${req.target.server}.jsonl` : "/home/dev/.config/warden" };
     case "quit":
       return { kind: "quitting" };
-    case "registry":
-      if (req.request.op === "search")
-        return {
-          kind: "found",
-          servers: [
-            { name: "io.github.microsoft/playwright-mcp", title: null, version: "0.0.79", description: "Playwright Tools for MCP", repository: "https://github.com/microsoft/playwright-mcp", kinds: ["npm"], deprecated: false },
-            { name: "io.github.github/github-mcp-server", title: null, version: "0.20.1", description: "GitHub's official MCP Server", repository: "https://github.com/github/github-mcp-server", kinds: ["oci", "remote"], deprecated: false },
-          ],
-        };
-      return {
-        kind: "plan", name: "io.github.microsoft/playwright-mcp", title: null, version: "0.0.79", description: "Playwright Tools for MCP",
-        namespace: "io.github.microsoft", repository: "https://github.com/microsoft/playwright-mcp", website: null, entry_name: "playwright-mcp",
-        versions: ["0.0.79", "0.0.78"], missing: [], refused: null,
-        plan: {
-          server: "io.github.microsoft/playwright-mcp", version: "0.0.79",
-          package: { index: 0, registry_type: "npm", identifier: "@playwright/mcp", version: "0.0.79", reference: "@playwright/mcp@0.0.79" },
-          command: "npx", args: ["-y", "@playwright/mcp@0.0.79"], env: [], optional_inputs: [], warnings: [],
-        },
-      };
   }
+}
+
+function handleRegistry(req: RegistryRequest): RegistryAnswer {
+  if (req.op === "search")
+    return {
+      kind: "found",
+      servers: [
+        { name: "io.github.microsoft/playwright-mcp", title: null, version: "0.0.79", description: "Playwright Tools for MCP", repository: "https://github.com/microsoft/playwright-mcp", kinds: ["npm"], deprecated: false },
+        { name: "io.github.github/github-mcp-server", title: null, version: "0.20.1", description: "GitHub's official MCP Server", repository: "https://github.com/github/github-mcp-server", kinds: ["oci", "remote"], deprecated: false },
+      ],
+    };
+  return {
+    kind: "plan", name: "io.github.microsoft/playwright-mcp", title: null, version: "0.0.79", description: "Playwright Tools for MCP",
+    namespace: "io.github.microsoft", repository: "https://github.com/microsoft/playwright-mcp", website: null, entry_name: "playwright-mcp",
+    versions: ["0.0.79", "0.0.78"], missing: [], refused: null,
+    plan: {
+      server: "io.github.microsoft/playwright-mcp", version: "0.0.79",
+      package: { index: 0, registry_type: "npm", identifier: "@playwright/mcp", version: "0.0.79", reference: "@playwright/mcp@0.0.79" },
+      command: "npx", args: ["-y", "@playwright/mcp@0.0.79"], env: [], optional_inputs: [], warnings: [],
+    },
+  };
 }
 
 mockIPC(
@@ -399,6 +401,7 @@ mockIPC(
     const request = (payload as { request: unknown } | undefined)?.request;
     if (cmd === "api") return handleApi(request as Request);
     if (cmd === "app") return handleApp(request as AppRequest);
+    if (cmd === "registry") return handleRegistry(request as RegistryRequest);
     throw new Error(`unknown command ${cmd}`);
   },
   { shouldMockEvents: true },

@@ -1,9 +1,9 @@
-// The only module that talks to Tauri. Everything else calls these four functions, so the
+// The only module that talks to Tauri. Everything else calls these functions, so the
 // pages can be rendered against a mock (src/dev/mock.ts) or tested without a window.
 import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type { ApiEvent, Request, Response } from "../bindings/api";
-import type { AppEvent, AppRequest, AppResponse } from "../bindings/app";
+import type { AppEvent, AppRequest, AppResponse, RegistryAnswer, RegistryRequest } from "../bindings/app";
 
 /** Turns a rejected invoke (command missing, IPC down) into an answer of the `error` kind. */
 function failure(e: unknown): { kind: "error"; code: "io"; message: string } {
@@ -26,6 +26,15 @@ export async function app(request: AppRequest): Promise<AppResponse> {
     return await invoke<AppResponse>("app", { request });
   } catch (e) {
     return failure(e);
+  }
+}
+
+/** The MCP Registry (the window's own command: the sidecar fetches, the window plans). Never rejects. */
+export async function registry(request: RegistryRequest): Promise<RegistryAnswer> {
+  try {
+    return await invoke<RegistryAnswer>("registry", { request });
+  } catch (e) {
+    return { kind: "error", message: failure(e).message };
   }
 }
 

@@ -1,7 +1,9 @@
 //! The registry as the window shows it: a search's servers in a line each, and one server's
 //! install plan for the consent screen, read from what `warden registry search --json` and
-//! `warden registry show --json` print (the app runs them through the `warden-registry`
-//! sidecar, which does the HTTP).
+//! `warden registry show --json` print. The window asks with a [`RegistryRequest`] (its own
+//! command, never the control socket, so none of this is linked into `warden`), runs
+//! `warden-registry` with [`RegistryRequest::args`] through the shell plugin's sidecar API, and
+//! answers with [`RegistryRequest::answer`] of what it printed.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +15,107 @@ use super::model::{InstallPlan, PlanOptions};
 use super::parse::{parse_list, parse_server};
 use super::plan::{entry_name, plan};
 use super::types::{ServerResponse, ServerStatus};
+
+/// What the window's Add flow asks of the MCP Registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum RegistryRequest {
+    /// Servers whose name or description contains `term` (all when empty), latest versions.
+    Search { term: String },
+    /// One server (`version`: exact, else the latest) and what installing it would write
+    /// with the user's `inputs` (by the keys the plan asks for) as entry `as_name`.
+    Plan {
+        name: String,
+        #[serde(default)]
+        version: Option<String>,
+        #[serde(default)]
+        inputs: BTreeMap<String, String>,
+        #[serde(default)]
+        as_name: Option<String>,
+    },
+    /// The same for a server.json the user pasted (nothing is fetched).
+    Document {
+        document: String,
+        #[serde(default)]
+        inputs: BTreeMap<String, String>,
+        #[serde(default)]
+        as_name: Option<String>,
+    },
+}
+
+/// The answer to a [`RegistryRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RegistryAnswer {
+    Found {
+        servers: Vec<Found>,
+    },
+    Plan(Box<PlanView>),
+    /// What went wrong, with its code and what to do.
+    Error {
+        message: String,
+    },
+}
+
+impl RegistryRequest {
+    /// The `warden-registry` command line that fetches what this needs (`None`: nothing to
+    /// fetch). A term or name that looks like a flag stays a word (after `--`).
+    pub fn args(&self) -> Option<Vec<String>> {
+        let words = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        match self {
+            RegistryRequest::Search { term } => {
+                let mut argv = words(&["registry", "search", "--json", "--limit", "50"]);
+                if !term.trim().is_empty() {
+                    argv.extend(["--".to_owned(), term.trim().to_owned()]);
+                }
+                Some(argv)
+            }
+            RegistryRequest::Plan { name, version, .. } => {
+                let mut argv = words(&["registry", "show", "--json"]);
+                if let Some(v) = version.as_ref().filter(|v| !v.is_empty()) {
+                    argv.extend(["--version".to_owned(), v.clone()]);
+                }
+                argv.extend(["--".to_owned(), name.clone()]);
+                Some(argv)
+            }
+            RegistryRequest::Document { .. } => None,
+        }
+    }
+
+    /// The answer, from what [`Self::args`] printed (or why it failed: its message).
+    pub fn answer(self, printed: Result<String, String>) -> RegistryAnswer {
+        let failed = |message: String| RegistryAnswer::Error { message };
+        let plan = |r: Result<PlanView, RegistryError>| {
+            r.map_or_else(
+                |e| failed(e.to_string()),
+                |v| RegistryAnswer::Plan(Box::new(v)),
+            )
+        };
+        match (self, printed) {
+            (
+                RegistryRequest::Document {
+                    document,
+                    inputs,
+                    as_name,
+                },
+                _,
+            ) => plan(document_view(&document, inputs, as_name.as_deref())),
+            (_, Err(message)) => failed(message),
+            (RegistryRequest::Search { .. }, Ok(out)) => found(&out).map_or_else(
+                |e| failed(e.to_string()),
+                |servers| RegistryAnswer::Found { servers },
+            ),
+            (
+                RegistryRequest::Plan {
+                    inputs, as_name, ..
+                },
+                Ok(out),
+            ) => plan(plan_view(&out, inputs, as_name.as_deref())),
+        }
+    }
+}
 
 /// One server of a search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -76,3 +76,39 @@ fn a_pasted_text_that_is_not_json_says_so() {
     let e = document_view("{not json", BTreeMap::new(), None).unwrap_err();
     assert!(e.to_string().contains("the pasted server.json"));
 }
+
+#[test]
+fn the_windows_request_is_fetched_as_words_and_its_errors_shown() {
+    let search = RegistryRequest::Search {
+        term: "-echo".into(),
+    };
+    assert_eq!(
+        search.args().unwrap()[5..],
+        ["--".to_owned(), "-echo".to_owned()],
+        "a term that looks like a flag stays a term"
+    );
+    let printed = r#"[{"server": {"name": "io.x/echo", "version": "1.0.0", "description": " Echoes ", "packages": [{"registryType": "npm", "identifier": "echo-mcp", "version": "1.0.0", "transport": {"type": "stdio"}}]}}]"#;
+    let RegistryAnswer::Found { servers } = search.answer(Ok(printed.into())) else {
+        panic!("not found")
+    };
+    assert_eq!(
+        (servers[0].description.as_str(), servers[0].kinds.clone()),
+        ("Echoes", vec!["npm".to_owned()])
+    );
+    let plan = RegistryRequest::Plan {
+        name: "io.x/nope".into(),
+        version: None,
+        inputs: BTreeMap::new(),
+        as_name: None,
+    };
+    assert!(matches!(
+        plan.answer(Err("the registry has no such server [W-REGISTRY-NOT-FOUND]".into())),
+        RegistryAnswer::Error { message } if message.contains("W-REGISTRY-NOT-FOUND")
+    ));
+    let doc = RegistryRequest::Document {
+        document: "{".into(),
+        inputs: BTreeMap::new(),
+        as_name: None,
+    };
+    assert!(doc.args().is_none());
+}
