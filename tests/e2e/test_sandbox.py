@@ -3,7 +3,9 @@ SDK client through `warden bridge`: they work as before, and cannot read what is
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import anyio
@@ -63,3 +65,26 @@ async def test_mcp_ripgrep_searches_its_root_but_not_what_is_hidden(
                     assert "secret" not in found, found
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_a_uvx_server_from_pypi_works_sandboxed(warden: Warden, bwrap: str) -> None:
+    """`uvx` fetches the pinned server from PyPI into its cache (~/.cache/uv, writable in the
+    sandbox) with the host's network, then runs it confined."""
+    uvx = Path(sys.executable).with_name("uvx")
+    if not uvx.exists():
+        pytest.fail(f"{uvx} is missing: pip install -r tests/e2e/requirements.txt", pytrace=False)
+    params = warden.params(
+        "time", [str(uvx), "mcp-server-time==2026.10.19"], 'sandbox="on"', 'sandbox_network="host"'
+    )
+    # The SDK starts servers with a minimal environment; this machine's way to PyPI (a CA of
+    # its own, a proxy, a mirror) goes along, as a client's config entry would pass it.
+    reach = ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "UV_INDEX_URL", "UV_DEFAULT_INDEX")
+    params.env = {**(params.env or {}), **{k: os.environ[k] for k in reach if k in os.environ}}
+    with anyio.fail_after(180):
+        async with stdio_client(params, errlog=warden.errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = {t.name for t in (await session.list_tools()).tools}
+                assert "get_current_time" in tools, tools
+                now = text(await session.call_tool("get_current_time", {"timezone": "UTC"}))
+                assert "UTC" in now, now

@@ -257,3 +257,24 @@ async fn what_the_sandbox_refused_is_reported_once_for_the_window_to_allow() {
         .collect();
     assert_eq!(denied, [outside, "network".to_owned()]);
 }
+
+/// A program kept under /tmp (a venv, a download) still runs: its folder stays readable under
+/// the sandbox's private /tmp.
+#[tokio::test]
+async fn a_server_under_tmp_still_runs_in_the_sandbox() {
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    let w = World::new();
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let copy = tmp.path().join("mcp-fake-server");
+    std::fs::copy(crate::common::FAKE, &copy).unwrap();
+    let mut s = bridge()
+        .config(&grants(&w, ""))
+        .env("HOME", &w.home().to_string_lossy())
+        .command(&[&copy.to_string_lossy()])
+        .spawn();
+    let init = s.initialize().await;
+    assert!(init.get("result").is_some(), "{init}");
+    s.close().await;
+}

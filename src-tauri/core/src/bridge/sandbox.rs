@@ -178,6 +178,24 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
         "--tmpfs",
         "/tmp",
     ]);
+    // Under the private /tmp, the server's own program and working folder stay readable.
+    let program = command.first().map(PathBuf::from).and_then(|p| {
+        if p.is_absolute() {
+            Some(p)
+        } else {
+            find_on_path(&p.to_string_lossy())
+        }
+    });
+    let own = program
+        .as_deref()
+        .and_then(Path::parent)
+        .into_iter()
+        .chain(places.cwd.as_deref());
+    for dir in own.filter(|d| d.starts_with("/tmp") && d.exists()) {
+        a.push("--ro-bind".into());
+        a.push(dir.into());
+        a.push(dir.into());
+    }
     let mut writable = runner_caches(places);
     writable.extend(limits.sandbox_write.iter().cloned());
     for dir in writable.iter().filter(|d| d.exists()) {
@@ -223,26 +241,24 @@ pub fn userns_denied(stderr: &str) -> bool {
 }
 
 /// Whether a sandbox can be made here: bubblewrap is there and may create its namespaces
-/// (it runs `true` in one, once per process, about 5 ms).
+/// (it runs `true` in a sandbox made as [`argv`] makes them, once per process).
 pub fn works() -> bool {
     static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *WORKS.get_or_init(|| {
+        let bare = Places {
+            home: None,
+            warden: Vec::new(),
+            cwd: None,
+        };
+        let on = Limits {
+            sandbox: true,
+            ..Limits::default()
+        };
         cfg!(target_os = "linux")
             && find_on_path(BWRAP).is_some_and(|bwrap| {
-                std::process::Command::new(bwrap)
-                    .args([
-                        "--unshare-pid",
-                        "--unshare-net",
-                        "--ro-bind",
-                        "/",
-                        "/",
-                        "--dev",
-                        "/dev",
-                        "--proc",
-                        "/proc",
-                        "--",
-                        "true",
-                    ])
+                let a = argv(&bwrap, &["true".into()], &on, &bare);
+                std::process::Command::new(&a[0])
+                    .args(&a[1..])
                     .stdin(std::process::Stdio::null())
                     .stdout(std::process::Stdio::null())
                     .stderr(std::process::Stdio::null())
