@@ -17,7 +17,7 @@
 
 mod classify;
 mod driver;
-mod splice;
+pub(crate) mod splice;
 mod unwrap;
 mod wrap;
 

@@ -5,10 +5,10 @@ use std::ops::Range;
 
 use crate::clients::doc::{Seq, SeqStyle};
 
-pub(super) type Edit = (Range<usize>, String);
+pub(crate) type Edit = (Range<usize>, String);
 
 /// `text` with `edits` made (`None`: two of them overlap).
-pub(super) fn apply(text: &str, mut edits: Vec<Edit>) -> Option<String> {
+pub(crate) fn apply(text: &str, mut edits: Vec<Edit>) -> Option<String> {
     edits.sort_by_key(|(r, _)| (r.start, r.end));
     let mut out = String::with_capacity(text.len() + 256);
     let mut pos = 0;

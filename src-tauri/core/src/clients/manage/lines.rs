@@ -3,24 +3,7 @@
 
 use std::ops::Range;
 
-pub(super) type Edit = (Range<usize>, String);
-
-/// `text` with `edits` made (`None`: two of them overlap).
-pub(super) fn apply(text: &str, mut edits: Vec<Edit>) -> Option<String> {
-    edits.sort_by_key(|(r, _)| (r.start, r.end));
-    let mut out = String::with_capacity(text.len() + 256);
-    let mut pos = 0;
-    for (r, s) in &edits {
-        if r.start < pos || r.end > text.len() || r.start > r.end {
-            return None;
-        }
-        out.push_str(&text[pos..r.start]);
-        out.push_str(s);
-        pos = r.end;
-    }
-    out.push_str(&text[pos..]);
-    Some(out)
-}
+pub(super) use crate::clients::edit::splice::{Edit, apply};
 
 /// The edits that turn the result of `edits` on `text` back into `text`: ranges in the new
 /// text, with the old bytes they replace.
