@@ -166,6 +166,24 @@ fn fail(msg: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// The end of a file's report: its backup, the diff of a dry run, what the client needs next.
+pub(crate) fn print_tail(c: &FileChange, dry_run: bool) {
+    if let Some(b) = &c.backup {
+        println!("  backup: {b}");
+    }
+    if dry_run && !c.diff.is_empty() {
+        println!();
+        print!("{}", c.diff);
+        if !c.diff.ends_with('\n') {
+            println!();
+        }
+        println!();
+    }
+    for n in &c.notices {
+        println!("  next: {}", n.message);
+    }
+}
+
 /// Pretty JSON on stdout: what every `--json` of the CLI prints.
 pub(crate) fn print_json(v: &Value) {
     println!(
@@ -420,20 +438,7 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
         if c.changed.is_empty() && c.skipped.is_empty() {
             println!("  no matching servers");
         }
-        if let Some(b) = &c.backup {
-            println!("  backup: {b}");
-        }
-        if dry_run && !c.diff.is_empty() {
-            println!();
-            print!("{}", c.diff);
-            if !c.diff.ends_with('\n') {
-                println!();
-            }
-            println!();
-        }
-        for n in &c.notices {
-            println!("  next: {}", n.message);
-        }
+        print_tail(c, dry_run);
     }
     println!("\n{doing} {servers} server(s) in {files} file(s).");
     if dry_run {

@@ -329,20 +329,7 @@ fn report(result: Result<Vec<FileChange>, ClientError>, verb: Verb, dry_run: boo
                 c.secrets.join(", ")
             );
         }
-        if let Some(b) = &c.backup {
-            println!("  backup: {b}");
-        }
-        if dry_run && !c.diff.is_empty() {
-            println!();
-            print!("{}", c.diff);
-            if !c.diff.ends_with('\n') {
-                println!();
-            }
-            println!();
-        }
-        for notice in &c.notices {
-            println!("  next: {}", notice.message);
-        }
+        crate::clients_cmd::print_tail(c, dry_run);
     }
     if dry_run {
         println!("\nDry run: nothing was written. Run again without --dry-run to apply.");

@@ -114,6 +114,24 @@ pub struct FileChange {
     pub(crate) new_text: Option<String>,
 }
 
+impl FileChange {
+    /// Nothing changed in `file` yet.
+    pub(crate) fn new(file: &ConfigFile) -> FileChange {
+        FileChange {
+            file: file.clone(),
+            changed: Vec::new(),
+            skipped: Vec::new(),
+            diff: String::new(),
+            written: false,
+            backup: None,
+            secrets: Vec::new(),
+            notices: Vec::new(),
+            error: None,
+            new_text: None,
+        }
+    }
+}
+
 /// The files an operation with `filter` applies to: detected files (only the ones the
 /// client reads, unless `filter.file` names another), or the file named by `filter.file`.
 pub fn select_files(env: &ClientEnv, filter: &Filter) -> Result<Vec<ConfigFile>, ClientError> {
@@ -298,18 +316,7 @@ fn change_file(
     select: &dyn Fn(&EntryRef) -> bool,
     dry_run: bool,
 ) -> FileChange {
-    let mut change = FileChange {
-        file: file.clone(),
-        changed: Vec::new(),
-        skipped: Vec::new(),
-        diff: String::new(),
-        written: false,
-        backup: None,
-        secrets: Vec::new(),
-        notices: Vec::new(),
-        error: None,
-        new_text: None,
-    };
+    let mut change = FileChange::new(file);
     let moving = matches!(
         op,
         Op::Wrap {

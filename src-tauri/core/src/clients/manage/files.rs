@@ -98,21 +98,6 @@ fn target_file(env: &ClientEnv, client: ClientId) -> Result<(ConfigFile, bool), 
     Err(ClientError::NotInstalled { client, dir })
 }
 
-fn new_change(file: &ConfigFile) -> FileChange {
-    FileChange {
-        file: file.clone(),
-        changed: Vec::new(),
-        skipped: Vec::new(),
-        diff: String::new(),
-        written: false,
-        backup: None,
-        secrets: Vec::new(),
-        notices: Vec::new(),
-        error: None,
-        new_text: None,
-    }
-}
-
 /// What one file's edit comes to: the new text, the entries changed, and the ledger's news.
 struct Outcome {
     text: String,
@@ -165,7 +150,7 @@ fn write_all(
     let mut ledger = Ledger::load(&env.state_dir);
     let mut out = Vec::new();
     for (file, exists, old, planned) in plans {
-        let mut change = new_change(&file);
+        let mut change = FileChange::new(&file);
         let mut old_text = old;
         let mut outcome = Some(planned);
         if !dry_run {
