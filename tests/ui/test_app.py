@@ -539,6 +539,15 @@ def test_a_tool_that_changed_since_it_was_pinned_is_notified_shown_with_its_diff
     assert [t["pin"] for t in json.loads(pins.stdout)["tools"] if t["name"] == "echo"] == ["approved"], pins
 
 
+def test_an_idle_server_shows_nothing_in_flight_right_after_its_call(world: World, client: Client) -> None:
+    """Issue 29: the window follows the bridge within one refresh: a call answered is no
+    longer in flight a moment later (the bridge's heartbeat follows its events)."""
+    world.go("#/servers/demo")
+    assert client.call("echo", {"message": "one"})["ok"]
+    world.wait("In flight 0 within a refresh", lambda: world.find("inflight-count").text == "0", timeout=1.5)
+    world.wait("no in-flight row", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="inflight-row"]'), timeout=1.5)
+
+
 def test_a_killed_server_turns_down_then_back_after_restart(world: World, client: Client) -> None:
     pid = world.status()["sessions"][0]["server_pid"]
     os.kill(pid, signal.SIGKILL)

@@ -121,7 +121,7 @@ export function ServerPage({ name }: { name: string }) {
       {server && (
         <dl class="facts">
           <div><dt>Sessions</dt><dd>{server.sessions}</dd></div>
-          <div><dt>In flight</dt><dd>{server.inflight}</dd></div>
+          <div><dt>In flight</dt><dd data-testid="inflight-count">{server.inflight}</dd></div>
           <div><dt>p50 / p95 / p99</dt><dd>{server.requests > 0 ? `${formatMs(server.p50_ms)} / ${formatMs(server.p95_ms)} / ${formatMs(server.p99_ms)}` : "—"}</dd></div>
           <div><dt>Requests</dt><dd>{server.requests} ({server.errors} errors, {server.timeouts} timeouts)</dd></div>
           <div><dt>Retries / restarts</dt><dd>{server.retries} / <span data-testid="restarts">{server.restarts}</span></dd></div>

@@ -1494,3 +1494,52 @@ async fn status_shows_each_servers_sandbox() {
     boxed.close().await;
     open.close().await;
 }
+
+/// Issue 29: what `warden status` shows follows the bridge within one refresh (1 s here; the
+/// heartbeat period is 2 s): nothing in flight right after an answer, a restart as soon as
+/// the bridge has made it.
+#[tokio::test]
+async fn status_follows_the_bridge_within_a_refresh() {
+    const REFRESH: Duration = Duration::from_secs(1);
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge("prompt", &["backoff_ms=50"], &[]);
+    b.initialize().await;
+    let pid = b.pid();
+    env.wait_status("the session", |s| session_of(s, pid).is_some())
+        .await;
+    b.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    )
+    .await;
+    let answered = Instant::now();
+    let idle = |s: &Value| {
+        session_of(s, pid).is_some_and(|x| x["inflight"].as_array().is_some_and(Vec::is_empty))
+            && server_of(s, "prompt").is_some_and(|x| x["inflight"] == 0 && x["requests"] == 2)
+    };
+    env.wait_status("nothing in flight after the answers", idle)
+        .await;
+    let took = answered.elapsed();
+    assert!(took < REFRESH, "in flight for {took:?} after the answer");
+
+    let server = env
+        .wait_status("the server's pid", |s| {
+            session_of(s, pid).is_some_and(|x| x["server_pid"].as_u64().is_some())
+        })
+        .await;
+    let server_pid = session_of(&server, pid).unwrap()["server_pid"]
+        .as_u64()
+        .unwrap();
+    signal(u32::try_from(server_pid).unwrap(), "KILL");
+    let killed = Instant::now();
+    env.wait_status("the restart", |s| {
+        server_of(s, "prompt").is_some_and(|x| x["restarts"] == 1)
+            && session_of(s, pid).is_some_and(|x| x["server_pid"].as_u64() != Some(server_pid))
+    })
+    .await;
+    let took = killed.elapsed();
+    assert!(took < REFRESH, "the restart showed {took:?} after the kill");
+    b.close().await;
+    daemon.stop().await;
+}

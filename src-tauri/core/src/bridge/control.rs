@@ -65,10 +65,28 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     // The server's pid as users know it (under the reaper: its child), looked up once per
     // server process.
     let mut shown_pid = (0, 0);
+    // An event (an answer, a server's exit, a restart) changes what the heartbeat says: one
+    // follows it within PROMPT instead of up to a heartbeat period later, so status, tray and
+    // window follow the bridge within one refresh; events in a burst share it.
+    let prompt = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(prompt);
+    let mut due = false;
     loop {
         let out = tokio::select! {
-            _ = tick.tick() => Message::Heartbeat(heartbeat(links, &hello.session, &mut stderr_seq, &mut shown_pid)),
+            _ = tick.tick() => {
+                due = false;
+                Message::Heartbeat(heartbeat(links, &hello.session, &mut stderr_seq, &mut shown_pid))
+            }
+            () = &mut prompt, if due => {
+                due = false;
+                tick.reset();
+                Message::Heartbeat(heartbeat(links, &hello.session, &mut stderr_seq, &mut shown_pid))
+            }
             Some(event) = events.recv() => {
+                if !due {
+                    prompt.as_mut().reset(tokio::time::Instant::now() + PROMPT);
+                    due = true;
+                }
                 let last = event.kind == "session_end";
                 let message = Message::Event { session: hello.session.clone(), event };
                 if last {
@@ -96,6 +114,9 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
         }
     }
 }
+
+/// How soon a heartbeat follows an event.
+const PROMPT: Duration = Duration::from_millis(50);
 
 fn heartbeat(
     links: &Links,
