@@ -62,6 +62,26 @@ pub fn file_stem(server: &str) -> String {
     }
 }
 
+/// `name` on `$PATH` (absolute folders only), as `execvp` would find it: an executable file.
+pub fn find_on_path(name: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+/// Whether `path` is a file its owner may run (any file elsewhere than Unix).
+pub fn is_executable(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    path.is_file()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

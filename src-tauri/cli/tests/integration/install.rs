@@ -386,17 +386,23 @@ fn a_name_that_is_there_already_is_refused_and_nothing_is_written() {
     assert!(h.untouched(), "neither file changed");
 }
 
+/// `install --file` of a shared fixture into Cursor with `--yes` (no registry asked), or
+/// `None` after `cannot_run` when the fixtures are not there.
+fn install_fixture(h: &Home, name: &str) -> Option<Run> {
+    registry_fixture(name)?;
+    let file = format!("{REGISTRY_FIXTURES}/{name}");
+    Some(h.install(
+        &closed_port_url(),
+        &["--file", &file, "--client", "cursor", "--yes"],
+    ))
+}
+
 #[test]
 fn a_required_variable_without_a_value_is_refused_naming_the_env_to_pass() {
     let h = Home::new();
-    let Some(_) = registry_fixture("registry-example-with-package.json") else {
+    let Some(run) = install_fixture(&h, "registry-example-with-package.json") else {
         return;
     };
-    let file = format!("{REGISTRY_FIXTURES}/registry-example-with-package.json");
-    let run = h.install(
-        &closed_port_url(),
-        &["--file", &file, "--client", "cursor", "--yes"],
-    );
     assert_eq!(run.code, Some(2), "{}", run.text());
     assert!(
         run.stderr.contains("--env API_KEY=VALUE")
@@ -460,14 +466,9 @@ fn a_server_json_on_disk_is_installed_under_its_own_name_or_as() {
 #[test]
 fn a_remote_only_server_is_refused_with_how_to_add_it() {
     let h = Home::new();
-    let Some(_) = registry_fixture("registry-example-with-remote.json") else {
+    let Some(run) = install_fixture(&h, "registry-example-with-remote.json") else {
         return;
     };
-    let file = format!("{REGISTRY_FIXTURES}/registry-example-with-remote.json");
-    let run = h.install(
-        &closed_port_url(),
-        &["--file", &file, "--client", "cursor", "--yes"],
-    );
     assert_eq!(run.code, Some(2), "{}", run.text());
     assert!(
         run.stderr.contains("not a local stdio server")

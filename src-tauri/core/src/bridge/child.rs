@@ -456,7 +456,7 @@ mod tests {
     /// its exec-error pipe to close), with and without the reaper. A measurement, not a check:
     /// `cargo test -p warden-core --lib spawn_cost -- --ignored --nocapture`.
     #[tokio::test]
-    #[ignore = "a measurement"]
+    #[ignore = "a measurement: cargo test -p warden-core --release --lib spawn_cost -- --ignored --nocapture"]
     async fn spawn_cost() {
         for on in [false, true, false, true] {
             super::super::reaper::force(on);

@@ -124,7 +124,7 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
             cause: "was not started: its config says `sandbox = \"on\"`, and Warden's sandbox is Linux-only so far".into(),
         });
     }
-    let bwrap = find_on_path(BWRAP);
+    let bwrap = crate::paths::find_on_path(BWRAP.as_ref());
     if let Some(bwrap) = bwrap.as_ref().filter(|_| works()) {
         return Ok(Launch {
             argv: argv(bwrap, command, limits, places),
@@ -183,7 +183,7 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
         if p.is_absolute() {
             Some(p)
         } else {
-            find_on_path(&p.to_string_lossy())
+            crate::paths::find_on_path(p.as_os_str())
         }
     });
     let own = program
@@ -255,7 +255,7 @@ pub fn works() -> bool {
             ..Limits::default()
         };
         cfg!(target_os = "linux")
-            && find_on_path(BWRAP).is_some_and(|bwrap| {
+            && crate::paths::find_on_path(BWRAP.as_ref()).is_some_and(|bwrap| {
                 let a = argv(&bwrap, &["true".into()], &on, &bare);
                 std::process::Command::new(&a[0])
                     .args(&a[1..])
@@ -489,23 +489,6 @@ fn quoted_path(line: &str) -> Option<String> {
             parts.next();
         }
     }
-    None
-}
-
-/// `name` on `$PATH` (an executable file), as `execvp` would find it.
-#[cfg(unix)]
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
-#[cfg(not(unix))]
-fn find_on_path(_: &str) -> Option<PathBuf> {
     None
 }
 

@@ -61,10 +61,10 @@ impl Engine {
             match std::env::var_os("WARDEN_RG").filter(|v| !v.is_empty()) {
                 Some(v) => std::path::absolute(&v)
                     .ok()
-                    .filter(|p| is_executable(p))
+                    .filter(|p| crate::paths::is_executable(p))
                     .map(Some)
                     .ok_or_else(|| SetupError::BadRg(PathBuf::from(v))),
-                None => Ok(find_on_path(OsStr::new("rg"))),
+                None => Ok(crate::paths::find_on_path(OsStr::new("rg"))),
             }
         };
         Ok(match choice {
@@ -73,19 +73,6 @@ impl Engine {
             EngineChoice::Auto => found()?.map_or(Engine::Builtin, Engine::Rg),
         })
     }
-}
-
-fn find_on_path(name: &OsStr) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Why a [`Search`] could not be set up.

@@ -45,7 +45,7 @@ fn tree() -> tempfile::TempDir {
 /// CI (`CI` set, as CI services and .ci/run do), which installs the tools tests need
 /// (scripts/setup.sh), it fails the test instead.
 pub(super) fn require_tool(name: &str) -> Option<PathBuf> {
-    let found = find_on_path(name.as_ref());
+    let found = crate::paths::find_on_path(name.as_ref());
     if found.is_none() {
         let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
         assert!(

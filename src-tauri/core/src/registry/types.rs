@@ -11,6 +11,15 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+impl ServerJson {
+    /// The publisher's namespace: the name before its `/`.
+    pub fn namespace(&self) -> &str {
+        self.name
+            .split_once('/')
+            .map_or(self.name.as_str(), |(ns, _)| ns)
+    }
+}
+
 /// A `server.json`: one version of one server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -231,11 +231,7 @@ pub fn plan_view(
         title: doc.title.clone(),
         version: doc.version.clone(),
         description: doc.description.trim().to_owned(),
-        namespace: doc
-            .name
-            .split_once('/')
-            .map_or(doc.name.as_str(), |(ns, _)| ns)
-            .to_owned(),
+        namespace: doc.namespace().to_owned(),
         repository: doc.repository.as_ref().and_then(|r| r.url.clone()),
         website: doc.website_url.clone(),
         entry_name: entry_name(&doc.name, as_name),

@@ -478,15 +478,7 @@ fn consent_screen(s: &Screen<'_>) {
             );
         }
     }
-    if !doc.description.trim().is_empty() {
-        say!("  description: {}", doc.description.trim());
-    }
-    say!(
-        "  publisher:   {} (the namespace before the /)",
-        doc.name
-            .split_once('/')
-            .map_or(doc.name.as_str(), |(ns, _)| ns)
-    );
+    crate::registry_cmd::say_origin(doc);
     say!(
         "  repository:  {}",
         doc.repository

@@ -465,15 +465,7 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
     if let Some(title) = &doc.title {
         say!("  title:       {title}");
     }
-    if !doc.description.trim().is_empty() {
-        say!("  description: {}", doc.description.trim());
-    }
-    say!(
-        "  publisher:   {} (the namespace before the /)",
-        doc.name
-            .split_once('/')
-            .map_or(doc.name.as_str(), |(ns, _)| ns)
-    );
+    say_origin(doc);
     if let Some(repo) = doc.repository.as_ref().and_then(|r| r.url.as_deref()) {
         say!("  repository:  {repo}");
     }
@@ -560,6 +552,17 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
         }
     }
     Ok(())
+}
+
+/// A server's description and publisher, as `show` and `install` print them.
+pub(crate) fn say_origin(doc: &registry::ServerJson) {
+    if !doc.description.trim().is_empty() {
+        say!("  description: {}", doc.description.trim());
+    }
+    say!(
+        "  publisher:   {} (the namespace before the /)",
+        doc.namespace()
+    );
 }
 
 /// `text` without control characters (newlines and tabs kept) and bidirectional controls.
