@@ -213,7 +213,17 @@ warnings: Array<string>,
 /**
  * Why the file could not be used (the values shown are then the defaults).
  */
-error: string | null, };
+error: string | null, 
+/**
+ * The home folder of the supervisor's user, the `~` of the sandbox's paths.
+ */
+home: string | null, 
+/**
+ * What a sandboxed run of this server may not read: `/run`, the home's keys (~/.ssh, …),
+ * Warden's config, state, socket and runtime folders, and its `sandbox_deny`; whether
+ * they exist or not. The window grants no folder that holds one or lies in one.
+ */
+sandbox_hidden: Array<string>, };
 
 export type LimitValue = { key: string, 
 /**

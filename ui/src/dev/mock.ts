@@ -21,6 +21,10 @@ import type { AppRequest, AppResponse, AppState, RegistryAnswer, RegistryRequest
 const empty = new URLSearchParams(window.location.search).has("empty");
 const now = () => Date.now();
 const CONFIG = "/home/dev/.config/warden/config.toml";
+/** What the sandbox hides by default, as the supervisor lists it. */
+const SANDBOX_HIDDEN = [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".config/gh", ".local/share/keyrings", ".config/warden", ".local/state/warden"]
+  .map((d) => `/home/dev/${d}`)
+  .concat(["/run", "/var/run", "/run/user/1000"]);
 const WARDEN = "/usr/bin/warden";
 
 function server(name: string, over: Partial<ServerStatus>): ServerStatus {
@@ -286,7 +290,8 @@ function handleApi(req: Request): Response {
     case "debug":
       return setFlag(req.server, "debug", req.on);
     case "limits":
-      return { kind: "limits", server: req.server, config: CONFIG, keys: limitsOf(req.server), warnings: req.server === "ripgrep" ? ["unknown key `idle_timout_ms` in [servers.ripgrep] (line 12): ignored"] : [], error: null };
+      return { kind: "limits", server: req.server, config: CONFIG, keys: limitsOf(req.server), warnings: req.server === "ripgrep" ? ["unknown key `idle_timout_ms` in [servers.ripgrep] (line 12): ignored"] : [], error: null,
+        home: "/home/dev", sandbox_hidden: SANDBOX_HIDDEN };
     case "set_limit": {
       const key = KEYS.find((k) => k[0] === req.key);
       if (!key) return { kind: "error", code: "invalid", message: `\`${req.key}\` is not a config key (see docs/config.md)` };

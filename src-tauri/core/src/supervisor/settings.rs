@@ -2,7 +2,7 @@
 //! from and its default; and the conversion of the UI's JSON values into TOML for
 //! [`config_edit`](super::config_edit).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
@@ -47,13 +47,64 @@ pub fn limits(path: Option<&Path>, server: &str) -> LimitsReport {
             }
         })
         .collect();
+    let home = crate::paths::home_dir();
     LimitsReport {
         server: server.to_owned(),
         config: path.map(Path::to_owned),
         keys,
+        sandbox_hidden: sandbox_hidden(home.as_deref(), path, config.as_ref(), server),
+        home,
         warnings: config.map(|c| c.warnings).unwrap_or_default(),
         error,
     }
+}
+
+/// Hidden in the home by a sandbox: keys and tokens of the usual tools, Warden's own config
+/// and state at their default places.
+const HIDDEN_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".config/gh",
+    ".local/share/keyrings",
+    ".config/warden",
+    ".local/state/warden",
+];
+
+/// What a sandboxed `server` may not read, for the window, which grants no folder that holds
+/// one or lies in one: the list `bridge::sandbox` hides (kept here, not taken from it, while
+/// that module is reworked; a superset is safe: it only withholds a grant), whether each
+/// exists or not: `/run`, the home's keys, Warden's config, state, socket and runtime folders,
+/// and the server's `sandbox_deny`.
+fn sandbox_hidden(
+    home: Option<&Path>,
+    path: Option<&Path>,
+    config: Option<&Config>,
+    server: &str,
+) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> = ["/run", "/var/run"].iter().map(PathBuf::from).collect();
+    if let Some(home) = home {
+        hidden.extend(HIDDEN_IN_HOME.iter().map(|d| home.join(d)));
+    }
+    hidden.push(crate::paths::state_dir());
+    hidden.extend(path.and_then(Path::parent).map(Path::to_owned));
+    hidden.extend(
+        crate::control::socket::socket_path()
+            .parent()
+            .map(Path::to_owned),
+    );
+    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        hidden.push(PathBuf::from(run));
+    }
+    if let Some(limits) = config.and_then(|c| c.limits_for(server, &Default::default()).ok()) {
+        hidden.extend(limits.sandbox_deny);
+    }
+    let mut seen = std::collections::HashSet::new();
+    hidden.retain(|p| seen.insert(p.clone()));
+    hidden
 }
 
 fn toml_default(text: &str) -> Json {
@@ -129,6 +180,25 @@ mod tests {
         let broken = limits(Some(&path), "rg");
         assert!(broken.error.as_deref().unwrap().contains("not valid TOML"));
         assert_eq!(get(&broken, "retries").source, LimitSource::Default);
+    }
+
+    #[test]
+    fn lists_the_home_and_what_the_sandbox_hides() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[servers.fs]\nsandbox_deny = [\"/srv/private\"]\n").unwrap();
+        let report = limits(Some(&path), "fs");
+        if let Some(home) = &report.home {
+            assert!(report.sandbox_hidden.contains(&home.join(".ssh")));
+        }
+        // Warden's config folder, and the server's own deny list.
+        assert!(report.sandbox_hidden.contains(&dir.path().to_owned()));
+        assert!(report.sandbox_hidden.contains(&"/srv/private".into()));
+        assert!(
+            !limits(Some(&path), "other")
+                .sandbox_hidden
+                .contains(&"/srv/private".into())
+        );
     }
 
     #[test]

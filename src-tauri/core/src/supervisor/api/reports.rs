@@ -115,6 +115,14 @@ pub struct LimitsReport {
     pub warnings: Vec<String>,
     /// Why the file could not be used (the values shown are then the defaults).
     pub error: Option<String>,
+    /// The home folder of the supervisor's user, the `~` of the sandbox's paths.
+    #[serde(default)]
+    pub home: Option<PathBuf>,
+    /// What a sandboxed run of this server may not read: `/run`, the home's keys (~/.ssh, …),
+    /// Warden's config, state, socket and runtime folders, and its `sandbox_deny`; whether
+    /// they exist or not. The window grants no folder that holds one or lies in one.
+    #[serde(default)]
+    pub sandbox_hidden: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
