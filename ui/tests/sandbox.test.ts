@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEntry, LimitsReport } from "../src/bindings/api";
-import { blocked, folderOf, sandboxSettings } from "../src/lib/sandbox";
+import {
+  blocked,
+  expandHome,
+  folderOf,
+  grantable,
+  printable,
+  sandboxPlaces,
+  sandboxSettings,
+} from "../src/lib/sandbox";
 
 const denied = (detail: string, ts_ms: number): HistoryEntry =>
   ({ server: "fs", session: null, command: null, event: { ts_ms, kind: "sandbox_denied", detail } }) as unknown as HistoryEntry;
@@ -38,3 +46,84 @@ describe("folderOf", () => {
     expect(folderOf("/x")).toBe("/");
   });
 });
+
+describe("grantable", () => {
+  const HOME = "/home/me";
+  const places = {
+    home: HOME,
+    hidden: [`${HOME}/.ssh`, `${HOME}/.aws`, `${HOME}/.config/gh`, `${HOME}/.local/share/keyrings`, `${HOME}/.config/warden`, "/run/user/1000", "/srv/private/"],
+  };
+  const why = (folder: string) => {
+    const g = grantable(folder, places);
+    return g.ok ? null : g.why;
+  };
+
+  it("offers a plain folder inside the home, not as broad", () => {
+    expect(grantable(`${HOME}/projects/notes`, places)).toEqual({ ok: true, folder: `${HOME}/projects/notes`, broad: null });
+    expect(grantable("/data/exports", places)).toEqual({ ok: true, folder: "/data/exports", broad: null });
+  });
+
+  it("offers a folder directly under the home, or a top-level one, and says it is broad", () => {
+    expect(grantable(`${HOME}/Downloads`, places)).toEqual({ ok: true, folder: `${HOME}/Downloads`, broad: "a whole folder of your home" });
+    for (const f of ["/usr", "/etc", "/var", "/opt"]) expect(grantable(f, places)).toMatchObject({ ok: true, broad: "a top-level folder of the system" });
+  });
+
+  it("never offers / or the home folder, nor a folder that holds the home", () => {
+    expect(why("/")).toBe("it is the whole file system");
+    expect(why(HOME)).toBe("it is your whole home folder");
+    expect(why("/home")).toBe(`it holds your home folder (${HOME})`);
+  });
+
+  it("never offers a hidden path, a folder inside one, or one that holds one", () => {
+    expect(why(`${HOME}/.ssh`)).toBe(`it is ${HOME}/.ssh, which the sandbox hides`);
+    expect(why(`${HOME}/.ssh/x`)).toBe(`it is inside ${HOME}/.ssh, which the sandbox hides`);
+    expect(why(`${HOME}/.config`)).toBe(`it holds ${HOME}/.config/gh, which the sandbox hides`);
+    expect(why("/run")).toBe("it holds /run/user/1000, which the sandbox hides");
+    expect(why("/run/user/1000/bus")).toBe("it is inside /run/user/1000, which the sandbox hides");
+    // A deny path written with a trailing /.
+    expect(why("/srv")).toBe("it holds /srv/private, which the sandbox hides");
+    expect(why("/srv/private/a")).toBe("it is inside /srv/private, which the sandbox hides");
+    // .ssh-like names that are other folders are fine.
+    expect(grantable(`${HOME}/projects/.sshx`, places).ok).toBe(true);
+  });
+
+  it("never offers a dot folder of the home, nor one inside it", () => {
+    expect(why(`${HOME}/.cache`)).toBe(`it is ${HOME}/.cache, a dot folder of your home (settings and tokens live in those)`);
+    expect(why(`${HOME}/.mozilla/firefox`)).toBe(`it is inside ${HOME}/.mozilla, a dot folder of your home (settings and tokens live in those)`);
+  });
+
+  it("never offers a path that is not absolute and normalised", () => {
+    const plain = "it is not a plain path (it has an empty, `.` or `..` part, or a trailing /)";
+    expect(why(`${HOME}/projects/../.ssh`)).toBe(plain);
+    expect(why(`${HOME}/./projects`)).toBe(plain);
+    expect(why(`${HOME}//projects`)).toBe(plain);
+    expect(why(`${HOME}/projects/`)).toBe(plain);
+    expect(why("projects/notes")).toBe("it is not an absolute path");
+    expect(why("~/projects")).toBe("it is not an absolute path");
+    expect(why(`${HOME}/projects\nnotes`)).toBe("it has control characters in its name");
+    expect(why(`${HOME}/a\u001b[2Kb`)).toBe("it has control characters in its name");
+  });
+
+  it("offers nothing when the supervisor did not say where the home is", () => {
+    expect(grantable("/data/exports", { home: null, hidden: [] })).toMatchObject({ ok: false });
+  });
+});
+
+describe("sandboxPlaces, expandHome, printable", () => {
+  it("reads the report, and an older supervisor's as no places", () => {
+    expect(sandboxPlaces({ ...report({}), home: "/home/me", sandbox_hidden: ["/home/me/.ssh"] })).toEqual({ home: "/home/me", hidden: ["/home/me/.ssh"] });
+    expect(sandboxPlaces(report({}))).toEqual({ home: null, hidden: [] });
+  });
+
+  it("expands ~ as config.toml does", () => {
+    expect(expandHome("~/notes", "/home/me")).toBe("/home/me/notes");
+    expect(expandHome("~", "/home/me")).toBe("/home/me");
+    expect(expandHome("~other/x", "/home/me")).toBe("~other/x");
+    expect(expandHome("~/notes", null)).toBe("~/notes");
+  });
+
+  it("escapes control characters", () => {
+    expect(printable("/a\nb\u001b")).toBe("/a\\u000ab\\u001b");
+  });
+});
+

@@ -1,15 +1,15 @@
 import { useState } from "preact/hooks";
 import type { HistoryEntry, JsonValue, LimitsReport } from "../bindings/api";
 import { formatClock } from "../lib/format";
-import { blocked, sandboxSettings } from "../lib/sandbox";
+import { blocked, expandHome, grantable, printable, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
 import { api } from "../lib/tauri";
 import { ErrorText } from "./common";
 
 /**
  * The server's sandbox (Linux, docs/sandbox.md): the switch, the folders it may write, what
  * it may not read, its network; what it was refused lately, each with the grant that allows
- * it. Every change is one `SetLimit`: config.toml is edited at once, and the server gets it
- * at its next start.
+ * it (only a folder that is safe to grant: `grantable`). Every change is one `SetLimit`:
+ * config.toml is edited at once, and the server gets it at its next start.
  */
 export function SandboxSection(props: {
   server: string;
@@ -19,6 +19,7 @@ export function SandboxSection(props: {
   onSaved: () => void;
 }) {
   const s = sandboxSettings(props.report);
+  const places = sandboxPlaces(props.report);
   const [folder, setFolder] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -37,10 +38,18 @@ export function SandboxSection(props: {
     }
   };
   const grant = (path: string) => {
-    const p = path.trim();
-    if (p === "" || s.write.includes(p)) return;
-    void set("sandbox_write", [...s.write, p]);
+    if (path === "" || s.write.includes(path)) return;
+    void set("sandbox_write", [...s.write, path]);
   };
+  /** A folder typed in: granted as typed (`~/…` stays), if what it names may be granted. */
+  const grantTyped = (typed: string) => {
+    const p = typed.trim();
+    const g = grantable(expandHome(p, places.home), places);
+    if (!g.ok) return setError(`${printable(p)} is not granted: ${g.why}.`);
+    grant(p);
+    setFolder("");
+  };
+  const landlock = props.mode === "landlock";
   const refused = s.on ? blocked(props.timeline, s) : [];
 
   return (
@@ -61,8 +70,14 @@ export function SandboxSection(props: {
       </div>
       <p class="muted small">
         {s.on
-          ? `It reads what is not hidden, writes only the folders below (and its own /tmp and package cache), and ${s.network ? "has the network" : "has no network"}.`
-          : "Off: it runs with your rights. On Linux, turn it on to let it write only the folders you grant, hide your keys, and cut its network."}{" "}
+          ? `It cannot read the hidden paths below; everything else it can read but not change, except the folders it may write, its package cache and ${landlock ? "/tmp" : "a private /tmp"}. ${
+              !s.network
+                ? landlock
+                  ? "Network: none for TCP (Linux 6.7+); Landlock cannot cut UDP or DNS."
+                  : "Network: none at all, not even this machine's services."
+                : "Network: the host's; it may connect anywhere, and so send anywhere what it can read."
+            }`
+          : "Off: it runs with your rights. On Linux, turn it on to hide the paths listed below from it, make everything else read-only to it but the folders you grant, and cut its network."}{" "}
         {props.mode && props.mode !== "off" && <span data-testid="sandbox-mode">Running now: {props.mode}.</span>} Changes apply from its next start.
       </p>
       {error && <ErrorText message={error} testid="sandbox-error" />}
@@ -74,14 +89,12 @@ export function SandboxSection(props: {
                 <span class="muted small">{formatClock(b.ts_ms)}</span> It tried to reach the network.{" "}
                 <button type="button" data-testid="allow-network" disabled={busy} onClick={() => void set("sandbox_network", "host")}>
                   Allow network
-                </button>
+                </button>{" "}
+                <span class="muted small">(from its next start, to anywhere)</span>
               </li>
             ) : (
               <li key={b.path}>
-                <span class="muted small">{formatClock(b.ts_ms)}</span> It was refused <code>{b.path}</code>.{" "}
-                <button type="button" data-testid="allow-folder" disabled={busy} onClick={() => grant(b.folder)}>
-                  Allow {b.folder}
-                </button>
+                <span class="muted small">{formatClock(b.ts_ms)}</span> It was refused <code>{printable(b.path)}</code>. <FolderGrant folder={b.folder} places={places} busy={busy} onGrant={grant} />
               </li>
             ),
           )}
@@ -105,8 +118,7 @@ export function SandboxSection(props: {
             class="inline-form"
             onSubmit={(e) => {
               e.preventDefault();
-              grant(folder);
-              setFolder("");
+              grantTyped(folder);
             }}
           >
             <input data-testid="sandbox-add-folder" placeholder="~/projects/notes" value={folder} onInput={(e) => setFolder(e.currentTarget.value)} />
@@ -116,15 +128,21 @@ export function SandboxSection(props: {
           </form>
         </div>
         <div>
-          <h3 class="small">Hidden besides ~/.ssh, ~/.aws, ~/.gnupg, keyrings…</h3>
-          <ul class="paths">
-            {s.deny.length === 0 && <li class="muted small">nothing more</li>}
-            {s.deny.map((p) => (
-              <li key={p}>
-                <code>{p}</code>
-              </li>
-            ))}
+          <h3 class="small">Hidden: it cannot read these</h3>
+          <ul class="paths" data-testid="sandbox-hidden">
+            {places.hidden.length === 0
+              ? s.deny.map((p) => (
+                  <li key={p}>
+                    <code>{p}</code>
+                  </li>
+                ))
+              : places.hidden.map((p) => (
+                  <li key={p}>
+                    <code>{printable(p)}</code>
+                  </li>
+                ))}
           </ul>
+          <p class="muted small">Everything else is readable to it: add what matters to <code>sandbox_deny</code> in config.toml.</p>
           <label class="check">
             <input
               type="checkbox"
@@ -133,10 +151,34 @@ export function SandboxSection(props: {
               disabled={busy}
               onChange={(e) => void set("sandbox_network", e.currentTarget.checked ? "host" : "none")}
             />
-            Network (the host's: it may connect anywhere)
+            Network (the host's: it may connect anywhere; off: {landlock ? "no TCP" : "none at all"})
           </label>
         </div>
       </div>
     </section>
+  );
+}
+
+/** "Allow <folder>" for a folder that may be granted (said so when broad); else why not. */
+function FolderGrant(props: { folder: string; places: SandboxPlaces; busy: boolean; onGrant: (folder: string) => void }) {
+  const g = grantable(props.folder, props.places);
+  if (!g.ok)
+    return (
+      <span class="muted small" data-testid="no-grant">
+        No grant offered for <code>{printable(g.folder)}</code>: {g.why}.
+      </span>
+    );
+  return (
+    <>
+      <button type="button" data-testid="allow-folder" disabled={props.busy} onClick={() => props.onGrant(g.folder)}>
+        Allow {g.folder}
+      </button>
+      {g.broad && (
+        <span class="warn-text small" data-testid="grant-broad">
+          {" "}
+          Broad: {g.broad}; it may change anything in it.
+        </span>
+      )}
+    </>
   );
 }

@@ -61,3 +61,64 @@ export function blocked(timeline: HistoryEntry[], settings: SandboxSettings): Bl
   }
   return out;
 }
+
+/** Where the supervisor's user lives and what the sandbox hides (`LimitsReport`). */
+export interface SandboxPlaces {
+  home: string | null;
+  hidden: string[];
+}
+
+/** The places of a limits report (an older supervisor sends neither: nothing is offered then). */
+export function sandboxPlaces(report: LimitsReport): SandboxPlaces {
+  return { home: report.home ?? null, hidden: report.sandbox_hidden ?? [] };
+}
+
+/**
+ * Whether "Allow <folder>" may be offered for `folder`, a path a sandboxed server printed:
+ * only an absolute, normalised folder that is neither `/` nor the home folder, holds no
+ * hidden path and lies in none, and is not (in) a dot folder of the home. `broad` says why
+ * an offered grant is wide (a folder directly under the home, a top-level folder).
+ */
+export type Grantable = { ok: true; folder: string; broad: string | null } | { ok: false; folder: string; why: string };
+
+const within = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
+
+export function grantable(folder: string, places: SandboxPlaces): Grantable {
+  const no = (why: string): Grantable => ({ ok: false, folder, why });
+  if (/[\u0000-\u001f\u007f]/.test(folder)) return no("it has control characters in its name");
+  if (!folder.startsWith("/")) return no("it is not an absolute path");
+  if (folder === "/") return no("it is the whole file system");
+  const parts = folder.slice(1).split("/");
+  if (parts.some((p) => p === "" || p === "." || p === ".."))
+    return no("it is not a plain path (it has an empty, `.` or `..` part, or a trailing /)");
+  const { home } = places;
+  if (home === null) return no("the supervisor did not say where your home folder is (update Warden)");
+  if (folder === home) return no("it is your whole home folder");
+  if (within(home, folder)) return no(`it holds your home folder (${home})`);
+  for (const raw of places.hidden) {
+    const h = raw.length > 1 ? raw.replace(/\/+$/, "") : raw;
+    if (within(folder, h)) return no(`it is ${folder === h ? "" : "inside "}${h}, which the sandbox hides`);
+    if (within(h, folder)) return no(`it holds ${h}, which the sandbox hides`);
+  }
+  if (within(folder, home)) {
+    const rest = folder.slice(home.length + 1).split("/");
+    if (rest[0]?.startsWith(".")) return no(`it is ${rest.length > 1 ? "inside " : ""}${home}/${rest[0]}, a dot folder of your home (settings and tokens live in those)`);
+    if (rest.length === 1) return { ok: true, folder, broad: "a whole folder of your home" };
+    return { ok: true, folder, broad: null };
+  }
+  if (parts.length === 1) return { ok: true, folder, broad: "a top-level folder of the system" };
+  return { ok: true, folder, broad: null };
+}
+
+/** `~` and `~/…` as under the home folder (as config.toml reads them); other paths as they are. */
+export function expandHome(path: string, home: string | null): string {
+  if (home === null) return path;
+  if (path === "~") return home;
+  return path.startsWith("~/") ? `${home}${path.slice(1)}` : path;
+}
+
+/** A path as shown: control characters escaped, so that none can hide part of it. */
+export function printable(path: string): string {
+  return path.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
