@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEntry, LimitsReport } from "../src/bindings/api";
 import {
+  addSandboxKeys,
   blocked,
   expandHome,
   folderOf,
   grantable,
+  networkForFirstStartOnly,
   printable,
   sandboxPlaces,
   sandboxSettings,
+  writeSandboxFirst,
+  type AddSandbox,
+  type FirstStartState,
 } from "../src/lib/sandbox";
 
 const denied = (detail: string, ts_ms: number): HistoryEntry =>
@@ -127,3 +132,84 @@ describe("sandboxPlaces, expandHome, printable", () => {
   });
 });
 
+describe("the Add flow's sandbox keys", () => {
+  it("writes the network off unless asked", () => {
+    expect(addSandboxKeys({ on: true, firstStart: false, keep: false })).toEqual([
+      ["sandbox", "on"],
+      ["sandbox_network", "none"],
+    ]);
+    expect(addSandboxKeys({ on: false, firstStart: true, keep: true })).toEqual([]);
+  });
+
+  it("allows the network for the first start, then takes it away; kept on only when asked", () => {
+    const first = { on: true, firstStart: true, keep: false };
+    expect(addSandboxKeys(first)).toContainEqual(["sandbox_network", "host"]);
+    expect(networkForFirstStartOnly(first)).toBe(true);
+    const kept = { on: true, firstStart: true, keep: true };
+    expect(addSandboxKeys(kept)).toContainEqual(["sandbox_network", "host"]);
+    expect(networkForFirstStartOnly(kept)).toBe(false);
+    expect(networkForFirstStartOnly({ on: false, firstStart: true, keep: false })).toBe(false);
+  });
+});
+
+describe("writeSandboxFirst", () => {
+  /** The steps, each logged in order; `fail` names the steps that fail. */
+  const run = async (choice: AddSandbox | null, fail: { key?: string; files?: boolean; start?: boolean | "throws"; reset?: boolean } = {}) => {
+    const log: string[] = [];
+    const network: FirstStartState[] = [];
+    const error = await writeSandboxFirst(choice, {
+      setKey: async (key, value) => {
+        log.push(`${key}=${value}`);
+        return fail.key === `${key}=${value}` || (fail.reset && key === "sandbox_network" && value === "none") ? "read-only file" : null;
+      },
+      writeFiles: async () => {
+        log.push("files");
+        return fail.files ? { error: "cannot write mcp.json" } : { start: true };
+      },
+      firstStart: async () => {
+        log.push("probe");
+        if (fail.start === "throws") throw new Error("gone");
+        return fail.start ? "timed out" : null;
+      },
+      onNetwork: (s) => network.push(s),
+    });
+    return { error, log, network };
+  };
+  const off = { on: true, firstStart: false, keep: false };
+  const first = { ...off, firstStart: true };
+
+  it("sets the keys before the clients' files, the network off", async () => {
+    expect(await run(off)).toEqual({ error: null, log: ["sandbox=on", "sandbox_network=none", "files", "probe"], network: [] });
+  });
+
+  it("writes nothing to the clients' files when a key cannot be set", async () => {
+    const r = await run(first, { key: "sandbox=on" });
+    expect(r.log).toEqual(["sandbox=on"]);
+    expect(r.error).toMatch(/^Nothing was written to the clients' files: the sandbox could not be set in config.toml \(sandbox\): read-only file/);
+    expect(r.network).toEqual([]);
+  });
+
+  it("allows the network for the first start only, and takes it away after, whatever the probe's result", async () => {
+    expect(await run(first)).toEqual({ error: null, log: ["sandbox=on", "sandbox_network=host", "files", "probe", "sandbox_network=none"], network: ["allowed", "taken"] });
+    const failed = await run(first, { start: true });
+    expect(failed.error).toBe("timed out");
+    expect(failed.log.at(-1)).toBe("sandbox_network=none");
+    await expect(run(first, { start: "throws" })).rejects.toThrow("gone");
+  });
+
+  it("takes the network away too when the clients' files cannot be written, and says the keys stay", async () => {
+    const r = await run(first, { files: true });
+    expect(r.log).toEqual(["sandbox=on", "sandbox_network=host", "files", "sandbox_network=none"]);
+    expect(r.error).toMatch(/^The clients' files were not written: cannot write mcp.json. The sandbox's keys stay in config.toml/);
+    expect(r.network).toEqual(["allowed", "taken"]);
+  });
+
+  it("says when the network could not be taken away", async () => {
+    expect((await run(first, { reset: true })).network).toEqual(["allowed", { error: "read-only file" }]);
+  });
+
+  it("keeps the network when asked to, and writes no key without a sandbox", async () => {
+    expect((await run({ ...first, keep: true })).log).toEqual(["sandbox=on", "sandbox_network=host", "files", "probe"]);
+    expect(await run(null, { files: true })).toEqual({ error: "cannot write mcp.json", log: ["files"], network: [] });
+  });
+});

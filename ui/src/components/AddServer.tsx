@@ -5,7 +5,9 @@ import { useState } from "preact/hooks";
 import type { ClientId, FileChangeView, ProbeReport, Risk } from "../bindings/api";
 import type { Found, InputRequest, PlanView } from "../bindings/app";
 import { bridgeArgv, entryNameProblem, planEnv, splitCommandLine } from "../lib/manage";
+import { writeSandboxFirst, type AddSandbox, type FirstStartState } from "../lib/sandbox";
 import { api, registry } from "../lib/tauri";
+import { AddSandboxChoices, FirstStartNetwork } from "./AddSandbox";
 import { ChangeList, changeResult, ResultPanel, type Result } from "./Changes";
 import { Dialog } from "./Dialog";
 import { ErrorText, FailureCode, quoteArg } from "./common";
@@ -33,7 +35,7 @@ const STEPS: Array<[Step, string]> = [
 export function AddServer(props: {
   clients: Array<{ client: ClientId; name: string }>;
   warden: string | null;
-  /** Whether bubblewrap works here: the sandbox is then offered, on. */
+  /** Whether bubblewrap works here: the sandbox is then offered, on, without network. */
   sandboxWorks: boolean;
   taken: Set<string>;
   onClose: () => void;
@@ -60,12 +62,12 @@ export function AddServer(props: {
   // Clients
   const [chosen, setChosen] = useState<Set<ClientId>>(() => new Set(props.clients.map((c) => c.client)));
   const [wrap, setWrap] = useState(true);
-  const [sandbox, setSandbox] = useState(props.sandboxWorks);
-  const [network, setNetwork] = useState(true);
+  const [sandbox, setSandbox] = useState<AddSandbox>({ on: props.sandboxWorks, firstStart: false, keep: false });
   // Changes and result
   const [changes, setChanges] = useState<{ changes: FileChangeView[]; risks: Risk[] } | null>(null);
   const [result, setResult] = useState<Result | null>(null);
   const [probe, setProbe] = useState<ProbeReport | "running" | null>(null);
+  const [firstStart, setFirstStart] = useState<FirstStartState | null>(null);
 
   const task = async (f: () => Promise<void>) => {
     setBusy(true);
@@ -173,29 +175,37 @@ export function AddServer(props: {
   const write = () =>
     task(async () => {
       const s = server;
-      const r = await add(false);
-      if (!s || !r) return;
-      if (r.kind === "error") return setError(r.message);
-      if (r.kind !== "server_add") return;
-      const written = changeResult(`Added ${s.name}`, r.changes, (c) => `Into the OS keychain (service mcp-warden): ${c.secrets.join(", ")}.`);
-      setResult(written);
-      setStep("done");
-      props.onWritten();
-      if (!written.ok) return;
-      // The sandbox before the first start, so that the probe already runs in it.
-      if (wrap && sandbox) {
-        for (const [key, value] of [["sandbox", "on"], ["sandbox_network", network ? "host" : "none"]] as const) {
+      if (!s) return;
+      const failed = await writeSandboxFirst(wrap && props.sandboxWorks && sandbox.on ? sandbox : null, {
+        // 1. The sandbox's keys in config.toml, before any client's file.
+        setKey: async (key, value) => {
           const r = await api({ op: "set_limit", server: s.name, key, value });
-          if (r.kind === "error") setError(`The entry is written, but its sandbox is not set: ${r.message}`);
-        }
-      }
-      // Probe what the clients will run: through the bridge (which reads the keychain and
-      // pins the tools on first sight), with the entry's environment.
-      setProbe("running");
-      const argv = wrap && props.warden ? bridgeArgv(props.warden, s.name, Object.keys(s.secrets), s.argv) : s.argv;
-      const p = await api({ op: "probe", server: s.name, command: argv, env: s.env, timeout_ms: 120_000 });
-      setProbe(p.kind === "probe" ? p : null);
-      if (p.kind === "error") setError(`The probe could not run: ${p.message}`);
+          return r.kind === "error" ? r.message : null;
+        },
+        // 2. The clients' files.
+        writeFiles: async () => {
+          const r = await add(false);
+          if (r?.kind === "error") return { error: r.message };
+          if (r?.kind !== "server_add") return { start: false };
+          const written = changeResult(`Added ${s.name}`, r.changes, (c) => `Into the OS keychain (service mcp-warden): ${c.secrets.join(", ")}.`);
+          setResult(written);
+          setStep("done");
+          props.onWritten();
+          return { start: written.ok };
+        },
+        // 3. Probe what the clients will run: through the bridge (which reads the sandbox's
+        // keys and the keychain, and pins the tools on first sight), with the entry's environment.
+        firstStart: async () => {
+          setProbe("running");
+          const argv = wrap && props.warden ? bridgeArgv(props.warden, s.name, Object.keys(s.secrets), s.argv) : s.argv;
+          const p = await api({ op: "probe", server: s.name, command: argv, env: s.env, timeout_ms: 120_000 });
+          setProbe(p.kind === "probe" ? p : null);
+          return p.kind === "error" ? `The probe could not run: ${p.message}` : null;
+        },
+        // 4. Then the network allowed for the first start only is taken away.
+        onNetwork: setFirstStart,
+      });
+      if (failed !== null) setError(failed);
     });
 
   const s = step === "review" ? reviewed() : server;
@@ -342,24 +352,7 @@ export function AddServer(props: {
             <input type="checkbox" data-testid="wrap" checked={wrap} onChange={(e) => setWrap(e.currentTarget.checked)} />
             Run it through Warden's bridge (timeouts, restarts, logs; needed for secrets in the keychain)
           </label>
-          {props.sandboxWorks ? (
-            <>
-              <label class="check">
-                <input type="checkbox" data-testid="add-sandbox" checked={sandbox && wrap} disabled={!wrap} onChange={(e) => setSandbox(e.currentTarget.checked)} />
-                Run it in a sandbox: it may write only its package cache and /tmp, and cannot read your keys (~/.ssh, ~/.aws, keyrings…)
-              </label>
-              {sandbox && wrap && (
-                <label class="check indent">
-                  <input type="checkbox" data-testid="add-sandbox-network" checked={network} onChange={(e) => setNetwork(e.currentTarget.checked)} />
-                  with network (its first start downloads the package; servers that call an API need it)
-                </label>
-              )}
-            </>
-          ) : (
-            <p class="muted small" data-testid="no-sandbox">
-              No sandbox here (bubblewrap is missing or may not create namespaces; docs/sandbox.md says how to get one).
-            </p>
-          )}
+          <AddSandboxChoices works={props.sandboxWorks} wrap={wrap} value={sandbox} onChange={setSandbox} />
         </fieldset>
       )}
 
@@ -385,6 +378,8 @@ export function AddServer(props: {
           <ProbeResult probe={probe} />
         </>
       )}
+
+      <FirstStartNetwork state={firstStart} />
 
       <div class="dialog-actions">
         <button type="button" class="secondary" data-testid="add-close" onClick={props.onClose}>

@@ -122,3 +122,66 @@ export function printable(path: string): string {
   return path.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** The Add flow's sandbox choices. The network is off unless asked for. */
+export interface AddSandbox {
+  on: boolean;
+  /** The network for the first start only (the package runner downloads the package). */
+  firstStart: boolean;
+  /** The network kept on (a server that calls an API). */
+  keep: boolean;
+}
+
+/** The config.toml keys the Add flow sets before it writes the clients' files. */
+export function addSandboxKeys(c: AddSandbox): Array<["sandbox" | "sandbox_network", string]> {
+  if (!c.on) return [];
+  return [
+    ["sandbox", "on"],
+    ["sandbox_network", c.keep || c.firstStart ? "host" : "none"],
+  ];
+}
+
+/** Whether the network must be taken away again once the first start (the probe) is over. */
+export function networkForFirstStartOnly(c: AddSandbox): boolean {
+  return c.on && c.firstStart && !c.keep;
+}
+
+/** The first start's network: allowed, taken away once that start is over, or not taken away. */
+export type FirstStartState = "allowed" | "taken" | { error: string };
+
+/**
+ * The Add flow's write, in this order: the sandbox's keys in config.toml (when one cannot be
+ * set, nothing else is written); the clients' files; the first start (the probe); then the
+ * network allowed for the first start only is taken away, whatever came of the rest. Keys set
+ * before a failure stay in `[servers.NAME]`: they only limit a server of that name, which no
+ * client runs. Resolves to the error to show, if any.
+ */
+export async function writeSandboxFirst(
+  choice: AddSandbox | null,
+  steps: {
+    setKey: (key: "sandbox" | "sandbox_network", value: string) => Promise<string | null>;
+    writeFiles: () => Promise<{ error: string } | { start: boolean }>;
+    firstStart: () => Promise<string | null>;
+    onNetwork: (state: FirstStartState) => void;
+  },
+): Promise<string | null> {
+  const keys = choice ? addSandboxKeys(choice) : [];
+  for (const [key, value] of keys) {
+    const error = await steps.setKey(key, value);
+    if (error !== null) return `Nothing was written to the clients' files: the sandbox could not be set in config.toml (${key}): ${error}`;
+  }
+  const firstStartOnly = choice !== null && networkForFirstStartOnly(choice);
+  if (firstStartOnly) steps.onNetwork("allowed");
+  try {
+    const written = await steps.writeFiles();
+    if ("error" in written)
+      return keys.length > 0
+        ? `The clients' files were not written: ${written.error}. The sandbox's keys stay in config.toml; they only limit a server of this name, which no client runs.`
+        : written.error;
+    return written.start ? await steps.firstStart() : null;
+  } finally {
+    if (firstStartOnly) {
+      const error = await steps.setKey("sandbox_network", "none").catch((e: unknown) => String(e));
+      steps.onNetwork(error === null ? "taken" : { error });
+    }
+  }
+}
