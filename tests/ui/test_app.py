@@ -708,7 +708,8 @@ def type_into(w: World, testid: str, text: str) -> None:
 
 def test_the_sandbox_section_offers_to_allow_what_a_sandboxed_server_was_refused(world: World) -> None:
     """A server with `sandbox = "on"` writes outside its grants: the server page shows the
-    refusal with "Allow <folder>", and the click grants the folder in config.toml."""
+    refusal with "Allow <folder>", and the click grants the folder in config.toml. A refusal
+    directly under / gets no grant, only the reason."""
     if shutil.which("bwrap") is None:
         pytest.fail("`bwrap` is not on PATH: apt-get install bubblewrap", pytrace=False)
     # Outside /tmp: the sandbox's /tmp is its own.
@@ -720,23 +721,31 @@ def test_the_sandbox_section_offers_to_allow_what_a_sandboxed_server_was_refused
     try:
         said = c.call("echo", {"write": str(outside / "out.txt"), "text": "x"})
         assert "Read-only file system" in said["text"], said
+        at_root = f"/warden-ui-{os.getpid()}.txt"
+        said = c.call("echo", {"write": at_root, "text": "x"})
+        assert "Read-only file system" in said["text"], said
         world.go("#/servers/boxed")
         world.wait("the switch shows it on", lambda: world.find("sandbox-switch").is_selected())
         world.wait("the refusal is offered", lambda: str(outside) in world.find("sandbox-blocked").text)
         world.wait("the badge", lambda: world.find("sandbox-mode").text.endswith("bwrap."))
+        world.wait("no grant for /", lambda: "the whole file system" in world.find("no-grant").text)
+        assert len(world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="allow-folder"]')) == 1, "only the plain folder is offered"
+        assert str(world.ide_file.parent.parent / ".ssh") in world.find("sandbox-hidden").text, "the hidden paths are listed"
         world.shot("server-sandbox", at="sandbox")
         world.click("allow-folder")
         world.wait("granted in config.toml", lambda: str(outside) in world.config.read_text())
-        world.wait("no longer offered", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="sandbox-blocked"]'))
+        world.wait("no longer offered", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="allow-folder"]'))
+        assert '"/"' not in world.config.read_text(), "/ is not granted"
     finally:
         c.close()
         shutil.rmtree(outside, ignore_errors=True)
 
 
 def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keychain(world: World) -> None:
-    """The Add flow with a command: consent, the client, the exact change, the write, the probe
+    """The Add flow with a command: consent, the client, the sandbox (its network off by
+    default; here allowed for the first start only), the exact change, the write, the probe
     (which only passes if the bridge put the keychain's secret into the server's environment),
-    then off, on and Remove, each leaving the file as it was."""
+    the network taken away after it, then off, on and Remove, each leaving the file as it was."""
     original = world.ide_file.read_bytes()
     fake = str(TARGET / "mcp-fake-server")
     world.go("#/manage")
@@ -751,6 +760,9 @@ def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keyc
     world.click("review-next")
     assert world.find("client-cursor").is_selected()
     assert world.find("add-sandbox").is_selected(), "the sandbox is offered, on, where it works"
+    assert not world.find("add-sandbox-first-start").is_selected(), "no network for the first start unless asked"
+    assert not world.find("add-sandbox-network").is_selected(), "no network kept unless asked"
+    world.click("add-sandbox-first-start")
     world.click("clients-next")
     diff = world.find("diff").text
     assert '"added"' in diff and "--secret-env" in diff and "ADDED_TOKEN" in diff, diff
@@ -766,6 +778,8 @@ def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keyc
     assert entry["args"] == ["bridge", "--server", "added", "--secret-env", "ADDED_TOKEN", "--", fake, "--require-env", "ADDED_TOKEN"], entry
     assert "tok-added-77c1" not in world.ide_file.read_text()
     assert '[servers.added]\nsandbox = "on"' in world.config.read_text(), "it started sandboxed"
+    world.wait("the first start's network taken away", lambda: world.find("add-first-start-network").get_attribute("data-state") == "taken")
+    assert 'sandbox_network = "none"' in world.config.read_text(), "the network is off after the first start"
     world.shot("manage-add-result")
     added = world.ide_file.read_bytes()
     world.click("add-close")
