@@ -50,7 +50,8 @@ export function SandboxSection(props: {
     setFolder("");
   };
   const landlock = props.mode === "landlock";
-  const refused = s.on ? blocked(props.timeline, s) : [];
+  // A grant written `~/…` covers the refusals of what it names.
+  const refused = s.on ? blocked(props.timeline, { ...s, write: s.write.map((w) => expandHome(w, places.home)) }) : [];
 
   return (
     <section class="card sandbox" data-testid="sandbox" aria-labelledby="sandbox-title">
