@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use tokio::net::{UnixListener, UnixStream};
 
 /// `$WARDEN_SOCKET`, else `<runtime dir>/warden/control.sock` (the runtime dir is
-/// `$XDG_RUNTIME_DIR` when absolute, on Linux only), else `<temp dir>/warden-<uid>/control.sock`.
+/// `/run/user/<uid>` when it is the user's, else `$XDG_RUNTIME_DIR` when absolute, on Linux
+/// only: [`crate::paths::runtime_dir`]), else `<temp dir>/warden-<uid>/control.sock`.
 pub fn socket_path() -> PathBuf {
     if let Some(p) = std::env::var_os("WARDEN_SOCKET").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -20,10 +21,9 @@ pub fn socket_path() -> PathBuf {
     }
 }
 
-#[allow(unsafe_code)]
+/// The real uid of this process.
 pub fn my_uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
+    crate::paths::real_uid()
 }
 
 /// Creates `dir` 0700 if missing; else it must be ours and closed to other users (an error
