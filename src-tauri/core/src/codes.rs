@@ -129,6 +129,11 @@ codes! {
         "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start its server: it answers the client's `initialize` with this error (`spawn_failed`), logs it, and exits with status 2.",
         "Correct the value as the message says (docs/config.md lists every key with its range), or remove it to get the default.";
 
+    // The control socket (`warden status`, `probe`, `restart` … and the bridges' reports).
+    ControlForeign = "W-CONTROL-FOREIGN",
+        "A program in another user or pid namespace than the supervisor's (a server in Warden's bubblewrap sandbox, a container) asked the supervisor, through the control socket, to act: run a probe, restart a server, change config.toml or a client's file, approve tools, stop a process, or answer for a bridge; or to read the user's files for it (client configs, backups, limits). Such programs may only watch (status, history, events, a bridge's reports), so the supervisor refused and changed nothing. A peer whose namespaces cannot be read (no pid, its /proc entry hidden) counts as foreign.",
+        "Run the command from your own session, outside the sandbox or container. If a hostile server sent it, look at which server's sandbox the pid in the supervisor's log belongs to.";
+
     // Secrets in the OS keychain (`--move-secrets`, `--secret-env`).
     KeychainUnavailable = "W-KEYCHAIN-UNAVAILABLE",
         "No OS keychain answered: on Linux no Secret Service (gnome-keyring, KeePassXC, KWallet) runs on the session bus, or it is locked and waits for a password nobody sees (Warden waits 20 s). `warden clients wrap --move-secrets` then moves nothing and leaves the file unchanged; a bridge with `--secret-env` does not start its server and answers `initialize` with this error.",
