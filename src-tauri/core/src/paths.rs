@@ -10,37 +10,6 @@ pub fn home_dir() -> Option<PathBuf> {
     BaseDirs::new().map(|d| d.home_dir().to_owned())
 }
 
-/// The user's home as the user database has it (not `$HOME`, which an IDE entry may set).
-#[cfg(unix)]
-#[allow(unsafe_code)]
-pub fn user_home() -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let mut buf = vec![0u8; 16 * 1024];
-    // SAFETY: getpwuid_r writes into `pwd` and `buf` (its length given); `found` points to
-    // `pwd` on success, and the strings it holds live in `buf`, read before it is dropped.
-    unsafe {
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(
-            libc::getuid(),
-            &mut pwd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut found,
-        );
-        if rc != 0 || found.is_null() || pwd.pw_dir.is_null() {
-            return None;
-        }
-        let dir = std::ffi::CStr::from_ptr(pwd.pw_dir);
-        Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()))).filter(|p| p.is_absolute())
-    }
-}
-
-#[cfg(not(unix))]
-pub fn user_home() -> Option<PathBuf> {
-    home_dir()
-}
-
 /// The user's config directory (`$XDG_CONFIG_HOME`, by default `~/.config`, on Linux).
 pub fn config_dir() -> Option<PathBuf> {
     BaseDirs::new().map(|d| d.config_dir().to_owned())

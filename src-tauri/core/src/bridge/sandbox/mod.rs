@@ -104,7 +104,9 @@ impl Places {
         if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
             warden.push(PathBuf::from(run));
         }
+        warden.extend(crate::paths::runtime_dir());
         let mut homes: Vec<PathBuf> = crate::paths::home_dir().into_iter().collect();
+        #[cfg(unix)]
         if let Some(h) = crate::paths::user_home().filter(|h| !homes.contains(h)) {
             homes.push(h);
         }
