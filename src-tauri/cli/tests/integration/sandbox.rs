@@ -40,6 +40,8 @@ impl World {
             .spawn();
         let init = s.initialize().await;
         assert!(init.get("result").is_some(), "{init}");
+        let ran = s.wait_for_events("sandbox", 1).await;
+        assert_eq!(ran[0]["detail"], "bwrap", "the sandbox that ran");
         Some(s)
     }
 }
@@ -208,6 +210,8 @@ async fn landlock_confines_the_server_where_bubblewrap_cannot() {
         .spawn();
     let init = s.initialize().await;
     assert!(init.get("result").is_some(), "{init}");
+    let ran = s.wait_for_events("sandbox", 1).await;
+    assert_eq!(ran[0]["detail"], "landlock", "the sandbox that ran");
     let said = echo(&mut s, json!({"read": w.path(".ssh/id_ed25519")})).await;
     assert!(
         said.starts_with("error:") && !said.contains("PRIVATE"),
