@@ -554,6 +554,8 @@ fn a_secret_goes_to_the_keychain_and_reaches_the_server() {
             "fake",
             "--secret-env",
             "API_KEY",
+            "--pass-env",
+            "LOG_LEVEL",
             "--",
             "npx",
             "-y",

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -177,7 +177,9 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         env: env.clone(),
         secret_env: secrets.iter().map(|(k, _)| k.clone()).collect(),
     };
-    let written_argv = written_argv(&plan, &entry, warden.as_deref(), &new_entry.secret_env);
+    // As `add` writes it (the same path, the same bridge arguments).
+    let warden_arg = warden.as_ref().map(|w| w.to_string_lossy().into_owned());
+    let written_argv = new_entry.argv(warden_arg.as_deref());
     let client_env = ClientEnv::from_process().map_err(|e| Stop::Failed(None, e.coded()))?;
     let mut opts = AddOptions {
         clients: args.clients.clone(),
@@ -399,31 +401,6 @@ fn warden_path() -> Result<PathBuf, Stop> {
             ),
         )
     })
-}
-
-/// The argv the files get: the plan's, behind `warden bridge --server ENTRY
-/// [--secret-env VAR]... --` unless it is not wrapped (as `warden clients wrap` writes it).
-fn written_argv(
-    plan: &InstallPlan,
-    entry: &str,
-    warden: Option<&Path>,
-    secret_env: &[String],
-) -> Vec<String> {
-    let Some(warden) = warden else {
-        return plan.argv();
-    };
-    let mut argv = vec![warden.to_string_lossy().into_owned(), "bridge".to_owned()];
-    if entry.starts_with('-') {
-        argv.push(format!("--server={entry}"));
-    } else {
-        argv.extend(["--server".to_owned(), entry.to_owned()]);
-    }
-    for var in secret_env {
-        argv.extend(["--secret-env".to_owned(), var.clone()]);
-    }
-    argv.push("--".to_owned());
-    argv.extend(plan.argv());
-    argv
 }
 
 fn status(s: &ServerResponse) -> Option<&ServerStatus> {
