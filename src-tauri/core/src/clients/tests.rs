@@ -918,7 +918,7 @@ fn clients_risks_flag_sudo_shell_lines_and_unpinned_packages() {
         let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         risks(cmd, &args).into_iter().map(|r| r.kind).collect()
     };
-    use RiskKind::{Shell, Sudo, Unpinned};
+    use RiskKind::{RunnerOption, Shell, Sudo, Unpinned};
     // Package runners: an exact version is pinned, a tag, a range or nothing is not.
     assert_eq!(
         kinds(
@@ -942,21 +942,22 @@ fn clients_risks_flag_sudo_shell_lines_and_unpinned_packages() {
         )
         .is_empty()
     );
-    assert!(
+    // Pinned, but `--package` and `--from` name what is installed: flagged as runner options.
+    assert_eq!(
         kinds(
             "/usr/bin/npx",
             &["--package=mcp-remote@0.1.29", "mcp-remote"]
-        )
-        .is_empty()
+        ),
+        [RunnerOption]
     );
     assert_eq!(kinds("uvx", &["mcp-server-fetch"]), [Unpinned]);
     assert!(kinds("uvx", &["mcp-server-fetch==2025.4.7"]).is_empty());
-    assert!(
+    assert_eq!(
         kinds(
             "uvx",
             &["--from", "mcp-server-git@2025.1.14", "mcp-server-git"]
-        )
-        .is_empty()
+        ),
+        [RunnerOption]
     );
     assert_eq!(kinds("pnpm", &["dlx", "some-mcp"]), [Unpinned]);
     assert_eq!(
@@ -1489,4 +1490,13 @@ fn clients_new_entry_argv_unwrapped_is_the_plain_command() {
         secret_env: Vec::new(),
     };
     assert_eq!(entry.argv(None), ["npx", "srv@1.2.3"]);
+}
+
+/// `clients` lists an entry whose `env` steers loading or paths with that risk.
+#[test]
+fn clients_entry_with_a_loader_variable_in_its_env_is_flagged() {
+    let text = "{\"mcpServers\": {\"srv\": {\"command\": \"node\", \"args\": [\"s.js\"], \"env\": {\"LD_PRELOAD\": \"/tmp/x.so\"}}}}";
+    let servers = edit::entries(ClientId::Cursor, Dialect::McpServers, text).unwrap();
+    let kinds: Vec<RiskKind> = servers[0].risks.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [RiskKind::LoaderEnv]);
 }

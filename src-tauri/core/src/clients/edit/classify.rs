@@ -213,7 +213,9 @@ pub(crate) fn entries(
             };
             let risks = match &state {
                 EntryState::Unwrapped { command, args }
-                | EntryState::Wrapped { command, args, .. } => risk::risks(command, args),
+                | EntryState::Wrapped { command, args, .. } => {
+                    risk::entry_risks(command, args, &l.env_keys)
+                }
                 EntryState::Skipped { .. } => Vec::new(),
             };
             ServerEntry {
