@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use warden_core::clients::{
-    self, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry, add,
+    self, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry, RiskKind, add,
 };
 use warden_core::codes::Code;
 use warden_core::keychain;
@@ -514,13 +514,19 @@ fn consent_screen(s: &Screen<'_>) {
             input.flag()
         );
     }
-    let risks = clients::risks(&plan.command, &plan.args);
-    if risks.is_empty() {
-        say!("  risks:       none found (no root, no shell line, version pinned)");
+    if plan.risks.is_empty() {
+        say!(
+            "  risks:       none found (no root, no shell line, version pinned, no runner option or variable that widens what it gets)"
+        );
     } else {
         say!("  risks:");
-        for r in &risks {
-            say!("    ! {}", r.detail);
+        for r in &plan.risks {
+            let mark = if r.kind == RiskKind::LoaderEnvByDocument {
+                "!!"
+            } else {
+                "! "
+            };
+            say!("    {mark} {}", r.detail);
         }
     }
     for w in &plan.warnings {
