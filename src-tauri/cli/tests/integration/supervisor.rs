@@ -1498,7 +1498,16 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
         .collect();
     assert_eq!(
         args,
-        ["bridge", "--server", "added", "--", FAKE, "--banner"]
+        [
+            "bridge",
+            "--server",
+            "added",
+            "--pass-env",
+            "MODE",
+            "--",
+            FAKE,
+            "--banner"
+        ]
     );
     assert!(matches!(
         api.request(add(false)).await.unwrap(),
