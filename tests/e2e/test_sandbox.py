@@ -68,8 +68,9 @@ async def test_mcp_ripgrep_searches_its_root_but_not_what_is_hidden(
 
 
 async def test_a_uvx_server_from_pypi_works_sandboxed(warden: Warden, bwrap: str) -> None:
-    """`uvx` fetches the pinned server from PyPI into its cache (~/.cache/uv, writable in the
-    sandbox) with the host's network, then runs it confined."""
+    """`uvx` fetches the pinned server from PyPI into the server's own cache (its `UV_CACHE_DIR`
+    under Warden's state; the user's ~/.cache/uv is read-only inside) with the host's network,
+    then runs it confined."""
     uvx = Path(sys.executable).with_name("uvx")
     if not uvx.exists():
         pytest.fail(f"{uvx} is missing: pip install -r tests/e2e/requirements.txt", pytrace=False)
@@ -77,9 +78,13 @@ async def test_a_uvx_server_from_pypi_works_sandboxed(warden: Warden, bwrap: str
         "time", [str(uvx), "mcp-server-time==2026.10.19"], 'sandbox="on"', 'sandbox_network="host"'
     )
     # The SDK starts servers with a minimal environment; this machine's way to PyPI (a CA of
-    # its own, a proxy, a mirror) goes along, as a client's config entry would pass it.
+    # its own, a proxy, a mirror) goes along, as a client's config entry would pass it, and
+    # through the sandbox's cleared environment by name (`--pass-env`, as `clients wrap`
+    # writes it for an entry's `env`).
     reach = ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "UV_INDEX_URL", "UV_DEFAULT_INDEX")
-    params.env = {**(params.env or {}), **{k: os.environ[k] for k in reach if k in os.environ}}
+    passed = {k: os.environ[k] for k in reach if k in os.environ}
+    params.env = {**(params.env or {}), **passed}
+    params.args = params.args[:1] + [a for k in passed for a in ("--pass-env", k)] + params.args[1:]
     with anyio.fail_after(180):
         async with stdio_client(params, errlog=warden.errlog) as (read, write):
             async with ClientSession(read, write) as session:

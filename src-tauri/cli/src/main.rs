@@ -121,6 +121,11 @@ struct BridgeArgs {
     /// (repeatable).
     #[arg(long = "secret-env", value_name = "VAR")]
     secret_env: Vec<String>,
+    /// With `sandbox = "on"`, the server's environment is cleared to a short list (PATH,
+    /// HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_*, TZ): pass VAR from this environment to
+    /// it as well (repeatable; `clients wrap` writes one for each variable of the entry).
+    #[arg(long = "pass-env", value_name = "VAR")]
+    pass_env: Vec<String>,
     /// The server command and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -157,8 +162,9 @@ fn main() -> ExitCode {
             config,
             set,
             secret_env,
+            pass_env,
             command,
-        }) => bridge_main(server, config, &set, &secret_env, command),
+        }) => bridge_main(server, config, &set, &secret_env, pass_env, command),
         Command::RgServer {
             roots,
             max_output_bytes,
@@ -239,6 +245,7 @@ fn bridge_main(
     config: Option<PathBuf>,
     set: &[String],
     secret_env: &[String],
+    pass_env: Vec<String>,
     command: Vec<OsString>,
 ) -> ExitCode {
     let server = server.unwrap_or_else(|| {
@@ -308,6 +315,7 @@ fn bridge_main(
         server,
         command,
         env,
+        pass_env,
         limits,
         reload: path.map(|p| (p, overrides)),
         #[cfg(unix)]

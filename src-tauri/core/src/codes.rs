@@ -129,6 +129,11 @@ codes! {
         "config.toml or a `--set` has a value Warden cannot use: a syntax error, a value out of range, or keys that contradict each other. The message names the file, line, key and fix; a running bridge keeps its last good settings (`config_rejected` event), a new one does not start its server: it answers the client's `initialize` with this error (`spawn_failed`), logs it, and exits with status 2.",
         "Correct the value as the message says (docs/config.md lists every key with its range), or remove it to get the default.";
 
+    // The control socket (`warden status`, `probe`, `restart` … and the bridges' reports).
+    ControlForeign = "W-CONTROL-FOREIGN",
+        "A program in another user or pid namespace than the supervisor's (a server in Warden's bubblewrap sandbox, a container) asked the supervisor, through the control socket, to act: run a probe, restart a server, change config.toml or a client's file, approve tools, stop a process, or answer for a bridge; or to read the user's files for it (client configs, backups, limits). Such programs may only watch (status, history, events, a bridge's reports), so the supervisor refused and changed nothing. A peer whose namespaces cannot be read (no pid, its /proc entry hidden) counts as foreign.",
+        "Run the command from your own session, outside the sandbox or container. If a hostile server sent it, look at which server's sandbox the pid in the supervisor's log belongs to.";
+
     // Secrets in the OS keychain (`--move-secrets`, `--secret-env`).
     KeychainUnavailable = "W-KEYCHAIN-UNAVAILABLE",
         "No OS keychain answered: on Linux no Secret Service (gnome-keyring, KeePassXC, KWallet) runs on the session bus, or it is locked and waits for a password nobody sees (Warden waits 20 s). `warden clients wrap --move-secrets` then moves nothing and leaves the file unchanged; a bridge with `--secret-env` does not start its server and answers `initialize` with this error.",
@@ -149,11 +154,17 @@ codes! {
         "Check the network connection and try again. To use another registry (a mirror or a company's subregistry), set `WARDEN_REGISTRY_URL` or `url` in the `[registry]` table of config.toml.";
 
     // The sandbox (`sandbox = "on"`, Linux); a sandboxed server is never run without it.
+    SandboxContainer = "W-SANDBOX-CONTAINER",
+        "The server's config says `sandbox = \"on\"`, but its command is a container runner (`docker`, `podman`, `nerdctl`): the server would run in the runner's daemon, outside any sandbox Warden can make (with whatever the runner's options give it). The server was not started.",
+        "Use the container's own isolation and set `sandbox = \"off\"` for this server, after reading its `run` options (`--privileged`, `-v`, `--network=host` widen what it gets); or run the server's package directly (npx, uvx) in Warden's sandbox.";
     SandboxDegraded = "W-SANDBOX-DEGRADED",
-        "bubblewrap cannot make a sandbox here (user namespaces refused, as on Ubuntu 23.10 and later), so Landlock confines the server instead: reads and writes as configured and, on Linux 6.7+, TCP as configured; but it has no private /tmp (it may write the shared one), no pid namespace, UDP and DNS are not cut, and files created later in a folder that holds a hidden path are not readable to it. `warden status` shows `sandbox: \"landlock\"`.",
+        "bubblewrap cannot make a sandbox here (user namespaces refused, as on Ubuntu 23.10 and later), so Landlock (Linux 6.12+) confines the server instead: reads, writes, TCP, signals and sockets as configured, its temp files in a folder of its own; but it has no pid namespace (it sees the user's processes in /proc, though not their memory or environment), and UDP and DNS are not cut. `warden status` shows `sandbox: \"landlock\"`.",
         "Allow bubblewrap its user namespaces to get the full sandbox (see W-SANDBOX-USERNS-DENIED for how), then restart the server; or accept what Landlock gives.";
+    SandboxKernel = "W-SANDBOX-KERNEL",
+        "bubblewrap cannot make a sandbox here, and this kernel's Landlock is older than ABI 6 (Linux 6.12): it could not keep the server's signals and abstract sockets in, so the server was not started.",
+        "Allow bubblewrap its user namespaces (see W-SANDBOX-USERNS-DENIED), or run a kernel 6.12 or newer; else set `sandbox = \"off\"` for this server.";
     SandboxUnavailable = "W-SANDBOX-UNAVAILABLE",
-        "The server's config says `sandbox = \"on\"`, but no sandbox can be set up here: bubblewrap (`bwrap`) is not installed or not on the PATH the bridge has. The server was not started: the client's `initialize` got this error.",
+        "The server's config says `sandbox = \"on\"`, but no sandbox can be set up here: bubblewrap (`bwrap`) is not installed in the system's folders (/usr/bin, /bin, /usr/local/bin), Landlock is not available, or `sandbox_mode` allows only the one that is missing. The server was not started: the client's `initialize` got this error.",
         "Install bubblewrap (`sudo apt-get install bubblewrap` on Debian and Ubuntu, `dnf install bubblewrap` on Fedora), or set `sandbox = \"off\"` for this server if you accept running it with your full rights.";
     SandboxUsernsDenied = "W-SANDBOX-USERNS-DENIED",
         "bubblewrap may not create the user namespaces the sandbox is made of: Ubuntu 23.10 and later restrict them with AppArmor (`kernel.apparmor_restrict_unprivileged_userns = 1`), other systems with `kernel.unprivileged_userns_clone = 0`. The server was not started.",

@@ -285,7 +285,7 @@ pub fn typescript() -> String {
     crate::supervisor::api::bindings::bindings_file(
         "// Generated from src-tauri/core/src/desktop.rs by\n\
          // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.\n\n\
-         import type { ApiError } from \"./api\";\n",
+         import type { ApiError, Risk } from \"./api\";\n",
         &decls,
     )
 }

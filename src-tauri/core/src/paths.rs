@@ -1,6 +1,7 @@
 //! Where Warden keeps its files.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use directories::BaseDirs;
 
@@ -14,9 +15,85 @@ pub fn config_dir() -> Option<PathBuf> {
     BaseDirs::new().map(|d| d.config_dir().to_owned())
 }
 
-/// The user's runtime directory (`$XDG_RUNTIME_DIR` when absolute, Linux only).
+/// The user's runtime directory, the same for the bridges and the supervisor whatever
+/// environment each got (MCP SDK clients start servers with only `HOME`, `LOGNAME`, `PATH`,
+/// `SHELL`, `TERM` and `USER`): `/run/user/<uid>` of the real uid when it exists and belongs
+/// to the user, else `$XDG_RUNTIME_DIR` when absolute; Linux only.
 pub fn runtime_dir() -> Option<PathBuf> {
-    BaseDirs::new()?.runtime_dir().map(ToOwned::to_owned)
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let owner = |dir: &Path| {
+            std::fs::metadata(dir)
+                .ok()
+                .filter(std::fs::Metadata::is_dir)
+                .map(|m| m.uid())
+        };
+        choose_runtime_dir(real_uid(), owner, std::env::var_os("XDG_RUNTIME_DIR"))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// [`runtime_dir`] as a pure function: `uid` is the real uid, `owner` the owner of a path
+/// that exists and is a directory, `xdg_runtime_dir` the environment's value.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn choose_runtime_dir(
+    uid: u32,
+    owner: impl FnOnce(&Path) -> Option<u32>,
+    xdg_runtime_dir: Option<OsString>,
+) -> Option<PathBuf> {
+    let run = PathBuf::from(format!("/run/user/{uid}"));
+    if owner(&run) == Some(uid) {
+        return Some(run);
+    }
+    xdg_runtime_dir
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+}
+
+/// The real uid of this process (not the environment's `USER`).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn real_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The home directory of the real uid in the user database (`getpwuid_r`), whatever `$HOME`
+/// says; `None` without an entry (or with an empty home).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn user_home() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    loop {
+        // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids).
+        let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call and `buf.len()` is its size.
+        let rc = unsafe {
+            libc::getpwuid_r(
+                real_uid(),
+                &mut entry,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut found,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: on success `pw_dir` points to a NUL-terminated string inside `buf`, copied
+        // out before `buf` is dropped.
+        let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+        let dir = std::ffi::OsStr::from_bytes(dir.to_bytes());
+        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+    }
 }
 
 /// `$WARDEN_STATE_DIR`, else the user's state directory (`$XDG_STATE_HOME/warden`, by default
@@ -86,6 +163,54 @@ pub fn is_executable(path: &std::path::Path) -> bool {
 mod tests {
     use super::*;
 
+    /// `/run/user/<uid>` when it is the user's; else an absolute `$XDG_RUNTIME_DIR`; else none.
+    #[test]
+    fn runtime_dir_prefers_the_users_run_dir_then_an_absolute_xdg_runtime_dir() {
+        let xdg = || Some(OsString::from("/x/run"));
+        let cases: [(Option<u32>, Option<OsString>, Option<&str>); 7] = [
+            (Some(7), None, Some("/run/user/7")),
+            (Some(7), xdg(), Some("/run/user/7")),
+            (Some(0), xdg(), Some("/x/run")),
+            (None, xdg(), Some("/x/run")),
+            (None, Some("rel/run".into()), None),
+            (None, Some("".into()), None),
+            (Some(8), None, None),
+        ];
+        let got: Vec<Option<PathBuf>> = cases
+            .iter()
+            .map(|(owner, env, _)| {
+                choose_runtime_dir(
+                    7,
+                    |p| {
+                        assert_eq!(p, Path::new("/run/user/7"));
+                        *owner
+                    },
+                    env.clone(),
+                )
+            })
+            .collect();
+        let want: Vec<Option<PathBuf>> = cases
+            .iter()
+            .map(|(_, _, want)| want.map(PathBuf::from))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    /// The home directory in /etc/passwd for the real uid, as `getent passwd $(id -u)` shows
+    /// it on a machine whose users are all in /etc/passwd.
+    #[cfg(unix)]
+    #[test]
+    fn user_home_is_the_user_databases() {
+        let uid = real_uid().to_string();
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+        let home = passwd.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields.len() == 7 && fields[2] == uid && !fields[5].is_empty())
+                .then(|| PathBuf::from(fields[5]))
+        });
+        assert_eq!(user_home(), home);
+    }
+
     #[test]
     fn stems_are_safe() {
         assert_eq!(file_stem("rg"), "rg");
@@ -100,8 +225,6 @@ mod tests {
     /// crates read it at call time, and other tests in this process read it too).
     #[cfg(target_os = "linux")]
     mod pinned {
-        use std::ffi::OsStr;
-        use std::os::unix::ffi::OsStrExt;
         use std::path::{Path, PathBuf};
         use std::process::Command;
 
@@ -160,37 +283,34 @@ mod tests {
                 .expect("paths as JSON")
         }
 
+        /// `/run/user/<uid>` when this machine has it for the user: it comes before any
+        /// environment (`runtime_dir_prefers_the_users_run_dir_then_an_absolute_xdg_runtime_dir`).
+        fn own_run_dir() -> Option<PathBuf> {
+            use std::os::unix::fs::MetadataExt as _;
+            let uid = super::real_uid();
+            let dir = PathBuf::from(format!("/run/user/{uid}"));
+            std::fs::metadata(&dir)
+                .is_ok_and(|m| m.is_dir() && m.uid() == uid)
+                .then_some(dir)
+        }
+
+        /// The socket with `$XDG_RUNTIME_DIR` set to `run` (or unset).
+        fn socket(run: Option<&str>) -> PathBuf {
+            match own_run_dir().or_else(|| run.map(PathBuf::from)) {
+                Some(dir) => dir.join("warden/control.sock"),
+                None => format!("/t/warden-{}/control.sock", super::real_uid()).into(),
+            }
+        }
+
         /// What Warden used with `home` as the home directory and no XDG variables.
         fn defaults(home: &Path) -> Value {
             json!({
                 "config": home.join(".config/warden/config.toml"),
                 "state": home.join(".local/state/warden"),
-                "socket": format!("/t/warden-{}/control.sock", crate::control::socket::my_uid()),
+                "socket": socket(None),
                 "home": home,
                 "client_home": home,
             })
-        }
-
-        /// The home directory in the user database, for a process without `$HOME`.
-        #[allow(unsafe_code)]
-        fn passwd_home() -> PathBuf {
-            let mut buf = vec![0 as libc::c_char; 64 * 1024];
-            // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids).
-            let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-            let mut found = std::ptr::null_mut();
-            // SAFETY: every pointer is valid for the call and `buf.len()` is its size; on
-            // success `pw_dir` points to a NUL-terminated string inside `buf`, read before
-            // `buf` is dropped.
-            let dir = unsafe {
-                let uid = libc::getuid();
-                let rc = libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found);
-                assert!(
-                    rc == 0 && !found.is_null(),
-                    "no user database entry for uid {uid}"
-                );
-                std::ffi::CStr::from_ptr(entry.pw_dir)
-            };
-            PathBuf::from(OsStr::from_bytes(dir.to_bytes()))
         }
 
         #[test]
@@ -229,7 +349,7 @@ mod tests {
             let mut want = defaults(home);
             want["config"] = json!("/x/config/warden/config.toml");
             want["state"] = json!("/x/state/warden");
-            want["socket"] = json!("/run/user/7/warden/control.sock");
+            want["socket"] = json!(socket(Some("/run/user/7")));
             assert_eq!(paths_with(&set), want);
 
             let set = [
@@ -246,7 +366,7 @@ mod tests {
             assert_eq!(paths_with(&set), want);
 
             // Without $HOME (or with it empty), the user database says where home is.
-            let home = passwd_home();
+            let home = super::user_home().expect("a user database entry for this uid");
             assert_eq!(paths_with(&[]), defaults(&home));
             assert_eq!(paths_with(&[("HOME", "")]), defaults(&home));
         }

@@ -374,7 +374,7 @@ export type EntryState = { "state": "unwrapped", command: string, args: Array<st
 
 export type Risk = { kind: RiskKind, detail: string, };
 
-export type RiskKind = "sudo" | "shell" | "unpinned";
+export type RiskKind = "sudo" | "shell" | "unpinned" | "runner_option" | "loader_env" | "loader_env_by_document";
 
 export type Notice = { client: ClientId, kind: NoticeKind, message: string, };
 

@@ -1,7 +1,7 @@
 // Generated from src-tauri/core/src/desktop.rs by
 // `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.
 
-import type { ApiError } from "./api";
+import type { ApiError, Risk } from "./api";
 
 export type AppRequest = { "op": "state" } | { "op": "autostart", on: boolean | null, } | { "op": "open", target: OpenTarget, } | { "op": "quit" };
 
@@ -95,7 +95,13 @@ env: Array<PlannedEnv>,
 /**
  * Inputs of arguments left out because nobody gave them (none of them is required).
  */
-optional_inputs: Array<InputRequest>, warnings: Array<Warning>, };
+optional_inputs: Array<InputRequest>, warnings: Array<Warning>, 
+/**
+ * What the consent screen flags: the command's (`clients::risks`: root, a shell line, a
+ * runner option that widens what the server gets), then the variables set that steer
+ * loading or paths, as high risk when the document itself sets them.
+ */
+risks: Array<Risk>, };
 
 export type PlannedPackage = { 
 /**

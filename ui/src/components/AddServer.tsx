@@ -521,6 +521,15 @@ function Review(props: {
       {server && !plan && Object.keys(server.secrets).length > 0 && (
         <p class="small">Into the OS keychain: {Object.keys(server.secrets).join(", ")}</p>
       )}
+      {p && p.risks.length > 0 && (
+        <ul class="risks small" data-testid="consent-risks">
+          {p.risks.map((r, i) => (
+            <li key={i} data-kind={r.kind}>
+              <span class={`tag risk-${r.kind}`}>{r.kind}</span> {r.detail}
+            </li>
+          ))}
+        </ul>
+      )}
       {p && p.warnings.length > 0 && (
         <ul class="small warn-text" data-testid="consent-warnings">
           {p.warnings.map((w, i) => (

@@ -298,6 +298,9 @@ const RISK_LABEL: Record<RiskKind, string> = {
   sudo: "runs as root",
   shell: "shell command line",
   unpinned: "unpinned package",
+  runner_option: "runner option",
+  loader_env: "loader variable",
+  loader_env_by_document: "set by the document",
 };
 
 function Risks({ entry }: { entry: ServerEntry }) {

@@ -396,7 +396,7 @@ function handleRegistry(req: RegistryRequest): RegistryAnswer {
     plan: {
       server: "io.github.microsoft/playwright-mcp", version: "0.0.79",
       package: { index: 0, registry_type: "npm", identifier: "@playwright/mcp", version: "0.0.79", reference: "@playwright/mcp@0.0.79" },
-      command: "npx", args: ["-y", "@playwright/mcp@0.0.79"], env: [], optional_inputs: [], warnings: [],
+      command: "npx", args: ["-y", "@playwright/mcp@0.0.79"], env: [], optional_inputs: [], warnings: [], risks: [],
     },
   };
 }

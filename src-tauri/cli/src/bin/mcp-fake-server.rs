@@ -15,7 +15,8 @@
 //! `echo` tool's description asks for more: a tool definition that changed), `--require-env
 //! VAR` (exits at once with status 1 when VAR is not set, as servers that need an API key do),
 //! `--require-cwd DIR` (exits at once with status 1 unless it runs in DIR, as servers that
-//! read files relative to their `cwd` fail).
+//! read files relative to their `cwd` fail), `--on-sigterm FILE` (writes `sigterm` to FILE
+//! and exits 0 on SIGTERM: the sandbox's tests see that the signal reached it).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -41,6 +42,7 @@ struct Flags {
     rug_pull: bool,
     require_env: Option<String>,
     require_cwd: Option<String>,
+    on_sigterm: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -69,6 +71,7 @@ fn flags() -> Flags {
             "--rug-pull" => f.rug_pull = true,
             "--require-env" => f.require_env = args.next(),
             "--require-cwd" => f.require_cwd = args.next(),
+            "--on-sigterm" => f.on_sigterm = args.next(),
             other => {
                 eprintln!("mcp-fake-server: unknown flag {other}");
                 std::process::exit(2);
@@ -151,6 +154,31 @@ fn tools(state: &State) -> Value {
     list
 }
 
+/// Sends `line` (if any) on a connected socket and answers its first line back, else
+/// `connected`.
+fn talk(stream: std::os::unix::net::UnixStream, line: Option<&str>) -> std::io::Result<String> {
+    let Some(line) = line else {
+        return Ok("connected".to_owned());
+    };
+    let mut writer = stream.try_clone()?;
+    writer.write_all(format!("{line}\n").as_bytes())?;
+    let mut answer = String::new();
+    std::io::BufReader::new(stream).read_line(&mut answer)?;
+    Ok(answer.trim_end().to_owned())
+}
+
+/// SIGTERM to `pid`.
+#[allow(unsafe_code)]
+fn signal(pid: i64) -> std::io::Result<String> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+    // SAFETY: a plain system call.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
+        Ok("signalled".to_owned())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 async fn call(state: Arc<State>, id: Value, params: Value) {
     let out = &state.out;
     let args = params.get("arguments").cloned().unwrap_or(json!({}));
@@ -159,8 +187,10 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
     match params.get("name").and_then(Value::as_str).unwrap_or("") {
         // `{"env": "VAR"}` echoes the server's environment variable VAR instead; for the
         // sandbox's tests, `{"read": PATH}` the file's text, `{"write": PATH, "text": T}`
-        // writes it, `{"connect": "HOST:PORT"}` opens a TCP connection: each answers what
-        // happened ("error: ..." when refused).
+        // writes it, `{"connect": "HOST:PORT"}` opens a TCP connection, `{"unix": PATH}` a
+        // UNIX socket's (sending `"send"`'s line, if any, and answering the first line back),
+        // `{"abstract": NAME}` an abstract one's, `{"kill": PID}` sends it SIGTERM: each
+        // answers what happened ("error: ..." when refused).
         "echo" => {
             // Failures are also logged on stderr, as servers do, with what was refused.
             let outcome = |what: &str, r: std::io::Result<String>| {
@@ -177,6 +207,23 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
                     &format!("write '{path}'"),
                     std::fs::write(path, body).map(|()| "written".to_owned()),
                 )
+            } else if let Some(path) = args.get("unix").and_then(Value::as_str) {
+                let send = args.get("send").and_then(Value::as_str).map(str::to_owned);
+                outcome(
+                    &format!("connect to '{path}'"),
+                    std::os::unix::net::UnixStream::connect(path)
+                        .and_then(|s| talk(s, send.as_deref())),
+                )
+            } else if let Some(name) = args.get("abstract").and_then(Value::as_str) {
+                use std::os::linux::net::SocketAddrExt as _;
+                outcome(
+                    &format!("connect to @{name}"),
+                    std::os::unix::net::SocketAddr::from_abstract_name(name)
+                        .and_then(|a| std::os::unix::net::UnixStream::connect_addr(&a))
+                        .and_then(|s| talk(s, None)),
+                )
+            } else if let Some(pid) = args.get("kill").and_then(Value::as_i64) {
+                outcome(&format!("signal {pid}"), signal(pid))
             } else if let Some(addr) = args.get("connect").and_then(Value::as_str) {
                 outcome(
                     &format!("connect to {addr}"),
@@ -473,6 +520,16 @@ fn main() {
         } else {
             None
         };
+        if let Some(file) = f.on_sigterm.clone() {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler");
+            tokio::spawn(async move {
+                term.recv().await;
+                let _ = std::fs::write(&file, "sigterm");
+                std::process::exit(0);
+            });
+        }
         let mut pids = vec![std::process::id().to_string()];
         let _grandchild = if f.grandchild {
             let exe = std::env::current_exe().expect("current exe");

@@ -153,9 +153,11 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let h = Home::new();
     let out = h.ok(&["wrap", "--dry-run"]);
     assert!(out.contains("-      \"command\": \"npx\","), "{out}");
-    assert!(out.contains("+      \"args\": [\"bridge\", \"--server\", \"ripgrep\", \"--\", \"npx\", \"-y\", \"mcp-ripgrep\"],"), "{out}");
+    assert!(out.contains("+      \"args\": [\"bridge\", \"--server\", \"ripgrep\", \"--pass-env\", \"RG_TOKEN\", \"--\", \"npx\", \"-y\", \"mcp-ripgrep\"],"), "{out}");
     assert!(
-        out.contains("+args = [\"bridge\", \"--server\", \"time\", \"--\", \"uvx\"]"),
+        out.contains(
+            "+args = [\"bridge\", \"--server\", \"time\", \"--pass-env\", \"TZ\", \"--\", \"uvx\"]"
+        ),
         "{out}"
     );
     assert!(out.contains("Dry run: nothing was written."), "{out}");

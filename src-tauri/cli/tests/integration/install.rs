@@ -554,6 +554,8 @@ fn a_secret_goes_to_the_keychain_and_reaches_the_server() {
             "fake",
             "--secret-env",
             "API_KEY",
+            "--pass-env",
+            "LOG_LEVEL",
             "--",
             "npx",
             "-y",
@@ -626,4 +628,37 @@ fn a_server_that_does_not_start_is_reported_not_rolled_back() {
         run.text()
     );
     assert!(json_of(&h.cursor())["mcpServers"]["fake"].is_object());
+}
+
+/// A server.json of the test's own whose container runs privileged and whose document sets
+/// `LD_PRELOAD` by default: the consent screen flags both, the variable as high risk.
+#[test]
+fn the_consent_screen_flags_a_privileged_container_and_a_document_ld_preload() {
+    let h = Home::new();
+    let file = h.server_json(&json!({
+        "name": "io.github.acme/wide",
+        "description": "a container that asks for more than it needs",
+        "version": "1.2.3",
+        "packages": [{
+            "registryType": "oci",
+            "identifier": "ghcr.io/acme/wide:1.2.3",
+            "transport": {"type": "stdio"},
+            "runtimeArguments": [{"type": "named", "name": "--privileged"}],
+            "environmentVariables": [{"name": "LD_PRELOAD", "default": "/tmp/hook.so"}]
+        }]
+    }));
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", &file, "--client", "cursor", "--dry-run"],
+    );
+    let risks = run
+        .stdout
+        .split_once("  risks:")
+        .map_or("", |(_, rest)| rest);
+    assert!(
+        risks.contains("!  docker --privileged: gives the container every capability")
+            && risks.contains("!! HIGH RISK: the server's document itself sets LD_PRELOAD"),
+        "{}",
+        run.text()
+    );
 }

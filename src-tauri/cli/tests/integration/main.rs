@@ -8,6 +8,8 @@ mod common;
 
 mod bridge;
 mod clients;
+#[cfg(target_os = "linux")]
+mod containment;
 mod control;
 mod install;
 #[cfg(target_os = "linux")]

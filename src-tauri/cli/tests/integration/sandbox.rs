@@ -40,6 +40,8 @@ impl World {
             .spawn();
         let init = s.initialize().await;
         assert!(init.get("result").is_some(), "{init}");
+        let ran = s.wait_for_events("sandbox", 1).await;
+        assert_eq!(ran[0]["detail"], "bwrap", "the sandbox that ran");
         Some(s)
     }
 }
@@ -137,7 +139,10 @@ async fn without_bubblewrap_or_landlock_the_server_is_not_started_and_the_client
     let mut s = bridge()
         .config("[defaults]\nsandbox = \"on\"\n")
         .env("HOME", &w.home().to_string_lossy())
-        .env("PATH", &empty.path().to_string_lossy())
+        .env(
+            "WARDEN_TEST_BWRAP",
+            &empty.path().join("bwrap").to_string_lossy(),
+        )
         .env("WARDEN_NO_LANDLOCK", "1")
         .pid_file()
         .spawn();
@@ -151,7 +156,8 @@ async fn without_bubblewrap_or_landlock_the_server_is_not_started_and_the_client
     assert!(!pids.exists(), "the server never ran unsandboxed");
 }
 
-/// A `bwrap` that fails as Ubuntu's AppArmor makes it fail, alone on a PATH.
+/// A `bwrap` that fails as Ubuntu's AppArmor makes it fail (the bridge's debug build takes
+/// it from `WARDEN_TEST_BWRAP`; a release build looks only in the system's folders).
 fn refused_bwrap() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt as _;
     let bin = tempfile::tempdir().unwrap();
@@ -172,7 +178,10 @@ async fn without_namespaces_or_landlock_the_refusal_names_the_fix() {
     let mut s = bridge()
         .config("[defaults]\nsandbox = \"on\"\n")
         .env("HOME", &w.home().to_string_lossy())
-        .env("PATH", &bin.path().to_string_lossy())
+        .env(
+            "WARDEN_TEST_BWRAP",
+            &bin.path().join("bwrap").to_string_lossy(),
+        )
         .env("WARDEN_NO_LANDLOCK", "1")
         .spawn();
     let init = s.initialize().await;
@@ -194,10 +203,15 @@ async fn landlock_confines_the_server_where_bubblewrap_cannot() {
     let mut s = bridge()
         .config(&grants(&w, ""))
         .env("HOME", &w.home().to_string_lossy())
-        .env("PATH", &bin.path().to_string_lossy())
+        .env(
+            "WARDEN_TEST_BWRAP",
+            &bin.path().join("bwrap").to_string_lossy(),
+        )
         .spawn();
     let init = s.initialize().await;
     assert!(init.get("result").is_some(), "{init}");
+    let ran = s.wait_for_events("sandbox", 1).await;
+    assert_eq!(ran[0]["detail"], "landlock", "the sandbox that ran");
     let said = echo(&mut s, json!({"read": w.path(".ssh/id_ed25519")})).await;
     assert!(
         said.starts_with("error:") && !said.contains("PRIVATE"),

@@ -131,9 +131,9 @@ fn servers_add_disable_enable_remove_round_trip() {
     );
     let added = h.texts();
     assert!(
-        added
-            .0
-            .contains("\"bridge\", \"--server\", \"fetch\", \"--\", \"uvx\""),
+        added.0.contains(
+            "\"bridge\", \"--server\", \"fetch\", \"--pass-env\", \"LOG\", \"--\", \"uvx\""
+        ),
         "{}",
         added.0
     );

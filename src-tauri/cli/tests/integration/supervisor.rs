@@ -1062,6 +1062,101 @@ async fn another_users_connection_is_refused() {
     );
 }
 
+/// `warden ARGS...` run as a sandboxed server runs: in its own user and pid namespaces
+/// (bubblewrap), seeing the whole file system read-only, so the control socket is reachable.
+/// `None` (after [`cannot_run`]) without bwrap, or where it may not create namespaces.
+async fn warden_in_namespaces(env: &Env, args: &[&str]) -> Option<Output> {
+    let bwrap = require_tool("bwrap")?;
+    let mut cmd = Command::new(bwrap);
+    cmd.args(["--unshare-user", "--unshare-pid", "--die-with-parent"])
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--",
+        ])
+        .arg(WARDEN)
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    env.apply(&mut cmd);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("warden in bwrap did not end")
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.starts_with("bwrap:") {
+        cannot_run(&format!("bwrap cannot create namespaces here: {err}"));
+        return None;
+    }
+    Some(out)
+}
+
+/// A probe that leaves `marker` behind if it runs: the shell creates it, then becomes the
+/// fake server, which answers the probe.
+fn probe_creating(marker: &std::path::Path) -> Vec<String> {
+    let script = format!("touch '{}' && exec '{FAKE}'", marker.display());
+    ["probe", "--", "/bin/sh", "-c", &script]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// A program in other namespaces than the supervisor's (a sandboxed server that reaches the
+/// socket) may not have it run a command: the probe is refused with its code, nothing runs.
+#[tokio::test]
+async fn a_probe_from_another_user_and_pid_namespace_is_refused_and_runs_nothing() {
+    let env = Env::new();
+    let _daemon = env.daemon(&[]).await;
+    let marker = env.dir.path().join("probed");
+    let args = probe_creating(&marker);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let Some(out) = warden_in_namespaces(&env, &args).await else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("W-CONTROL-FOREIGN") && !marker.exists(),
+        "exit {}, probe ran: {}; stderr: {err}",
+        out.status,
+        marker.exists()
+    );
+}
+
+/// The same probe from the user's own namespaces runs.
+#[tokio::test]
+async fn the_same_probe_from_our_own_namespaces_runs() {
+    let env = Env::new();
+    let _daemon = env.daemon(&[]).await;
+    let marker = env.dir.path().join("probed");
+    let args = probe_creating(&marker);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = env.warden(&args).await;
+    assert!(
+        out.status.success() && marker.exists(),
+        "exit {}, probe ran: {}; stderr: {}",
+        out.status,
+        marker.exists(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Watching stays allowed from other namespaces: `warden status` is answered.
+#[tokio::test]
+async fn status_from_another_namespace_is_answered() {
+    let env = Env::new();
+    let _daemon = env.daemon(&[]).await;
+    let Some(out) = warden_in_namespaces(&env, &["status", "--json"]).await else {
+        return;
+    };
+    let status: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(status["servers"].is_array(), "{status}");
+}
+
 /// Load: `SUPERVISOR_LOAD_SESSIONS` bridges (default 50), each sending a request every
 /// `SUPERVISOR_LOAD_INTERVAL_MS` (default 100) for `SUPERVISOR_LOAD_SECS` (default 30); the
 /// daemon's CPU time and memory are read from /proc. Run by scripts/bench-supervisor.sh,
@@ -1403,7 +1498,16 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
         .collect();
     assert_eq!(
         args,
-        ["bridge", "--server", "added", "--", FAKE, "--banner"]
+        [
+            "bridge",
+            "--server",
+            "added",
+            "--pass-env",
+            "MODE",
+            "--",
+            FAKE,
+            "--banner"
+        ]
     );
     assert!(matches!(
         api.request(add(false)).await.unwrap(),

@@ -29,6 +29,9 @@ pub struct Server {
     pub pid: u32,
     pub exit: watch::Receiver<Option<String>>,
     group: GroupGuard,
+    /// The server runs inside bubblewrap, in a session of its own that the group's signals
+    /// do not reach.
+    in_bwrap: bool,
 }
 
 /// The server's standard streams.
@@ -48,18 +51,23 @@ impl Server {
         cwd: Option<&Path>,
         session: &str,
     ) -> Result<(Server, Pipes), SpawnError> {
-        Server::spawn_confined(command, env, cwd, session, None)
+        Server::launch(
+            super::sandbox::Launch::plain(command.to_vec()),
+            env,
+            cwd,
+            session,
+        )
     }
 
-    /// [`Server::spawn`], with the server confined by Landlock before it execs (the
-    /// sandbox's fallback, `confine`).
-    pub fn spawn_confined(
-        command: &[OsString],
+    /// [`Server::spawn`] as the sandbox says (`launch`): its command line, its environment
+    /// (`env` then added to it) and what confines it before it execs.
+    pub fn launch(
+        launch: super::sandbox::Launch,
         env: &[(String, String)],
         cwd: Option<&Path>,
         session: &str,
-        confine: Option<super::sandbox::Confine>,
     ) -> Result<(Server, Pipes), SpawnError> {
+        let command = &launch.argv;
         let Some((program, args)) = command.split_first() else {
             return Err(SpawnError {
                 command: String::new(),
@@ -68,6 +76,9 @@ impl Server {
             });
         };
         let mut cmd = Command::new(program);
+        if let Some(only) = &launch.env {
+            cmd.env_clear().envs(only.iter().map(|(k, v)| (k, v)));
+        }
         cmd.args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .env("WARDEN_SESSION", session)
@@ -80,7 +91,7 @@ impl Server {
         }
         sys::configure(&mut cmd);
         // After the reaper's split: only the server is confined.
-        if let Some(confine) = confine {
+        if let Some(confine) = launch.confine {
             confine.apply_before_exec(&mut cmd);
         }
         let mut child = cmd.spawn().map_err(|source| {
@@ -114,6 +125,7 @@ impl Server {
                 pgid: pid,
                 armed: true,
             },
+            in_bwrap: launch.mode == super::sandbox::BWRAP,
         };
         Ok((
             server,
@@ -152,7 +164,7 @@ impl Server {
     /// group, wait, SIGKILL the group. Returns how the server exited.
     pub async fn shut_down(&mut self, grace: Duration) -> String {
         if !self.wait_gone(grace).await {
-            sys::signal_group(self.pid, sys::Signal::Term);
+            self.terminate();
             if !self.wait_gone(grace).await {
                 sys::signal_group(self.pid, sys::Signal::Kill);
                 self.wait_gone(grace).await;
@@ -160,6 +172,22 @@ impl Server {
         }
         self.group.armed = false;
         self.exited().unwrap_or_else(|| "did not exit".to_owned())
+    }
+
+    /// SIGTERM to the server's group and, inside bubblewrap (a session of its own, behind
+    /// two bubblewrap processes that would die of it and take the server with them by
+    /// SIGKILL), to the server's own processes.
+    fn terminate(&self) {
+        #[cfg(target_os = "linux")]
+        if self.in_bwrap {
+            // bwrap (outside) → bwrap (the sandbox's init) → the server and its children.
+            let bwrap = command_pid(self.pid);
+            for pid in sys::descendants(bwrap, 2) {
+                sys::signal_pid(pid, sys::Signal::Term);
+            }
+            return;
+        }
+        sys::signal_group(self.pid, sys::Signal::Term);
     }
 
     /// Ends the group at once (the server is unusable).
@@ -303,6 +331,56 @@ pub(crate) mod sys {
         // any member of the group lives.
         unsafe {
             libc::killpg(pgid, sig);
+        }
+    }
+
+    /// The descendants of `pid` at least `depth` generations below it (Linux: `/proc`'s
+    /// children lists), parents before children.
+    #[cfg(target_os = "linux")]
+    pub fn descendants(pid: u32, depth: usize) -> Vec<u32> {
+        let children = |p: u32| -> Vec<u32> {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+                return Vec::new();
+            };
+            tasks
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+                .flat_map(|s| {
+                    s.split_whitespace()
+                        .filter_map(|c| c.parse().ok())
+                        .collect::<Vec<u32>>()
+                })
+                .collect()
+        };
+        let mut level = vec![pid];
+        let mut out = Vec::new();
+        for d in 1.. {
+            level = level.into_iter().flat_map(children).collect();
+            if level.is_empty() {
+                break;
+            }
+            if d >= depth {
+                out.extend(&level);
+            }
+        }
+        out
+    }
+
+    pub fn signal_pid(pid: u32, signal: Signal) {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return;
+        };
+        if pid <= 1 {
+            return;
+        }
+        let sig = match signal {
+            Signal::Term => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
+        // SAFETY: plain syscall on a process of the server's tree (read from /proc just
+        // before: a pid reused in between is the race every `kill` has).
+        unsafe {
+            libc::kill(pid, sig);
         }
     }
 

@@ -107,7 +107,11 @@ impl Generation {
 pub(super) fn fallback_command(limits: &Limits) -> Vec<OsString> {
     // On Linux, the running binary itself: an upgrade that replaced the file on disk (its
     // path then reads `warden (deleted)`) must not break the fallback of running bridges.
-    let exe = if cfg!(target_os = "linux") && std::path::Path::new("/proc/self/exe").exists() {
+    // Not in a sandbox, where /proc/self is the sandbox's own process.
+    let exe = if cfg!(target_os = "linux")
+        && !limits.sandbox
+        && std::path::Path::new("/proc/self/exe").exists()
+    {
         OsString::from("/proc/self/exe")
     } else {
         std::env::current_exe().map_or_else(|_| OsString::from("warden"), PathBuf::into_os_string)

@@ -73,13 +73,18 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
     let started_ms = now_ms();
     let id = format!("{}-{started_ms}", std::process::id());
     let first_is_fallback = options.limits.force_fallback;
-    let places =
-        sandbox::Places::of_this_process(options.reload.as_ref().map(|(p, _)| p.as_path()));
+    let places = sandbox::Places::of_this_process(
+        options.reload.as_ref().map(|(p, _)| p.as_path()),
+        &options.server,
+        &options.pass_env,
+    );
     let (first_launch, first_env) = if first_is_fallback {
         (
-            Ok(sandbox::Launch::plain(generation::fallback_command(
+            sandbox::launch(
+                &generation::fallback_command(&options.limits),
                 &options.limits,
-            ))),
+                &places,
+            ),
             Vec::new(),
         )
     } else {
@@ -97,8 +102,7 @@ async fn run_async(options: Options) -> Result<Exit, Error> {
         ),
         Err(_) => ("off", String::new()),
     };
-    let spawned =
-        first_launch.map(|l| Server::spawn_confined(&l.argv, &first_env, None, &id, l.confine));
+    let spawned = first_launch.map(|l| Server::launch(l, &first_env, None, &id));
     let first_pid = match &spawned {
         Ok(Ok((server, _))) => server.pid,
         _ => 0,

@@ -28,6 +28,9 @@ pub struct Options {
     pub command: Vec<OsString>,
     /// Put into the server's environment (not the fallback's): values from the keychain.
     pub env: Vec<(String, String)>,
+    /// Variables of the bridge's environment a sandboxed server gets besides the short list
+    /// (`--pass-env`); without a sandbox it gets them all.
+    pub pass_env: Vec<String>,
     pub limits: Limits,
     /// The JSONL event log; `None` keeps no log.
     pub event_log: Option<PathBuf>,
@@ -125,6 +128,7 @@ impl Session {
             server: name,
             command,
             env,
+            pass_env: _,
             limits,
             event_log,
             reload,
@@ -335,15 +339,20 @@ impl Session {
     }
 
     /// The current server process's sandbox (`off`, `bwrap`, `landlock`) for the heartbeats;
-    /// Landlock, the fallback, is reported as degraded.
+    /// a change to a sandbox is a `sandbox` event (its mode), and Landlock, the fallback, is
+    /// also reported as degraded.
     pub(super) fn note_sandbox(&self, mode: &'static str) {
         let n = super::sandbox::mode_number(mode);
         let was = self.links.sandbox.swap(n, Ordering::Relaxed);
-        if mode == super::sandbox::LANDLOCK && was != n {
+        if was == n || n == 0 {
+            return;
+        }
+        self.links.sink.event(Event::new("sandbox").detail(mode));
+        if mode == super::sandbox::LANDLOCK {
             self.links.sink.event(
                 Event::new("sandbox_degraded")
                     .code(crate::codes::Code::SandboxDegraded)
-                    .detail("bubblewrap cannot make a sandbox here (user namespaces refused), so Landlock confines the server: its files and TCP as configured, but no private /tmp, no pid namespace, and UDP and DNS not cut"),
+                    .detail("bubblewrap cannot make a sandbox here, so Landlock confines the server: its files, TCP, signals and sockets as configured, but no pid namespace, and UDP and DNS not cut"),
             );
         }
     }
@@ -356,7 +365,7 @@ impl Session {
             let fallback = r.wants_fallback();
             let (cmd, env) = if fallback {
                 (
-                    Ok(super::sandbox::Launch::plain(fallback_command(r.limits()))),
+                    super::sandbox::launch(&fallback_command(r.limits()), r.limits(), &self.places),
                     &[][..],
                 )
             } else {
@@ -382,7 +391,7 @@ impl Session {
             }
         };
         self.note_sandbox(cmd.mode);
-        match Server::spawn_confined(&cmd.argv, env, None, &self.id, cmd.confine) {
+        match Server::launch(cmd, env, None, &self.id) {
             Ok((server, pipes)) => Ok(self.started(server, pipes, generation, fallback)),
             Err(e) => {
                 let mut waiting = Restart::OnRequest;

@@ -60,6 +60,8 @@ pub use ops::{
     FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, awaiting,
     keep_unwrapped, launches, list, restore, select_files, unified_diff, unwrap, wrap, wrap_file,
 };
-pub use risk::{Risk, RiskKind, risks};
+pub use risk::{
+    Risk, RiskKind, STEERING_ENV, document_env_risk, entry_risks, env_risks, risks, steering_env,
+};
 pub use secrets::{Literal, MoveCheck, MovedSecret, PLACEHOLDER, SecretRecord, looks_secret, mask};
 pub use watch::{ClientWatcher, WatchOptions, WatchReport};

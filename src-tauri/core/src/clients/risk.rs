@@ -1,8 +1,11 @@
 //! What deserves a look in a server's command before Warden wraps it on its own: it runs as
-//! root (`sudo`), it is a shell command line (a pipeline, `curl … | sh`), or it fetches a
-//! package at whatever version is current (`npx pkg`, `pkg@latest`, `uvx pkg`).
+//! root (`sudo`), it is a shell command line (a pipeline, `curl … | sh`), it fetches a
+//! package at whatever version is current (`npx pkg`, `pkg@latest`, `uvx pkg`), its runner is
+//! told to give it more (`docker run --privileged`, `-v /:/host`, `npx --registry URL`,
+//! `uvx --index-url URL`), or its environment steers what programs load or where they look
+//! (`LD_PRELOAD`, `PATH`, `NODE_OPTIONS`: [`STEERING_ENV`], the one list of them).
 //!
-//! Read from the argv only: nothing is run or fetched.
+//! Read from the argv and the variables' names only: nothing is run or fetched.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +19,16 @@ pub enum RiskKind {
     Shell,
     /// A package runner fetches a package without an exact version.
     Unpinned,
+    /// A runner's option gives the server more than the runner would on its own: a
+    /// container's host access (`--privileged`, `-v`, `--network host`...) or packages from
+    /// elsewhere (`npx --registry`, `uvx --index-url`, `--from`, `--with`...).
+    RunnerOption,
+    /// A variable of its environment steers what programs load or where they look
+    /// (`LD_PRELOAD`, `PATH`, `NODE_OPTIONS`, `PYTHONPATH`...).
+    LoaderEnv,
+    /// Such a variable set by the server's own document (its fixed value or its default),
+    /// not by you: high risk.
+    LoaderEnvByDocument,
 }
 
 /// One thing to look at, with the part of the command it is about.
@@ -116,6 +129,7 @@ fn scan(argv: &[&str], out: &mut Vec<Risk>) {
         }
         return;
     }
+    runner_options(&name, rest, out);
     unpinned(&name, rest, out);
 }
 
@@ -289,5 +303,766 @@ fn strip_version(python: bool, spec: &str) -> &str {
     match spec.get(1..).and_then(|s| s.find('@')) {
         Some(i) => &spec[..=i],
         None => spec,
+    }
+}
+
+/// Environment variables that steer what a program loads or where it looks, and what each
+/// does: exact names, or prefixes ending in `*`; matched whatever their case (npm reads its
+/// `npm_config_*` so, and Windows' names have no case). The one list of them.
+pub const STEERING_ENV: &[(&str, &str)] = &[
+    (
+        "LD_*",
+        "the dynamic loader: libraries put into every program it starts (LD_PRELOAD) or where they are looked for",
+    ),
+    (
+        "DYLD_*",
+        "macOS's dynamic loader: libraries put into every program it starts or where they are looked for",
+    ),
+    (
+        "PATH",
+        "where programs are looked for: another program can run under a known name",
+    ),
+    (
+        "HOME",
+        "the home folder, where programs read their configuration and keys",
+    ),
+    ("XDG_*", "where programs read their configuration and data"),
+    (
+        "WARDEN_*",
+        "Warden's own settings (its config, its state, the sandbox)",
+    ),
+    (
+        "NODE_OPTIONS",
+        "options of every node started, such as a module it loads first (--require)",
+    ),
+    ("NODE_PATH", "where node looks for modules"),
+    (
+        "NODE_EXTRA_CA_CERTS",
+        "certificates node trusts: its connections can be intercepted",
+    ),
+    (
+        "PYTHON*",
+        "Python's start-up: modules it imports first or where it looks for them (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME)",
+    ),
+    (
+        "BASH_ENV",
+        "a script every bash that runs a script reads first",
+    ),
+    ("ENV", "a script every POSIX shell reads first"),
+    (
+        "PERL5OPT",
+        "options of every perl started, such as a module it loads first",
+    ),
+    ("PERL5LIB", "where perl looks for modules"),
+    ("PERLLIB", "where perl looks for modules"),
+    (
+        "RUBYOPT",
+        "options of every ruby started, such as a library it loads first",
+    ),
+    ("RUBYLIB", "where ruby looks for libraries"),
+    (
+        "JAVA_TOOL_OPTIONS",
+        "options of every JVM started, such as an agent it loads first",
+    ),
+    (
+        "_JAVA_OPTIONS",
+        "options of every JVM started, such as an agent it loads first",
+    ),
+    (
+        "JDK_JAVA_OPTIONS",
+        "options of every `java` started, such as an agent it loads first",
+    ),
+    ("CLASSPATH", "where Java looks for classes"),
+    (
+        "DOTNET_STARTUP_HOOKS",
+        "assemblies every .NET program loads first",
+    ),
+    (
+        "NPM_CONFIG_*",
+        "npm's settings: the registry packages come from, scripts it runs",
+    ),
+    (
+        "UV_*",
+        "uv's settings: the index packages come from, the Python it runs",
+    ),
+    ("PIP_*", "pip's settings: the index packages come from"),
+    (
+        "GIT_*",
+        "git's settings: programs it runs (GIT_SSH_COMMAND), the configuration it reads",
+    ),
+    (
+        "SSL_CERT_FILE",
+        "certificates OpenSSL trusts: connections can be intercepted",
+    ),
+    (
+        "SSL_CERT_DIR",
+        "certificates OpenSSL trusts: connections can be intercepted",
+    ),
+];
+
+/// `PYTHON*` variables that only change output, encoding or hashing: not flagged.
+const PYTHON_HARMLESS: &[&str] = &[
+    "PYTHONUNBUFFERED",
+    "PYTHONIOENCODING",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUTF8",
+    "PYTHONHASHSEED",
+    "PYTHONFAULTHANDLER",
+    "PYTHONNOUSERSITE",
+    "PYTHONLEGACYWINDOWSSTDIO",
+];
+
+/// What setting `name` in a server's environment steers, if it is one of [`STEERING_ENV`].
+pub fn steering_env(name: &str) -> Option<&'static str> {
+    let upper = name.trim().to_ascii_uppercase();
+    if PYTHON_HARMLESS.contains(&upper.as_str()) {
+        return None;
+    }
+    STEERING_ENV.iter().find_map(|(pattern, what)| {
+        let hit = match pattern.strip_suffix('*') {
+            Some(prefix) => upper.starts_with(prefix),
+            None => upper == *pattern,
+        };
+        hit.then_some(*what)
+    })
+}
+
+/// The variables among `names` (an entry's `env`) that steer loading or paths, flagged.
+pub fn env_risks<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<Risk> {
+    names
+        .into_iter()
+        .filter_map(|name| {
+            steering_env(name).map(|what| Risk {
+                kind: RiskKind::LoaderEnv,
+                detail: format!("{name} is set in its environment; it steers {what}"),
+            })
+        })
+        .collect()
+}
+
+/// `name` set by the server's own document (a fixed value or a default), flagged as high
+/// risk when it steers loading or paths: a document has no business choosing those for you.
+pub fn document_env_risk(name: &str) -> Option<Risk> {
+    steering_env(name).map(|what| Risk {
+        kind: RiskKind::LoaderEnvByDocument,
+        detail: format!(
+            "HIGH RISK: the server's document itself sets {name}, which steers {what}; install it only if you trust the publisher with that"
+        ),
+    })
+}
+
+/// [`risks`] of `command args`, then [`env_risks`] of the `env` names: what an entry of a
+/// client's file (or one about to be added) deserves a look for.
+pub fn entry_risks<'a>(
+    command: &str,
+    args: &[String],
+    env: impl IntoIterator<Item = &'a String>,
+) -> Vec<Risk> {
+    let mut out = risks(command, args);
+    out.extend(env_risks(env));
+    out
+}
+
+/// Container runners whose options are read.
+const CONTAINER_RUNNERS: &[&str] = &["docker", "podman", "nerdctl"];
+
+/// The options of a container runner's `run` that give the container more of the host:
+/// (option, the value it is flagged for (`None`: any), what it does). `--net` is docker's
+/// old spelling of `--network`.
+const CONTAINER_WIDENING: &[(&str, Option<&str>, &str)] = &[
+    (
+        "--privileged",
+        None,
+        "gives the container every capability and the host's devices: root in it is root on the host",
+    ),
+    ("-v", None, "mounts a host path into the container"),
+    ("--volume", None, "mounts a host path into the container"),
+    (
+        "--mount",
+        None,
+        "mounts a host path or volume into the container",
+    ),
+    (
+        "--network",
+        Some("host"),
+        "shares the host's network: the container reaches this machine's services",
+    ),
+    (
+        "--net",
+        Some("host"),
+        "shares the host's network: the container reaches this machine's services",
+    ),
+    (
+        "--pid",
+        Some("host"),
+        "shares the host's processes: the container sees them and can signal them",
+    ),
+    (
+        "--ipc",
+        Some("host"),
+        "shares the host's IPC (shared memory, semaphores) with the container",
+    ),
+    (
+        "--userns",
+        Some("host"),
+        "turns user namespace remapping off: root in the container is root on the host",
+    ),
+    (
+        "--cap-add",
+        None,
+        "gives the container a capability it has not by default",
+    ),
+    ("--device", None, "gives the container a device of the host"),
+    (
+        "--security-opt",
+        None,
+        "changes the container's confinement (seccomp, AppArmor, SELinux)",
+    ),
+    (
+        "--entrypoint",
+        None,
+        "runs another program in the image than its own entrypoint",
+    ),
+];
+
+/// Options of a container runner's `run` that take a value and widen nothing (read past).
+const CONTAINER_VALUES: &[&str] = &[
+    "-e",
+    "--env",
+    "--env-file",
+    "--name",
+    "-w",
+    "--workdir",
+    "-u",
+    "--user",
+    "--cap-drop",
+    "-p",
+    "--publish",
+    "-l",
+    "--label",
+    "--label-file",
+    "--platform",
+    "-m",
+    "--memory",
+    "--cpus",
+    "--add-host",
+    "--dns",
+    "--dns-search",
+    "--dns-option",
+    "-h",
+    "--hostname",
+    "--tmpfs",
+    "--ulimit",
+    "--log-driver",
+    "--log-opt",
+    "--restart",
+    "--runtime",
+    "--gpus",
+    "--group-add",
+    "--volumes-from",
+    "--shm-size",
+    "--pull",
+    "--stop-signal",
+    "--stop-timeout",
+    "--cidfile",
+    "--ip",
+    "--ip6",
+    "--mac-address",
+    "--expose",
+    "--uts",
+    "--cgroupns",
+    "--cgroup-parent",
+    "--cpuset-cpus",
+    "--cpu-shares",
+    "-c",
+    "--memory-swap",
+    "--pids-limit",
+    "-a",
+    "--attach",
+    "--detach-keys",
+    "--network-alias",
+    "--sysctl",
+    "--storage-opt",
+    "--health-cmd",
+    "--health-interval",
+    "--oom-score-adj",
+    "--device-cgroup-rule",
+    "--arch",
+    "--os",
+    "--variant",
+    "--pod",
+    "--secret",
+    "--annotation",
+    "--blkio-weight",
+];
+
+/// `npx` (`npm exec`) options before the package: (option, takes a value, what it does).
+const NPX_WIDENING: &[(&str, &str)] = &[
+    (
+        "--registry",
+        "fetches packages from another registry than npm's",
+    ),
+    (
+        "-c",
+        "runs a shell command line instead of the package's own command",
+    ),
+    (
+        "--call",
+        "runs a shell command line instead of the package's own command",
+    ),
+    (
+        "-p",
+        "installs a package of its choosing for the command it runs",
+    ),
+    (
+        "--package",
+        "installs a package of its choosing for the command it runs",
+    ),
+];
+const NPX_VALUES: &[&str] = &["--cache", "--userconfig", "--workspace", "-w"];
+
+/// `uvx` (`uv tool run`) options before the package.
+const UVX_WIDENING: &[(&str, &str)] = &[
+    (
+        "--index-url",
+        "fetches packages from another index than PyPI",
+    ),
+    ("-i", "fetches packages from another index than PyPI"),
+    (
+        "--index",
+        "fetches packages from another index besides PyPI",
+    ),
+    (
+        "--default-index",
+        "fetches packages from another index than PyPI",
+    ),
+    (
+        "--extra-index-url",
+        "fetches packages from another index besides PyPI, whose package of the same name can be taken instead",
+    ),
+    (
+        "--from",
+        "installs the command from another package (or a URL or a path) than its name says",
+    ),
+    ("--with", "installs more packages beside the server"),
+    ("-w", "installs more packages beside the server"),
+    (
+        "--find-links",
+        "fetches packages from a folder or a page of links",
+    ),
+    ("-f", "fetches packages from a folder or a page of links"),
+];
+const UVX_VALUES: &[&str] = &[
+    "--python",
+    "-p",
+    "--directory",
+    "--with-editable",
+    "--with-requirements",
+    "--constraints",
+    "--overrides",
+    "--index-strategy",
+    "--keyring-provider",
+    "--resolution",
+    "--prerelease",
+    "--exclude-newer",
+    "--cache-dir",
+    "--link-mode",
+    "--refresh-package",
+    "--reinstall-package",
+    "--upgrade-package",
+    "--config-setting",
+    "-C",
+    "--config-file",
+    "--python-preference",
+];
+
+/// `a` as an option and its value written in the same word: `--opt=value`, or `-vVALUE`
+/// (`-v=VALUE`) for a one-letter option that takes one.
+fn split_option<'a>(a: &'a str, takes_value: &dyn Fn(&str) -> bool) -> (&'a str, Option<&'a str>) {
+    if a.starts_with("--") {
+        return match a.split_once('=') {
+            Some((flag, value)) => (flag, Some(value)),
+            None => (a, None),
+        };
+    }
+    match (a.get(..2), a.get(2..)) {
+        (Some(flag), Some(value)) if !value.is_empty() && takes_value(flag) => {
+            (flag, Some(value.strip_prefix('=').unwrap_or(value)))
+        }
+        _ => (a, None),
+    }
+}
+
+/// Runner options that widen what the server gets, read up to what the runner starts.
+fn runner_options(name: &str, rest: &[&str], out: &mut Vec<Risk>) {
+    if CONTAINER_RUNNERS.contains(&name) {
+        container_options(name, rest, out);
+        return;
+    }
+    let (rest, widening, values): (&[&str], &[(&str, &str)], &[&str]) =
+        match (name, rest.first().copied()) {
+            ("npx", _) => (rest, NPX_WIDENING, NPX_VALUES),
+            ("npm", Some("exec" | "x")) => (&rest[1..], NPX_WIDENING, NPX_VALUES),
+            ("uvx", _) => (rest, UVX_WIDENING, UVX_VALUES),
+            ("uv", Some("tool")) if rest.get(1) == Some(&"run") => {
+                (&rest[2..], UVX_WIDENING, UVX_VALUES)
+            }
+            _ => return,
+        };
+    let takes_value = |f: &str| values.contains(&f) || widening.iter().any(|(o, _)| *o == f);
+    let mut i = 0;
+    while let Some(a) = rest.get(i).copied() {
+        if a == "--" || !a.starts_with('-') {
+            return;
+        }
+        let (flag, inline) = split_option(a, &takes_value);
+        if let Some((_, what)) = widening.iter().find(|(o, _)| *o == flag) {
+            let shown = match inline.or_else(|| rest.get(i + 1).copied()) {
+                Some(v) => format!("{flag} {v}"),
+                None => flag.to_owned(),
+            };
+            out.push(Risk {
+                kind: RiskKind::RunnerOption,
+                detail: format!("{name} {shown}: {what}"),
+            });
+        }
+        i += if inline.is_none() && takes_value(flag) {
+            2
+        } else {
+            1
+        };
+    }
+}
+
+/// `docker run` (`create`, `exec`, `container run`...) options that give the container more
+/// of the host, and variables given to it (`-e NAME=VALUE`) that steer loading or paths.
+fn container_options(name: &str, rest: &[&str], out: &mut Vec<Risk>) {
+    // The subcommand: past the runner's own options (`docker --context X run`).
+    let global_values = [
+        "-H",
+        "--host",
+        "--context",
+        "-c",
+        "--config",
+        "-l",
+        "--log-level",
+    ];
+    let mut i = 0;
+    while let Some(a) = rest.get(i) {
+        if !a.starts_with('-') {
+            break;
+        }
+        i += if global_values.contains(a) { 2 } else { 1 };
+    }
+    if rest.get(i) == Some(&"container") {
+        i += 1;
+    }
+    if !matches!(rest.get(i).copied(), Some("run" | "create" | "exec")) {
+        return;
+    }
+    let rest = &rest[i + 1..];
+    let takes_value = |f: &str| {
+        CONTAINER_VALUES.contains(&f)
+            || (f != "--privileged" && CONTAINER_WIDENING.iter().any(|(o, _, _)| *o == f))
+    };
+    let mut i = 0;
+    while let Some(a) = rest.get(i).copied() {
+        if a == "--" || !a.starts_with('-') {
+            return;
+        }
+        let (flag, inline) = split_option(a, &takes_value);
+        let value = inline.or_else(|| {
+            takes_value(flag)
+                .then(|| rest.get(i + 1).copied())
+                .flatten()
+        });
+        for (option, only, what) in CONTAINER_WIDENING {
+            if *option != flag || only.is_some_and(|o| Some(o) != value) {
+                continue;
+            }
+            let shown = match value {
+                Some(v) if *option != "--privileged" => format!("{flag} {v}"),
+                _ => flag.to_owned(),
+            };
+            out.push(Risk {
+                kind: RiskKind::RunnerOption,
+                detail: format!("{name} {shown}: {what}"),
+            });
+        }
+        // `-e NAME=VALUE` sets it here; `-e NAME` passes on the server's own (flagged as such).
+        if matches!(flag, "-e" | "--env") {
+            if let Some((var, _)) = value.and_then(|v| v.split_once('=')) {
+                if let Some(what) = steering_env(var) {
+                    out.push(Risk {
+                        kind: RiskKind::LoaderEnv,
+                        detail: format!(
+                            "{name} {flag} {var}: sets {var} in the container, which steers {what}"
+                        ),
+                    });
+                }
+            }
+        }
+        i += if inline.is_none() && takes_value(flag) {
+            2
+        } else {
+            1
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv_risks(command: &str, args: &[&str]) -> Vec<Risk> {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        risks(command, &args)
+    }
+
+    /// The details of the runner options flagged in `command args`.
+    fn widening(command: &str, args: &[&str]) -> Vec<String> {
+        argv_risks(command, args)
+            .into_iter()
+            .filter(|r| r.kind == RiskKind::RunnerOption)
+            .map(|r| r.detail)
+            .collect()
+    }
+
+    /// Whether `option` of a container runner (`docker run -i --rm OPTION... IMAGE`) is
+    /// flagged, with `shown` in its detail.
+    fn container_flags(runner: &str, option: &[&str], shown: &str) -> bool {
+        let mut args = vec!["run", "-i", "--rm"];
+        args.extend(option);
+        args.extend(["mcp/srv:1.2.3", "--verbose"]);
+        matches!(widening(runner, &args).as_slice(), [d] if d.starts_with(&format!("{runner} {shown}:")))
+    }
+
+    #[test]
+    fn container_privileged_is_flagged() {
+        assert!(container_flags("docker", &["--privileged"], "--privileged"));
+    }
+
+    #[test]
+    fn container_volume_is_flagged_in_each_spelling() {
+        let all = [
+            container_flags("docker", &["-v", "/:/host"], "-v /:/host"),
+            container_flags("podman", &["--volume=/:/host"], "--volume /:/host"),
+            container_flags("nerdctl", &["-v/:/host"], "-v /:/host"),
+        ];
+        assert_eq!(all, [true; 3]);
+    }
+
+    #[test]
+    fn container_mount_is_flagged() {
+        let m = "type=bind,src=/,dst=/host";
+        assert!(container_flags(
+            "docker",
+            &["--mount", m],
+            &format!("--mount {m}")
+        ));
+    }
+
+    #[test]
+    fn container_host_namespaces_are_flagged_in_one_or_two_words() {
+        let all = [
+            container_flags("docker", &["--network=host"], "--network host"),
+            container_flags("docker", &["--network", "host"], "--network host"),
+            container_flags("docker", &["--net=host"], "--net host"),
+            container_flags("podman", &["--pid=host"], "--pid host"),
+            container_flags("docker", &["--ipc", "host"], "--ipc host"),
+            container_flags("podman", &["--userns=host"], "--userns host"),
+        ];
+        assert_eq!(all, [true; 6]);
+    }
+
+    #[test]
+    fn container_network_other_than_host_is_not_flagged() {
+        assert!(widening("docker", &["run", "-i", "--network", "none", "img:1"]).is_empty());
+    }
+
+    #[test]
+    fn container_capabilities_devices_confinement_and_entrypoint_are_flagged() {
+        let all = [
+            container_flags("docker", &["--cap-add", "SYS_ADMIN"], "--cap-add SYS_ADMIN"),
+            container_flags("docker", &["--device=/dev/kvm"], "--device /dev/kvm"),
+            container_flags(
+                "docker",
+                &["--security-opt", "seccomp=unconfined"],
+                "--security-opt seccomp=unconfined",
+            ),
+            container_flags(
+                "docker",
+                &["--entrypoint", "/bin/sh"],
+                "--entrypoint /bin/sh",
+            ),
+        ];
+        assert_eq!(all, [true; 4]);
+    }
+
+    #[test]
+    fn container_options_after_the_image_are_the_servers_own() {
+        let args = [
+            "run",
+            "-i",
+            "--rm",
+            "-e",
+            "TOKEN",
+            "img:1",
+            "-v",
+            "--privileged",
+        ];
+        assert!(widening("docker", &args).is_empty());
+    }
+
+    #[test]
+    fn container_env_setting_a_loader_variable_is_flagged() {
+        let r = argv_risks("docker", &["run", "-i", "-e", "LD_PRELOAD=/x.so", "img:1"]);
+        assert_eq!(
+            r.iter().map(|r| r.kind).collect::<Vec<_>>(),
+            [RiskKind::LoaderEnv]
+        );
+    }
+
+    #[test]
+    fn npx_registry_call_and_package_are_flagged() {
+        let d = widening(
+            "npx",
+            &[
+                "--registry=https://npm.evil.test",
+                "-c",
+                "srv --x",
+                "-p",
+                "other@1.0.0",
+                "-y",
+                "srv@1.2.3",
+            ],
+        );
+        assert_eq!(
+            d.iter()
+                .map(|d| d.split(':').next().unwrap_or_default())
+                .collect::<Vec<_>>(),
+            [
+                "npx --registry https",
+                "npx -c srv --x",
+                "npx -p other@1.0.0"
+            ]
+        );
+    }
+
+    #[test]
+    fn npx_options_after_the_package_are_the_servers_own() {
+        assert!(widening("npx", &["-y", "srv@1.2.3", "-p", "8080", "-c", "x"]).is_empty());
+    }
+
+    #[test]
+    fn uvx_index_from_with_and_find_links_are_flagged() {
+        let d = widening(
+            "uvx",
+            &[
+                "--index-url",
+                "https://a.test/simple",
+                "-i",
+                "https://b.test/simple",
+                "--extra-index-url=https://c.test/simple",
+                "--from",
+                "git+https://d.test/x",
+                "--with",
+                "requests==2.0",
+                "-f",
+                "/tmp/wheels",
+                "--find-links",
+                "https://e.test/links",
+                "srv==1.0.0",
+            ],
+        );
+        assert_eq!(d.len(), 7, "{d:#?}");
+    }
+
+    #[test]
+    fn uv_tool_run_options_are_flagged_like_uvx() {
+        let d = widening("uv", &["tool", "run", "--with", "x==1", "srv==1.0.0"]);
+        assert_eq!(
+            d,
+            ["uv --with x==1: installs more packages beside the server"]
+        );
+    }
+
+    #[test]
+    fn uvx_python_option_is_not_flagged() {
+        assert!(widening("uvx", &["-p", "3.12", "srv==1.0.0"]).is_empty());
+    }
+
+    #[test]
+    fn loader_variables_are_flagged_by_name_and_prefix() {
+        let names = [
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "DYLD_INSERT_LIBRARIES",
+            "PATH",
+            "HOME",
+            "XDG_CONFIG_HOME",
+            "WARDEN_NO_LANDLOCK",
+            "NODE_OPTIONS",
+            "NODE_PATH",
+            "PYTHONPATH",
+            "PYTHONSTARTUP",
+            "PYTHONHOME",
+            "BASH_ENV",
+            "ENV",
+            "PERL5OPT",
+            "PERL5LIB",
+            "RUBYOPT",
+            "JAVA_TOOL_OPTIONS",
+            "npm_config_registry",
+            "UV_INDEX_URL",
+            "PIP_INDEX_URL",
+            "GIT_SSH_COMMAND",
+        ];
+        let unflagged: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| steering_env(n).is_none())
+            .collect();
+        assert!(unflagged.is_empty(), "{unflagged:?}");
+    }
+
+    #[test]
+    fn ordinary_variables_are_not_flagged() {
+        let names = [
+            "API_URL",
+            "GITHUB_TOKEN",
+            "PYTHONUNBUFFERED",
+            "PYTHONIOENCODING",
+            "LOG_LEVEL",
+            "HOMEPAGE",
+            "ENVIRONMENT",
+        ];
+        let flagged: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| steering_env(n).is_some())
+            .collect();
+        assert!(flagged.is_empty(), "{flagged:?}");
+    }
+
+    #[test]
+    fn entry_env_loader_variable_is_a_risk_of_the_entry() {
+        let env = ["API_URL".to_owned(), "LD_PRELOAD".to_owned()];
+        let r = entry_risks("node", &["server.js".to_owned()], &env);
+        assert_eq!(
+            r.iter()
+                .map(|r| (r.kind, r.detail.starts_with("LD_PRELOAD")))
+                .collect::<Vec<_>>(),
+            [(RiskKind::LoaderEnv, true)]
+        );
+    }
+
+    #[test]
+    fn document_set_loader_variable_is_high_risk() {
+        let r = document_env_risk("NODE_OPTIONS");
+        assert!(
+            matches!(&r, Some(Risk { kind: RiskKind::LoaderEnvByDocument, detail }) if detail.starts_with("HIGH RISK")),
+            "{r:?}"
+        );
     }
 }

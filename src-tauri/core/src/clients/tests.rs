@@ -918,7 +918,7 @@ fn clients_risks_flag_sudo_shell_lines_and_unpinned_packages() {
         let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         risks(cmd, &args).into_iter().map(|r| r.kind).collect()
     };
-    use RiskKind::{Shell, Sudo, Unpinned};
+    use RiskKind::{RunnerOption, Shell, Sudo, Unpinned};
     // Package runners: an exact version is pinned, a tag, a range or nothing is not.
     assert_eq!(
         kinds(
@@ -942,21 +942,22 @@ fn clients_risks_flag_sudo_shell_lines_and_unpinned_packages() {
         )
         .is_empty()
     );
-    assert!(
+    // Pinned, but `--package` and `--from` name what is installed: flagged as runner options.
+    assert_eq!(
         kinds(
             "/usr/bin/npx",
             &["--package=mcp-remote@0.1.29", "mcp-remote"]
-        )
-        .is_empty()
+        ),
+        [RunnerOption]
     );
     assert_eq!(kinds("uvx", &["mcp-server-fetch"]), [Unpinned]);
     assert!(kinds("uvx", &["mcp-server-fetch==2025.4.7"]).is_empty());
-    assert!(
+    assert_eq!(
         kinds(
             "uvx",
             &["--from", "mcp-server-git@2025.1.14", "mcp-server-git"]
-        )
-        .is_empty()
+        ),
+        [RunnerOption]
     );
     assert_eq!(kinds("pnpm", &["dlx", "some-mcp"]), [Unpinned]);
     assert_eq!(
@@ -1372,4 +1373,130 @@ fn manage_add_creates_the_file_of_an_installed_client() {
         std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap(),
         ""
     );
+}
+
+/// Wrap names each variable of the entry's `env` with `--pass-env`, in the file's order,
+/// but those moved to the keychain, which `--secret-env` already gives the server.
+#[test]
+fn clients_wrap_passes_env_variables_in_file_order_but_moved_secrets() {
+    let text = "{\"mcpServers\": {\"gh\": {\"command\": \"npx\", \"args\": [\"gh-mcp\"], \"env\": {\"NODE_ENV\": \"x\", \"GITHUB_TOKEN\": \"ghp_1\", \"API_URL\": \"https://a.test\"}}}}";
+    let check = |_: &str, _: &str, _: &str| Ok(());
+    let w = wrap_text_with(Dialect::McpServers, text, WARDEN, &|_| true, Some(&check)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&w.text).unwrap();
+    assert_eq!(
+        v["mcpServers"]["gh"]["args"],
+        serde_json::json!([
+            "bridge",
+            "--server",
+            "gh",
+            "--secret-env",
+            "GITHUB_TOKEN",
+            "--pass-env",
+            "NODE_ENV",
+            "--pass-env",
+            "API_URL",
+            "--",
+            "npx",
+            "gh-mcp"
+        ])
+    );
+}
+
+/// An entry wrapped with `--pass-env` reads as the server it wraps: the flags before `--`
+/// are the bridge's.
+#[test]
+fn clients_pass_env_flags_before_dashes_are_the_bridges() {
+    let text = "{\"mcpServers\": {\"gh\": {\"command\": \"/opt/warden/bin/warden\", \"args\": [\"bridge\", \"--server\", \"gh\", \"--pass-env\", \"A\", \"--pass-env=B\", \"--\", \"npx\", \"gh-mcp\"], \"env\": {\"A\": \"1\", \"B\": \"2\"}}}}";
+    let servers = edit::entries(ClientId::Cursor, Dialect::McpServers, text).unwrap();
+    assert_eq!(
+        servers[0].state,
+        EntryState::Wrapped {
+            bridge: WARDEN.to_owned(),
+            server: Some("gh".to_owned()),
+            command: "npx".to_owned(),
+            args: vec!["gh-mcp".to_owned()],
+        }
+    );
+}
+
+/// An entry an earlier version wrapped (no `--pass-env`) still reads as wrapped, and wrap
+/// leaves it alone.
+#[test]
+fn clients_entry_wrapped_without_pass_env_is_still_wrapped() {
+    let text = "{\"mcpServers\": {\"gh\": {\"command\": \"/opt/warden/bin/warden\", \"args\": [\"bridge\", \"--server\", \"gh\", \"--\", \"npx\", \"gh-mcp\"], \"env\": {\"A\": \"1\"}}}}";
+    let w = wrap_text(Dialect::McpServers, text, WARDEN, &|_| true).unwrap();
+    assert_eq!(
+        w.skipped
+            .iter()
+            .map(|(e, why)| (e.name.as_str(), why.as_str()))
+            .collect::<Vec<_>>(),
+        [("gh", "already wrapped")]
+    );
+}
+
+/// Unwrap takes the `--pass-env` flags out with the rest of the bridge's arguments: the
+/// original bytes come back.
+#[test]
+fn clients_unwrap_of_an_entry_with_pass_env_gives_the_original_bytes() {
+    let text = "{\"mcpServers\": {\"gh\": {\"command\": \"npx\", \"args\": [\"gh-mcp\"], \"env\": {\"A\": \"1\", \"B\": \"2\"}}}}\n";
+    let w = wrap_text(Dialect::McpServers, text, WARDEN, &|_| true).unwrap();
+    let u = unwrap_text(Dialect::McpServers, &w.text, &|_| true, &w.records).unwrap();
+    assert_eq!(u.text, text);
+}
+
+/// `servers add` and `install` write a `--pass-env` for each `env` key the keychain does not
+/// give, after the `--secret-env`s.
+#[test]
+fn clients_new_entry_argv_passes_env_keys_but_secrets() {
+    let entry = NewEntry {
+        name: "srv".to_owned(),
+        command: "npx".to_owned(),
+        args: vec!["-y".to_owned(), "srv@1.2.3".to_owned()],
+        env: std::collections::BTreeMap::from([
+            ("LOG_LEVEL".to_owned(), "debug".to_owned()),
+            ("API_URL".to_owned(), "https://a.test".to_owned()),
+        ]),
+        secret_env: vec!["API_TOKEN".to_owned()],
+    };
+    assert_eq!(
+        entry.argv(Some(WARDEN)),
+        [
+            WARDEN,
+            "bridge",
+            "--server",
+            "srv",
+            "--secret-env",
+            "API_TOKEN",
+            "--pass-env",
+            "API_URL",
+            "--pass-env",
+            "LOG_LEVEL",
+            "--",
+            "npx",
+            "-y",
+            "srv@1.2.3"
+        ]
+    );
+}
+
+/// Without the bridge nothing changes: the plain command.
+#[test]
+fn clients_new_entry_argv_unwrapped_is_the_plain_command() {
+    let entry = NewEntry {
+        name: "srv".to_owned(),
+        command: "npx".to_owned(),
+        args: vec!["srv@1.2.3".to_owned()],
+        env: std::collections::BTreeMap::from([("A".to_owned(), "1".to_owned())]),
+        secret_env: Vec::new(),
+    };
+    assert_eq!(entry.argv(None), ["npx", "srv@1.2.3"]);
+}
+
+/// `clients` lists an entry whose `env` steers loading or paths with that risk.
+#[test]
+fn clients_entry_with_a_loader_variable_in_its_env_is_flagged() {
+    let text = "{\"mcpServers\": {\"srv\": {\"command\": \"node\", \"args\": [\"s.js\"], \"env\": {\"LD_PRELOAD\": \"/tmp/x.so\"}}}}";
+    let servers = edit::entries(ClientId::Cursor, Dialect::McpServers, text).unwrap();
+    let kinds: Vec<RiskKind> = servers[0].risks.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [RiskKind::LoaderEnv]);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use toml::Value;
 
-use super::{Fallback, Limits, PinMode, ToolGlobs};
+use super::{Fallback, Limits, PinMode, SandboxMode, ToolGlobs};
 
 pub struct KeyDef {
     pub name: &'static str,
@@ -328,11 +328,12 @@ pub const KEYS: &[KeyDef] = &[
         default: "\"off\"",
         doc: "\"on\" runs the server in a sandbox (Linux: bubblewrap; where user namespaces are \
               refused, Landlock, reported as degraded): the whole file system read-only but for \
-              `sandbox_write`, a private /tmp and the package runner's cache, the paths of \
-              `sandbox_deny` hidden, no network unless `sandbox_network = \"host\"`. A sandbox \
-              that cannot be set up never falls back to running the server unsandboxed. Off by \
-              default: a server that needs more than it is granted fails, and that is for you \
-              to decide per server (docs/sandbox.md).",
+              `sandbox_write` and a folder of its own (its package caches and temp files), \
+              your keys, /run and the paths of `sandbox_deny` hidden, no UNIX socket, a cleared \
+              environment (`--pass-env` names what else it gets), no network unless \
+              `sandbox_network = \"host\"`. A sandbox that cannot be set up never falls back \
+              to running the server unsandboxed. Off by default: a server that needs more than \
+              it is granted fails, and that is for you to decide per server (docs/sandbox.md).",
         fix: "\"off\" or \"on\"",
         apply: |l, v| {
             l.sandbox = match v.as_str() {
@@ -346,9 +347,10 @@ pub const KEYS: &[KeyDef] = &[
     KeyDef {
         name: "sandbox_write",
         default: "[]",
-        doc: "Folders a sandboxed server may write, besides its private /tmp and its package \
-              runner's cache (~/.npm, ~/.cache/uv); `~` is your home. Everything else it may \
-              only read.",
+        doc: "Folders a sandboxed server may write, besides a folder of its own under Warden's \
+              state (its npm and uv caches, its temp files); `~` is your home. Everything else \
+              it may only read (your ~/.npm and ~/.cache/uv included); a hidden path inside a \
+              granted folder stays hidden.",
         fix: "a list of absolute paths, e.g. [\"~/projects/notes\"]",
         apply: |l, v| paths(v).map(|p| l.sandbox_write = p),
     },
@@ -357,7 +359,8 @@ pub const KEYS: &[KeyDef] = &[
         default: "[]",
         doc: "Paths a sandboxed server may not read, besides the defaults (~/.ssh, ~/.aws, \
               ~/.gnupg, ~/.kube, ~/.docker, ~/.netrc, ~/.config/gh, the keyrings folder, \
-              the session's runtime folder with its sockets, Warden's own config and state).",
+              /run with the session's runtime folder and its sockets, Warden's own config and \
+              state).",
         fix: "a list of absolute paths, e.g. [\"~/private\"]",
         apply: |l, v| paths(v).map(|p| l.sandbox_deny = p),
     },
@@ -374,6 +377,28 @@ pub const KEYS: &[KeyDef] = &[
                 Some("none") => false,
                 Some("host") => true,
                 _ => return Err(format!("must be \"none\" or \"host\", not {v}")),
+            };
+            Ok(())
+        },
+    },
+    KeyDef {
+        name: "sandbox_mode",
+        default: "\"auto\"",
+        doc: "Which sandbox `sandbox = \"on\"` uses: \"auto\" (bubblewrap where it may create \
+              its namespaces, else Landlock on Linux 6.12+, reported as degraded), \"bwrap\" or \
+              \"landlock\" (only that one; the server is refused where it cannot be made). \
+              docs/sandbox.md says what each mode blocks.",
+        fix: "\"auto\", \"bwrap\" or \"landlock\"",
+        apply: |l, v| {
+            l.sandbox_mode = match v.as_str() {
+                Some("auto") => SandboxMode::Auto,
+                Some("bwrap") => SandboxMode::Bwrap,
+                Some("landlock") => SandboxMode::Landlock,
+                _ => {
+                    return Err(format!(
+                        "must be \"auto\", \"bwrap\" or \"landlock\", not {v}"
+                    ));
+                }
             };
             Ok(())
         },

@@ -21,6 +21,18 @@ use toml::{Spanned, Value};
 pub use keys::{KEYS, KeyDef};
 pub use watch::ConfigWatch;
 
+/// Which sandbox `sandbox = "on"` may use (`sandbox_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// bubblewrap where it works, else Landlock (reported as degraded).
+    #[default]
+    Auto,
+    /// Only bubblewrap, or the server is refused.
+    Bwrap,
+    /// Only Landlock, or the server is refused.
+    Landlock,
+}
+
 /// What Warden does about tools whose definition is not the pinned one (`pin_tools`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PinMode {
@@ -70,6 +82,7 @@ pub struct Limits {
     pub sandbox_deny: Vec<PathBuf>,
     /// `sandbox_network = "host"`.
     pub sandbox_network: bool,
+    pub sandbox_mode: SandboxMode,
 }
 
 impl Default for Limits {
@@ -100,6 +113,7 @@ impl Default for Limits {
             sandbox_write: Vec::new(),
             sandbox_deny: Vec::new(),
             sandbox_network: false,
+            sandbox_mode: SandboxMode::Auto,
         };
         for key in KEYS {
             let value: Value =

@@ -3,7 +3,8 @@
 //!
 //! Bridges connect lazily and keep working without a supervisor; the supervisor never relays
 //! MCP traffic. The socket is private to the user: a Unix socket with mode 0600 in a 0700
-//! directory, and the peer's uid is checked on every connection.
+//! directory, and the peer's uid is checked on every connection; a peer in other user or pid
+//! namespaces than the supervisor's (a sandboxed server) may watch but not act.
 
 pub mod protocol;
 pub mod socket;

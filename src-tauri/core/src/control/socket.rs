@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use tokio::net::{UnixListener, UnixStream};
 
 /// `$WARDEN_SOCKET`, else `<runtime dir>/warden/control.sock` (the runtime dir is
-/// `$XDG_RUNTIME_DIR` when absolute, on Linux only), else `<temp dir>/warden-<uid>/control.sock`.
+/// `/run/user/<uid>` when it is the user's, else `$XDG_RUNTIME_DIR` when absolute, on Linux
+/// only: [`crate::paths::runtime_dir`]), else `<temp dir>/warden-<uid>/control.sock`.
 pub fn socket_path() -> PathBuf {
     if let Some(p) = std::env::var_os("WARDEN_SOCKET").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -20,10 +21,9 @@ pub fn socket_path() -> PathBuf {
     }
 }
 
-#[allow(unsafe_code)]
+/// The real uid of this process.
 pub fn my_uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
+    crate::paths::real_uid()
 }
 
 /// Creates `dir` 0700 if missing; else it must be ours and closed to other users (an error
@@ -98,6 +98,70 @@ pub async fn accept(listener: &UnixListener) -> io::Result<UnixStream> {
     }
 }
 
+/// Whether a peer of the control socket lives in the supervisor's own user and pid
+/// namespaces. A program in others (a server in Warden's bubblewrap sandbox, a container)
+/// has the user's uid as the kernel maps it, but is not the user's own program: the
+/// supervisor lets it watch, not act (`W-CONTROL-FOREIGN`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerOrigin {
+    Own,
+    /// Why it counts as foreign, for messages: "it is in another pid namespace" …
+    Foreign(String),
+}
+
+/// The namespaces compared, as `/proc/<pid>/ns/<name>` links.
+#[cfg(target_os = "linux")]
+const NAMESPACES: [&str; 2] = ["user", "pid"];
+
+/// The origin of the peer of `stream`, from the pid the kernel gives for it (`SO_PEERCRED`,
+/// in our pid namespace). No pid (0, or none), or a `/proc` entry that cannot be read,
+/// counts as foreign.
+pub fn peer_origin(stream: &UnixStream) -> PeerOrigin {
+    let pid = stream.peer_cred().ok().and_then(|c| c.pid());
+    origin_of_pid(pid)
+}
+
+/// [`peer_origin`] for a pid.
+#[cfg(target_os = "linux")]
+pub fn origin_of_pid(pid: Option<i32>) -> PeerOrigin {
+    let links =
+        |proc_dir: &Path| NAMESPACES.map(|ns| std::fs::read_link(proc_dir.join("ns").join(ns)));
+    let peer = match pid.filter(|&p| p > 0) {
+        Some(pid) => links(&Path::new("/proc").join(pid.to_string())),
+        None => return PeerOrigin::Foreign("the kernel gives no pid for it".to_owned()),
+    };
+    compare_namespaces(links(Path::new("/proc/self")), peer)
+}
+
+/// Without namespaces (macOS, the BSDs) every peer of the user's uid is the user's.
+#[cfg(not(target_os = "linux"))]
+pub fn origin_of_pid(_pid: Option<i32>) -> PeerOrigin {
+    PeerOrigin::Own
+}
+
+/// Compares our namespace links ([`NAMESPACES`]) with the peer's; any that cannot be read
+/// makes the peer foreign.
+#[cfg(target_os = "linux")]
+fn compare_namespaces(own: [io::Result<PathBuf>; 2], peer: [io::Result<PathBuf>; 2]) -> PeerOrigin {
+    for ((name, own), peer) in NAMESPACES.iter().zip(own).zip(peer) {
+        match (own, peer) {
+            (Ok(own), Ok(peer)) if own == peer => {}
+            (Ok(_), Ok(_)) => {
+                return PeerOrigin::Foreign(format!("it is in another {name} namespace"));
+            }
+            (Err(e), _) => {
+                return PeerOrigin::Foreign(format!(
+                    "the supervisor cannot read its own {name} namespace ({e})"
+                ));
+            }
+            (_, Err(e)) => {
+                return PeerOrigin::Foreign(format!("its {name} namespace cannot be read ({e})"));
+            }
+        }
+    }
+    PeerOrigin::Own
+}
+
 /// Connects to the supervisor if one runs; the socket must be ours and private.
 pub async fn connect(path: &Path) -> io::Result<UnixStream> {
     let meta = std::fs::metadata(path)?;
@@ -124,6 +188,59 @@ pub async fn connect(path: &Path) -> io::Result<UnixStream> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The other end of a socket pair is this process: in our namespaces.
+    #[tokio::test]
+    async fn a_peer_in_our_namespaces_is_our_own() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        assert_eq!(peer_origin(&a), PeerOrigin::Own);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_peer_without_a_pid_is_foreign() {
+        assert!(matches!(origin_of_pid(Some(0)), PeerOrigin::Foreign(_)));
+    }
+
+    /// A pid whose /proc entry is gone (or hidden) cannot be told apart from a foreign one.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_peer_whose_proc_entry_cannot_be_read_is_foreign() {
+        // Above the kernel's pid_max limit (2^22), so no process has it.
+        let origin = origin_of_pid(Some(i32::MAX));
+        assert!(
+            matches!(&origin, PeerOrigin::Foreign(why) if why.contains("cannot be read")),
+            "{origin:?}"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn another_pid_namespace_is_foreign() {
+        let link = |s: &str| Ok(PathBuf::from(s));
+        let origin = compare_namespaces(
+            [link("user:[1]"), link("pid:[2]")],
+            [link("user:[1]"), link("pid:[3]")],
+        );
+        assert_eq!(
+            origin,
+            PeerOrigin::Foreign("it is in another pid namespace".to_owned())
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn another_user_namespace_is_foreign() {
+        let link = |s: &str| Ok(PathBuf::from(s));
+        let origin = compare_namespaces(
+            [link("user:[1]"), link("pid:[2]")],
+            [link("user:[4]"), link("pid:[2]")],
+        );
+        assert_eq!(
+            origin,
+            PeerOrigin::Foreign("it is in another user namespace".to_owned())
+        );
+    }
 
     #[tokio::test]
     async fn bind_makes_a_private_socket_and_refuses_open_directories() {

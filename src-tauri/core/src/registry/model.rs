@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::InputRequest;
 use super::types::RegistryType;
+use crate::clients::Risk;
 
 /// What the caller decides: which package, the user's values, the version for templates.
 #[derive(Debug, Clone, Default)]
@@ -40,6 +41,11 @@ pub struct InstallPlan {
     /// Inputs of arguments left out because nobody gave them (none of them is required).
     pub optional_inputs: Vec<InputRequest>,
     pub warnings: Vec<Warning>,
+    /// What the consent screen flags: the command's (`clients::risks`: root, a shell line, a
+    /// runner option that widens what the server gets), then the variables set that steer
+    /// loading or paths, as high risk when the document itself sets them.
+    #[serde(default)]
+    pub risks: Vec<Risk>,
 }
 
 impl InstallPlan {

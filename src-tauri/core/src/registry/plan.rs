@@ -14,6 +14,7 @@ use super::model::{
 };
 use super::types::{Package, RegistryType, ServerJson};
 use super::version::{fill_version, not_exact, split_image, template_name};
+use crate::clients::{self, Risk};
 
 /// The IDE entry's name: `as_name` (`--as`), else the part of the registry name after its
 /// last `/` (`io.github.microsoft/playwright-mcp` → `playwright-mcp`).
@@ -207,6 +208,7 @@ pub fn plan(doc: &ServerJson, opts: &PlanOptions) -> Result<InstallPlan, Registr
         }
     }
     args.extend(after.into_iter().flat_map(|a| a.tokens));
+    let risks = plan_risks(runner, &args, &env);
     Ok(InstallPlan {
         server: server.to_owned(),
         version: server_version,
@@ -216,7 +218,24 @@ pub fn plan(doc: &ServerJson, opts: &PlanOptions) -> Result<InstallPlan, Registr
         env,
         optional_inputs: r.optional,
         warnings,
+        risks,
     })
+}
+
+/// The plan's risks: the command's, then each variable set that steers loading or paths —
+/// high risk when its value is the document's own (fixed or default), not yours.
+fn plan_risks(runner: &str, args: &[String], env: &[PlannedEnv]) -> Vec<Risk> {
+    let mut risks = clients::risks(runner, args);
+    for e in env.iter().filter(|e| e.value.is_some()) {
+        let risk = match e.source {
+            ValueSource::Document | ValueSource::Default => clients::document_env_risk(&e.name),
+            ValueSource::User | ValueSource::Unset => {
+                clients::env_risks([&e.name]).into_iter().next()
+            }
+        };
+        risks.extend(risk);
+    }
+    risks
 }
 
 /// The schema's name pattern `NAMESPACE/NAME`: the entry name comes from it.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::api::{ApiError, ErrorCode, Request, Response};
 use super::service::Supervisor;
+use crate::desktop::AppRequest;
 
 impl Supervisor {
     /// Serves one request of the typed API.
@@ -141,6 +142,76 @@ impl Supervisor {
     }
 }
 
+/// What a request does, for who may ask it: the control socket serves only
+/// [`Access::Observe`] to a peer in other namespaces than the supervisor's (a sandboxed
+/// server, a container; [`crate::control::socket::PeerOrigin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads the supervisor's own state (servers, sessions, history, events), or reports to
+    /// it as a bridge does.
+    Observe,
+    /// Reads the user's files for the asker (client configs, their backups, config.toml):
+    /// what a sandbox hides from the programs in it.
+    ReadFiles,
+    /// Runs a program, changes a file, a setting or a process, or answers for the user.
+    Act,
+}
+
+impl Access {
+    /// What a refused request would have done, for the refusal's message.
+    pub fn what(self) -> &'static str {
+        match self {
+            Access::Observe => "only reads the supervisor's state",
+            Access::ReadFiles => "reads your files",
+            Access::Act => "acts for you",
+        }
+    }
+}
+
+impl Request {
+    /// What this request does (the match is exhaustive: a new request must be classified).
+    pub fn access(&self) -> Access {
+        use Access::{Act, Observe, ReadFiles};
+        let files = |dry_run: bool| if dry_run { ReadFiles } else { Act };
+        match self {
+            Request::Status
+            | Request::History { .. }
+            | Request::Orphans
+            | Request::KnownServers
+            | Request::Subscribe => Observe,
+            Request::Limits { .. } | Request::Clients | Request::Backups => ReadFiles,
+            Request::ClientEdit { dry_run, .. }
+            | Request::ServerAdd { dry_run, .. }
+            | Request::ServerSwitch { dry_run, .. }
+            | Request::ServerRemove { dry_run, .. }
+            | Request::Restore { dry_run, .. } => files(*dry_run),
+            Request::Restart { .. }
+            | Request::Fallback { .. }
+            | Request::Debug { .. }
+            | Request::Probe { .. }
+            | Request::StopOrphans { .. }
+            | Request::ApproveTools { .. }
+            | Request::SetLimit { .. }
+            | Request::AutoRewrite { .. }
+            | Request::KeepUnwrapped { .. }
+            | Request::ProbeIde { .. } => Act,
+            Request::App { request } => match request {
+                AppRequest::State | AppRequest::Autostart { on: None } => Observe,
+                AppRequest::Autostart { on: Some(_) } | AppRequest::Open { .. } => Act,
+                AppRequest::Quit => Act,
+            },
+        }
+    }
+
+    /// The request's name on the wire (`probe`, `set_limit` …), for messages.
+    pub fn op(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("op")?.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
 /// The answer of a request that can fail: `ok` shapes the value, an error is `Error`.
 fn reply<T>(result: Result<T, ApiError>, ok: impl FnOnce(T) -> Response) -> Response {
     result.map_or_else(Response::Error, ok)
@@ -150,8 +221,59 @@ fn reply<T>(result: Result<T, ApiError>, ok: impl FnOnce(T) -> Response) -> Resp
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::desktop::{AppRequest, AppResponse};
+    use crate::desktop::AppResponse;
     use crate::supervisor::Options;
+
+    /// A peer in other namespaces may read the supervisor's state; what runs, writes or
+    /// reads the user's files for it is refused.
+    #[test]
+    fn requests_are_classified_by_what_they_do() {
+        let server = || "rg".to_owned();
+        let requests = [
+            Request::Status,
+            Request::Subscribe,
+            Request::Clients,
+            Request::Restore {
+                id: "b".into(),
+                dry_run: true,
+            },
+            Request::Restore {
+                id: "b".into(),
+                dry_run: false,
+            },
+            Request::Probe {
+                server: None,
+                command: Some(vec!["touch".into(), "/tmp/x".into()]),
+                timeout_ms: None,
+                env: Default::default(),
+            },
+            Request::SetLimit {
+                server: server(),
+                key: "debug".into(),
+                value: None,
+            },
+            Request::App {
+                request: AppRequest::Autostart { on: None },
+            },
+            Request::App {
+                request: AppRequest::Quit,
+            },
+        ];
+        let got: Vec<(String, Access)> = requests.iter().map(|r| (r.op(), r.access())).collect();
+        let want = [
+            ("status", Access::Observe),
+            ("subscribe", Access::Observe),
+            ("clients", Access::ReadFiles),
+            ("restore", Access::ReadFiles),
+            ("restore", Access::Act),
+            ("probe", Access::Act),
+            ("set_limit", Access::Act),
+            ("app", Access::Observe),
+            ("app", Access::Act),
+        ]
+        .map(|(op, access)| (op.to_owned(), access));
+        assert_eq!(got, want);
+    }
 
     /// The desktop app's requests reach the handler the tray set; `warden daemon`, which sets
     /// none, says so instead.

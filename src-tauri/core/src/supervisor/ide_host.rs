@@ -194,7 +194,8 @@ impl Supervisor {
                 (true, Some(w)) => Some(w),
                 (true, None) => return Err(ide::no_warden()),
             };
-            let risks = clients::risks(&entry.command, &entry.args);
+            let names = entry.env.keys().chain(&entry.secret_env);
+            let risks = clients::entry_risks(&entry.command, &entry.args, names);
             let opts = clients::AddOptions {
                 clients: to,
                 entry,

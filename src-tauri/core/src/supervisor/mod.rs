@@ -51,6 +51,7 @@ mod status;
 mod switches;
 
 pub use crate::events::now_ms;
+pub use dispatch::Access;
 pub use health::UNRESPONSIVE_AFTER;
 pub use known::unknown_command_message;
 pub use run::TICK;

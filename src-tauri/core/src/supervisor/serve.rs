@@ -12,8 +12,11 @@ use tokio::net::UnixStream;
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{broadcast, mpsc};
 
-use super::api::{ApiMessage, Request, Response};
+use super::api::{ApiError, ApiMessage, ErrorCode, Request, Response};
+use super::dispatch::Access;
 use super::service::Supervisor;
+use crate::codes::Code;
+use crate::control::socket::PeerOrigin;
 use crate::control::{self, Action, Message, VERSION};
 use crate::protocol::{Frame, FrameReader};
 
@@ -48,6 +51,11 @@ async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
         .ok()
         .and_then(|c| c.pid())
         .and_then(|p| u32::try_from(p).ok());
+    // Judged once, at connect: the pid could be another process's later.
+    let foreign = match control::socket::peer_origin(&stream) {
+        PeerOrigin::Own => None,
+        PeerOrigin::Foreign(why) => Some(why),
+    };
     let (read, write) = stream.into_split();
     let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUE);
     let writer = tokio::spawn(write_lines(write, rx));
@@ -55,6 +63,7 @@ async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
         id: sup.new_conn(),
         sup,
         peer_pid,
+        foreign,
         tx,
         session: None,
         forwarders: Vec::new(),
@@ -114,6 +123,8 @@ struct Conn {
     sup: Arc<Supervisor>,
     id: u64,
     peer_pid: Option<u32>,
+    /// Why the peer is in other namespaces than ours, if it is: it may only observe.
+    foreign: Option<String>,
     /// Lines to the peer.
     tx: mpsc::Sender<Vec<u8>>,
     /// The bridge's session, once it said hello.
@@ -125,6 +136,21 @@ struct Conn {
 impl Conn {
     async fn send_error(&self, message: String) {
         let _ = self.tx.send(Message::Error { message }.to_line()).await;
+    }
+
+    /// The refusal of a request (named `op`, doing what `access` says) when the peer is
+    /// foreign, logged.
+    fn refusal(&self, access: Access, op: impl FnOnce() -> String) -> Option<String> {
+        let why = self.foreign.as_deref()?;
+        if access == Access::Observe {
+            return None;
+        }
+        let op = op();
+        let pid = self
+            .peer_pid
+            .map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+        tracing::warn!("control socket: refused `{op}` of pid {pid} ({why})");
+        Some(foreign_refusal(&op, access, why))
     }
 
     /// A line of the typed API: requests are served concurrently, a subscription streams.
@@ -144,6 +170,12 @@ impl Conn {
                     .push(tokio::spawn(forward_events(events, self.tx.clone())));
             }
             Ok(ApiMessage::ApiRequest { id, request }) => {
+                if let Some(message) = self.refusal(request.access(), || request.op()) {
+                    let response = Response::Error(ApiError::new(ErrorCode::Invalid, message));
+                    let reply = ApiMessage::ApiResponse { id, response };
+                    let _ = self.tx.send(reply.to_line()).await;
+                    return;
+                }
                 let sup = Arc::clone(&self.sup);
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
@@ -166,6 +198,22 @@ impl Conn {
     /// A control message: a bridge's hello, heartbeat, event or ack, or an older client's
     /// status or command. `Break` closes the connection.
     async fn on_control(&mut self, message: Message) -> ControlFlow<()> {
+        if let Some(refusal) =
+            self.refusal(message_access(&message), || message_op(&message).to_owned())
+        {
+            match message {
+                Message::Command(cmd) => {
+                    let ack = Message::Ack {
+                        id: cmd.id,
+                        ok: false,
+                        message: refusal,
+                    };
+                    let _ = self.tx.send(ack.to_line()).await;
+                }
+                _ => self.send_error(refusal).await,
+            }
+            return ControlFlow::Continue(());
+        }
         match message {
             Message::Hello(hello) => {
                 if hello.v != VERSION {
@@ -212,6 +260,43 @@ impl Conn {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// What a control message does (exhaustive: a new message must be classified). A bridge's
+/// reports only observe; a command acts, and an ack answers for a bridge.
+fn message_access(message: &Message) -> Access {
+    match message {
+        Message::Hello(_)
+        | Message::Heartbeat(_)
+        | Message::Event { .. }
+        | Message::Status { .. }
+        | Message::StatusReply { .. }
+        | Message::Error { .. } => Access::Observe,
+        Message::Command(_) | Message::Ack { .. } => Access::Act,
+    }
+}
+
+/// A control message's name on the wire, for messages.
+fn message_op(message: &Message) -> &'static str {
+    match message {
+        Message::Hello(_) => "hello",
+        Message::Heartbeat(_) => "heartbeat",
+        Message::Event { .. } => "event",
+        Message::Command(_) => "command",
+        Message::Ack { .. } => "ack",
+        Message::Status { .. } => "status",
+        Message::StatusReply { .. } => "status_reply",
+        Message::Error { .. } => "error",
+    }
+}
+
+/// The message of a request refused because its peer is in other namespaces (`why`).
+fn foreign_refusal(op: &str, access: Access, why: &str) -> String {
+    format!(
+        "refused `{op}`, which {}: it comes from a process outside the supervisor's user and pid namespaces ({why}), such as a sandboxed server or a container, which may watch but not act; run it from your own session [{}]",
+        access.what(),
+        Code::ControlForeign.as_str()
+    )
 }
 
 /// A command in the control protocol's form: served as the API request it is, acked.

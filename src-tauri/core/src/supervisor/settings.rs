@@ -52,59 +52,20 @@ pub fn limits(path: Option<&Path>, server: &str) -> LimitsReport {
         server: server.to_owned(),
         config: path.map(Path::to_owned),
         keys,
-        sandbox_hidden: sandbox_hidden(home.as_deref(), path, config.as_ref(), server),
+        sandbox_hidden: sandbox_hidden(path, config.as_ref(), server),
         home,
         warnings: config.map(|c| c.warnings).unwrap_or_default(),
         error,
     }
 }
 
-/// Hidden in the home by a sandbox: keys and tokens of the usual tools, Warden's own config
-/// and state at their default places.
-const HIDDEN_IN_HOME: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".config/gh",
-    ".local/share/keyrings",
-    ".config/warden",
-    ".local/state/warden",
-];
-
 /// What a sandboxed `server` may not read, for the window, which grants no folder that holds
-/// one or lies in one: the list `bridge::sandbox` hides (kept here, not taken from it, while
-/// that module is reworked; a superset is safe: it only withholds a grant), whether each
-/// exists or not: `/run`, the home's keys, Warden's config, state, socket and runtime folders,
-/// and the server's `sandbox_deny`.
-fn sandbox_hidden(
-    home: Option<&Path>,
-    path: Option<&Path>,
-    config: Option<&Config>,
-    server: &str,
-) -> Vec<PathBuf> {
-    let mut hidden: Vec<PathBuf> = ["/run", "/var/run"].iter().map(PathBuf::from).collect();
-    if let Some(home) = home {
-        hidden.extend(HIDDEN_IN_HOME.iter().map(|d| home.join(d)));
-    }
-    hidden.push(crate::paths::state_dir());
-    hidden.extend(path.and_then(Path::parent).map(Path::to_owned));
-    hidden.extend(
-        crate::control::socket::socket_path()
-            .parent()
-            .map(Path::to_owned),
-    );
-    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        hidden.push(PathBuf::from(run));
-    }
-    if let Some(limits) = config.and_then(|c| c.limits_for(server, &Default::default()).ok()) {
-        hidden.extend(limits.sandbox_deny);
-    }
-    let mut seen = std::collections::HashSet::new();
-    hidden.retain(|p| seen.insert(p.clone()));
-    hidden
+/// one or lies in one: the bridge's own list (`bridge::sandbox`), whether each exists or not.
+fn sandbox_hidden(path: Option<&Path>, config: Option<&Config>, server: &str) -> Vec<PathBuf> {
+    let limits = config
+        .and_then(|c| c.limits_for(server, &Default::default()).ok())
+        .unwrap_or_default();
+    crate::bridge::sandbox::Places::of_this_process(path, server, &[]).listed_hidden(&limits)
 }
 
 fn toml_default(text: &str) -> Json {

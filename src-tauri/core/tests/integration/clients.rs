@@ -238,7 +238,7 @@ fn fixtures_wrapped_entries_keep_the_original_argv() {
     )
     .unwrap();
     assert!(w.text.contains(
-        "\"command\": \"C:\\\\Program Files\\\\Warden\\\\warden.exe\",\r\n      \"args\": [\"bridge\", \"--server\", \"ripgrep\", \"--\", \"cmd\", \"/c\", \"npx\", \"-y\", \"mcp-ripgrep@latest\"]"
+        "\"command\": \"C:\\\\Program Files\\\\Warden\\\\warden.exe\",\r\n      \"args\": [\"bridge\", \"--server\", \"ripgrep\", \"--pass-env\", \"LOCALAPPDATA\", \"--pass-env\", \"ProgramFiles\", \"--\", \"cmd\", \"/c\", \"npx\", \"-y\", \"mcp-ripgrep@latest\"]"
     ), "{}", w.text);
     let v: serde_json::Value = serde_json::from_str(w.text.trim_start_matches('\u{feff}')).unwrap();
     assert_eq!(

@@ -310,7 +310,7 @@ fn manage_add_writes_each_clients_own_shape() {
     )
     .unwrap();
     assert!(
-        oc.text.contains("\"command\": [\"/opt/warden/bin/warden\", \"bridge\", \"--server\", \"warden-added\", \"--\", \"npx\""),
+        oc.text.contains("\"command\": [\"/opt/warden/bin/warden\", \"bridge\", \"--server\", \"warden-added\", \"--pass-env\", \"LOG_LEVEL\", \"--\", \"npx\""),
         "{}",
         oc.text
     );

@@ -19,12 +19,12 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use warden_core::clients::{
-    self, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry, add,
+    self, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry, RiskKind, add,
 };
 use warden_core::codes::Code;
 use warden_core::keychain;
@@ -177,7 +177,9 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         env: env.clone(),
         secret_env: secrets.iter().map(|(k, _)| k.clone()).collect(),
     };
-    let written_argv = written_argv(&plan, &entry, warden.as_deref(), &new_entry.secret_env);
+    // As `add` writes it (the same path, the same bridge arguments).
+    let warden_arg = warden.as_ref().map(|w| w.to_string_lossy().into_owned());
+    let written_argv = new_entry.argv(warden_arg.as_deref());
     let client_env = ClientEnv::from_process().map_err(|e| Stop::Failed(None, e.coded()))?;
     let mut opts = AddOptions {
         clients: args.clients.clone(),
@@ -401,31 +403,6 @@ fn warden_path() -> Result<PathBuf, Stop> {
     })
 }
 
-/// The argv the files get: the plan's, behind `warden bridge --server ENTRY
-/// [--secret-env VAR]... --` unless it is not wrapped (as `warden clients wrap` writes it).
-fn written_argv(
-    plan: &InstallPlan,
-    entry: &str,
-    warden: Option<&Path>,
-    secret_env: &[String],
-) -> Vec<String> {
-    let Some(warden) = warden else {
-        return plan.argv();
-    };
-    let mut argv = vec![warden.to_string_lossy().into_owned(), "bridge".to_owned()];
-    if entry.starts_with('-') {
-        argv.push(format!("--server={entry}"));
-    } else {
-        argv.extend(["--server".to_owned(), entry.to_owned()]);
-    }
-    for var in secret_env {
-        argv.extend(["--secret-env".to_owned(), var.clone()]);
-    }
-    argv.push("--".to_owned());
-    argv.extend(plan.argv());
-    argv
-}
-
 fn status(s: &ServerResponse) -> Option<&ServerStatus> {
     s.meta.official.as_ref()?.status.as_ref()
 }
@@ -537,13 +514,19 @@ fn consent_screen(s: &Screen<'_>) {
             input.flag()
         );
     }
-    let risks = clients::risks(&plan.command, &plan.args);
-    if risks.is_empty() {
-        say!("  risks:       none found (no root, no shell line, version pinned)");
+    if plan.risks.is_empty() {
+        say!(
+            "  risks:       none found (no root, no shell line, version pinned, no runner option or variable that widens what it gets)"
+        );
     } else {
         say!("  risks:");
-        for r in &risks {
-            say!("    ! {}", r.detail);
+        for r in &plan.risks {
+            let mark = if r.kind == RiskKind::LoaderEnvByDocument {
+                "!!"
+            } else {
+                "! "
+            };
+            say!("    {mark} {}", r.detail);
         }
     }
     for w in &plan.warnings {

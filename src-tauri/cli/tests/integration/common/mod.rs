@@ -63,6 +63,8 @@ pub struct Builder {
     state_files: Vec<(String, Vec<u8>)>,
     exact: Option<Vec<String>>,
     envs: Vec<(String, String)>,
+    sdk_env: bool,
+    bridge_args: Vec<String>,
 }
 
 pub fn bridge() -> Builder {
@@ -76,6 +78,8 @@ pub fn bridge() -> Builder {
         state_files: Vec::new(),
         exact: None,
         envs: Vec::new(),
+        sdk_env: false,
+        bridge_args: Vec::new(),
     }
 }
 
@@ -124,6 +128,19 @@ impl Builder {
         self
     }
 
+    /// The bridge gets only what MCP SDK clients give a server (HOME, LOGNAME, PATH, SHELL,
+    /// TERM, USER, from this process), then Warden's test paths and [`Builder::env`]'s.
+    /// An argument of `warden bridge` before `--` (e.g. `--pass-env`).
+    pub fn bridge_arg(mut self, arg: &str) -> Self {
+        self.bridge_args.push(arg.to_owned());
+        self
+    }
+
+    pub fn sdk_env(mut self) -> Self {
+        self.sdk_env = true;
+        self
+    }
+
     pub fn spawn(self) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config.toml");
@@ -158,9 +175,18 @@ impl Builder {
             for s in &self.sets {
                 c.args(["--set", s]);
             }
+            c.args(&self.bridge_args);
             c.arg("--").args(&server);
             c
         };
+        if self.sdk_env {
+            cmd.env_clear();
+            for k in ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"] {
+                if let Some(v) = std::env::var_os(k) {
+                    cmd.env(k, v);
+                }
+            }
+        }
         cmd.env("WARDEN_CONFIG", &config)
             .env("WARDEN_STATE_DIR", dir.path().join("state"))
             // Never the user's own supervisor.

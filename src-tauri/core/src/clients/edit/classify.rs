@@ -23,6 +23,8 @@ pub(super) enum Class {
         dashes: usize,
         /// The `--secret-env` variables, in order.
         secret_env: Vec<String>,
+        /// The `--pass-env` variables, in order (none in entries wrapped by earlier versions).
+        pass_env: Vec<String>,
         command: String,
         args: Vec<String>,
     },
@@ -43,9 +45,11 @@ struct BridgeArgs {
     server: Option<String>,
     dashes: usize,
     secret_env: Vec<String>,
+    pass_env: Vec<String>,
 }
 
-/// `bridge [--server NAME] [--secret-env VAR]... -- COMMAND [ARGS]` starting at `items[0]`.
+/// `bridge [--server NAME] [--secret-env VAR]... [--pass-env VAR]... -- COMMAND [ARGS]`
+/// starting at `items[0]` (the bridge's options in any order).
 fn bridge_args(items: &[String]) -> Option<BridgeArgs> {
     if items.first().map(String::as_str) != Some("bridge") {
         return None;
@@ -56,6 +60,7 @@ fn bridge_args(items: &[String]) -> Option<BridgeArgs> {
     }
     let mut server = None;
     let mut secret_env = Vec::new();
+    let mut pass_env = Vec::new();
     for (i, a) in items[..dashes].iter().enumerate() {
         let next = || items.get(i + 1).filter(|_| i + 1 < dashes).cloned();
         if a == "--server" {
@@ -66,12 +71,17 @@ fn bridge_args(items: &[String]) -> Option<BridgeArgs> {
             secret_env.extend(next());
         } else if let Some(s) = a.strip_prefix("--secret-env=") {
             secret_env.push(s.to_owned());
+        } else if a == "--pass-env" {
+            pass_env.extend(next());
+        } else if let Some(s) = a.strip_prefix("--pass-env=") {
+            pass_env.push(s.to_owned());
         }
     }
     Some(BridgeArgs {
         server,
         dashes,
         secret_env,
+        pass_env,
     })
 }
 
@@ -92,6 +102,7 @@ pub(super) fn classify(body: &Body) -> Class {
                     server: b.server,
                     dashes: b.dashes,
                     secret_env: b.secret_env,
+                    pass_env: b.pass_env,
                     command: argv[b.dashes + 1].clone(),
                     args: argv[b.dashes + 2..].to_vec(),
                 },
@@ -115,6 +126,7 @@ pub(super) fn classify(body: &Body) -> Class {
                     server: b.server,
                     dashes: b.dashes + 1,
                     secret_env: b.secret_env,
+                    pass_env: b.pass_env,
                     command: rest[b.dashes + 1].clone(),
                     args: rest[b.dashes + 2..].to_vec(),
                 },
@@ -201,7 +213,9 @@ pub(crate) fn entries(
             };
             let risks = match &state {
                 EntryState::Unwrapped { command, args }
-                | EntryState::Wrapped { command, args, .. } => risk::risks(command, args),
+                | EntryState::Wrapped { command, args, .. } => {
+                    risk::entry_risks(command, args, &l.env_keys)
+                }
                 EntryState::Skipped { .. } => Vec::new(),
             };
             ServerEntry {

@@ -99,6 +99,7 @@ fn verify(
                     bridge: b1,
                     server: s1,
                     secret_env: e1,
+                    pass_env: p1,
                     command: c1,
                     args: a1,
                     ..
@@ -107,11 +108,12 @@ fn verify(
                     bridge: b2,
                     server: s2,
                     secret_env: e2,
+                    pass_env: p2,
                     command: c2,
                     args: a2,
                     ..
                 },
-            ) => b1 == b2 && s1 == s2 && e1 == e2 && c1 == c2 && a1 == a2,
+            ) => b1 == b2 && s1 == s2 && e1 == e2 && p1 == p2 && c1 == c2 && a1 == a2,
             (a, b) => a == b,
         };
         if !same {

@@ -25,4 +25,5 @@ pub use classify::{EntrySpans, Launch, entry_spans};
 pub(crate) use classify::{entries, launches};
 pub use driver::{EditError, TextEdit, WrapRecord};
 pub use unwrap::{SecretLookup, unwrap_text, unwrap_text_with};
+pub(crate) use wrap::pass_env_names;
 pub use wrap::{wrap_text, wrap_text_with};

@@ -16,6 +16,30 @@ fn secret_args(syntax: Syntax, moves: &[secrets::Move]) -> Vec<String> {
         .collect()
 }
 
+/// The variables of an entry's `env` that the bridge is to pass on to a sandboxed server
+/// (`--pass-env VAR`), in the file's order: all but those moved to the keychain (they get
+/// `--secret-env`), and but a name no environment can hold or that would read as an option.
+pub(crate) fn pass_env_names<'a>(
+    env_keys: impl IntoIterator<Item = &'a String>,
+    secret_env: &[String],
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for k in env_keys {
+        let usable = !k.is_empty() && !k.starts_with('-') && !k.contains(['=', '\0']);
+        if usable && !secret_env.contains(k) && !out.contains(k) {
+            out.push(k.clone());
+        }
+    }
+    out
+}
+
+/// The `--pass-env VAR` arguments for `vars`.
+fn pass_args(syntax: Syntax, vars: &[String]) -> Vec<String> {
+    vars.iter()
+        .flat_map(|v| [syntax.word("--pass-env"), syntax.word(v)])
+        .collect()
+}
+
 /// The edits that replace each moved value by the placeholder, and the values expected then.
 fn placeholders(syntax: Syntax, moves: &[secrets::Move]) -> (Vec<Edit>, Vec<(String, String)>) {
     moves
@@ -30,7 +54,9 @@ fn placeholders(syntax: Syntax, moves: &[secrets::Move]) -> (Vec<Edit>, Vec<(Str
 }
 
 /// Wraps the stdio entries of `text` that `select` picks: their command becomes `warden`
-/// and their args `["bridge", "--server", NAME, "--", COMMAND, ARGS...]`.
+/// and their args `["bridge", "--server", NAME, "--pass-env", VAR, ..., "--", COMMAND,
+/// ARGS...]`, a `--pass-env` for each variable of the entry's `env`, so that a sandboxed
+/// server (whose environment the bridge clears) still gets them.
 pub fn wrap_text(
     dialect: Dialect,
     text: &str,
@@ -60,7 +86,10 @@ pub fn wrap_text_with(
                 Some(check) => secrets::plan(syntax, text, l, &l.id.name, check),
                 None => (Vec::new(), Vec::new()),
             };
-            let Some((mut edits, record)) = wrap_entry(syntax, text, warden, l, &moves) else {
+            let secret_env: Vec<String> = moves.iter().map(|m| m.secret.var.clone()).collect();
+            let pass_env = pass_env_names(&l.env_keys, &secret_env);
+            let Some((mut edits, record)) = wrap_entry(syntax, text, warden, l, &moves, &pass_env)
+            else {
                 return Step::Skip(
                     "has no args and Warden cannot tell where to add them; add `args = []` and run again"
                         .to_owned(),
@@ -72,7 +101,8 @@ pub fn wrap_text_with(
                 bridge: warden.to_owned(),
                 server: Some(l.id.name.clone()),
                 dashes: 0,
-                secret_env: moves.iter().map(|m| m.secret.var.clone()).collect(),
+                secret_env,
+                pass_env,
                 command: command.clone(),
                 args: args.clone(),
             };
@@ -96,6 +126,7 @@ fn wrap_entry(
     warden: &str,
     l: &Located,
     moves: &[secrets::Move],
+    pass_env: &[String],
 ) -> Option<(Vec<Edit>, WrapRecord)> {
     let own = |rest: &str| -> Vec<String> {
         let mut v = vec![syntax.word("bridge")];
@@ -107,6 +138,7 @@ fn wrap_entry(
             v.push(syntax.word(&l.id.name));
         }
         v.extend(secret_args(syntax, moves));
+        v.extend(pass_args(syntax, pass_env));
         v.push(syntax.word("--"));
         if !rest.is_empty() {
             v.push(rest.to_owned());

@@ -55,26 +55,6 @@ fn reparse(
         .map_err(|e| ManageError::Internal(format!("the edited text does not parse: {e}")))
 }
 
-/// The argv a new entry runs: the bridge's, when `warden` is given.
-pub(super) fn argv(entry: &NewEntry, warden: Option<&str>) -> Vec<String> {
-    let mut argv = Vec::new();
-    if let Some(w) = warden {
-        argv.extend([
-            w.to_owned(),
-            "bridge".into(),
-            "--server".into(),
-            entry.name.clone(),
-        ]);
-        for k in &entry.secret_env {
-            argv.extend(["--secret-env".to_owned(), k.clone()]);
-        }
-        argv.push("--".into());
-    }
-    argv.push(entry.command.clone());
-    argv.extend(entry.args.iter().cloned());
-    argv
-}
-
 /// Adds `entry` to `text` (a file of `client`'s in `dialect`), wrapped through `warden` when
 /// given. Refused when an entry of that name is there already.
 pub fn add_text(
@@ -92,7 +72,7 @@ pub fn add_text(
         };
         return Err(ManageError::Exists(shown(dialect, text, &id)));
     }
-    let argv = argv(entry, warden);
+    let argv = entry.argv(warden);
     let env: Vec<(String, String)> = entry
         .env
         .iter()

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::clients::doc::DocError;
+use crate::clients::edit::pass_env_names;
 use crate::clients::model::ClientId;
 
 /// A server entry to add.
@@ -18,12 +19,41 @@ pub struct NewEntry {
     pub secret_env: Vec<String>,
 }
 
+impl NewEntry {
+    /// The argv the entry runs: through the bridge when `warden` is given (`warden bridge
+    /// --server NAME [--secret-env K]... [--pass-env K]... -- COMMAND ARGS`, a `--pass-env`
+    /// for each `env` key the keychain does not give, so a sandboxed server still gets it),
+    /// else the plain command.
+    pub fn argv(&self, warden: Option<&str>) -> Vec<String> {
+        let mut argv = Vec::new();
+        if let Some(w) = warden {
+            argv.extend([
+                w.to_owned(),
+                "bridge".into(),
+                "--server".into(),
+                self.name.clone(),
+            ]);
+            for k in &self.secret_env {
+                argv.extend(["--secret-env".to_owned(), k.clone()]);
+            }
+            for k in pass_env_names(self.env.keys(), &self.secret_env) {
+                argv.extend(["--pass-env".to_owned(), k]);
+            }
+            argv.push("--".into());
+        }
+        argv.push(self.command.clone());
+        argv.extend(self.args.iter().cloned());
+        argv
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct AddOptions {
     pub clients: Vec<ClientId>,
     pub entry: NewEntry,
     /// `Some(absolute path of warden)`: the entry runs `warden bridge --server NAME
-    /// [--secret-env K]... -- COMMAND ARGS`; `None` (`--no-wrap`): the plain command.
+    /// [--secret-env K]... [--pass-env K]... -- COMMAND ARGS` ([`NewEntry::argv`]); `None`
+    /// (`--no-wrap`): the plain command.
     pub warden: Option<PathBuf>,
     pub dry_run: bool,
 }

@@ -489,3 +489,62 @@ fn a_requested_version_must_be_exact() {
         );
     }
 }
+
+fn risk_kinds(plan: &InstallPlan) -> Vec<crate::clients::RiskKind> {
+    plan.risks.iter().map(|r| r.kind).collect()
+}
+
+fn npm_with_env(env: serde_json::Value) -> ServerJson {
+    one(
+        json!({"registryType": "npm", "identifier": "srv", "version": "1.0.0",
+               "transport": {"type": "stdio"}, "environmentVariables": env}),
+    )
+}
+
+#[test]
+fn a_privileged_runtime_argument_is_a_risk_of_the_plan() {
+    let d = oci(json!({"runtimeArguments": [{"type": "named", "name": "--privileged"}]}));
+    let p = default_plan(&d).unwrap();
+    assert_eq!(risk_kinds(&p), [crate::clients::RiskKind::RunnerOption]);
+}
+
+#[test]
+fn a_loader_variable_the_document_defaults_is_high_risk() {
+    let d = npm_with_env(json!([{"name": "LD_PRELOAD", "default": "/tmp/x.so"}]));
+    let p = default_plan(&d).unwrap();
+    assert_eq!(
+        risk_kinds(&p),
+        [crate::clients::RiskKind::LoaderEnvByDocument]
+    );
+}
+
+#[test]
+fn a_loader_variable_the_document_fixes_is_high_risk() {
+    let d = npm_with_env(json!([{"name": "NODE_OPTIONS", "value": "--require /tmp/x.js"}]));
+    let p = default_plan(&d).unwrap();
+    assert_eq!(
+        risk_kinds(&p),
+        [crate::clients::RiskKind::LoaderEnvByDocument]
+    );
+}
+
+#[test]
+fn a_loader_variable_you_give_is_a_risk_but_not_a_high_one() {
+    let d = npm_with_env(json!([{"name": "PYTHONPATH", "isRequired": true}]));
+    let p = plan(&d, &inputs(&[("PYTHONPATH", "/opt/lib")])).unwrap();
+    assert_eq!(risk_kinds(&p), [crate::clients::RiskKind::LoaderEnv]);
+}
+
+#[test]
+fn a_loader_variable_left_unset_is_no_risk() {
+    let d = npm_with_env(json!([{"name": "LD_LIBRARY_PATH", "description": "optional"}]));
+    let p = default_plan(&d).unwrap();
+    assert!(p.risks.is_empty(), "{:?}", p.risks);
+}
+
+#[test]
+fn an_ordinary_variable_the_document_defaults_is_no_risk() {
+    let d = npm_with_env(json!([{"name": "LOG_LEVEL", "default": "info"}]));
+    let p = default_plan(&d).unwrap();
+    assert!(p.risks.is_empty(), "{:?}", p.risks);
+}

@@ -1,0 +1,460 @@
+//! The per-server sandbox (`sandbox = "on"`, Linux). Whatever the mode, a sandboxed server:
+//! - reads everything but the hidden paths (keys and tokens of the usual tools in every home
+//!   the bridge knows of, Warden's own config and state, `/run` with the runtime dir and its
+//!   sockets, the user's `sandbox_deny`) and writes only its grants (`sandbox_write`) and a
+//!   folder of its own under Warden's state (its npm and uv caches, its temp files);
+//! - creates no UNIX socket (a seccomp filter refuses `socket(AF_UNIX, ...)` and io_uring),
+//!   so neither Warden's control socket, nor the buses, nor agent or abstract sockets are
+//!   reachable, whatever its network;
+//! - gets a cleared environment: [`KEPT_ENV`], the variables named by `--pass-env`, the
+//!   `--secret-env` values, and its own folders' variables;
+//! - signals only processes of its own sandbox.
+//!
+//! bubblewrap (`bwrap.rs`) makes it with namespaces; where bubblewrap cannot, Landlock
+//! (`landlock.rs`, Linux 6.12+: its signal and abstract-socket scopes) does, reported as
+//! degraded. A mode that cannot give all of the above is refused ([`launch`]): the client's
+//! `initialize` gets `spawn_failed` with a `W-SANDBOX-*` code and its fix. The server never
+//! runs unsandboxed when its config says `sandbox = "on"`.
+//!
+//! Warden's own decisions (which paths it hides, which `bwrap` it runs) do not rest on the
+//! variables an IDE entry can set: homes are hidden both as `$HOME` and as the user
+//! database has it, `/run` whatever `$XDG_RUNTIME_DIR` says, and bubblewrap is looked for in
+//! the system's own folders only.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use crate::codes::Code;
+use crate::config::{Limits, SandboxMode};
+
+mod bwrap;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(target_os = "linux")]
+mod seccomp;
+mod stderr;
+
+pub use bwrap::{argv, userns_denied, works};
+pub use stderr::{Denied, denied};
+
+/// What the sandbox is, as `warden status` shows it.
+pub const BWRAP: &str = "bwrap";
+/// The fallback where bubblewrap cannot make a sandbox (user namespaces refused).
+pub const LANDLOCK: &str = "landlock";
+
+/// Hidden from every sandboxed server, in each home: keys and tokens of the usual tools, and
+/// Warden's own config and state at their default places.
+const DENIED_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".config/gh",
+    ".local/share/keyrings",
+    ".config/warden",
+    ".local/state/warden",
+];
+
+/// Hidden too: the runtime dirs (`/run/user/<uid>`: the session bus, the keychain's way in,
+/// Warden's control socket) and the system's sockets (`/run/docker.sock`, the system bus).
+const DENIED_SYSTEM: &[&str] = &["/run", "/var/run"];
+
+/// The variables of the bridge's environment a sandboxed server gets (besides `--pass-env`):
+/// what a program needs to run and speak the user's language, nothing that names a socket,
+/// a token or the IDE's own state.
+pub const KEPT_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TZ",
+];
+
+/// Container runners: under `sandbox = "on"` their servers would run in the runner's daemon,
+/// outside any sandbox Warden can make.
+const CONTAINER_RUNNERS: &[&str] = &["docker", "podman", "nerdctl"];
+
+/// The places of this machine a server's sandbox is built from.
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    /// `$HOME` and the user database's home (the same folder, unless an entry moved `HOME`):
+    /// the keys of each are hidden.
+    pub homes: Vec<PathBuf>,
+    /// Hidden too: Warden's config and state as this process finds them, the control
+    /// socket's folder and `$XDG_RUNTIME_DIR` (besides `/run`, hidden always).
+    pub warden: Vec<PathBuf>,
+    pub cwd: Option<PathBuf>,
+    /// The server's own folder under Warden's state (`sandbox/<server>`): its package
+    /// caches and temp files, the one place it writes besides its grants.
+    pub own: Option<PathBuf>,
+    /// Variables of the bridge's environment the server gets besides [`KEPT_ENV`]
+    /// (`--pass-env`).
+    pub pass_env: Vec<String>,
+}
+
+impl Places {
+    /// The places for server `server` of a bridge run by this process.
+    pub fn of_this_process(config: Option<&Path>, server: &str, pass_env: &[String]) -> Places {
+        let state = crate::paths::state_dir();
+        let mut warden = vec![state.clone()];
+        if let Some(dir) = config.and_then(Path::parent) {
+            warden.push(dir.to_owned());
+        }
+        if let Some(socket) = crate::control::socket::socket_path().parent() {
+            warden.push(socket.to_owned());
+        }
+        if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+            warden.push(PathBuf::from(run));
+        }
+        warden.extend(crate::paths::runtime_dir());
+        let mut homes: Vec<PathBuf> = crate::paths::home_dir().into_iter().collect();
+        #[cfg(unix)]
+        if let Some(h) = crate::paths::user_home().filter(|h| !homes.contains(h)) {
+            homes.push(h);
+        }
+        Places {
+            homes,
+            warden,
+            cwd: std::env::current_dir().ok(),
+            own: Some(state.join("sandbox").join(crate::paths::file_stem(server))),
+            pass_env: pass_env.to_vec(),
+        }
+    }
+
+    /// The paths a sandboxed server may not read, as named (whether each exists or not): the
+    /// system's sockets, the keys of each home, Warden's own paths, `sandbox_deny`.
+    pub fn listed_hidden(&self, limits: &Limits) -> Vec<PathBuf> {
+        let mut denied: Vec<PathBuf> = DENIED_SYSTEM.iter().map(PathBuf::from).collect();
+        for home in &self.homes {
+            denied.extend(DENIED_IN_HOME.iter().map(|d| home.join(d)));
+        }
+        denied.extend(self.warden.iter().cloned());
+        denied.extend(limits.sandbox_deny.iter().cloned());
+        let mut seen = std::collections::HashSet::new();
+        denied.retain(|p| seen.insert(p.clone()));
+        denied
+    }
+
+    /// [`Places::listed_hidden`] that exist, resolved (a hidden path reached through a
+    /// symlinked `/home` is hidden where it really is), without those inside another.
+    fn hidden(&self, limits: &Limits) -> Vec<PathBuf> {
+        let all = resolved(self.listed_hidden(limits));
+        all.iter()
+            .filter(|p| !all.iter().any(|q| q != *p && p.starts_with(q)))
+            .cloned()
+            .collect()
+    }
+
+    /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: the server's
+    /// program's folder (a venv, a download), its working folder and the homes.
+    fn under_tmp(&self, command: &[OsString]) -> Vec<PathBuf> {
+        let program = command.first().map(PathBuf::from).and_then(|p| {
+            if p.is_absolute() {
+                Some(p)
+            } else {
+                crate::paths::find_on_path(p.as_os_str())
+            }
+        });
+        let mut dirs: Vec<PathBuf> = program
+            .as_deref()
+            .and_then(Path::parent)
+            .into_iter()
+            .map(Path::to_owned)
+            .collect();
+        dirs.extend(self.cwd.iter().cloned());
+        dirs.extend(self.homes.iter().cloned());
+        resolved(dirs)
+            .into_iter()
+            .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
+            .collect()
+    }
+
+    /// The folders the server may write: its grants (resolved) and its own folder, created.
+    fn writable(&self, limits: &Limits) -> (Vec<PathBuf>, Option<PathBuf>) {
+        let own = self.own.as_ref().and_then(|own| {
+            for sub in OWN_DIRS {
+                private_dirs(&own.join(sub)).ok()?;
+            }
+            own.canonicalize().ok()
+        });
+        (resolved(limits.sandbox_write.clone()), own)
+    }
+}
+
+/// The server's own folder's parts: npm's cache, uv's cache, tools and Pythons, pip's cache,
+/// other tools' caches, and its temp files.
+const OWN_DIRS: &[&str] = &[
+    "npm",
+    "uv/cache",
+    "uv/tools",
+    "uv/python",
+    "pip",
+    "cache",
+    "tmp",
+];
+
+/// The variables that point the package runners (and other tools) at the server's own
+/// folder: the user's caches are read-only to it.
+fn own_env(own: &Path, private_tmp: bool) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = [
+        ("npm_config_cache", "npm"),
+        ("UV_CACHE_DIR", "uv/cache"),
+        ("UV_TOOL_DIR", "uv/tools"),
+        ("UV_PYTHON_INSTALL_DIR", "uv/python"),
+        ("PIP_CACHE_DIR", "pip"),
+        ("XDG_CACHE_HOME", "cache"),
+    ]
+    .iter()
+    .map(|(k, d)| (OsString::from(k), own.join(d).into_os_string()))
+    .collect();
+    if !private_tmp {
+        env.push(("TMPDIR".into(), own.join("tmp").into_os_string()));
+    }
+    env
+}
+
+/// Creates `dir` and its missing parents, 0700.
+fn private_dirs(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir)
+}
+
+/// `paths` that exist, with their symlinks resolved, each once.
+fn resolved(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in paths.iter().filter_map(|p| p.canonicalize().ok()) {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Why a sandboxed server was not started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub code: Code,
+    pub cause: String,
+}
+
+impl Refused {
+    fn new(code: Code, why: &str) -> Refused {
+        Refused {
+            code,
+            cause: format!("was not started: its config says `sandbox = \"on\"`, and {why}"),
+        }
+    }
+}
+
+/// The mode's name from its number in the session's links (0 off, 1 bwrap, 2 landlock).
+pub fn mode_name(n: u8) -> &'static str {
+    match n {
+        1 => BWRAP,
+        2 => LANDLOCK,
+        _ => "off",
+    }
+}
+
+/// The mode's number for the session's links.
+pub fn mode_number(mode: &str) -> u8 {
+    match mode {
+        BWRAP => 1,
+        LANDLOCK => 2,
+        _ => 0,
+    }
+}
+
+/// How a server process is started: its command line, its environment when the sandbox
+/// clears it, and what confines it right before it execs.
+pub struct Launch {
+    pub argv: Vec<OsString>,
+    /// `off`, `bwrap` or `landlock`, as `warden status` shows it.
+    pub mode: &'static str,
+    /// `Some`: the server's whole environment (the `--secret-env` values and
+    /// `WARDEN_SESSION` are added to it); `None`: the bridge's, inherited.
+    pub env: Option<Vec<(OsString, OsString)>>,
+    pub confine: Option<Confine>,
+}
+
+impl Launch {
+    /// `argv` as it is, unsandboxed.
+    pub fn plain(argv: Vec<OsString>) -> Launch {
+        Launch {
+            argv,
+            mode: "off",
+            env: None,
+            confine: None,
+        }
+    }
+}
+
+/// What confines the server process in its last step before exec (after the reaper split
+/// off, so only the server is confined): the system-call filter always, Landlock's rules in
+/// that mode.
+pub struct Confine {
+    #[cfg(target_os = "linux")]
+    filter: seccomp::Filter,
+    #[cfg(target_os = "linux")]
+    landlock: Option<landlock::Rules>,
+}
+
+impl Confine {
+    #[cfg(not(target_os = "linux"))]
+    pub fn apply_before_exec(self, _: &mut tokio::process::Command) {}
+
+    /// Confines the server in the forked child, right before it execs.
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    pub fn apply_before_exec(self, cmd: &mut tokio::process::Command) {
+        let Confine {
+            filter,
+            mut landlock,
+        } = self;
+        // SAFETY: runs in the forked child before exec, and makes only system calls: Landlock's
+        // (prctl, landlock_restrict_self, close) and the filter's (prctl, seccomp), on data
+        // built before the fork; the errors are preallocated.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(rules) = landlock.take() {
+                    rules.restrict_self()?;
+                }
+                filter.apply()
+            });
+        }
+    }
+}
+
+/// The command a server process runs: `command` as it is, or in the sandbox when `limits`
+/// ask for it: bubblewrap, else Landlock (degraded: reported), as `sandbox_mode` allows,
+/// never unsandboxed (why not is the answer).
+pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<Launch, Refused> {
+    if !limits.sandbox {
+        return Ok(Launch::plain(command.to_vec()));
+    }
+    if !cfg!(target_os = "linux") {
+        return Err(Refused::new(
+            Code::SandboxUnavailable,
+            "Warden's sandbox is Linux-only so far",
+        ));
+    }
+    if let Some(runner) = container_runner(command) {
+        return Err(Refused::new(
+            Code::SandboxContainer,
+            &format!(
+                "`{runner}` runs its server in the container runner's daemon, outside any sandbox Warden can make"
+            ),
+        ));
+    }
+    #[cfg(target_os = "linux")]
+    return linux::launch(command, limits, places);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = places;
+        unreachable!("refused above")
+    }
+}
+
+/// The container runner `command` starts, if it is one (by its program's file name).
+fn container_runner(command: &[OsString]) -> Option<String> {
+    let name = Path::new(command.first()?).file_name()?.to_str()?;
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    CONTAINER_RUNNERS.contains(&name).then(|| name.to_owned())
+}
+
+/// The sandboxed server's environment: [`KEPT_ENV`] and `LC_*` from the bridge's, the
+/// `--pass-env` names, and its own folders' variables.
+fn cleared_env(
+    places: &Places,
+    own: Option<&Path>,
+    private_tmp: bool,
+) -> Vec<(OsString, OsString)> {
+    let keep = |name: &OsStr| {
+        let n = name.to_string_lossy();
+        KEPT_ENV.contains(&n.as_ref())
+            || n.starts_with("LC_")
+            || places.pass_env.iter().any(|p| p.as_str() == n)
+    };
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().filter(|(k, _)| keep(k)).collect();
+    if let Some(own) = own {
+        let set = own_env(own, private_tmp);
+        env.retain(|(k, _)| !set.iter().any(|(s, _)| s == k));
+        env.extend(set);
+    }
+    env
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use super::*;
+
+    pub(super) fn launch(
+        command: &[OsString],
+        limits: &Limits,
+        places: &Places,
+    ) -> Result<Launch, Refused> {
+        let filter = seccomp::Filter::new().map_err(|e| {
+            Refused::new(
+                Code::SandboxUnavailable,
+                &format!("its system-call filter cannot be made here ({e})"),
+            )
+        })?;
+        let bwrap = match limits.sandbox_mode {
+            SandboxMode::Landlock => None,
+            SandboxMode::Auto | SandboxMode::Bwrap => bwrap::program(),
+        };
+        if let Some(bwrap) = bwrap.as_ref().filter(|_| works()) {
+            let (_, own) = places.writable(limits);
+            return Ok(Launch {
+                argv: argv(bwrap, command, limits, places),
+                mode: BWRAP,
+                env: Some(cleared_env(places, own.as_deref(), true)),
+                confine: Some(Confine {
+                    filter,
+                    landlock: None,
+                }),
+            });
+        }
+        let why_not_bwrap = match (limits.sandbox_mode, &bwrap) {
+            (SandboxMode::Landlock, _) => None,
+            (_, Some(_)) => Some((
+                Code::SandboxUsernsDenied,
+                "bubblewrap may not create the user namespaces of its sandbox here",
+            )),
+            (_, None) => Some((
+                Code::SandboxUnavailable,
+                "bubblewrap (`bwrap`) is not installed in /usr/bin, /bin or /usr/local/bin",
+            )),
+        };
+        if limits.sandbox_mode == SandboxMode::Bwrap {
+            let (code, why) = why_not_bwrap.unwrap_or((Code::SandboxUnavailable, ""));
+            return Err(Refused::new(
+                code,
+                &format!("{why}; `sandbox_mode = \"bwrap\"` allows no other sandbox"),
+            ));
+        }
+        match landlock::Rules::new(command, limits, places) {
+            Ok((rules, own)) => Ok(Launch {
+                argv: command.to_vec(),
+                mode: LANDLOCK,
+                env: Some(cleared_env(places, own.as_deref(), false)),
+                confine: Some(Confine {
+                    filter,
+                    landlock: Some(rules),
+                }),
+            }),
+            Err(landlock_why) => Err(match why_not_bwrap {
+                Some((code, why)) => Refused::new(code, &format!("{why}, and {landlock_why}")),
+                None => Refused::new(landlock_why.code(), &landlock_why.to_string()),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
