@@ -263,6 +263,15 @@ pub(crate) mod sys {
         Kill,
     }
 
+    impl Signal {
+        fn number(&self) -> libc::c_int {
+            match self {
+                Signal::Term => libc::SIGTERM,
+                Signal::Kill => libc::SIGKILL,
+            }
+        }
+    }
+
     pub fn configure(cmd: &mut tokio::process::Command) {
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
@@ -323,10 +332,7 @@ pub(crate) mod sys {
         if pgid <= 1 {
             return;
         }
-        let sig = match signal {
-            Signal::Term => libc::SIGTERM,
-            Signal::Kill => libc::SIGKILL,
-        };
+        let sig = signal.number();
         // SAFETY: plain syscall; the group id is our child's, which cannot be reused while
         // any member of the group lives.
         unsafe {
@@ -373,10 +379,7 @@ pub(crate) mod sys {
         if pid <= 1 {
             return;
         }
-        let sig = match signal {
-            Signal::Term => libc::SIGTERM,
-            Signal::Kill => libc::SIGKILL,
-        };
+        let sig = signal.number();
         // SAFETY: plain syscall on a process of the server's tree (read from /proc just
         // before: a pid reused in between is the race every `kill` has).
         unsafe {
