@@ -1,6 +1,7 @@
 //! The file operations of `manage`: which files, checked all before any is written, then
 //! written through `write.rs` with backups, and the ledger's records kept.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use super::lines::{self, Edit, fingerprint};
@@ -127,55 +128,97 @@ fn undo_record(
 }
 
 /// The text before the edit `rec` records, when `text` is still what that edit left.
-fn undone(rec: &ManagedRecord, text: &str) -> Option<String> {
+/// A record that does not fit that text (a damaged ledger) is an error.
+fn undone(ledger: &Ledger, rec: &ManagedRecord, text: &str) -> Result<Option<String>, ClientError> {
     if rec.after != fingerprint(text) {
-        return None;
+        return Ok(None);
     }
     let edits: Vec<Edit> = rec
         .undo
         .iter()
         .map(|(s, e, t)| (*s..*e, t.clone()))
         .collect();
-    lines::apply(text, edits)
+    lines::apply(text, edits).map(Some).map_err(|why| {
+        ledger.damaged(format!(
+            "its record of {} in the file it names does not fit that file ({why})",
+            rec.entry
+        ))
+    })
 }
 
+/// How one file's edit is computed from its current text, with the ledger's records.
+type Compute<'a> = dyn Fn(&Ledger, &ConfigFile, &str) -> Result<Outcome, ClientError> + 'a;
+
 /// Writes (or, in a dry run, only computes) each planned file; `compute` makes the outcome
-/// from the file's current text, again inside the write (the client may have written).
+/// from the file's current text, again inside the write (the client may have written). The
+/// ledger, locked by the caller before it planned, is saved before each file changes.
 fn write_all(
     env: &ClientEnv,
+    ledger: Ledger,
     plans: Vec<(ConfigFile, bool, String, Outcome)>,
-    compute: &dyn Fn(&ConfigFile, &str) -> Result<Outcome, ClientError>,
+    compute: &Compute<'_>,
     dry_run: bool,
 ) -> Vec<FileChange> {
-    let mut ledger = Ledger::load(&env.state_dir);
+    let ledger = RefCell::new(ledger);
     let mut out = Vec::new();
     for (file, exists, old, planned) in plans {
         let mut change = FileChange::new(&file);
-        let mut old_text = old;
-        let mut outcome = Some(planned);
+        let real = real_path(&file.path);
+        let old_text = RefCell::new(old);
+        let outcome = RefCell::new(Some(planned));
         if !dry_run {
-            let result = if exists {
-                write::update_file(
-                    &file.path,
-                    file.lock,
-                    Some((&env.state_dir, file.client)),
-                    &mut |bytes: &[u8]| {
-                        let text = utf8(&file.path, bytes)?;
-                        let o = compute(&file, &text)?;
-                        let new = (o.text != text).then(|| o.text.clone().into_bytes());
-                        old_text = text;
-                        outcome = Some(o);
-                        Ok(new)
-                    },
-                )
+            // The ledger's news, saved right before the file changes.
+            let mut commit = || {
+                let o = outcome.borrow();
+                let Some(o) = o.as_ref() else {
+                    return Ok(());
+                };
+                ledger.borrow_mut().commit(|l| {
+                    for (e, kind) in &o.forget {
+                        l.forget_managed(&real, e, *kind);
+                    }
+                    for r in &o.record {
+                        l.record_managed(&real, r.clone());
+                    }
+                })
+            };
+            let mut edit = |bytes: &[u8]| {
+                let text = utf8(&file.path, bytes)?;
+                let o = compute(&ledger.borrow(), &file, &text)?;
+                let new = (o.text != text).then(|| o.text.clone().into_bytes());
+                *old_text.borrow_mut() = text;
+                *outcome.borrow_mut() = Some(o);
+                Ok(new)
+            };
+            let state = (env.state_dir.as_path(), file.client);
+            let created = if exists {
+                Ok(false)
             } else {
-                let text = outcome.as_ref().map(|o| o.text.clone()).unwrap_or_default();
-                write::create_file(&file.path, text.as_bytes()).map(|()| write::Written {
+                let text = outcome.borrow().as_ref().map(|o| o.text.clone());
+                write::create_file(
+                    &file.path,
+                    &env.state_dir,
+                    text.unwrap_or_default().as_bytes(),
+                    &mut commit,
+                )
+            };
+            ledger
+                .borrow_mut()
+                .finish(created.as_ref().is_ok_and(|c| *c));
+            // Not there when planned, there now (the client saved it first): never
+            // replaced, edited like any file.
+            let result = match created {
+                Ok(true) => Ok(write::Written {
                     written: true,
                     backup: None,
                     attempts: 1,
-                })
+                }),
+                Ok(false) => {
+                    write::update_file(&file.path, file.lock, state, &mut edit, &mut commit)
+                }
+                Err(e) => Err(e),
             };
+            ledger.borrow_mut().finish(result.is_ok());
             match result {
                 Ok(w) => {
                     change.written = w.written;
@@ -188,35 +231,19 @@ fn write_all(
                 }
             }
         }
-        if let Some(o) = outcome {
+        let old_text = old_text.into_inner();
+        if let Some(o) = outcome.into_inner() {
             if o.text != old_text {
                 let label = file.path.display().to_string();
                 change.diff = unified_diff(&old_text, &o.text, &label);
                 change.notices = notices_for(&file, env);
             }
-            if !dry_run {
-                let real = real_path(&file.path);
-                for (e, kind) in &o.forget {
-                    ledger.forget_managed(&real, e, *kind);
-                }
-                for r in o.record {
-                    ledger.record_managed(&real, r);
-                }
-                if change.written {
-                    change.new_text = Some(o.text);
-                }
+            if change.written {
+                change.new_text = Some(o.text);
             }
             change.changed = o.changed;
         }
         out.push(change);
-    }
-    if !dry_run {
-        if let Err(e) = ledger.save() {
-            tracing::warn!(
-                "cannot save {}: {e}; enable and remove work from the files alone. Fix: check that WARDEN_STATE_DIR is writable",
-                ledger.path().display()
-            );
-        }
     }
     out
 }
@@ -244,8 +271,9 @@ pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, Client
         .warden
         .as_ref()
         .map(|w| w.to_string_lossy().into_owned());
-    let ledger = Ledger::load(&env.state_dir);
-    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
+    // Locked before anything is read: what is planned is what is written.
+    let ledger = Ledger::lock(&env.state_dir)?;
+    let compute = |_: &Ledger, file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
         let e = add_text(file.client, file.dialect, text, entry, warden.as_deref())
             .map_err(|e| client_error(file, &entry.name, e))?;
         let id = EntryRef {
@@ -289,13 +317,13 @@ pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, Client
                 ),
             });
         }
-        let outcome = compute(&file, &text)?;
+        let outcome = compute(&ledger, &file, &text)?;
         if exists {
             check_writable(&file.path)?;
         }
         plans.push((file, exists, text, outcome));
     }
-    Ok(write_all(env, plans, &compute, opts.dry_run))
+    Ok(write_all(env, ledger, plans, &compute, opts.dry_run))
 }
 
 /// The active files of `clients` (all when empty), read and checked: any that cannot be
@@ -339,20 +367,20 @@ pub fn set_enabled(
     enabled: bool,
     dry_run: bool,
 ) -> Result<Vec<FileChange>, ClientError> {
-    let ledger = Ledger::load(&env.state_dir);
-    let records = |file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
-    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
-        toggle(file, text, name, enabled, &records(file))
+    let ledger = Ledger::lock(&env.state_dir)?;
+    let records = |ledger: &Ledger, file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
+    let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
+        toggle(ledger, file, text, name, enabled, &records(ledger, file))
     };
     let mut plans = Vec::new();
     let mut found = false;
     for (file, text) in files_of(env, clients)? {
-        let o = compute(&file, &text)?;
+        let o = compute(&ledger, &file, &text)?;
         let present = edit::entries(file.client, file.dialect, &text)
             .map_err(|e| parse_error(&file, e))?
             .iter()
             .any(|e| e.name == name);
-        let kept = records(&file)
+        let kept = records(&ledger, &file)
             .iter()
             .any(|r| r.kind == ManagedKind::Stashed && r.entry.name == name);
         if !present && !kept {
@@ -367,10 +395,11 @@ pub fn set_enabled(
     if !found {
         return Err(nowhere(name, clients));
     }
-    Ok(write_all(env, plans, &compute, dry_run))
+    Ok(write_all(env, ledger, plans, &compute, dry_run))
 }
 
 fn toggle(
+    ledger: &Ledger,
     file: &ConfigFile,
     text: &str,
     name: &str,
@@ -393,7 +422,7 @@ fn toggle(
             .iter()
             .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
         {
-            let back = match undone(r, &out.text) {
+            let back = match undone(ledger, r, &out.text)? {
                 Some(t) => t,
                 None => {
                     let raw = r.raw.clone().unwrap_or_default();
@@ -415,7 +444,10 @@ fn toggle(
             let rec = records
                 .iter()
                 .find(|r| r.kind == ManagedKind::Switched && r.entry == id);
-            let back = rec.and_then(|r| undone(r, &out.text));
+            let back = match rec {
+                Some(r) => undone(ledger, r, &out.text)?,
+                None => None,
+            };
             let new = match back {
                 Some(t) => t,
                 None => {
@@ -466,15 +498,15 @@ pub fn remove(
     clients: &[ClientId],
     dry_run: bool,
 ) -> Result<Vec<FileChange>, ClientError> {
-    let ledger = Ledger::load(&env.state_dir);
-    let records = |file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
-    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
-        take_out(file, text, name, &records(file))
+    let ledger = Ledger::lock(&env.state_dir)?;
+    let records = |ledger: &Ledger, file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
+    let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
+        take_out(ledger, file, text, name, &records(ledger, file))
     };
     let mut plans = Vec::new();
     let mut secrets = Vec::new();
     for (file, text) in files_of(env, clients)? {
-        let o = compute(&file, &text)?;
+        let o = compute(&ledger, &file, &text)?;
         if o.changed.is_empty() {
             continue;
         }
@@ -487,7 +519,7 @@ pub fn remove(
             .filter(|l| l.name == name)
             .flat_map(|l| l.secret_env)
             .chain(
-                records(&file)
+                records(&ledger, &file)
                     .iter()
                     .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
                     .filter_map(|r| r.raw.as_deref().map(str::to_owned))
@@ -501,7 +533,7 @@ pub fn remove(
     if plans.is_empty() {
         return Err(nowhere(name, clients));
     }
-    let mut changes = write_all(env, plans, &compute, dry_run);
+    let mut changes = write_all(env, ledger, plans, &compute, dry_run);
     for (c, s) in changes.iter_mut().zip(secrets) {
         let mut s = s;
         s.sort();
@@ -518,6 +550,7 @@ fn stashed_secret_env(file: &ConfigFile, raw: &str) -> Vec<String> {
 }
 
 fn take_out(
+    ledger: &Ledger,
     file: &ConfigFile,
     text: &str,
     name: &str,
@@ -555,7 +588,11 @@ fn take_out(
     let added = records
         .iter()
         .find(|r| r.kind == ManagedKind::Added && ids.len() == 1 && r.entry == ids[0]);
-    out.text = match added.and_then(|r| undone(r, text)) {
+    let back = match added {
+        Some(r) => undone(ledger, r, text)?,
+        None => None,
+    };
+    out.text = match back {
         Some(t) => t,
         None => {
             text::remove_ids(client, dialect, text, &ids, &entries)
@@ -572,7 +609,7 @@ fn take_out(
 
 /// The entries taken out of the active files by `disable`, as listed (`enabled: false`).
 pub fn stashed(env: &ClientEnv) -> Vec<(ConfigFile, ServerEntry)> {
-    let ledger = Ledger::load(&env.state_dir);
+    let ledger = Ledger::view(&env.state_dir);
     let kept = ledger.stashed();
     if kept.is_empty() {
         return Vec::new();
