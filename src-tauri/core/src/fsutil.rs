@@ -6,12 +6,14 @@
 //! in the user's home and in projects (a `.vscode/mcp.json.warden-lock` would show up in
 //! `git status`), while the state directory is Warden's own, private and writable. Every
 //! Warden process of the user (the app's host and window, the CLI, `warden daemon`) finds
-//! the same lock there. It is an exclusive `File::lock` (`flock` on Unix, `LockFileEx` on
-//! Windows): the system lets go of it when its holder exits or dies, so a lock file left
-//! behind is never stale, and lock files are never removed (removing one races with a
-//! process that opened it to wait). Two handles of one process exclude each other too, so
-//! the lock also keeps a command and the watcher of one process apart. Two paths whose
-//! hashes collide share a lock: they are written one after the other, nothing worse.
+//! the same lock there. On Unix it is an exclusive `flock` of the lock file (what std's
+//! `File::lock` does there; that is stable only since Rust 1.89, newer than the workspace's
+//! rust-version); on Windows, the lock file opened with no sharing. Either way the system
+//! lets go of it when its holder exits or dies, so a lock file left behind is never stale,
+//! and lock files are never removed (removing one races with a process that opened it to
+//! wait). Two opens in one process exclude each other too, so the lock also keeps a command
+//! and the watcher of one process apart. Two paths whose hashes collide share a lock: they
+//! are written one after the other, nothing worse.
 
 use std::fs::File;
 use std::io::Write;
@@ -78,14 +80,11 @@ pub(crate) fn lock_within(
     if let Some(dir) = lock.parent() {
         create_private_dir(dir)?;
     }
-    let file = open_private(&lock)?;
     let started = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => {}
-            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        if let Some(file) = try_lock(&lock)? {
+            return Ok(Lock { _file: file });
         }
         if started.elapsed() >= timeout {
             return Err(std::io::Error::new(
@@ -102,6 +101,45 @@ pub(crate) fn lock_within(
     }
 }
 
+/// The lock file, opened and locked; `None` while another holds it.
+#[cfg(unix)]
+fn try_lock(path: &Path) -> std::io::Result<Option<File>> {
+    use rustix::fs::{FlockOperation, flock};
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(file)),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn try_lock(path: &Path) -> std::io::Result<Option<File>> {
+    use std::os::windows::fs::OpenOptionsExt;
+    /// ERROR_SHARING_VIOLATION: another handle has it open.
+    const SHARING_VIOLATION: i32 = 32;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .share_mode(0)
+        .open(path);
+    match opened {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.raw_os_error() == Some(SHARING_VIOLATION) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(unix)]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
@@ -114,29 +152,6 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
-}
-
-#[cfg(unix)]
-fn open_private(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_private(path: &Path) -> std::io::Result<File> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
 }
 
 /// Replaces `path` with `bytes`: a uniquely named temporary file in the same directory

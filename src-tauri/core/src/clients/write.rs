@@ -34,10 +34,13 @@ pub(crate) const MAX_ATTEMPTS: u32 = 20;
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 #[cfg(test)]
+type CreateHook = Option<Box<dyn FnMut(&Path)>>;
+
+#[cfg(test)]
 thread_local! {
     /// Tests: run by [`create_file`] right before the new file is put in place (a client
     /// creating the file meanwhile).
-    pub(crate) static BEFORE_CREATE: std::cell::RefCell<Option<Box<dyn FnMut(&Path)>>> =
+    pub(crate) static BEFORE_CREATE: std::cell::RefCell<CreateHook> =
         const { std::cell::RefCell::new(None) };
 }
 
