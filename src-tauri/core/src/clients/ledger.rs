@@ -243,17 +243,21 @@ impl Ledger {
     }
 
     /// Makes `change` and saves the ledger, before the file it describes changes (so that
-    /// no change of a file is ever without its undo on disk). On a failed save the ledger is
-    /// as it was, in memory and on disk. The file write then [`finish`](Self::finish)es it.
+    /// no change of a file is ever without its undo on disk). A commit made again before
+    /// the write finishes replaces the one before. The file write then
+    /// [`finish`](Self::finish)es it, also after a failed save (which may have left an
+    /// earlier commit on disk).
     pub fn commit(&mut self, change: impl FnOnce(&mut Ledger)) -> Result<(), ClientError> {
-        let before = self.data.clone();
+        // Again for the same file (its write redone on new contents): from the same start.
+        let before = self.before.take().unwrap_or_else(|| self.data.clone());
+        self.data = before.clone();
         change(self);
-        if let Err(e) = self.save() {
-            self.data = before;
-            return Err(e);
+        let saved = self.save();
+        if saved.is_err() {
+            self.data = before.clone();
         }
-        self.before.get_or_insert(before);
-        Ok(())
+        self.before = Some(before);
+        saved
     }
 
     /// After the file write the commits were for: kept when it `landed`, else taken back

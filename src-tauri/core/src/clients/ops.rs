@@ -414,7 +414,8 @@ fn change_file(
         )
         .map(Some)
     };
-    ledger.borrow_mut().finish(result.is_ok());
+    let landed = matches!(&result, Ok(Some(w)) if w.written);
+    ledger.borrow_mut().finish(landed);
     match result {
         Err(e) => change.error = Some(e),
         Ok(written) => {
@@ -548,7 +549,9 @@ pub fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> Result<RestoreOutcom
         &mut |_old: &[u8]| Ok(Some(bytes.clone())),
         &mut commit,
     );
-    ledger.borrow_mut().finish(written.is_ok());
+    ledger
+        .borrow_mut()
+        .finish(written.as_ref().is_ok_and(|w| w.written));
     let written = written?;
     outcome.written = written.written;
     outcome.previous = written.backup;

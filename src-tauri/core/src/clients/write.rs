@@ -8,11 +8,12 @@
 //! 3. Read; compute the new bytes from what was read.
 //! 4. Back the old bytes up; write a temp file in the same directory with the same mode,
 //!    fsync it.
-//! 5. Read the file again just before replacing it, then `stat` it: if its contents or its
+//! 5. Run the caller's `commit` (the ledger saved: a file never changes before its undo is
+//!    on disk; the caller takes it back unless the file is written).
+//! 6. Read the file again just before replacing it, then `stat` it: if its contents or its
 //!    identity/times changed (the client wrote it meanwhile), drop the temp file and start
 //!    again from 3 (bounded).
-//! 6. Run the caller's `commit` (the ledger saved: a file never changes before its undo is
-//!    on disk), then rename the temp file over the real one (atomic), fsync the directory.
+//! 7. Rename the temp file over the real one (atomic), fsync the directory.
 //!
 //! A file that does not exist yet is created by [`create_file`] without ever replacing one
 //! that appeared meanwhile. Without a lock shared with the client, a client write landing
@@ -52,7 +53,9 @@ pub(crate) struct Written {
 }
 
 type EditFn<'a> = dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>, ClientError> + 'a;
-/// Runs right before the new bytes replace the file; an error leaves the file as it was.
+/// Runs once the new bytes are ready, before the last check and the rename (again on each
+/// attempt); an error leaves the file as it was. What it saves is kept only if the file is
+/// then written ([`Written::written`]).
 pub(crate) type CommitFn<'a> = dyn FnMut() -> Result<(), ClientError> + 'a;
 
 /// Replaces the contents of `path` with what `edit` makes of them (`None`: leave it).
@@ -106,6 +109,11 @@ pub(crate) fn update_file_with(
         }
         result.backup = Some(backup::save(state_dir, client, &real, &old)?);
         let tmp = write_temp(&real, &new, &meta)?;
+        // Before the last check, which must stay the last thing before the rename.
+        if let Err(e) = commit() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         before_replace(&real, attempt);
         let unchanged = match still_same(&real, &old) {
             Ok(same) => same,
@@ -127,10 +135,6 @@ pub(crate) fn update_file_with(
             );
             std::thread::sleep(Duration::from_millis(5 * u64::from(attempt)));
             continue;
-        }
-        if let Err(e) = commit() {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
         }
         if let Err(e) = rename_retrying(&tmp, &real) {
             let _ = std::fs::remove_file(&tmp);

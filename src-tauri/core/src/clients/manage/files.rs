@@ -218,7 +218,9 @@ fn write_all(
                 }
                 Err(e) => Err(e),
             };
-            ledger.borrow_mut().finish(result.is_ok());
+            ledger
+                .borrow_mut()
+                .finish(result.as_ref().is_ok_and(|w| w.written));
             match result {
                 Ok(w) => {
                     change.written = w.written;
