@@ -18,7 +18,8 @@
 //! file, `fsutil.rs`) from before it is read until it is saved; a command takes it before
 //! the lock of any client file it writes, never after (one order, no deadlock). It is saved
 //! (0600, fsynced with its directory) before the file it describes changes
-//! ([`Ledger::commit`]), and put back when that write then fails ([`Ledger::revert`]).
+//! ([`Ledger::commit`]), and put back when that write then does not happen
+//! ([`Ledger::finish`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -88,7 +89,7 @@ pub(crate) struct Ledger {
 }
 
 impl Ledger {
-    pub fn file_path(state_dir: &Path) -> PathBuf {
+    fn file_path(state_dir: &Path) -> PathBuf {
         state_dir.join("clients").join("ledger.json")
     }
 
@@ -297,8 +298,8 @@ impl Ledger {
     }
 }
 
-/// 0600: the ledger holds how the user's files looked (never secret values, but paths and
-/// commands of every server).
+/// 0600: the ledger holds the commands and paths of the user's servers, and the exact bytes
+/// of each entry `disable` took out of its file, `env` values (tokens, say) included.
 #[cfg(unix)]
 fn private_mode() -> Option<std::fs::Permissions> {
     use std::os::unix::fs::PermissionsExt;
