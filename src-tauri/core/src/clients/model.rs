@@ -228,7 +228,7 @@ pub enum ClientError {
     )]
     Layout { path: PathBuf, detail: String },
     #[error(
-        "{} changed since the preview was made, so the preview no longer shows what removing would do; Warden did not write it. Fix: look at the new preview (run the command again; in the window, Remove… again) and confirm that one",
+        "{} changed since the preview was made, so the preview no longer shows what removing would do; Warden did not write it. Fix: look at the new preview and confirm that one (the window shows it; on the command line, run the command again)",
         paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
     Changed { paths: Vec<PathBuf> },
