@@ -81,8 +81,9 @@ pub enum ServersCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Remove a server from the clients' files (each file is backed up first). Asks first on
-    /// a terminal; without one, --yes is required.
+    /// Remove a server from the clients' files (each file is backed up first, with the entries
+    /// `disable` kept aside put back). Asks first on a terminal, then applies exactly what it
+    /// listed (refused if a file changed meanwhile); without a terminal, --yes is required.
     Remove {
         name: String,
         /// Only this client's files (repeatable; default: every client that has it).
