@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use serde_json::{Value, json};
 use warden_core::clients::{
     self, AddOptions, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange,
-    NewEntry, ServerEntry,
+    NewEntry, Selection, ServerEntry,
 };
 use warden_core::keychain;
 
@@ -58,6 +59,10 @@ pub enum ServersCommand {
         /// Only this client's files (repeatable; default: every client that has it).
         #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
         clients: Vec<ClientId>,
+        /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
+        /// projects in `~/.claude.json` too).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
         /// Print the diffs; write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -68,17 +73,26 @@ pub enum ServersCommand {
         /// Only this client's files (repeatable; default: every client that has it).
         #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
         clients: Vec<ClientId>,
+        /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
+        /// projects in `~/.claude.json` too).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
         /// Print the diffs; write nothing.
         #[arg(long)]
         dry_run: bool,
     },
-    /// Remove a server from the clients' files (each file is backed up first). Asks first on
-    /// a terminal; without one, --yes is required.
+    /// Remove a server from the clients' files (each file is backed up first, with the entries
+    /// `disable` kept aside put back). Asks first on a terminal, then applies exactly what it
+    /// listed (refused if a file changed meanwhile); without a terminal, --yes is required.
     Remove {
         name: String,
         /// Only this client's files (repeatable; default: every client that has it).
         #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
         clients: Vec<ClientId>,
+        /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
+        /// projects in `~/.claude.json` too).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
         /// Do not ask.
         #[arg(long)]
         yes: bool,
@@ -123,25 +137,36 @@ pub fn run(command: ServersCommand) -> ExitCode {
         ServersCommand::Disable {
             name,
             clients,
+            file,
             dry_run,
         } => {
-            let r = clients::set_enabled(&env, &name, &clients, false, dry_run);
+            let r = clients::set_enabled(&env, &name, &selection(clients, file), false, dry_run);
             report(r, Verb::Disable, dry_run)
         }
         ServersCommand::Enable {
             name,
             clients,
+            file,
             dry_run,
         } => {
-            let r = clients::set_enabled(&env, &name, &clients, true, dry_run);
+            let r = clients::set_enabled(&env, &name, &selection(clients, file), true, dry_run);
             report(r, Verb::Enable, dry_run)
         }
         ServersCommand::Remove {
             name,
             clients,
+            file,
             yes,
             dry_run,
-        } => remove(&env, &name, &clients, yes, dry_run),
+        } => remove(&env, &name, &selection(clients, file), yes, dry_run),
+    }
+}
+
+fn selection(clients: Vec<ClientId>, file: Option<PathBuf>) -> Selection {
+    Selection {
+        clients,
+        file,
+        scope: None,
     }
 }
 
@@ -160,6 +185,7 @@ fn failed(e: &ClientError) -> ExitCode {
             | ClientError::NoClient
             | ClientError::BadName { .. }
             | ClientError::NoSuchServer { .. }
+            | ClientError::Changed { .. }
     );
     if refusal {
         refused(&e.coded())
@@ -250,10 +276,11 @@ fn add(
     code
 }
 
-fn remove(env: &ClientEnv, name: &str, clients: &[ClientId], yes: bool, dry_run: bool) -> ExitCode {
+fn remove(env: &ClientEnv, name: &str, sel: &Selection, yes: bool, dry_run: bool) -> ExitCode {
+    let mut plan = None;
     if !yes && !dry_run {
-        // What would go, then the question.
-        let planned = match clients::remove(env, name, clients, true) {
+        // What would go, then the question; then exactly that, or nothing.
+        let planned = match clients::remove(env, name, sel, None, true) {
             Ok(c) => c,
             Err(e) => return failed(&e),
         };
@@ -272,9 +299,10 @@ fn remove(env: &ClientEnv, name: &str, clients: &[ClientId], yes: bool, dry_run:
         if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
             return refused("not removed; nothing was written");
         }
+        plan = Some(clients::plan_of(&planned));
     }
     report(
-        clients::remove(env, name, clients, dry_run),
+        clients::remove(env, name, sel, plan.as_deref(), dry_run),
         Verb::Remove,
         dry_run,
     )

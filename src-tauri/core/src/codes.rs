@@ -99,6 +99,9 @@ codes! {
     ClientBusy = "W-CLIENT-BUSY",
         "The file kept changing while Warden was writing it, or another program held its lock directory (a client rewriting its own settings at that moment). Warden retries a few times, then stops without writing.",
         "Quit the client that rewrites the file (or wait until it is done), then run the command again; remove a stale lock directory if no client runs.";
+    ClientChanged = "W-CLIENT-CHANGED",
+        "A file (or an entry Warden keeps aside for it) changed after the preview you confirmed was made: applying it would no longer do what the preview showed, so nothing was written to that file.",
+        "Look at the new preview and confirm that one: the window shows it in place of the old one; on the command line, run the command again.";
     ClientExists = "W-CLIENT-EXISTS",
         "A server of that name is already in one of the chosen clients' files (or is kept aside there, turned off by `warden servers disable`). The message shows the entry; nothing was written to any file.",
         "Pick another name (`--as` for `warden install`), or remove the existing one first (`warden servers remove NAME`), or turn it back on (`warden servers enable NAME`).";

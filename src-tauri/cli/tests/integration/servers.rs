@@ -178,6 +178,13 @@ fn servers_add_disable_enable_remove_round_trip() {
     h.ok(&["enable", "fetch", "--client", "codex"]);
     assert_eq!(h.texts(), added);
 
+    // Only one file.
+    let cursor = h.cursor.to_string_lossy().into_owned();
+    h.ok(&["disable", "fetch", "--file", &cursor]);
+    assert_eq!(read(&h.codex), added.1);
+    h.ok(&["enable", "fetch", "--file", &cursor]);
+    assert_eq!(h.texts(), added);
+
     // Remove without --yes and without a terminal: refused.
     let out = h.run(&["remove", "fetch"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");

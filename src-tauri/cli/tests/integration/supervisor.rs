@@ -1522,6 +1522,8 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     let switch = |enabled| Request::ServerSwitch {
         server: "added".into(),
         clients: Vec::new(),
+        file: None,
+        scope: None,
         enabled,
         dry_run: false,
     };
@@ -1558,14 +1560,19 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     ));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), added);
 
-    let remove = Request::ServerRemove {
+    // Remove: the preview's plan, sent back, is applied.
+    let remove = |plan, dry_run| Request::ServerRemove {
         server: "added".into(),
         clients: Vec::new(),
-        dry_run: false,
+        plan,
+        dry_run,
+    };
+    let Response::ServerRemove { plan, .. } = api.request(remove(None, true)).await.unwrap() else {
+        panic!("not a removal")
     };
     assert!(matches!(
-        api.request(remove).await.unwrap(),
-        Response::ClientEdit { .. }
+        api.request(remove(Some(plan), false)).await.unwrap(),
+        Response::ServerRemove { .. }
     ));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }

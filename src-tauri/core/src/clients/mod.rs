@@ -51,8 +51,8 @@ pub use edit::{
     unwrap_text_with, wrap_text, wrap_text_with,
 };
 pub use manage::{
-    AddOptions, ManageEdit, ManageError, NewEntry, add, add_text, has_switch, remove, remove_text,
-    set_enabled, set_switch_text, stashed,
+    AddOptions, ManageEdit, ManageError, NewEntry, PlannedFile, Selection, add, add_text,
+    has_switch, plan_of, remove, remove_text, set_enabled, set_switch_text, stashed,
 };
 pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};

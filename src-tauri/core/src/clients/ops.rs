@@ -110,6 +110,9 @@ pub struct FileChange {
     /// What the user must do for the client to use the change.
     pub notices: Vec<Notice>,
     pub error: Option<ClientError>,
+    /// `servers disable | enable | remove`: the fingerprint of the file's text the change
+    /// was computed from (a remove's plan, [`crate::clients::PlannedFile`], carries it back).
+    pub fingerprint: Option<String>,
     /// The text written, when written.
     pub(crate) new_text: Option<String>,
 }
@@ -127,6 +130,7 @@ impl FileChange {
             secrets: Vec::new(),
             notices: Vec::new(),
             error: None,
+            fingerprint: None,
             new_text: None,
         }
     }
