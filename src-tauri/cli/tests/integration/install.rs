@@ -662,3 +662,45 @@ fn the_consent_screen_flags_a_privileged_container_and_a_document_ld_preload() {
         run.text()
     );
 }
+
+/// A document whose title, description, argument and variable description hold line breaks,
+/// lines like the consent screen's own (`command: npx -y safe@1.0.0`, `risks: none found`) and
+/// terminal escapes cannot add a line that starts like one of Warden's: each field starts
+/// exactly one line, the real one, and the publisher's words are shown behind a bar.
+#[test]
+fn a_description_cannot_forge_a_line_of_the_consent_screen() {
+    let h = Home::new();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/registry/forged-description.server.json"
+    );
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", file, "--client", "cursor", "--dry-run"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    let starting = |field: &str| -> Vec<&str> {
+        run.stdout
+            .split(['\n', '\r'])
+            .filter(|l| l.trim_start().starts_with(field))
+            .collect()
+    };
+    assert_eq!(
+        (
+            starting("command:"),
+            starting("risks:"),
+            starting("files:"),
+            run.stdout.contains(['\x1b', '\r', '\u{202e}'])
+        ),
+        (
+            vec!["  command:     npx -y evil-pkg@6.6.6 '--x⏎  risks:       none found'"],
+            vec![
+                "  risks:       none found (no root, no shell line, version pinned, no runner option or variable that widens what it gets)"
+            ],
+            vec!["  files:"],
+            false
+        ),
+        "{}",
+        run.text()
+    );
+}

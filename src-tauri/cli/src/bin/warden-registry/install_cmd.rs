@@ -31,9 +31,10 @@ use warden_core::keychain;
 use warden_core::registry::{
     self, InputRequest, InstallPlan, PlanOptions, RegistryError, ServerResponse, ServerStatus,
 };
+use warden_core::text;
 
 use crate::Failure;
-use crate::registry_cmd::{Registry, printable, quote_argv, say};
+use crate::registry_cmd::{Registry, say};
 
 #[derive(Args)]
 pub struct InstallArgs {
@@ -101,7 +102,7 @@ pub fn run(args: InstallArgs) -> ExitCode {
         Err(Stop::Refused(why)) => {
             eprintln!(
                 "warden: {} Nothing was written.",
-                sentence(&printable(&why))
+                sentence(&text::lines(&why))
             );
             ExitCode::from(2)
         }
@@ -109,7 +110,7 @@ pub fn run(args: InstallArgs) -> ExitCode {
             let code = code
                 .map(|c| format!(" [{}]", c.as_str()))
                 .unwrap_or_default();
-            eprintln!("warden: {}{code}", printable(&why));
+            eprintln!("warden: {}{code}", text::lines(&why));
             ExitCode::FAILURE
         }
     }
@@ -210,7 +211,7 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         for change in &preview {
             if !change.diff.is_empty() {
                 println!("\n{} {}", change.file.client, change.file.path.display());
-                print!("{}", printable(&change.diff));
+                print!("{}", text::lines(&change.diff));
                 if !change.diff.ends_with('\n') {
                     println!();
                 }
@@ -233,7 +234,7 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     if args.no_probe {
         println!(
             "\nNot started (--no-probe). `warden probe -- {}` starts it once and lists its tools.",
-            quote_argv(&written_argv)
+            text::argv(&written_argv)
         );
     } else {
         probe_and_pin(&entry, &written_argv, &env, opts.warden.is_some());
@@ -355,7 +356,7 @@ fn ask_value(request: &InputRequest) -> Result<String, Stop> {
     if !request.choices.is_empty() {
         prompt = format!("{prompt} [one of {}]", request.choices.join(", "));
     }
-    let prompt = printable(&format!("{prompt}: "));
+    let prompt = text::line(&format!("{prompt}: "));
     let value = if request.secret {
         rpassword::prompt_password(format!("{prompt}(secret, not shown) "))
             .map_err(|e| Stop::Failed(None, format!("cannot read {}: {e}", request.key)))?
@@ -455,7 +456,10 @@ fn consent_screen(s: &Screen<'_>) {
             );
         }
     }
-    crate::registry_cmd::say_origin(doc);
+    say!(
+        "  publisher:   {} (the namespace before the /)",
+        doc.namespace()
+    );
     say!(
         "  repository:  {}",
         doc.repository
@@ -470,9 +474,9 @@ fn consent_screen(s: &Screen<'_>) {
         plan.package.version,
         plan.command
     );
-    say!("  command:     {}", quote_argv(&plan.argv()));
+    say!("  command:     {}", text::argv(&plan.argv()));
     if s.written.len() != plan.argv().len() {
-        say!("  written as:  {}", quote_argv(s.written));
+        say!("  written as:  {}", text::argv(s.written));
     }
     if plan.env.is_empty() {
         say!("  environment: none");
@@ -504,7 +508,7 @@ fn consent_screen(s: &Screen<'_>) {
         };
         say!("{line}: {set}");
         if let Some(d) = &e.description {
-            say!("      {}", d.trim());
+            say!("      | {}", d.trim());
         }
     }
     for input in &plan.optional_inputs {
@@ -539,6 +543,26 @@ fn consent_screen(s: &Screen<'_>) {
             c.file.client.as_str(),
             c.file.path.display()
         );
+    }
+    document_words(doc);
+}
+
+/// The document's own title and description, last and each of their lines behind a bar: text
+/// the publisher wrote, which no line of Warden's above can be mistaken for.
+fn document_words(doc: &registry::ServerJson) {
+    let words: Vec<&str> = doc
+        .title
+        .iter()
+        .map(|t| t.trim())
+        .chain([doc.description.trim()])
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() {
+        return;
+    }
+    say!("  the document describes it as (its publisher's words, not checked by Warden):");
+    for line in words.iter().flat_map(|w| w.lines()) {
+        say!("    | {line}");
     }
 }
 
@@ -674,7 +698,7 @@ fn probe_and_pin(entry: &str, argv: &[String], env: &BTreeMap<String, String>, w
     }
     say!(
         "The entry stays written: once the cause is fixed, `warden probe -- {}` checks it again (undo with `warden servers remove {entry}`).",
-        quote_argv(argv)
+        text::argv(argv)
     );
 }
 
@@ -682,6 +706,6 @@ fn probe_and_pin(entry: &str, argv: &[String], env: &BTreeMap<String, String>, w
 fn probe_and_pin(entry: &str, argv: &[String], _env: &BTreeMap<String, String>, _wrapped: bool) {
     say!(
         "Not started: probing is not available on this system yet; the tools of `{entry}` are pinned when a client first lists them (`{}`).",
-        quote_argv(argv)
+        text::argv(argv)
     );
 }
