@@ -12,7 +12,7 @@ use warden_core::clients::{
     self, AddOptions, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange,
     NewEntry, ServerEntry,
 };
-use warden_core::keychain;
+use warden_core::{keychain, say};
 
 #[derive(Subcommand)]
 pub enum ServersCommand {
@@ -311,7 +311,7 @@ fn report(result: Result<Vec<FileChange>, ClientError>, verb: Verb, dry_run: boo
             println!("  nothing to change (already so)");
         } else {
             n += 1;
-            println!(
+            say!(
                 "  {}: {}",
                 if dry_run { would } else { done },
                 names.join(", ")
@@ -430,7 +430,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
         .unwrap_or(0);
     let mut off = 0;
     for (name, places) in &servers {
-        println!("{name}");
+        say!("{name}");
         for p in places {
             let state = match &p.entry.state {
                 EntryState::Wrapped { .. } => "wrapped",
@@ -448,7 +448,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
             } else {
                 format!(" ({})", p.entry.scope.join(" "))
             };
-            println!(
+            say!(
                 "  {:width$}  {state:<11}  {on:<3}  {}{scope}",
                 p.file.client.as_str(),
                 p.file.path.display()

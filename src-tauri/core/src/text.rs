@@ -18,6 +18,18 @@
 
 use std::fmt::Write as _;
 
+/// `println!` of one line that holds text Warden did not write, through [`line`]: whatever the
+/// values interpolated hold, it prints one line, with no control or bidi character.
+#[macro_export]
+macro_rules! say {
+    () => {
+        println!()
+    };
+    ($($arg:tt)*) => {
+        println!("{}", $crate::text::line(&format!($($arg)*)))
+    };
+}
+
 /// Shown for a line break inside a single-line field.
 pub const NEWLINE: char = '⏎';
 

@@ -31,10 +31,10 @@ use warden_core::keychain;
 use warden_core::registry::{
     self, InputRequest, InstallPlan, PlanOptions, RegistryError, ServerResponse, ServerStatus,
 };
-use warden_core::text;
+use warden_core::{say, text};
 
 use crate::Failure;
-use crate::registry_cmd::{Registry, say};
+use crate::registry_cmd::Registry;
 
 #[derive(Args)]
 pub struct InstallArgs {

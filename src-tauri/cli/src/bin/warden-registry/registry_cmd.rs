@@ -17,7 +17,7 @@ use warden_core::codes::Code;
 
 use crate::{Failure, print_json};
 use warden_core::registry::{self, PlanOptions, RegistryError, ServerResponse, ServerStatus};
-use warden_core::text;
+use warden_core::{say, text};
 
 #[derive(Subcommand)]
 pub enum RegistryCommand {
@@ -53,21 +53,6 @@ pub enum RegistryCommand {
         refresh: bool,
     },
 }
-
-/// `println!` of one line that holds what the registry sent, through the printable-text rule
-/// ([`warden_core::text::line`]): its control characters and bidi controls shown escaped, its
-/// line breaks as `⏎`, so a document cannot rewrite the terminal, disguise the command shown,
-/// or start a line that looks like one of Warden's.
-macro_rules! say {
-    () => {
-        println!()
-    };
-    ($($arg:tt)*) => {
-        println!("{}", warden_core::text::line(&format!($($arg)*)))
-    };
-}
-
-pub(crate) use say;
 
 /// How long an answer of the registry is used again without asking.
 const CACHE_TTL: Duration = Duration::from_secs(600);
