@@ -14,6 +14,8 @@ use warden_core::clients::{
 };
 use warden_core::{keychain, say};
 
+use crate::secret_input;
+
 #[derive(Subcommand)]
 pub enum ServersCommand {
     /// Every server name in the client config files, with each client file that has it:
@@ -37,10 +39,17 @@ pub enum ServersCommand {
         /// An environment variable written into the entry (repeatable).
         #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_kv)]
         env: Vec<(String, String)>,
-        /// A secret: its value goes into the OS keychain (service `mcp-warden`, account
-        /// `NAME/KEY`), never into a file; the bridge puts it into the server's environment.
-        #[arg(long = "secret-env", value_name = "KEY=VALUE", value_parser = parse_kv)]
-        secret_env: Vec<(String, String)>,
+        /// A secret (repeatable): its value goes into the OS keychain (service `mcp-warden`,
+        /// account `NAME/KEY`), never into a file; the bridge puts it into the server's
+        /// environment. Give KEY alone: the value is asked for without echo on a terminal, else
+        /// read as one line of stdin (one line per KEY, in order). KEY=VALUE works too, but
+        /// puts the value where `ps` and your shell's history show it.
+        #[arg(long = "secret-env", value_name = "KEY", value_parser = secret_input::parse)]
+        secret_env: Vec<(String, Option<String>)>,
+        /// Overwrite a keychain item NAME/KEY that holds another value and that an entry of
+        /// another client's file still reads (else refused, W-SECRET-IN-USE).
+        #[arg(long)]
+        replace_secret: bool,
         /// Write the plain command, not run through `warden bridge` (no --secret-env then).
         #[arg(long)]
         no_wrap: bool,
@@ -114,11 +123,22 @@ pub fn run(command: ServersCommand) -> ExitCode {
             clients,
             env: vars,
             secret_env,
+            replace_secret,
             no_wrap,
             dry_run,
             command,
         } => add(
-            &env, name, clients, vars, secret_env, no_wrap, dry_run, command,
+            &env,
+            name,
+            clients,
+            vars,
+            Secrets {
+                given: secret_env,
+                replace: replace_secret,
+            },
+            no_wrap,
+            dry_run,
+            command,
         ),
         ServersCommand::Disable {
             name,
@@ -169,13 +189,19 @@ fn failed(e: &ClientError) -> ExitCode {
     }
 }
 
+/// `--secret-env`s as given, and `--replace-secret`.
+struct Secrets {
+    given: Vec<(String, Option<String>)>,
+    replace: bool,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn add(
     env: &ClientEnv,
     name: String,
     clients: Vec<ClientId>,
     vars: Vec<(String, String)>,
-    secret_env: Vec<(String, String)>,
+    secrets: Secrets,
     no_wrap: bool,
     dry_run: bool,
     command: Vec<String>,
@@ -204,7 +230,7 @@ fn add(
             command: cmd.clone(),
             args: args.to_vec(),
             env: vars.into_iter().collect(),
-            secret_env: secret_env.iter().map(|(k, _)| k.clone()).collect(),
+            secret_env: secrets.given.iter().map(|(k, _)| k.clone()).collect(),
         },
         warden,
         dry_run: true,
@@ -219,6 +245,25 @@ fn add(
     }
     if dry_run {
         return report(Ok(planned), Verb::Add, true);
+    }
+    // The values: read (never from the command line unless given there), then checked
+    // against what other entries read, all before anything is stored or written.
+    let mut secret_env = Vec::new();
+    for (k, v) in secrets.given {
+        let v = match v {
+            Some(v) => {
+                secret_input::warn_visible("--secret-env", &k);
+                v
+            }
+            None => match secret_input::read(&k, &format!("{k} for {name}")) {
+                Ok(v) => v,
+                Err(e) => return refused(&format!("{e}. Nothing was written")),
+            },
+        };
+        if let Err(e) = secret_input::may_store(env, &name, &k, &v, secrets.replace) {
+            return refused(&format!("{e}. Nothing was stored or written."));
+        }
+        secret_env.push((k, v));
     }
     // The secrets into the keychain before any file names them.
     for (k, v) in &secret_env {

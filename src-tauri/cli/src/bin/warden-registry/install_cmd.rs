@@ -33,8 +33,8 @@ use warden_core::registry::{
 };
 use warden_core::{say, text};
 
-use crate::Failure;
 use crate::registry_cmd::Registry;
+use crate::{Failure, secret_input};
 
 #[derive(Args)]
 pub struct InstallArgs {
@@ -59,8 +59,15 @@ pub struct InstallArgs {
     as_name: Option<String>,
     /// A value the server asks for (repeatable): an environment variable, or an input of its
     /// arguments (`warden registry show NAME` lists them). Secret ones go to the OS keychain.
-    #[arg(long = "env", value_name = "KEY=VALUE")]
+    /// Give a secret as KEY alone: its value is asked for without echo on a terminal, else
+    /// read as one line of stdin (one line per KEY, in order); KEY=VALUE puts it where `ps`
+    /// and your shell's history show it.
+    #[arg(long = "env", value_name = "KEY[=VALUE]")]
     env: Vec<String>,
+    /// Overwrite a keychain item ENTRY/KEY that holds another value and that an entry of
+    /// another client's file still reads (else refused, W-SECRET-IN-USE).
+    #[arg(long)]
+    replace_secret: bool,
     /// Agree without being asked.
     #[arg(long)]
     yes: bool,
@@ -133,7 +140,7 @@ enum Source {
 }
 
 fn install(args: InstallArgs) -> Result<(), Stop> {
-    let mut inputs = parse_env(&args.env)?;
+    let (mut inputs, on_command_line) = parse_env(&args.env)?;
     let (response, source, version) = document(&args)?;
     let doc = &response.server;
     if status(&response) == Some(&ServerStatus::Deleted) {
@@ -152,6 +159,9 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     for e in &plan.env {
         let Some(value) = &e.value else { continue };
         if is_secret(e) {
+            if on_command_line.contains(&e.name) {
+                secret_input::warn_visible("--env", &e.name);
+            }
             secrets.push((e.name.clone(), value.clone()));
         } else {
             env.insert(e.name.clone(), value.clone());
@@ -195,6 +205,11 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     // A keychain that does not answer is found out before you are asked, not after.
     if !args.dry_run && !secrets.is_empty() {
         keychain::check().map_err(|e| keychain_failure(&entry, &secrets[0].0, &e))?;
+        // Nor is an item another client's entry still reads replaced unasked.
+        for (var, value) in &secrets {
+            secret_input::may_store(&client_env, &entry, var, value, args.replace_secret)
+                .map_err(Stop::Refused)?;
+        }
     }
 
     consent_screen(&Screen {
@@ -266,22 +281,29 @@ fn refusal(e: ClientError) -> Stop {
     }
 }
 
-/// `--env KEY=VALUE`s, by key.
-fn parse_env(given: &[String]) -> Result<BTreeMap<String, String>, Stop> {
+/// `--env KEY=VALUE`s and `--env KEY`s (the value read: without echo on a terminal, else a
+/// line of stdin), by key; and the keys whose values were on the command line.
+fn parse_env(
+    given: &[String],
+) -> Result<(BTreeMap<String, String>, std::collections::BTreeSet<String>), Stop> {
     let mut out = BTreeMap::new();
+    let mut on_command_line = std::collections::BTreeSet::new();
     for kv in given {
-        match kv.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                out.insert(k.trim().to_owned(), v.to_owned());
+        let (key, value) = secret_input::parse(kv).map_err(|e| {
+            Stop::Refused(format!(
+                "`--env {kv}`: {e}. Fix: pass each value as --env KEY (asked for) or --env KEY=VALUE"
+            ))
+        })?;
+        let value = match value {
+            Some(v) => {
+                on_command_line.insert(key.clone());
+                v
             }
-            _ => {
-                return Err(Stop::Refused(format!(
-                    "`--env {kv}` is not KEY=VALUE. Fix: pass each value as --env KEY=VALUE"
-                )));
-            }
-        }
+            None => secret_input::read(&key, &key).map_err(Stop::Refused)?,
+        };
+        out.insert(key, value);
     }
-    Ok(out)
+    Ok((out, on_command_line))
 }
 
 /// The server's document, where it came from, and the version asked for.
