@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { CommandOutcome, Health } from "../bindings/api";
+import { shellArgv } from "../lib/format";
 
 export function HealthBadge({ name, health }: { name: string; health: Health }) {
   return (
@@ -77,9 +78,5 @@ export function Outcome({ view }: { view: OutcomeView | null }) {
 
 export function CommandLine({ command }: { command: string[] | null }) {
   if (!command || command.length === 0) return null;
-  return <code class="cmd">{command.map(quoteArg).join(" ")}</code>;
-}
-
-export function quoteArg(a: string): string {
-  return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`;
+  return <code class="cmd">{shellArgv(command)}</code>;
 }
