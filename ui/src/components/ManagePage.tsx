@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import type { ClientsReport, FileChangeView, PlannedFile } from "../bindings/api";
 import { byServer, changedSincePreview, detectedClients, type ManagedServer, type Place, switchRequest } from "../lib/manage";
+import { printableLine } from "../lib/format";
 import { api } from "../lib/tauri";
 import { AddServer } from "./AddServer";
 import { ChangeList, ResultPanel, type Result, changeResult } from "./Changes";
@@ -130,7 +131,7 @@ export function ManagePage() {
         </div>
       )}
       {removal && (
-        <Dialog title={`Remove ${removal.server}`} onClose={() => setRemoval(null)} testid="remove-preview" wide>
+        <Dialog title={`Remove ${printableLine(removal.server)}`} onClose={() => setRemoval(null)} testid="remove-preview" wide>
           {removal.stale && <ErrorText message={removal.stale} testid="remove-stale" />}
           <p class="muted small">
             Nothing has been written yet. This removes the entry from every client below, exactly as shown: if a file changes
@@ -175,14 +176,14 @@ function ServerRows(props: {
         <tr key={`${p.path}:${p.scope.join("/")}`} data-testid={`managed-${s.name}`} data-client={p.client}>
           {i === 0 && (
             <th scope="rowgroup" rowSpan={s.places.length}>
-              {s.name}
+              {printableLine(s.name)}
             </th>
           )}
           <td>
             {p.clientName}
-            {p.scope.length > 0 && <span class="muted small"> · {p.scope[p.scope.length - 1]}</span>}
+            {p.scope.length > 0 && <span class="muted small"> · {printableLine(p.scope[p.scope.length - 1] ?? "")}</span>}
             <div class="muted small">
-              <code>{p.path}</code>
+              <code>{printableLine(p.path)}</code>
             </div>
           </td>
           <td>{p.skipped ? <span class="muted">not a local server</span> : p.wrapped ? "wrapped" : <span class="muted">no</span>}</td>

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { CommandOutcome, Health } from "../bindings/api";
-import { shellArgv } from "../lib/format";
+import { printableLines, shellArgv } from "../lib/format";
 
 export function HealthBadge({ name, health }: { name: string; health: Health }) {
   return (
@@ -39,7 +39,7 @@ export function Loading({ what }: { what: string }) {
 export function ErrorText({ message, testid }: { message: string; testid?: string }) {
   return (
     <p class="error-text" role="alert" data-testid={testid}>
-      {message}
+      {printableLines(message)}
     </p>
   );
 }
