@@ -872,6 +872,74 @@ fn expected(dialect: Dialect, mut doc: V, changed: &[EntryRef], wrapped: bool) -
     Some(doc.norm())
 }
 
+/// The variables wrap is to name with `--pass-env` for the entry `id` of `doc`, as a sorted
+/// set: the keys of its environment map and of Codex's `env_vars` and Goose's `env_keys`,
+/// but a name no environment can hold or that would read as an option.
+fn env_names(dialect: Dialect, doc: &mut V, id: &EntryRef) -> Option<Vec<String>> {
+    let entry = entry_mut(dialect, doc, id)?;
+    let key = match dialect {
+        Dialect::Opencode => "environment",
+        Dialect::Goose => "envs",
+        _ => "env",
+    };
+    let mut names: Vec<String> = Vec::new();
+    if let Some(V::Map(m)) = entry.get_mut(key) {
+        names.extend(m.iter().map(|(k, _)| k.clone()));
+    }
+    let listed = match dialect {
+        Dialect::Codex => entry.get_mut("env_vars"),
+        Dialect::Goose => entry.get_mut("env_keys"),
+        _ => None,
+    };
+    if let Some(V::Seq(items)) = listed {
+        for item in items.iter_mut() {
+            match item {
+                V::Scalar(s) => names.push(s.clone()),
+                V::Map(_) if dialect == Dialect::Codex => {
+                    if let Some(V::Scalar(s)) = item.get_mut("name") {
+                        names.push(s.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    names.retain(|k| !k.is_empty() && !k.starts_with('-') && !k.contains(['=', '\0']));
+    names.sort();
+    names.dedup();
+    Some(names)
+}
+
+/// Takes the `--pass-env VAR` pairs out of the bridge's arguments of the wrapped entry `id`
+/// (those before its `--`) and gives their variables as a sorted set.
+fn take_pass_env(dialect: Dialect, doc: &mut V, id: &EntryRef) -> Option<Vec<String>> {
+    let entry = entry_mut(dialect, doc, id)?;
+    let key = match dialect {
+        Dialect::Opencode => "command",
+        _ => "args",
+    };
+    let V::Seq(argv) = entry.get_mut(key)? else {
+        return None;
+    };
+    let dashes = argv.iter().position(|a| *a == V::Scalar("--".to_owned()))?;
+    let mut names = Vec::new();
+    let mut kept = Vec::new();
+    let mut rest = std::mem::take(argv).into_iter().enumerate();
+    while let Some((i, a)) = rest.next() {
+        if i < dashes && a == V::Scalar("--pass-env".to_owned()) {
+            let (_, V::Scalar(name)) = rest.next()? else {
+                return None;
+            };
+            names.push(name);
+        } else {
+            kept.push(a);
+        }
+    }
+    *argv = kept;
+    names.sort();
+    Some(names)
+}
+
 // ------------------------------------------------------------------ checks
 
 fn all(_: &EntryRef) -> bool {
@@ -966,8 +1034,19 @@ fn check_wrapped(dialect: Dialect, text: &str, wrapped: &TextEdit, before: Optio
     let Some(before) = before else {
         return;
     };
-    let after = read(dialect, &wrapped.text)
+    let mut after = read(dialect, &wrapped.text)
         .unwrap_or_else(|| panic!("the wrapped text does not parse: {}", what()));
+    // Each wrapped entry names its environment's variables with `--pass-env` (in the file's
+    // order, which these parsers do not all keep: compared as sets).
+    for id in &wrapped.changed {
+        let mut doc = before.clone();
+        if let (Some(want), Some(got)) = (
+            env_names(dialect, &mut doc, id),
+            take_pass_env(dialect, &mut after, id),
+        ) {
+            assert_eq!(got, want, "--pass-env of {}: {}", id.name, what());
+        }
+    }
     if let Some(want) = expected(dialect, before.clone(), &wrapped.changed, true) {
         assert_eq!(
             after.norm(),

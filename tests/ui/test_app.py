@@ -796,6 +796,28 @@ def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keyc
     world.wait("removed: the file as before", lambda: world.ide_file.read_bytes() == original)
 
 
+def test_remove_in_the_window_applies_only_the_preview_it_showed(world: World) -> None:
+    """The file changes while the removal's preview is open: confirming writes nothing and
+    shows the new preview with why; confirming that one removes the entry."""
+    original = world.ide_file.read_text()
+    config = json.loads(original)
+    config["mcpServers"]["gone"] = {"command": str(TARGET / "mcp-fake-server")}
+    with_gone = json.dumps(config, indent=2) + "\n"
+    world.ide_file.write_text(with_gone)
+    world.go("#/manage")
+    world.click("remove-gone")
+    world.find("remove-preview")
+    changed = with_gone.replace('"mcpServers"', '"mcpServers" ', 1)
+    world.ide_file.write_text(changed)
+    world.click("confirm-remove")
+    assert "[W-CLIENT-CHANGED]" in world.find("remove-stale").text
+    assert world.ide_file.read_text() == changed, "nothing written"
+    world.shot("manage-remove-stale")
+    world.click("confirm-remove")
+    world.wait("removed after the new preview", lambda: '"gone"' not in world.ide_file.read_text())
+    world.ide_file.write_text(original)
+
+
 def test_the_registry_is_searched_and_its_consent_screen_shows_the_pinned_command(world: World) -> None:
     """Through the warden-registry sidecar against a registry on 127.0.0.1; a server that asks
     for values is planned again with them. Nothing is written."""

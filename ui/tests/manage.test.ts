@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClientFile, ClientsReport, ServerEntry } from "../src/bindings/api";
 import type { InstallPlan } from "../src/bindings/app";
-import { bridgeArgv, byServer, detectedClients, entryNameProblem, planEnv, splitCommandLine } from "../src/lib/manage";
+import { bridgeArgv, byServer, changedSincePreview, detectedClients, entryNameProblem, planEnv, splitCommandLine, switchRequest } from "../src/lib/manage";
 
 const entry = (name: string, over: Partial<ServerEntry> = {}): ServerEntry =>
   ({ name, scope: [], env_keys: [], risks: [], reverted: false, enabled: true, state: "unwrapped", command: "npx", args: [], ...over }) as ServerEntry;
@@ -87,5 +87,22 @@ describe("entryNameProblem", () => {
     expect(entryNameProblem("playwright-mcp")).toBeNull();
     expect(entryNameProblem("")).not.toBeNull();
     expect(entryNameProblem("a b")).not.toBeNull();
+  });
+});
+
+describe("a row's switch", () => {
+  it("addresses that file and scope only, not the same name in the client's other files and scopes", () => {
+    const claude = (servers: ServerEntry[]) => file({ client: "claude-code", client_name: "Claude Code", path: "/home/u/.claude.json", servers });
+    const [github] = byServer(report([claude([entry("github"), entry("github", { scope: ["projects", "/work/app"] })])]));
+    const project = github?.places.find((p) => p.scope.length > 0);
+    expect(project && switchRequest("github", project, false)).toEqual({
+      op: "server_switch", server: "github", clients: ["claude-code"], file: "/home/u/.claude.json", scope: ["projects", "/work/app"], enabled: false, dry_run: false,
+    });
+  });
+});
+
+describe("changedSincePreview", () => {
+  it("tells a refusal because a file changed after the preview from other failures", () => {
+    expect([changedSincePreview("/a.json changed since the preview was made … [W-CLIENT-CHANGED]"), changedSincePreview("read-only [W-CLIENT-READ-ONLY]")]).toEqual([true, false]);
   });
 });

@@ -33,7 +33,7 @@ use tokio::sync::Notify;
 use warden_core::desktop::{
     self as commands, AppEvent, AppRequest, AppResponse, AppState, Host, Notification, OpenTarget,
 };
-use warden_core::supervisor::api::{ApiEvent, ClientChangeKind, Health, Request, Response};
+use warden_core::supervisor::api::{ApiEvent, Request, Response};
 use warden_core::supervisor::{self, Options, Supervisor};
 
 use crate::menu::{self, MenuId};
@@ -96,6 +96,7 @@ impl Tray {
     }
 
     fn notify(&self, title: String, body: String) {
+        let (title, body) = commands::notification_text(&title, &body);
         show_notification(&self.app, &title, &body);
         {
             let mut notes = lock(&self.notifications);
@@ -166,7 +167,7 @@ impl Tray {
                 self.refresh().await;
                 continue;
             };
-            if let Some((title, body)) = notification(&event) {
+            if let Some((title, body)) = commands::notification(&event) {
                 self.notify(title, body);
             }
             if matches!(
@@ -318,50 +319,12 @@ impl Tray {
     }
 }
 
-/// A desktop notification (`tauri-plugin-notification`; shown off the calling thread).
+/// A desktop notification (`tauri-plugin-notification`; shown off the calling thread) of text
+/// made safe by [`commands::notification_text`].
 fn show_notification(app: &AppHandle, title: &str, body: &str) {
     let shown = app.notification().builder().title(title).body(body).show();
     if let Err(e) = shown {
         tracing::warn!("cannot show a desktop notification: {e}");
-    }
-}
-
-/// The desktop notification an event deserves, if any.
-fn notification(event: &ApiEvent) -> Option<(String, String)> {
-    match event {
-        ApiEvent::Health {
-            server,
-            health: Health::Down,
-            reason,
-        } => Some((format!("{server} is down"), reason.clone())),
-        ApiEvent::Event { entry } if matches!(&*entry.event.kind, "tool_changed" | "tool_new") => {
-            let tool = entry.event.tool.as_deref().unwrap_or("?");
-            Some((
-                format!("{}: tool {tool} is not as pinned", entry.server),
-                format!(
-                    "{}. Review and approve it on the server's page.",
-                    entry
-                        .event
-                        .detail
-                        .as_deref()
-                        .unwrap_or("its definition changed")
-                ),
-            ))
-        }
-        ApiEvent::Client {
-            change: ClientChangeKind::Awaiting,
-            message,
-            ..
-        } => Some((
-            "A new MCP server awaits your approval".into(),
-            message.clone(),
-        )),
-        ApiEvent::Client {
-            change: ClientChangeKind::Reverted | ClientChangeKind::GaveUp,
-            message,
-            ..
-        } => Some(("A client reverted Warden's edit".into(), message.clone())),
-        _ => None,
     }
 }
 
@@ -551,7 +514,8 @@ pub fn run(hidden: bool) {
 /// Says why the host cannot start, and exits.
 fn cannot_start(app: &AppHandle, e: &str) -> ! {
     tracing::error!("cannot start: {e}");
-    show_notification(app, "MCP Warden cannot start", e);
+    let (title, body) = commands::notification_text("MCP Warden cannot start", e);
+    show_notification(app, &title, &body);
     // Started at login, nobody reads its stderr: give the notification (sent from another
     // thread) a moment to be shown.
     std::thread::sleep(Duration::from_secs(1));

@@ -9,6 +9,7 @@ use warden_core::clients::{
     self, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange, Filter, Scope,
     UnwrapOptions, WrapOptions,
 };
+use warden_core::{say, text};
 
 #[derive(Subcommand)]
 pub enum ClientsCommand {
@@ -173,14 +174,14 @@ pub(crate) fn print_tail(c: &FileChange, dry_run: bool) {
     }
     if dry_run && !c.diff.is_empty() {
         println!();
-        print!("{}", c.diff);
+        print!("{}", text::lines(&c.diff));
         if !c.diff.ends_with('\n') {
             println!();
         }
         println!();
     }
     for n in &c.notices {
-        println!("  next: {}", n.message);
+        say!("  next: {}", n.message);
     }
 }
 
@@ -216,18 +217,7 @@ fn scope_label(f: &ConfigFile) -> String {
 }
 
 fn argv(command: &str, args: &[String]) -> String {
-    let quote = |s: &str| {
-        if s.is_empty() || s.contains([' ', '"', '\'', '\t']) {
-            format!("{s:?}")
-        } else {
-            s.to_owned()
-        }
-    };
-    std::iter::once(command)
-        .chain(args.iter().map(String::as_str))
-        .map(quote)
-        .collect::<Vec<_>>()
-        .join(" ")
+    text::argv(&[&[command.to_owned()], args].concat())
 }
 
 fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
@@ -256,7 +246,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
     let mut totals = (0, 0);
     for l in &listing {
         let f = &l.file;
-        println!(
+        say!(
             "{} ({}) {} [{}, {}]",
             f.client.display_name(),
             f.client,
@@ -270,7 +260,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
             } else {
                 "not read by the client: "
             };
-            println!("  note: {mark}{note}");
+            say!("  note: {mark}{note}");
         }
         if let Some(e) = &l.error {
             println!("  error: {}", e.coded());
@@ -309,9 +299,9 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
                 }
                 EntryState::Skipped { reason } => format!("skipped      {reason}"),
             };
-            println!("  {name:<width$}  {line}");
+            say!("  {name:<width$}  {line}");
             for r in &s.risks {
-                println!("  {:width$}  ! {}", "", r.detail);
+                say!("  {:width$}  ! {}", "", r.detail);
             }
         }
     }
@@ -410,7 +400,7 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
             files += 1;
             servers += c.changed.len();
             let names: Vec<String> = c.changed.iter().map(ToString::to_string).collect();
-            println!("  {done}: {}", names.join(", "));
+            say!("  {done}: {}", names.join(", "));
         }
         if !c.secrets.is_empty() {
             let how = match op {
@@ -430,9 +420,9 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
         }
         for (e, reason) in &c.skipped {
             if c.changed.contains(e) {
-                println!("  note: {e}: {reason}");
+                say!("  note: {e}: {reason}");
             } else {
-                println!("  left as is: {e} ({reason})");
+                say!("  left as is: {e} ({reason})");
             }
         }
         if c.changed.is_empty() && c.skipped.is_empty() {

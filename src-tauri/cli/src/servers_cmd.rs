@@ -4,15 +4,18 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use serde_json::{Value, json};
 use warden_core::clients::{
     self, AddOptions, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange,
-    NewEntry, ServerEntry,
+    NewEntry, Selection, ServerEntry,
 };
-use warden_core::keychain;
+use warden_core::{keychain, say};
+
+use crate::secret_input;
 
 #[derive(Subcommand)]
 pub enum ServersCommand {
@@ -37,10 +40,17 @@ pub enum ServersCommand {
         /// An environment variable written into the entry (repeatable).
         #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_kv)]
         env: Vec<(String, String)>,
-        /// A secret: its value goes into the OS keychain (service `mcp-warden`, account
-        /// `NAME/KEY`), never into a file; the bridge puts it into the server's environment.
-        #[arg(long = "secret-env", value_name = "KEY=VALUE", value_parser = parse_kv)]
-        secret_env: Vec<(String, String)>,
+        /// A secret (repeatable): its value goes into the OS keychain (service `mcp-warden`,
+        /// account `NAME/KEY`), never into a file; the bridge puts it into the server's
+        /// environment. Give KEY alone: the value is asked for without echo on a terminal, else
+        /// read as one line of stdin (one line per KEY, in order). KEY=VALUE works too, but
+        /// puts the value where `ps` and your shell's history show it.
+        #[arg(long = "secret-env", value_name = "KEY", value_parser = secret_input::parse)]
+        secret_env: Vec<(String, Option<String>)>,
+        /// Overwrite a keychain item NAME/KEY that holds another value and that an entry of
+        /// another client's file still reads (else refused, W-SECRET-IN-USE).
+        #[arg(long)]
+        replace_secret: bool,
         /// Write the plain command, not run through `warden bridge` (no --secret-env then).
         #[arg(long)]
         no_wrap: bool,
@@ -58,6 +68,10 @@ pub enum ServersCommand {
         /// Only this client's files (repeatable; default: every client that has it).
         #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
         clients: Vec<ClientId>,
+        /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
+        /// projects in `~/.claude.json` too).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
         /// Print the diffs; write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -68,17 +82,26 @@ pub enum ServersCommand {
         /// Only this client's files (repeatable; default: every client that has it).
         #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
         clients: Vec<ClientId>,
+        /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
+        /// projects in `~/.claude.json` too).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
         /// Print the diffs; write nothing.
         #[arg(long)]
         dry_run: bool,
     },
-    /// Remove a server from the clients' files (each file is backed up first). Asks first on
-    /// a terminal; without one, --yes is required.
+    /// Remove a server from the clients' files (each file is backed up first, with the entries
+    /// `disable` kept aside put back). Asks first on a terminal, then applies exactly what it
+    /// listed (refused if a file changed meanwhile); without a terminal, --yes is required.
     Remove {
         name: String,
         /// Only this client's files (repeatable; default: every client that has it).
         #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
         clients: Vec<ClientId>,
+        /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
+        /// projects in `~/.claude.json` too).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
         /// Do not ask.
         #[arg(long)]
         yes: bool,
@@ -114,34 +137,56 @@ pub fn run(command: ServersCommand) -> ExitCode {
             clients,
             env: vars,
             secret_env,
+            replace_secret,
             no_wrap,
             dry_run,
             command,
         } => add(
-            &env, name, clients, vars, secret_env, no_wrap, dry_run, command,
+            &env,
+            name,
+            clients,
+            vars,
+            Secrets {
+                given: secret_env,
+                replace: replace_secret,
+            },
+            no_wrap,
+            dry_run,
+            command,
         ),
         ServersCommand::Disable {
             name,
             clients,
+            file,
             dry_run,
         } => {
-            let r = clients::set_enabled(&env, &name, &clients, false, dry_run);
+            let r = clients::set_enabled(&env, &name, &selection(clients, file), false, dry_run);
             report(r, Verb::Disable, dry_run)
         }
         ServersCommand::Enable {
             name,
             clients,
+            file,
             dry_run,
         } => {
-            let r = clients::set_enabled(&env, &name, &clients, true, dry_run);
+            let r = clients::set_enabled(&env, &name, &selection(clients, file), true, dry_run);
             report(r, Verb::Enable, dry_run)
         }
         ServersCommand::Remove {
             name,
             clients,
+            file,
             yes,
             dry_run,
-        } => remove(&env, &name, &clients, yes, dry_run),
+        } => remove(&env, &name, &selection(clients, file), yes, dry_run),
+    }
+}
+
+fn selection(clients: Vec<ClientId>, file: Option<PathBuf>) -> Selection {
+    Selection {
+        clients,
+        file,
+        scope: None,
     }
 }
 
@@ -160,6 +205,7 @@ fn failed(e: &ClientError) -> ExitCode {
             | ClientError::NoClient
             | ClientError::BadName { .. }
             | ClientError::NoSuchServer { .. }
+            | ClientError::Changed { .. }
     );
     if refusal {
         refused(&e.coded())
@@ -169,13 +215,19 @@ fn failed(e: &ClientError) -> ExitCode {
     }
 }
 
+/// `--secret-env`s as given, and `--replace-secret`.
+struct Secrets {
+    given: Vec<(String, Option<String>)>,
+    replace: bool,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn add(
     env: &ClientEnv,
     name: String,
     clients: Vec<ClientId>,
     vars: Vec<(String, String)>,
-    secret_env: Vec<(String, String)>,
+    secrets: Secrets,
     no_wrap: bool,
     dry_run: bool,
     command: Vec<String>,
@@ -204,7 +256,7 @@ fn add(
             command: cmd.clone(),
             args: args.to_vec(),
             env: vars.into_iter().collect(),
-            secret_env: secret_env.iter().map(|(k, _)| k.clone()).collect(),
+            secret_env: secrets.given.iter().map(|(k, _)| k.clone()).collect(),
         },
         warden,
         dry_run: true,
@@ -219,6 +271,25 @@ fn add(
     }
     if dry_run {
         return report(Ok(planned), Verb::Add, true);
+    }
+    // The values: read (never from the command line unless given there), then checked
+    // against what other entries read, all before anything is stored or written.
+    let mut secret_env = Vec::new();
+    for (k, v) in secrets.given {
+        let v = match v {
+            Some(v) => {
+                secret_input::warn_visible("--secret-env", &k);
+                v
+            }
+            None => match secret_input::read(&k, &format!("{k} for {name}")) {
+                Ok(v) => v,
+                Err(e) => return refused(&format!("{e}. Nothing was written")),
+            },
+        };
+        if let Err(e) = secret_input::may_store(env, &name, &k, &v, secrets.replace) {
+            return refused(&format!("{e}. Nothing was stored or written."));
+        }
+        secret_env.push((k, v));
     }
     // The secrets into the keychain before any file names them.
     for (k, v) in &secret_env {
@@ -250,10 +321,11 @@ fn add(
     code
 }
 
-fn remove(env: &ClientEnv, name: &str, clients: &[ClientId], yes: bool, dry_run: bool) -> ExitCode {
+fn remove(env: &ClientEnv, name: &str, sel: &Selection, yes: bool, dry_run: bool) -> ExitCode {
+    let mut plan = None;
     if !yes && !dry_run {
-        // What would go, then the question.
-        let planned = match clients::remove(env, name, clients, true) {
+        // What would go, then the question; then exactly that, or nothing.
+        let planned = match clients::remove(env, name, sel, None, true) {
             Ok(c) => c,
             Err(e) => return failed(&e),
         };
@@ -272,9 +344,10 @@ fn remove(env: &ClientEnv, name: &str, clients: &[ClientId], yes: bool, dry_run:
         if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
             return refused("not removed; nothing was written");
         }
+        plan = Some(clients::plan_of(&planned));
     }
     report(
-        clients::remove(env, name, clients, dry_run),
+        clients::remove(env, name, sel, plan.as_deref(), dry_run),
         Verb::Remove,
         dry_run,
     )
@@ -311,7 +384,7 @@ fn report(result: Result<Vec<FileChange>, ClientError>, verb: Verb, dry_run: boo
             println!("  nothing to change (already so)");
         } else {
             n += 1;
-            println!(
+            say!(
                 "  {}: {}",
                 if dry_run { would } else { done },
                 names.join(", ")
@@ -430,7 +503,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
         .unwrap_or(0);
     let mut off = 0;
     for (name, places) in &servers {
-        println!("{name}");
+        say!("{name}");
         for p in places {
             let state = match &p.entry.state {
                 EntryState::Wrapped { .. } => "wrapped",
@@ -448,7 +521,7 @@ fn list(env: &ClientEnv, as_json: bool) -> ExitCode {
             } else {
                 format!(" ({})", p.entry.scope.join(" "))
             };
-            println!(
+            say!(
                 "  {:width$}  {state:<11}  {on:<3}  {}{scope}",
                 p.file.client.as_str(),
                 p.file.path.display()

@@ -240,7 +240,7 @@ pub fn run(command: Command) -> ExitCode {
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("warden: {message}");
+    eprintln!("warden: {}", warden_core::text::lines(&message.to_string()));
     ExitCode::FAILURE
 }
 
@@ -616,6 +616,8 @@ async fn events_cmd(json: bool) -> ExitCode {
     if let Err(e) = client.subscribe().await {
         return fail(e);
     }
+    // Said once subscribed: from here on no event is missed (tests wait for it).
+    eprintln!("warden: following the supervisor's events (Ctrl-C stops)");
     loop {
         match client.next_event().await {
             Ok(event) => {

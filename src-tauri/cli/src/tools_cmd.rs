@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use serde_json::{Value, json};
 use warden_core::pins::{self, PinFile, PinState};
+use warden_core::{say, text};
 
 #[derive(Subcommand)]
 pub enum ToolsCommand {
@@ -37,7 +38,7 @@ pub fn run(command: ToolsCommand) -> ExitCode {
 }
 
 fn fail(msg: &str) -> ExitCode {
-    eprintln!("warden: {msg}");
+    eprintln!("warden: {}", text::lines(msg));
     ExitCode::FAILURE
 }
 
@@ -76,7 +77,7 @@ fn list(server: &str, file: &PinFile, json: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     for (name, state) in &rows {
-        println!("{:<9} {name}", state.as_str());
+        say!("{:<9} {name}", state.as_str());
     }
     let waiting = rows
         .iter()
@@ -102,8 +103,14 @@ fn diff(server: &str, file: &PinFile, tools: &[String]) -> ExitCode {
     }
     for name in wanted {
         match file.diff(name) {
-            Some(d) => println!("== {name} ({})\n{d}\n", file.state(name).as_str()),
-            None if names(file).contains(&name) => println!("== {name}: as approved\n"),
+            Some(d) => {
+                say!("== {name} ({})", file.state(name).as_str());
+                println!("{}\n", text::lines(&d));
+            }
+            None if names(file).contains(&name) => {
+                say!("== {name}: as approved");
+                println!();
+            }
             None => {
                 return fail(&format!(
                     "server `{server}` has no tool `{name}`; `warden tools list {server}` lists them"
@@ -117,7 +124,7 @@ fn diff(server: &str, file: &PinFile, tools: &[String]) -> ExitCode {
 fn approve(server: &str, tools: &[String]) -> ExitCode {
     match pins::approve(server, tools) {
         Ok(done) if done.is_empty() => println!("Every tool of `{server}` is already approved."),
-        Ok(done) => println!(
+        Ok(done) => say!(
             "Approved {} tool(s) of `{server}`: {}",
             done.len(),
             done.join(", ")

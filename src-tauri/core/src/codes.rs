@@ -99,6 +99,9 @@ codes! {
     ClientBusy = "W-CLIENT-BUSY",
         "The file kept changing while Warden was writing it, or another program held its lock directory (a client rewriting its own settings at that moment). Warden retries a few times, then stops without writing.",
         "Quit the client that rewrites the file (or wait until it is done), then run the command again; remove a stale lock directory if no client runs.";
+    ClientChanged = "W-CLIENT-CHANGED",
+        "A file (or an entry Warden keeps aside for it) changed after the preview you confirmed was made: applying it would no longer do what the preview showed, so nothing was written to that file.",
+        "Look at the new preview and confirm that one: the window shows it in place of the old one; on the command line, run the command again.";
     ClientExists = "W-CLIENT-EXISTS",
         "A server of that name is already in one of the chosen clients' files (or is kept aside there, turned off by `warden servers disable`). The message shows the entry; nothing was written to any file.",
         "Pick another name (`--as` for `warden install`), or remove the existing one first (`warden servers remove NAME`), or turn it back on (`warden servers enable NAME`).";
@@ -138,6 +141,9 @@ codes! {
     KeychainUnavailable = "W-KEYCHAIN-UNAVAILABLE",
         "No OS keychain answered: on Linux no Secret Service (gnome-keyring, KeePassXC, KWallet) runs on the session bus, or it is locked and waits for a password nobody sees (Warden waits 20 s). `warden clients wrap --move-secrets` then moves nothing and leaves the file unchanged; a bridge with `--secret-env` does not start its server and answers `initialize` with this error.",
         "Start and unlock the keychain (log in to the desktop session; `gnome-keyring-daemon --unlock` on a bare session), then restart the client's MCP connection. Or unwrap the entry: its values are written back into the client's file.";
+    SecretInUse = "W-SECRET-IN-USE",
+        "Warden was asked to store a value in the OS keychain as `mcp-warden` / `SERVER/VAR` (`warden servers add --secret-env`, `warden install`), but the keychain holds a different value there, and an entry of another client's file still reads it (`warden bridge --server SERVER --secret-env VAR`): storing the new value would change what that entry's server gets. Nothing was stored or written; the message names the entries.",
+        "If that entry should get the new value too, run the command again with `--replace-secret` (on a terminal you are asked instead). Else give the new entry another server name (`--as NAME` for `warden install`, another NAME for `warden servers add`), so that it has keychain items of its own.";
     SecretMissing = "W-SECRET-MISSING",
         "A bridge was told to read a value from the keychain (`--secret-env VAR`), but the keychain has no entry `mcp-warden` / `SERVER/VAR` (deleted, or the entry was copied to another machine or renamed). The server was not started.",
         "Store the value again (`secret-tool store --label=warden service mcp-warden username SERVER/VAR` on Linux), or put it back in the client's config entry in place of the placeholder and remove `--secret-env VAR` from its args.";

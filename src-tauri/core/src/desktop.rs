@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::supervisor::api::error::{ApiError, ErrorCode};
 use crate::supervisor::api::status::Health;
+use crate::supervisor::api::{ApiEvent, ClientChangeKind};
 use serde::{Deserialize, Serialize};
 
 /// What only the desktop app does.
@@ -136,6 +137,68 @@ impl TrayHealth {
             TrayHealth::Idle => "idle",
         }
     }
+}
+
+/// The desktop notification an event deserves, if any: its title and body, through
+/// [`notification_text`].
+pub fn notification(event: &ApiEvent) -> Option<(String, String)> {
+    let (title, body) = match event {
+        ApiEvent::Health {
+            server,
+            health: Health::Down,
+            reason,
+        } => (format!("{server} is down"), reason.clone()),
+        ApiEvent::Event { entry } if matches!(&*entry.event.kind, "tool_changed" | "tool_new") => {
+            let tool = entry.event.tool.as_deref().unwrap_or("?");
+            (
+                format!("{}: tool {tool} is not as pinned", entry.server),
+                format!(
+                    "{}. Review and approve it on the server's page.",
+                    entry
+                        .event
+                        .detail
+                        .as_deref()
+                        .unwrap_or("its definition changed")
+                ),
+            )
+        }
+        ApiEvent::Client {
+            change: ClientChangeKind::Awaiting,
+            message,
+            ..
+        } => (
+            "A new MCP server awaits your approval".into(),
+            message.clone(),
+        ),
+        ApiEvent::Client {
+            change: ClientChangeKind::Reverted | ClientChangeKind::GaveUp,
+            message,
+            ..
+        } => ("A client reverted Warden's edit".into(), message.clone()),
+        _ => return None,
+    };
+    Some(notification_text(&title, &body))
+}
+
+/// A notification's title and body as the desktop (and the window's list of them) shows them:
+/// through the printable-text rule ([`crate::text`]: the title on one line, the body's lines
+/// kept), and with no markup character, since some notification servers read the body as
+/// markup (`<b>`, `<a href=…>`, `&amp;`): `<`, `>` and `&` are shown as `‹`, `›` and `＆`.
+pub fn notification_text(title: &str, body: &str) -> (String, String) {
+    let unmarked = |s: String| {
+        s.chars()
+            .map(|c| match c {
+                '<' => '‹',
+                '>' => '›',
+                '&' => '＆',
+                c => c,
+            })
+            .collect()
+    };
+    (
+        unmarked(crate::text::line(title)),
+        unmarked(crate::text::lines(body)),
+    )
 }
 
 /// `name` in the directory of the running executable, where the app's programs sit side by
@@ -425,6 +488,24 @@ mod tests {
         assert_eq!(
             tray_health([Health::Down, Health::Degraded, Health::Healthy]),
             TrayHealth::Down
+        );
+    }
+
+    /// A server's name, a down reason and a tool change's detail reach the desktop with no
+    /// markup character and no control character: a notification server that reads markup
+    /// shows them as written.
+    #[test]
+    fn a_notification_holds_no_markup_or_control_character() {
+        let event = ApiEvent::Health {
+            server: "<b>srv</b>".into(),
+            health: Health::Down,
+            reason: "exited: <a href=\"https://x.invalid\">fix</a> &amp; \x1b[2J\u{202e}".into(),
+        };
+        let (title, body) = notification(&event).unwrap();
+        let shown = format!("{title}{body}");
+        assert!(
+            !shown.contains(['<', '>', '&', '\x1b', '\u{202e}']),
+            "{shown}"
         );
     }
 

@@ -23,6 +23,7 @@ pub mod redact;
 pub mod registry;
 #[cfg(unix)]
 pub mod supervisor;
+pub mod text;
 
 /// Checks that a generated file of the repository (`docs/config.md`, `docs/errors.md`) is
 /// `want`; `UPDATE_DOCS=1` rewrites it first. `filter` is the test filter that regenerates it.

@@ -15,9 +15,9 @@ env: { [key in string]: string }, } | { "op": "orphans" } | { "op": "stop_orphan
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
-move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "server_add", name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, dry_run: boolean, } | { "op": "server_switch", server: string, clients: Array<ClientId>, enabled: boolean, dry_run: boolean, } | { "op": "server_remove", server: string, clients: Array<ClientId>, dry_run: boolean, } | { "op": "app", request: AppRequest, };
+move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "server_add", name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, dry_run: boolean, } | { "op": "server_switch", server: string, clients: Array<ClientId>, file: string | null, scope: Array<string> | null, enabled: boolean, dry_run: boolean, } | { "op": "server_remove", server: string, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, } | { "op": "app", request: AppRequest, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_add", changes: Array<FileChangeView>, risks: Array<Risk>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add", changes: Array<FileChangeView>, risks: Array<Risk>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 
@@ -331,6 +331,17 @@ backup: string | null,
  * Values moved into the OS keychain (wrap) or written back (unwrap): `SERVER/VAR`.
  */
 secrets: Array<string>, notices: Array<Notice>, error: string | null, };
+
+export type PlannedFile = { path: string, 
+/**
+ * The file's fingerprint when the preview read it (`FileChange::fingerprint`).
+ */
+fingerprint: string, 
+/**
+ * The entries that go, as shown (`name`, or `name (projects /abs/path)`), those kept
+ * aside by `disable` included.
+ */
+changed: Array<string>, };
 
 export type SkippedEntry = { name: string, reason: string, };
 

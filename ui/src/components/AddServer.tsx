@@ -10,7 +10,8 @@ import { api, registry } from "../lib/tauri";
 import { AddSandboxChoices, FirstStartNetwork } from "./AddSandbox";
 import { ChangeList, changeResult, ResultPanel, type Result } from "./Changes";
 import { Dialog } from "./Dialog";
-import { ErrorText, FailureCode, quoteArg } from "./common";
+import { ErrorText, FailureCode } from "./common";
+import { printableLine, shellArgv } from "../lib/format";
 
 type Source = "registry" | "command" | "document";
 type Step = "find" | "review" | "clients" | "changes" | "done";
@@ -257,15 +258,15 @@ export function AddServer(props: {
                   {found.map((f) => (
                     <li key={f.name} data-testid={`found-${f.name}`}>
                       <div>
-                        <strong>{f.title ?? f.name}</strong> <span class="muted small">{f.version ?? ""}</span>
+                        <strong>{printableLine(f.title ?? f.name)}</strong> <span class="muted small">{printableLine(f.version ?? "")}</span>
                         {f.kinds.map((k) => (
                           <span key={k} class="tag">
                             {k}
                           </span>
                         ))}
                         {f.deprecated && <span class="tag bad">deprecated</span>}
-                        <div class="small muted">{f.name}</div>
-                        {f.description && <div class="small">{f.description}</div>}
+                        <div class="small muted">{printableLine(f.name)}</div>
+                        {f.description && <div class="small">{printableLine(f.description)}</div>}
                       </div>
                       <button type="button" class="secondary" data-testid={`choose-${f.name}`} disabled={busy} onClick={() => void replan({ name: f.name, version: null, values: {}, entry: "" })}>
                         Choose
@@ -363,7 +364,7 @@ export function AddServer(props: {
             <ul class="risks small" data-testid="add-risks">
               {changes.risks.map((r, i) => (
                 <li key={i} data-kind={r.kind}>
-                  <span class={`tag risk-${r.kind}`}>{r.kind}</span> {r.detail}
+                  <span class={`tag risk-${r.kind}`}>{r.kind}</span> {printableLine(r.detail)}
                 </li>
               ))}
             </ul>
@@ -427,7 +428,7 @@ function Review(props: {
         <dl class="facts">
           <div class="wide">
             <dt>Server</dt>
-            <dd data-testid="consent-name">{plan.title ? `${plan.title} (${plan.name})` : plan.name}</dd>
+            <dd data-testid="consent-name">{printableLine(plan.title ? `${plan.title} (${plan.name})` : plan.name)}</dd>
           </div>
           <div>
             <dt>Version</dt>
@@ -441,19 +442,19 @@ function Review(props: {
                   ))}
                 </select>
               ) : (
-                (plan.version ?? "none")
+                printableLine(plan.version ?? "none")
               )}
             </dd>
           </div>
           <div>
             <dt>Publisher</dt>
-            <dd title="The registry name's namespace, which the registry verified when it was published">{plan.namespace}</dd>
+            <dd title="The registry name's namespace, which the registry verified when it was published">{printableLine(plan.namespace)}</dd>
           </div>
           {p && (
             <div>
               <dt>Package</dt>
               <dd data-testid="consent-package">
-                {p.package.registry_type} <code>{p.package.reference}</code> (pinned)
+                {printableLine(p.package.registry_type)} <code>{printableLine(p.package.reference)}</code> (pinned)
               </dd>
             </div>
           )}
@@ -461,14 +462,14 @@ function Review(props: {
             <div class="wide">
               <dt>Repository</dt>
               <dd>
-                <code>{plan.repository}</code>
+                <code>{printableLine(plan.repository)}</code>
               </dd>
             </div>
           )}
           {plan.description && (
             <div class="wide">
               <dt>About</dt>
-              <dd>{plan.description}</dd>
+              <dd>{printableLine(plan.description)}</dd>
             </div>
           )}
         </dl>
@@ -482,7 +483,7 @@ function Review(props: {
         <>
           <div class="small muted">It will run, with your rights:</div>
           <pre class="cmd full" data-testid="consent-argv">
-            {server.argv.map(quoteArg).join(" ")}
+            {shellArgv(server.argv)}
           </pre>
           {props.warden && (
             <div class="small muted">
@@ -506,13 +507,13 @@ function Review(props: {
             {p.env.map((e) => (
               <tr key={e.name}>
                 <td>
-                  <code>{e.name}</code>
-                  {e.description && <div class="muted">{e.description}</div>}
+                  <code>{printableLine(e.name)}</code>
+                  {e.description && <div class="muted">{printableLine(e.description)}</div>}
                 </td>
                 <td>{e.required ? "yes" : "no"}</td>
                 <td>{e.secret ? "yes: OS keychain" : "no"}</td>
-                <td>{e.default ?? ""}</td>
-                <td>{e.value === null ? <span class="muted">not set</span> : e.secret ? "••••••" : e.value}</td>
+                <td>{printableLine(e.default ?? "")}</td>
+                <td>{e.value === null ? <span class="muted">not set</span> : e.secret ? "••••••" : printableLine(e.value)}</td>
               </tr>
             ))}
           </tbody>
@@ -525,7 +526,7 @@ function Review(props: {
         <ul class="risks small" data-testid="consent-risks">
           {p.risks.map((r, i) => (
             <li key={i} data-kind={r.kind}>
-              <span class={`tag risk-${r.kind}`}>{r.kind}</span> {r.detail}
+              <span class={`tag risk-${r.kind}`}>{r.kind}</span> {printableLine(r.detail)}
             </li>
           ))}
         </ul>
@@ -533,7 +534,7 @@ function Review(props: {
       {p && p.warnings.length > 0 && (
         <ul class="small warn-text" data-testid="consent-warnings">
           {p.warnings.map((w, i) => (
-            <li key={i}>{w.message}</li>
+            <li key={i}>{printableLine(w.message)}</li>
           ))}
         </ul>
       )}
@@ -544,7 +545,7 @@ function Review(props: {
             <label key={a.key} class="field">
               <code>{a.key}</code>
               {plan?.missing.includes(a) ? " (required)" : " (optional)"}
-              {a.description && <span class="muted small"> {a.description}</span>}
+              {a.description && <span class="muted small"> {printableLine(a.description)}</span>}
               {a.choices.length > 0 ? (
                 <select data-testid={`input-${a.key}`} value={props.inputs[a.key] ?? ""} onChange={(e) => props.onInputs({ ...props.inputs, [a.key]: e.currentTarget.value })}>
                   <option value="">choose…</option>

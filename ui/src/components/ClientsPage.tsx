@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { AwaitingServer, Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, Request, RestoreView, RiskKind, ServerEntry } from "../bindings/api";
-import { formatBytes, formatDateTime } from "../lib/format";
+import { formatBytes, formatDateTime, printableLine, shellArgv } from "../lib/format";
 import { fileState } from "../lib/clients";
 import { api, app } from "../lib/tauri";
 import { useStore } from "./context";
 import { Dialog } from "./Dialog";
 import { DiffView } from "./DiffView";
 import { ChangeList, changeResult, NoticeList, ResultPanel, type Result, skippedText } from "./Changes";
-import { CommandLine, Empty, ErrorText, Loading, quoteArg } from "./common";
+import { CommandLine, Empty, ErrorText, Loading } from "./common";
 
 type Pending =
   | { kind: "edit"; title: string; wrap: boolean; file: string | null; server: string | null; moveSecrets: boolean; changes: FileChangeView[] }
@@ -309,7 +309,7 @@ function Risks({ entry }: { entry: ServerEntry }) {
     <ul class="risks small" data-testid="risks">
       {entry.risks.map((r, i) => (
         <li key={i} data-kind={r.kind}>
-          <span class={`tag risk-${r.kind}`}>{RISK_LABEL[r.kind]}</span> {r.detail}
+          <span class={`tag risk-${r.kind}`}>{RISK_LABEL[r.kind]}</span> {printableLine(r.detail)}
         </li>
       ))}
     </ul>
@@ -346,7 +346,7 @@ function AwaitingPanel(props: {
                 </span>
               </div>
               <pre class="cmd full" data-testid="awaiting-command">
-                {[s.command, ...s.args].map(quoteArg).join(" ")}
+                {shellArgv([s.command, ...s.args])}
               </pre>
               {s.env_keys.length > 0 && <div class="small muted">env: {s.env_keys.join(", ")}</div>}
               <Risks entry={s} />
@@ -441,8 +441,8 @@ function EntryRow(props: { entry: ServerEntry; busy: boolean; file: string; onEd
   return (
     <tr data-testid={`client-server-${s.name}`} data-state={s.reverted ? "reverted" : s.state}>
       <th scope="row">
-        {s.name}
-        {scope && <div class="small muted">in {scope}</div>}
+        {printableLine(s.name)}
+        {scope && <div class="small muted">in {printableLine(scope)}</div>}
       </th>
       <td>
         <span class={`badge entry-${s.reverted ? "reverted" : s.state}`} title={s.reverted ? "Warden had wrapped it; the client put the original command back" : undefined}>
@@ -451,7 +451,7 @@ function EntryRow(props: { entry: ServerEntry; busy: boolean; file: string; onEd
       </td>
       <td class="entry-cmd">
         {s.state === "skipped" ? (
-          <span class="muted">{s.reason}</span>
+          <span class="muted">{printableLine(s.reason)}</span>
         ) : (
           <CommandLine command={[s.command, ...s.args]} />
         )}

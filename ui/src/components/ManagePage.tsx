@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
-import type { ClientsReport, FileChangeView } from "../bindings/api";
-import { byServer, detectedClients, type ManagedServer, type Place } from "../lib/manage";
+import type { ClientsReport, FileChangeView, PlannedFile } from "../bindings/api";
+import { byServer, changedSincePreview, detectedClients, type ManagedServer, type Place, switchRequest } from "../lib/manage";
+import { printableLine } from "../lib/format";
 import { api } from "../lib/tauri";
 import { AddServer } from "./AddServer";
 import { ChangeList, ResultPanel, type Result, changeResult } from "./Changes";
@@ -8,7 +9,8 @@ import { useStore } from "./context";
 import { Dialog } from "./Dialog";
 import { Empty, ErrorText, Loading } from "./common";
 
-type Removal = { server: string; changes: FileChangeView[] };
+/** A removal's preview: what is shown, and the plan that applies exactly that. */
+type Removal = { server: string; changes: FileChangeView[]; plan: PlannedFile[]; stale?: string | undefined };
 
 /** Every server across the clients' files: where it is, on or off per client, Remove, Add. */
 export function ManagePage() {
@@ -49,28 +51,36 @@ export function ManagePage() {
   const toggle = (server: string, p: Place) => {
     const title = `${p.enabled ? "Turn off" : "Turn on"} ${server} in ${p.clientName}`;
     void run(title, async () => {
-      const r = await api({ op: "server_switch", server, clients: [p.client], enabled: !p.enabled, dry_run: false });
+      const r = await api(switchRequest(server, p, !p.enabled));
       if (r.kind === "client_edit") setResult(changeResult(title, r.changes));
       else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
       await load();
     });
   };
 
-  const previewRemove = (server: string) => {
-    const title = `Remove ${server}`;
-    void run(title, async () => {
-      const r = await api({ op: "server_remove", server, clients: [], dry_run: true });
-      if (r.kind === "client_edit") setRemoval({ server, changes: r.changes });
-      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
-    });
+  /** Shows the preview of removing `server`; `stale`: why an earlier one was not applied. */
+  const showRemoval = async (server: string, stale?: string) => {
+    const r = await api({ op: "server_remove", server, clients: [], plan: null, dry_run: true });
+    if (r.kind === "server_remove") setRemoval({ server, changes: r.changes, plan: r.plan, stale });
+    else if (r.kind === "error") {
+      setRemoval(null);
+      setResult({ title: `Remove ${server}`, ok: false, lines: [r.message], notices: [] });
+    }
   };
+
+  const previewRemove = (server: string) => void run(`Remove ${server}`, () => showRemoval(server));
 
   const remove = () => {
     if (!removal) return;
     const title = `Remove ${removal.server}`;
     void run(title, async () => {
-      const r = await api({ op: "server_remove", server: removal.server, clients: [], dry_run: false });
-      if (r.kind === "client_edit") setResult(changeResult(title, r.changes));
+      // Exactly what the preview showed: refused (nothing written) if a file changed since.
+      const r = await api({ op: "server_remove", server: removal.server, clients: [], plan: removal.plan, dry_run: false });
+      if (r.kind === "error" && changedSincePreview(r.message)) {
+        await showRemoval(removal.server, r.message);
+        return;
+      }
+      if (r.kind === "server_remove") setResult(changeResult(title, r.changes));
       else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
       setRemoval(null);
       await load();
@@ -86,9 +96,10 @@ export function ManagePage() {
         </button>
       </div>
       <p class="muted">
-        Every MCP server in your clients' config files, by name. A switch turns a server off in one client without deleting
-        it: with the client's own switch where it has one, else Warden keeps the entry aside and gives back its exact bytes
-        when you turn it on. Every change is backed up first (Clients → Backups).
+        Every MCP server in your clients' config files, by name, with a row per file and scope (a project's entry apart from
+        the user-level one). A switch turns that one entry off without deleting it: with the client's own switch where it has
+        one, else Warden keeps the entry aside and gives back its exact bytes when you turn it on. Every change is backed up
+        first, a removed entry that was off included (Clients → Backups).
       </p>
       {error && <ErrorText message={error} testid="manage-error" />}
       {result && <ResultPanel result={result} onClose={() => setResult(null)} />}
@@ -120,10 +131,12 @@ export function ManagePage() {
         </div>
       )}
       {removal && (
-        <Dialog title={`Remove ${removal.server}`} onClose={() => setRemoval(null)} testid="remove-preview" wide>
+        <Dialog title={`Remove ${printableLine(removal.server)}`} onClose={() => setRemoval(null)} testid="remove-preview" wide>
+          {removal.stale && <ErrorText message={removal.stale} testid="remove-stale" />}
           <p class="muted small">
-            Nothing has been written yet. This removes the entry from every client below (each file is backed up first;
-            Clients → Backups puts one back). Keychain items of its secrets stay until you delete them.
+            Nothing has been written yet. This removes the entry from every client below, exactly as shown: if a file changes
+            before you confirm, nothing is written and you get a new preview to look at. Each file is backed up first (entries
+            that were off too; Clients → Backups puts one back). Keychain items of its secrets stay until you delete them.
           </p>
           <ChangeList changes={removal.changes} />
           <div class="dialog-actions">
@@ -163,14 +176,14 @@ function ServerRows(props: {
         <tr key={`${p.path}:${p.scope.join("/")}`} data-testid={`managed-${s.name}`} data-client={p.client}>
           {i === 0 && (
             <th scope="rowgroup" rowSpan={s.places.length}>
-              {s.name}
+              {printableLine(s.name)}
             </th>
           )}
           <td>
             {p.clientName}
-            {p.scope.length > 0 && <span class="muted small"> · {p.scope[p.scope.length - 1]}</span>}
+            {p.scope.length > 0 && <span class="muted small"> · {printableLine(p.scope[p.scope.length - 1] ?? "")}</span>}
             <div class="muted small">
-              <code>{p.path}</code>
+              <code>{printableLine(p.path)}</code>
             </div>
           </td>
           <td>{p.skipped ? <span class="muted">not a local server</span> : p.wrapped ? "wrapped" : <span class="muted">no</span>}</td>

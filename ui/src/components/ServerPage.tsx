@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { LimitsReport } from "../bindings/api";
 import type { OpenTarget } from "../bindings/app";
-import { formatAge, formatBytes, formatClock, formatMs } from "../lib/format";
+import { formatAge, formatBytes, formatClock, formatMs, printableLine, printableLines } from "../lib/format";
 import { inflightOf, sessionsOf, TIMELINE_CAP } from "../lib/store";
 import { api, app } from "../lib/tauri";
 import { useNow, useStore } from "./context";
@@ -93,15 +93,15 @@ export function ServerPage({ name }: { name: string }) {
   return (
     <section class="page server-page">
       <p class="crumbs">
-        <a href="#/servers">Servers</a> / <span>{name}</span>
+        <a href="#/servers">Servers</a> / <span>{printableLine(name)}</span>
       </p>
       <div class="server-head">
-        <h1>{name}</h1>
+        <h1>{printableLine(name)}</h1>
         {server ? <HealthBadge name={name} health={server.health} /> : null}
       </div>
       {server ? (
         <p class="reason big" data-testid="health-reason">
-          {server.reason}
+          {printableLine(server.reason)}
         </p>
       ) : state.loaded ? (
         <p class="muted" data-testid="health-reason">
@@ -276,11 +276,11 @@ export function ServerPage({ name }: { name: string }) {
                 <time class="muted">{formatClock(ev.ts_ms)}</time>
                 <span class={`kind kind-${ev.kind}`}>{ev.kind}</span>
                 {ev.method && <code>{ev.method}</code>}
-                {ev.tool && <strong>{ev.tool}</strong>}
+                {ev.tool && <strong>{printableLine(ev.tool)}</strong>}
                 {ev.outcome && <span class={bad ? "bad-text" : "ok-text"}>{ev.outcome}</span>}
                 {ev.duration_ms !== undefined && <span>{formatMs(ev.duration_ms)}</span>}
                 {ev.bytes_out !== undefined && ev.bytes_out > 0 && <span class="muted">{formatBytes(ev.bytes_out)}</span>}
-                {ev.detail && <span class="detail">{ev.detail}</span>}
+                {ev.detail && <span class="detail">{printableLine(ev.detail)}</span>}
               </li>
             );
           })
@@ -293,7 +293,7 @@ export function ServerPage({ name }: { name: string }) {
           server?.last_probe?.stderr_tail ? (
             <div>
               <div class="small muted">From the last probe ({formatClock(server.last_probe.ts_ms)}):</div>
-              <pre class="stderr">{server.last_probe.stderr_tail}</pre>
+              <pre class="stderr">{printableLines(server.last_probe.stderr_tail)}</pre>
             </div>
           ) : (
             <p class="muted">No stderr output from live sessions.</p>
@@ -306,11 +306,11 @@ export function ServerPage({ name }: { name: string }) {
                 {sessions.length > 1 && (
                   <div class="small muted">
                     session pid {s.pid}
-                    {s.client ? ` · ${s.client}` : ""}
+                    {s.client ? ` · ${printableLine(s.client)}` : ""}
                   </div>
                 )}
                 <pre class="stderr" data-session={s.id}>
-                  {s.stderr_tail}
+                  {printableLines(s.stderr_tail)}
                 </pre>
               </div>
             ))

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ClientsReport, ProbeReport, ServerStatus } from "../bindings/api";
-import { formatCount, formatMs } from "../lib/format";
+import { formatCount, formatMs, printableLine } from "../lib/format";
 import { serverHref } from "../lib/route";
 import { api } from "../lib/tauri";
 import { useStore } from "./context";
@@ -127,7 +127,7 @@ export function ServersPage() {
                 <tr key={s.name} data-testid={`server-row-${s.name}`}>
                   <th scope="row">
                     <a href={serverHref(s.name)} data-testid={`open-server-${s.name}`}>
-                      {s.name}
+                      {printableLine(s.name)}
                     </a>
                     {s.fallback && <span class="tag" title="Served by local ripgrep">fallback</span>}
                     {s.sandbox !== "off" && (
@@ -141,7 +141,7 @@ export function ServersPage() {
                   <td class="health-cell">
                     <HealthBadge name={s.name} health={s.health} />
                     <div class="reason" data-testid={`reason-${s.name}`}>
-                      {s.reason}
+                      {printableLine(s.reason)}
                     </div>
                   </td>
                   <td class="num">

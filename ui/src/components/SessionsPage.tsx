@@ -1,4 +1,4 @@
-import { formatAge, formatMs } from "../lib/format";
+import { formatAge, formatMs, printableLine } from "../lib/format";
 import { serverHref } from "../lib/route";
 import { heartbeatAge } from "../lib/store";
 import { useNow, useStore } from "./context";
@@ -44,12 +44,12 @@ export function SessionsPage() {
               {sessions.map((s) => (
                 <tr key={s.id} data-testid="session-row" data-session={s.id} data-server={s.server}>
                   <td>
-                    <a href={serverHref(s.server)}>{s.server}</a>
+                    <a href={serverHref(s.server)}>{printableLine(s.server)}</a>
                     {s.fallback && <span class="tag">fallback</span>}
                     {s.circuit_open && <span class="tag bad">breaker open</span>}
                     {s.debug && <span class="tag">debug</span>}
                   </td>
-                  <td>{s.client ?? <span class="muted">not said yet</span>}</td>
+                  <td>{s.client !== null ? printableLine(s.client) : <span class="muted">not said yet</span>}</td>
                   <td class="num">{s.pid}</td>
                   <td class="num">
                     {s.server_pid ?? <span class="muted">none</span>}

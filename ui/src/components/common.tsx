@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { CommandOutcome, Health } from "../bindings/api";
+import { printableLines, shellArgv } from "../lib/format";
 
 export function HealthBadge({ name, health }: { name: string; health: Health }) {
   return (
@@ -38,7 +39,7 @@ export function Loading({ what }: { what: string }) {
 export function ErrorText({ message, testid }: { message: string; testid?: string }) {
   return (
     <p class="error-text" role="alert" data-testid={testid}>
-      {message}
+      {printableLines(message)}
     </p>
   );
 }
@@ -77,9 +78,5 @@ export function Outcome({ view }: { view: OutcomeView | null }) {
 
 export function CommandLine({ command }: { command: string[] | null }) {
   if (!command || command.length === 0) return null;
-  return <code class="cmd">{command.map(quoteArg).join(" ")}</code>;
-}
-
-export function quoteArg(a: string): string {
-  return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`;
+  return <code class="cmd">{shellArgv(command)}</code>;
 }

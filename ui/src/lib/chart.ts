@@ -1,6 +1,7 @@
 // The server page's pictures: scales of the latency chart and which history events become
 // markers on its timeline. Pure, so each rule is unit-tested (tests/chart.test.ts).
 import type { Event } from "../bindings/api";
+import { printableLine } from "./format";
 
 /** The chart shows the last hour, one point per minute (as the supervisor keeps them). */
 export const CHART_SPAN_MS = 60 * 60 * 1000;
@@ -36,7 +37,7 @@ export interface Marker {
 /** The timeline marker of a history event: restarts, exits, timeouts, breaker and fallback
  *  switches, failed starts; null for everything else. */
 export function markerOf(e: Event): Marker | null {
-  const detail = e.detail ? `: ${e.detail}` : "";
+  const detail = e.detail ? `: ${printableLine(e.detail)}` : "";
   switch (e.kind) {
     case "restart":
       return { kind: "restart", glyph: "R", label: `restart${detail}` };

@@ -83,3 +83,63 @@ export function humanizeLimit(key: string, value: unknown): string | null {
   if (key.endsWith("_bytes")) return value === 0 ? "off" : formatBytes(value);
   return null;
 }
+
+// Text Warden did not write (a registry document, a client's file, a server's stdout or
+// stderr, a tool definition), shown by one rule: the twin of src-tauri/core/src/text.rs, tested
+// against the same cases (src-tauri/core/tests/fixtures/text/printable.json). React escapes
+// HTML; this escapes what HTML does not: control characters (C0, DEL, C1) and the characters
+// that reorder or break text (bidi embeddings, overrides, isolates and marks, U+2028/U+2029)
+// are shown as `\x1b`, `\u{202e}`, so a name cannot look like another or hide what follows.
+
+/** Shown for a line break inside a single-line field. */
+export const NEWLINE = "⏎";
+
+function isFormat(cp: number): boolean {
+  return (
+    cp === 0x061c ||
+    cp === 0x200e ||
+    cp === 0x200f ||
+    cp === 0x2028 ||
+    cp === 0x2029 ||
+    (cp >= 0x202a && cp <= 0x202e) ||
+    (cp >= 0x2066 && cp <= 0x2069)
+  );
+}
+
+function escapeText(text: string, keepLines: boolean): string {
+  let out = "";
+  const chars = Array.from(text);
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i] as string;
+    const cp = c.codePointAt(0) ?? 0;
+    if (c === "\r" && chars[i + 1] === "\n") continue; // a CRLF is one line break
+    if (c === "\n") out += keepLines ? "\n" : NEWLINE;
+    else if (c === "\t") out += keepLines ? "\t" : "\\t";
+    else if (c === "\r") out += "\\r";
+    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, "0")}`;
+    // C1 controls, bidi and line separators, and lone surrogates (JSON can carry them).
+    else if ((cp >= 0x80 && cp <= 0x9f) || isFormat(cp) || (cp >= 0xd800 && cp <= 0xdfff)) out += `\\u{${cp.toString(16)}}`;
+    else out += c;
+  }
+  return out;
+}
+
+/** `text` as one line: line breaks shown as ⏎, control and bidi characters escaped. */
+export function printableLine(text: string): string {
+  return escapeText(text, false);
+}
+
+/** `text` with its line breaks (and tabs) kept, control and bidi characters escaped. */
+export function printableLines(text: string): string {
+  return escapeText(text, true);
+}
+
+/** One shell argument: bare when it holds only `A-Za-z0-9@%+=:,./_-`, else single-quoted. */
+export function shellArg(a: string): string {
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(a) ? a : `'${printableLine(a.replace(/'/g, "'\\''"))}'`;
+}
+
+/** A command line, each argument as {@link shellArg} shows it. */
+export function shellArgv(argv: readonly string[]): string {
+  return argv.map(shellArg).join(" ");
+}

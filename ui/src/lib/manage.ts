@@ -1,9 +1,9 @@
 // The Manage page's model: every server name across the clients' files, and the Add flow's
 // command line (pasted text to an argv, the argv the bridge runs).
-import type { ClientId, ClientsReport, ServerEntry } from "../bindings/api";
+import type { ClientId, ClientsReport, Request, ServerEntry } from "../bindings/api";
 import type { InstallPlan } from "../bindings/app";
 
-/** One client file's entry of a server. */
+/** One client file's entry of a server, in one scope of that file: a row of the Manage page. */
 export interface Place {
   client: ClientId;
   clientName: string;
@@ -50,6 +50,16 @@ function place(client: ClientId, clientName: string, path: string, s: ServerEntr
     enabled: s.enabled,
     skipped: s.state === "skipped",
   };
+}
+
+/** The request that turns one row on or off: that file and scope only, no other entry of the name. */
+export function switchRequest(server: string, p: Place, enabled: boolean): Request {
+  return { op: "server_switch", server, clients: [p.client], file: p.path, scope: p.scope, enabled, dry_run: false };
+}
+
+/** Whether a refusal says that a file changed after the preview (`W-CLIENT-CHANGED`): a new preview is due. */
+export function changedSincePreview(message: string): boolean {
+  return message.includes("[W-CLIENT-CHANGED]");
 }
 
 /** The clients whose files Warden found (each once, in report order): where Add can write. */

@@ -16,7 +16,9 @@
 //! VAR` (exits at once with status 1 when VAR is not set, as servers that need an API key do),
 //! `--require-cwd DIR` (exits at once with status 1 unless it runs in DIR, as servers that
 //! read files relative to their `cwd` fail), `--on-sigterm FILE` (writes `sigterm` to FILE
-//! and exits 0 on SIGTERM: the sandbox's tests see that the signal reached it).
+//! and exits 0 on SIGTERM: the sandbox's tests see that the signal reached it), `--exit-with-stderr
+//! TEXT` (writes
+//! TEXT as a line on stderr and exits at once with status 1: the text tests' escapes).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -30,6 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 struct Flags {
     slow_start_ms: u64,
     banner: bool,
+    exit_with_stderr: Option<String>,
     ignore_stdin_eof: bool,
     ignore_sigterm: bool,
     grandchild: bool,
@@ -57,6 +60,7 @@ fn flags() -> Flags {
                 f.slow_start_ms = args.next().and_then(|v| v.parse().ok()).unwrap_or(0)
             }
             "--banner" => f.banner = true,
+            "--exit-with-stderr" => f.exit_with_stderr = args.next(),
             "--ignore-stdin-eof" => f.ignore_stdin_eof = true,
             "--ignore-sigterm" => f.ignore_sigterm = true,
             "--grandchild" => f.grandchild = true,
@@ -134,7 +138,7 @@ fn tools(state: &State) -> Value {
         t("hang", "never answers"),
         read_only("sleep", "answers after {ms}"),
         t("progress", "reports progress {steps} times every {interval_ms}, then answers (or hangs if {then_hang})"),
-        t("noise", "writes {lines} non-JSON lines to stdout, then answers"),
+        t("noise", "writes {lines} non-JSON lines to stdout (saying {text}), then answers"),
         t("crash", "exits with {code} without answering"),
         t("invalid_utf8", "answers with invalid UTF-8"),
         t("partial_then_exit", "writes half a line, then exits"),
@@ -289,8 +293,12 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
             send(out, &result(&id, text("done")));
         }
         "noise" => {
+            let said = args
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or("not JSON");
             for i in 0..num("lines", 3) {
-                send_raw(out, format!("noise line {i}: not JSON\n").as_bytes());
+                send_raw(out, format!("noise line {i}: {said}\n").as_bytes());
             }
             send(out, &result(&id, text("after noise")));
         }
@@ -483,6 +491,10 @@ impl Lines {
 
 fn main() {
     let f = flags();
+    if let Some(text) = &f.exit_with_stderr {
+        eprintln!("{text}");
+        std::process::exit(1);
+    }
     if let Some(var) = &f.require_env {
         if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
             eprintln!("mcp-fake-server: {var} is not set; give it in the client's env");

@@ -1,10 +1,14 @@
 //! How the supervisor's answers look on a terminal: tables, probe reports, outcomes, events.
+//! What servers and clients said (names, reasons, stdout noise, stderr, commands) goes through
+//! the printable-text rule (`warden_core::text`): a server cannot write an escape sequence or
+//! a line of its own onto the terminal of `warden history`, `events` or `status`.
 
 use serde_json::Value;
 use warden_core::supervisor::api::{
     ApiEvent, CommandOutcome, HistoryEntry, Orphan, ProbeReport, ServerStatus, SessionState,
     SessionStatus, StatusReport, StopResult,
 };
+use warden_core::{say, text};
 
 /// Pretty JSON on stdout.
 macro_rules! print_json {
@@ -19,8 +23,12 @@ pub(super) use print_json;
 
 /// Columns padded to their widest cell.
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|c| text::line(c)).collect())
+        .collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate() {
             if let Some(w) = widths.get_mut(i) {
                 *w = (*w).max(cell.chars().count());
@@ -43,7 +51,7 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     };
     let mut out = line(header.iter().map(|h| (*h).to_owned()).collect());
     for row in rows {
-        out.push_str(&line(row.clone()));
+        out.push_str(&line(row));
     }
     out
 }
@@ -154,11 +162,12 @@ fn servers_table(servers: &[ServerStatus]) -> String {
             .as_deref()
             .map(|c| format!(" [{c}]"))
             .unwrap_or_default();
-        out.push_str(&format!(
-            "  {} last error{code}: {}\n",
+        out.push_str(&text::line(&format!(
+            "  {} last error{code}: {}",
             s.name,
             s.last_error.as_deref().unwrap_or("")
-        ));
+        )));
+        out.push('\n');
     }
     out
 }
@@ -210,8 +219,8 @@ fn sessions_table(sessions: &[SessionStatus]) -> String {
     );
     for s in sessions {
         for i in &s.inflight {
-            out.push_str(&format!(
-                "  {} request {} {}{}: {:.1} s old, idle {:.1} s{}\n",
+            out.push_str(&text::line(&format!(
+                "  {} request {} {}{}: {:.1} s old, idle {:.1} s{}",
                 s.id,
                 i.id,
                 i.method,
@@ -225,7 +234,8 @@ fn sessions_table(sessions: &[SessionStatus]) -> String {
                     .as_deref()
                     .map(|p| format!(", progress: {p}"))
                     .unwrap_or_default(),
-            ));
+            )));
+            out.push('\n');
         }
     }
     out
@@ -248,7 +258,7 @@ pub(super) fn print_probe(r: &ProbeReport) {
                 )
             })
             .unwrap_or_default();
-        println!(
+        say!(
             "{name}{info}: ok, cold start {} ms, {} tools{}",
             r.cold_start_ms.unwrap_or(0),
             r.tools.unwrap_or(0),
@@ -259,20 +269,19 @@ pub(super) fn print_probe(r: &ProbeReport) {
             }
         );
     } else {
-        println!(
+        say!(
             "{name}: FAILED: {}",
             r.error.as_deref().unwrap_or("no reason")
         );
         if !r.stderr_tail.trim().is_empty() {
-            println!("stderr (last lines):\n{}", r.stderr_tail.trim_end());
+            println!(
+                "stderr (last lines):\n{}",
+                text::lines(r.stderr_tail.trim_end())
+            );
         }
     }
-    println!(
-        "  command: {}\n  shutdown: {} (total {} ms)",
-        r.command.join(" "),
-        r.shutdown,
-        r.total_ms
-    );
+    say!("  command: {}", text::argv(&r.command));
+    say!("  shutdown: {} (total {} ms)", r.shutdown, r.total_ms);
 }
 
 pub(super) fn print_outcome(o: &CommandOutcome, json: bool) {
@@ -280,9 +289,9 @@ pub(super) fn print_outcome(o: &CommandOutcome, json: bool) {
         print_json!(o);
         return;
     }
-    println!("{}", o.message);
+    say!("{}", o.message);
     for s in &o.sessions {
-        println!(
+        say!(
             "  {} {} (pid {}): {}",
             if s.ok { "ok  " } else { "FAIL" },
             s.session,
@@ -298,22 +307,22 @@ pub(super) fn print_orphans(list: &[Orphan]) {
         return;
     }
     for o in list {
-        println!(
-            "pid {} {}: {}\n  {}",
+        say!(
+            "pid {} {}: {}",
             o.pid,
             o.server
                 .as_deref()
                 .map(|s| format!("(server {s})"))
                 .unwrap_or_default(),
-            o.reason,
-            o.command.join(" ")
+            o.reason
         );
+        say!("  {}", text::argv(&o.command));
     }
 }
 
 pub(super) fn print_stopped(results: &[StopResult]) {
     for r in results {
-        println!(
+        say!(
             "pid {}: {}{}",
             r.pid,
             if r.ok { "" } else { "NOT STOPPED: " },
@@ -354,7 +363,7 @@ pub(super) fn print_entry(e: &HistoryEntry) {
     if let Some(f) = &ev.fix {
         line.push_str(&format!("; fix: {f}"));
     }
-    println!("{line}");
+    say!("{line}");
 }
 
 /// One event of `warden events`, as a line (or a few).
@@ -365,20 +374,20 @@ pub(super) fn print_event(event: &ApiEvent) {
             server,
             health,
             reason,
-        } => println!("{server}: {} ({reason})", health.as_str()),
-        ApiEvent::SessionOpened { session } => println!(
+        } => say!("{server}: {} ({reason})", health.as_str()),
+        ApiEvent::SessionOpened { session } => say!(
             "session {} of {} opened (pid {})",
-            session.id, session.server, session.pid
+            session.id,
+            session.server,
+            session.pid
         ),
         ApiEvent::SessionClosed {
             session, reason, ..
-        } => println!("session {session} closed: {reason}"),
+        } => say!("session {session} closed: {reason}"),
         ApiEvent::Probe { report } => print_probe(report),
         ApiEvent::Orphans { orphans } => print_orphans(orphans),
-        ApiEvent::Client { message, .. } => println!("{message}"),
-        ApiEvent::ConfigChanged { server } => {
-            println!("config.toml changed for {server}")
-        }
+        ApiEvent::Client { message, .. } => say!("{message}"),
+        ApiEvent::ConfigChanged { server } => say!("config.toml changed for {server}"),
         // Rows and heartbeats change every moment; `warden status` shows them. The tray's
         // state is the window's.
         ApiEvent::SessionUpdated { .. } | ApiEvent::Server { .. } | ApiEvent::App { .. } => {}

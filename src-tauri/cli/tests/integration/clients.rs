@@ -399,3 +399,22 @@ fn servers_list_groups_entries_by_name_with_wrapped_and_enabled() {
     assert_eq!(read(&cline), cline_text);
     assert!(!home.join("state/backups").exists());
 }
+
+/// An argument that holds a line break or a space is shown quoted, on its line, and a name's
+/// escape sequence escaped: an entry cannot add a line to `clients list` or `servers list`.
+#[test]
+fn an_argument_with_a_newline_is_shown_quoted() {
+    let h = Home::new();
+    std::fs::write(
+        &h.files[0].0,
+        r#"{"mcpServers": {"odd\u001b[2J": {"command": "node", "args": ["a\nnot wrapped  npx -y safe", "two words"]}}}"#,
+    )
+    .unwrap();
+    let shown = h.ok(&["list"])
+        + &String::from_utf8_lossy(&warden(&h.home, &h.project, &["servers", "list"]).stdout);
+    let line = "odd\\x1b[2J  not wrapped  node 'a⏎not wrapped  npx -y safe' 'two words'";
+    assert!(
+        shown.contains(line) && shown.contains("odd\\x1b[2J\n") && !shown.contains('\x1b'),
+        "{shown}"
+    );
+}

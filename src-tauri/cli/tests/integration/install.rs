@@ -63,6 +63,11 @@ impl Home {
     /// `warden ARGS` with this home, state and config, `registry` as the registry, `bus` as
     /// the keychain's D-Bus, and the test's `bin/` first on PATH.
     fn warden(&self, registry: &str, bus: &str, args: &[&str]) -> Run {
+        self.warden_with_stdin(registry, bus, args, "")
+    }
+
+    /// As [`Home::warden`], with `stdin` as its standard input (a pipe, not a terminal).
+    fn warden_with_stdin(&self, registry: &str, bus: &str, args: &[&str], stdin: &str) -> Run {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut dirs = vec![self.dir.path().join("bin")];
         dirs.extend(std::env::split_paths(&path));
@@ -90,7 +95,14 @@ impl Home {
         {
             cmd.env_remove(var);
         }
-        let out = cmd.output().unwrap();
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut pipe, stdin.as_bytes()).unwrap();
+        drop(pipe);
+        let out = child.wait_with_output().unwrap();
         Run {
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -658,6 +670,88 @@ fn the_consent_screen_flags_a_privileged_container_and_a_document_ld_preload() {
     assert!(
         risks.contains("!  docker --privileged: gives the container every capability")
             && risks.contains("!! HIGH RISK: the server's document itself sets LD_PRELOAD"),
+        "{}",
+        run.text()
+    );
+}
+
+/// A document whose title, description, argument and variable description hold line breaks,
+/// lines like the consent screen's own (`command: npx -y safe@1.0.0`, `risks: none found`) and
+/// terminal escapes cannot add a line that starts like one of Warden's: each field starts
+/// exactly one line, the real one, and the publisher's words are shown behind a bar.
+#[test]
+fn a_description_cannot_forge_a_line_of_the_consent_screen() {
+    let h = Home::new();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/registry/forged-description.server.json"
+    );
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", file, "--client", "cursor", "--dry-run"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    let starting = |field: &str| -> Vec<&str> {
+        run.stdout
+            .split(['\n', '\r'])
+            .filter(|l| l.trim_start().starts_with(field))
+            .collect()
+    };
+    assert_eq!(
+        (
+            starting("command:"),
+            starting("risks:"),
+            starting("files:"),
+            run.stdout.contains(['\x1b', '\r', '\u{202e}'])
+        ),
+        (
+            vec!["  command:     npx -y evil-pkg@6.6.6 '--x⏎  risks:       none found'"],
+            vec![
+                "  risks:       none found (no root, no shell line, version pinned, no runner option or variable that widens what it gets)"
+            ],
+            vec!["  files:"],
+            false
+        ),
+        "{}",
+        run.text()
+    );
+}
+
+/// `--env KEY` alone reads a secret's value as a line of stdin: it lands in the keychain and
+/// in no file, argument or output.
+#[test]
+fn a_secret_read_from_stdin_is_installed_into_the_keychain_only() {
+    let Some(keychain) = Keychain::start() else {
+        return;
+    };
+    const SECRET: &str = "sk-stdin-5b8f";
+    let h = Home::new();
+    let file = h.server_json(&fake_doc(json!([
+        {"name": "API_KEY", "isSecret": true, "isRequired": true}
+    ])));
+    let args = [
+        "install",
+        "--file",
+        &file,
+        "--env",
+        "API_KEY",
+        "--client",
+        "cursor",
+        "--yes",
+        "--no-probe",
+    ];
+    let run = h.warden_with_stdin(
+        &closed_port_url(),
+        &keychain.bus,
+        &args,
+        &format!("{SECRET}\n"),
+    );
+    let leaked = args.iter().any(|a| a.contains(SECRET))
+        || read(&h.cursor()).contains(SECRET)
+        || run.text().contains(SECRET);
+    assert_eq!(
+        (run.code, keychain.lookup("fake/API_KEY").as_deref(), leaked),
+        (Some(0), Some(SECRET), false),
         "{}",
         run.text()
     );

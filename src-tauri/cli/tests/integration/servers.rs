@@ -48,12 +48,27 @@ impl Home {
     }
 
     fn run(&self, args: &[&str], bus: Option<&str>) -> Output {
-        let mut cmd = self.command(bus);
-        cmd.arg("servers").args(args);
-        cmd.output().unwrap()
+        self.run_with_stdin(args, bus, None)
     }
 
-    /// `warden` in this home, its arguments to be added.
+    /// `warden servers ARGS` with `stdin` as its standard input (a pipe, not a terminal), or
+    /// none.
+    fn run_with_stdin(&self, args: &[&str], bus: Option<&str>, stdin: Option<&str>) -> Output {
+        let mut cmd = self.command(bus);
+        cmd.arg("servers").args(args);
+        if stdin.is_some() {
+            cmd.stdin(Stdio::piped());
+        }
+        let mut child = cmd.spawn().unwrap();
+        if let Some(text) = stdin {
+            use std::io::Write as _;
+            let mut pipe = child.stdin.take().unwrap();
+            pipe.write_all(text.as_bytes()).unwrap();
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// `warden` in this home (stdin none, stdout and stderr piped), its arguments to be added.
     pub(crate) fn command(&self, bus: Option<&str>) -> Command {
         let mut cmd = Command::new(WARDEN);
         cmd.current_dir(&self.home)
@@ -64,7 +79,9 @@ impl Home {
                 "DBUS_SESSION_BUS_ADDRESS",
                 bus.unwrap_or("unix:path=/nonexistent/warden-test-bus"),
             )
-            .stdin(Stdio::null());
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
         for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
             cmd.env_remove(var);
@@ -193,6 +210,13 @@ fn servers_add_disable_enable_remove_round_trip() {
     h.ok(&["enable", "fetch", "--client", "codex"]);
     assert_eq!(h.texts(), added);
 
+    // Only one file.
+    let cursor = h.cursor.to_string_lossy().into_owned();
+    h.ok(&["disable", "fetch", "--file", &cursor]);
+    assert_eq!(read(&h.codex), added.1);
+    h.ok(&["enable", "fetch", "--file", &cursor]);
+    assert_eq!(h.texts(), added);
+
     // Remove without --yes and without a terminal: refused.
     let out = h.run(&["remove", "fetch"], None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
@@ -294,6 +318,84 @@ fn servers_add_puts_secrets_into_the_keychain_only() {
         "{out:?}"
     );
     assert_eq!(read(&h.cursor), CURSOR);
+}
+
+/// `--secret-env KEY` alone reads the value as a line of stdin (not a terminal): it lands in
+/// the keychain, and neither in the command line, the file, nor the output.
+#[test]
+fn a_secret_read_from_stdin_lands_in_the_keychain_only() {
+    let Some(keychain) = Keychain::start() else {
+        return;
+    };
+    let h = Home::new();
+    let token = "ghp_from_stdin_9c2e";
+    let args = [
+        "add",
+        "gh",
+        "--client",
+        "cursor",
+        "--secret-env",
+        "GITHUB_TOKEN",
+        "--",
+        "npx",
+        "-y",
+        "gh-mcp@1.0.0",
+    ];
+    let out = h.run_with_stdin(&args, Some(&keychain.bus), Some(&format!("{token}\n")));
+    assert!(out.status.success(), "{out:?}");
+    let shown = format!(
+        "{}{}{}",
+        read(&h.cursor),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        (
+            keychain.lookup("gh/GITHUB_TOKEN").as_deref(),
+            args.iter().any(|a| a.contains(token)) || shown.contains(token)
+        ),
+        (Some(token), false),
+        "{shown}"
+    );
+}
+
+/// A keychain item another client's entry still reads (Cursor's `gh`, `--secret-env
+/// GITHUB_TOKEN`) is not overwritten with another value by an add of the same server name to
+/// another client: refused with W-SECRET-IN-USE naming the file, until --replace-secret.
+#[test]
+fn a_keychain_item_in_use_is_not_overwritten_without_the_flag() {
+    let Some(keychain) = Keychain::start() else {
+        return;
+    };
+    let h = Home::new();
+    let add = |client: &str, token: &str, more: &[&str]| {
+        let mut args = vec![
+            "add",
+            "gh",
+            "--client",
+            client,
+            "--secret-env",
+            "GITHUB_TOKEN",
+        ];
+        args.extend(more);
+        args.extend(["--", "npx", "-y", "gh-mcp@1.0.0"]);
+        h.run_with_stdin(&args, Some(&keychain.bus), Some(&format!("{token}\n")))
+    };
+    let first = add("cursor", "ghp_first_1111", &[]);
+    assert!(first.status.success(), "{first:?}");
+    let codex = read(&h.codex);
+    let second = add("codex", "ghp_second_2222", &[]);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(
+        (
+            second.status.code(),
+            stderr.contains("[W-SECRET-IN-USE]") && stderr.contains(".cursor/mcp.json"),
+            keychain.lookup("gh/GITHUB_TOKEN").as_deref(),
+            read(&h.codex) == codex
+        ),
+        (Some(2), true, Some("ghp_first_1111"), true),
+        "{second:?}"
+    );
 }
 
 #[test]

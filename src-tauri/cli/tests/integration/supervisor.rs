@@ -1522,6 +1522,8 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     let switch = |enabled| Request::ServerSwitch {
         server: "added".into(),
         clients: Vec::new(),
+        file: None,
+        scope: None,
         enabled,
         dry_run: false,
     };
@@ -1558,14 +1560,19 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     ));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), added);
 
-    let remove = Request::ServerRemove {
+    // Remove: the preview's plan, sent back, is applied.
+    let remove = |plan, dry_run| Request::ServerRemove {
         server: "added".into(),
         clients: Vec::new(),
-        dry_run: false,
+        plan,
+        dry_run,
+    };
+    let Response::ServerRemove { plan, .. } = api.request(remove(None, true)).await.unwrap() else {
+        panic!("not a removal")
     };
     assert!(matches!(
-        api.request(remove).await.unwrap(),
-        Response::ClientEdit { .. }
+        api.request(remove(Some(plan), false)).await.unwrap(),
+        Response::ServerRemove { .. }
     ));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
@@ -1685,4 +1692,93 @@ async fn config_edits_sent_at_once_all_land() {
         );
     }
     daemon.stop().await;
+}
+
+/// What servers write reaches `warden history` and `warden events` escaped: a server's stdout
+/// noise (`stdout_noise`) and the last line of its stderr (`spawn_failed`'s cause) hold ESC
+/// and BEL, and neither command prints either byte to the terminal.
+#[tokio::test]
+async fn history_and_events_never_print_a_servers_escape_or_bell() {
+    const NOISE: &str = "\x1b]0;owned\x07noise\x1b[2J";
+    const STDERR: &str = "\x1b[31mboom\x07";
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let mut cmd = Command::new(WARDEN);
+    cmd.arg("events")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    env.apply(&mut cmd);
+    let mut events = cmd.spawn().unwrap();
+    let mut said = BufReader::new(events.stderr.take().unwrap()).lines();
+    let subscribed = tokio::time::timeout(DEADLINE, said.next_line()).await;
+    assert!(
+        subscribed.is_ok_and(|l| l.unwrap().is_some_and(|l| l.contains("following"))),
+        "warden events did not subscribe"
+    );
+
+    let mut noisy = env.bridge("noisy", &[], &[]);
+    noisy.initialize().await;
+    let said = noisy
+        .request(
+            "tools/call",
+            json!({"name": "noise", "arguments": {"lines": 1, "text": NOISE}}),
+        )
+        .await;
+    assert!(said.get("result").is_some(), "{said}");
+    let mut dying = env.bridge(
+        "dying",
+        &["retries=0", "backoff_ms=20"],
+        &["--exit-with-stderr", STDERR],
+    );
+    let init = dying
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "warden-tests", "version": "1"}}),
+        )
+        .await;
+    assert!(init.get("error").is_some(), "{init}");
+
+    // `warden events`, up to the lines of both.
+    let mut out = BufReader::new(events.stdout.take().unwrap());
+    let mut shown = Vec::new();
+    while !(contains(&shown, b"noise line 0") && contains(&shown, b"last stderr line")) {
+        let mut line = Vec::new();
+        let n = tokio::time::timeout(DEADLINE, out.read_until(b'\n', &mut line))
+            .await
+            .unwrap_or_else(|_| panic!("events so far:\n{}", String::from_utf8_lossy(&shown)))
+            .unwrap();
+        assert!(n > 0, "warden events ended");
+        shown.extend(line);
+    }
+    let _ = events.kill().await;
+    // `warden history`, once the supervisor has both.
+    let start = Instant::now();
+    loop {
+        let out = env.warden(&["history"]).await.stdout;
+        if contains(&out, b"noise line 0") && contains(&out, b"last stderr line") {
+            shown.extend(out);
+            break;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !shown.iter().any(|b| *b == 0x1b || *b == 0x07),
+        "{}",
+        String::from_utf8_lossy(&shown)
+    );
+    noisy.close().await;
+    dying.close().await;
+    daemon.stop().await;
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }

@@ -53,14 +53,15 @@ pub use edit::{
     unwrap_text_with, wrap_text, wrap_text_with,
 };
 pub use manage::{
-    AddOptions, ManageEdit, ManageError, NewEntry, add, add_text, has_switch, remove, remove_text,
-    set_enabled, set_switch_text, stashed,
+    AddOptions, ManageEdit, ManageError, NewEntry, PlannedFile, Selection, add, add_text,
+    has_switch, plan_of, remove, remove_text, set_enabled, set_switch_text, stashed,
 };
 pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};
 pub use ops::{
     FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, awaiting,
-    keep_unwrapped, launches, list, restore, select_files, unified_diff, unwrap, wrap, wrap_file,
+    keep_unwrapped, launches, list, restore, secret_in_use, secret_readers, select_files,
+    unified_diff, unwrap, wrap, wrap_file,
 };
 pub use risk::{
     Risk, RiskKind, STEERING_ENV, document_env_risk, entry_risks, env_risks, risks, steering_env,

@@ -236,6 +236,11 @@ pub enum ClientError {
         backups: PathBuf,
         detail: String,
     },
+    #[error(
+        "{} changed since the preview was made, so the preview no longer shows what removing would do; Warden did not write it. Fix: look at the new preview and confirm that one (the window shows it; on the command line, run the command again)",
+        paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    Changed { paths: Vec<PathBuf> },
     /// The files cannot be watched (an inotify limit, say).
     #[error(transparent)]
     Watch(#[from] crate::fswatch::WatchError),
@@ -254,6 +259,7 @@ impl ClientError {
             ClientError::LedgerUnreadable { .. } => Code::LedgerUnreadable,
             ClientError::NoSuchBackup { .. } | ClientError::BadBackup { .. } => Code::ClientBackup,
             ClientError::Exists { .. } => Code::ClientExists,
+            ClientError::Changed { .. } => Code::ClientChanged,
             ClientError::NotInstalled { .. } => Code::ClientNotInstalled,
             ClientError::NoSuchServer { .. } => Code::ClientNoSuchServer,
             ClientError::UnknownFile { .. }

@@ -111,6 +111,9 @@ pub struct FileChange {
     /// What the user must do for the client to use the change.
     pub notices: Vec<Notice>,
     pub error: Option<ClientError>,
+    /// `servers disable | enable | remove`: the fingerprint of the file's text the change
+    /// was computed from (a remove's plan, [`crate::clients::PlannedFile`], carries it back).
+    pub fingerprint: Option<String>,
     /// The text written, when written.
     pub(crate) new_text: Option<String>,
 }
@@ -128,6 +131,7 @@ impl FileChange {
             secrets: Vec::new(),
             notices: Vec::new(),
             error: None,
+            fingerprint: None,
             new_text: None,
         }
     }
@@ -300,6 +304,41 @@ fn may_move(server: &str, var: &str, value: &str) -> Result<(), String> {
         )),
         Err(KeychainError::Missing(_)) => Ok(()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The detected files (read by their client or not) with an entry that reads `server`/`var`
+/// from the OS keychain: `warden bridge --server SERVER --secret-env VAR` (or an entry named
+/// SERVER without `--server`).
+pub fn secret_readers(env: &ClientEnv, server: &str, var: &str) -> Vec<ConfigFile> {
+    detect(env)
+        .into_iter()
+        .filter(|file| {
+            read_text(&file.path)
+                .ok()
+                .and_then(|text| edit::launches(file.dialect, &text).ok())
+                .is_some_and(|found| {
+                    found
+                        .iter()
+                        .any(|l| l.name == server && l.secret_env.iter().any(|v| v == var))
+                })
+        })
+        .collect()
+}
+
+/// The files whose entries still read `server`/`var` from the keychain when it holds a value
+/// other than `value` there: storing `value` would change what their servers get. None when
+/// the keychain holds no value there, or this one.
+pub fn secret_in_use(
+    env: &ClientEnv,
+    server: &str,
+    var: &str,
+    value: &str,
+) -> Result<Vec<ConfigFile>, KeychainError> {
+    match keychain::get(server, var) {
+        Ok(stored) if stored != value => Ok(secret_readers(env, server, var)),
+        Ok(_) | Err(KeychainError::Missing(_)) => Ok(Vec::new()),
+        Err(e) => Err(e),
     }
 }
 

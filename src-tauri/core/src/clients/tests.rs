@@ -1206,21 +1206,21 @@ fn manage_every_client_add_remove_disable_enable_byte_exact() {
         );
 
         // Off then on: the exact bytes of after the add.
-        let off = set_enabled(&env, "time", &[*client], false, false).unwrap();
+        let off = set_enabled(&env, "time", &Selection::clients(&[*client]), false, false).unwrap();
         assert!(off[0].written, "{client}");
         let e = listed(&env, path, "time").unwrap_or_else(|| panic!("{client}: gone"));
         assert!(!e.enabled, "{client}: still on:\n{}", read(path));
-        set_enabled(&env, "time", &[*client], true, false).unwrap();
+        set_enabled(&env, "time", &Selection::clients(&[*client]), true, false).unwrap();
         assert_eq!(read(path), added, "{client}: disable then enable");
         assert!(listed(&env, path, "time").unwrap().enabled);
 
         // The server already there: off and on again, byte-exact.
-        set_enabled(&env, "a", &[*client], false, false).unwrap();
+        set_enabled(&env, "a", &Selection::clients(&[*client]), false, false).unwrap();
         assert!(!listed(&env, path, "a").unwrap().enabled, "{client}");
-        set_enabled(&env, "a", &[*client], true, false).unwrap();
+        set_enabled(&env, "a", &Selection::clients(&[*client]), true, false).unwrap();
         assert_eq!(read(path), added, "{client}: a off then on");
 
-        let gone = remove(&env, "time", &[*client], false).unwrap();
+        let gone = remove(&env, "time", &Selection::clients(&[*client]), None, false).unwrap();
         assert_eq!(gone[0].secrets, vec!["time/API_KEY".to_owned()], "{client}");
         assert_eq!(read(path), *text, "{client}: add then remove");
         assert!(listed(&env, path, "time").is_none());
@@ -1233,7 +1233,14 @@ fn manage_enable_puts_a_kept_entry_back_when_the_file_changed() {
     let path = dir.path().join(".cursor/mcp.json");
     let text = "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"x\",\n      \"args\": [\"1\"]\n    },\n    \"b\": { \"command\": \"y\" }\n  }\n}\n";
     put(&path, text);
-    set_enabled(&env, "a", &[ClientId::Cursor], false, false).unwrap();
+    set_enabled(
+        &env,
+        "a",
+        &Selection::clients(&[ClientId::Cursor]),
+        false,
+        false,
+    )
+    .unwrap();
     let off = std::fs::read_to_string(&path).unwrap();
     assert!(!off.contains("\"a\""), "{off}");
     // Meanwhile the user edits the file.
@@ -1253,7 +1260,7 @@ fn manage_enable_puts_a_kept_entry_back_when_the_file_changed() {
         matches!(again, Err(ClientError::Exists { .. })),
         "{again:?}"
     );
-    set_enabled(&env, "a", &[], true, false).unwrap();
+    set_enabled(&env, "a", &Selection::default(), true, false).unwrap();
     let back = std::fs::read_to_string(&path).unwrap();
     assert!(
         back.contains("\"a\": {\n      \"command\": \"x\",\n      \"args\": [\"1\"]\n    }"),
@@ -1314,17 +1321,17 @@ fn manage_refusals_write_nothing() {
     opts.clients = vec![ClientId::Cursor, ClientId::Codex];
     assert!(matches!(add(&env, &opts), Err(ClientError::Parse { .. })));
     assert!(matches!(
-        set_enabled(&env, "a", &[], false, false),
+        set_enabled(&env, "a", &Selection::default(), false, false),
         Err(ClientError::Parse { .. })
     ));
     assert!(matches!(
-        remove(&env, "a", &[], false),
+        remove(&env, "a", &Selection::default(), None, false),
         Err(ClientError::Parse { .. })
     ));
     std::fs::write(&codex, files[8].2).unwrap();
     // A missing name.
     assert!(matches!(
-        remove(&env, "nope", &[], false),
+        remove(&env, "nope", &Selection::default(), None, false),
         Err(ClientError::NoSuchServer { .. })
     ));
     // Dry runs: diffs, nothing written.
@@ -1332,13 +1339,13 @@ fn manage_refusals_write_nothing() {
     let dry = add(&env, &opts).unwrap();
     assert!(dry.iter().all(|c| !c.written && c.diff.contains("+")));
     assert!(
-        set_enabled(&env, "a", &[], false, true)
+        set_enabled(&env, "a", &Selection::default(), false, true)
             .unwrap()
             .iter()
             .all(|c| !c.written)
     );
     assert!(
-        remove(&env, "a", &[], true)
+        remove(&env, "a", &Selection::default(), None, true)
             .unwrap()
             .iter()
             .all(|c| !c.written && !c.diff.is_empty())
@@ -1383,7 +1390,7 @@ fn manage_add_creates_the_file_of_an_installed_client() {
         codex,
         "[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time==1.0.0\"]\nenv = { TZ = \"UTC\" }\n"
     );
-    remove(&env, "time", &[], false).unwrap();
+    remove(&env, "time", &Selection::default(), None, false).unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap(),
         ""
@@ -1559,4 +1566,129 @@ fn clients_entry_with_a_loader_variable_in_its_env_is_flagged() {
     let servers = edit::entries(ClientId::Cursor, Dialect::McpServers, text).unwrap();
     let kinds: Vec<RiskKind> = servers[0].risks.iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [RiskKind::LoaderEnv]);
+}
+
+// ------------------------------------------------- manage: one row, exact plans, backups
+
+/// Every entry named `name` of `path`, each with its scope and whether it is on (those
+/// `disable` kept aside included).
+fn entries_named(env: &ClientEnv, path: &Path, name: &str) -> Vec<(Vec<String>, bool)> {
+    let listing = list(env);
+    let in_file = listing
+        .iter()
+        .filter(|l| l.file.path == path)
+        .flat_map(|l| l.servers.iter().cloned());
+    let kept = stashed(env)
+        .into_iter()
+        .filter(|(f, _)| f.path == path)
+        .map(|(_, s)| s);
+    let mut out: Vec<(Vec<String>, bool)> = in_file
+        .chain(kept)
+        .filter(|s| s.name == name)
+        .map(|s| (s.scope, s.enabled))
+        .collect();
+    out.sort();
+    out
+}
+
+const CLAUDE_TWO_SCOPES: &str = "{\n  \"mcpServers\": {\n    \"github\": { \"command\": \"gh-user\" }\n  },\n  \"projects\": {\n    \"/work/app\": {\n      \"mcpServers\": {\n        \"github\": { \"command\": \"gh-app\" }\n      }\n    }\n  }\n}\n";
+
+#[test]
+fn manage_switch_of_one_scope_leaves_the_same_name_in_the_other_scope_on() {
+    let (dir, env) = home();
+    let path = dir.path().join(".claude.json");
+    put(&path, CLAUDE_TWO_SCOPES);
+    let project = vec!["projects".to_owned(), "/work/app".to_owned()];
+    let row = Selection {
+        clients: Vec::new(),
+        file: Some(path.clone()),
+        scope: Some(project.clone()),
+    };
+    set_enabled(&env, "github", &row, false, false).unwrap();
+    assert_eq!(
+        entries_named(&env, &path, "github"),
+        vec![(Vec::new(), true), (project, false)]
+    );
+}
+
+#[test]
+fn manage_switch_of_the_user_scope_leaves_the_projects_entry_on() {
+    let (dir, env) = home();
+    let path = dir.path().join(".claude.json");
+    put(&path, CLAUDE_TWO_SCOPES);
+    let project = vec!["projects".to_owned(), "/work/app".to_owned()];
+    let row = Selection {
+        clients: vec![ClientId::ClaudeCode],
+        file: Some(path.clone()),
+        scope: Some(Vec::new()),
+    };
+    // The user-level entry has no switch in the file: kept aside by Warden.
+    set_enabled(&env, "github", &row, false, false).unwrap();
+    assert_eq!(
+        entries_named(&env, &path, "github"),
+        vec![(Vec::new(), false), (project, true)]
+    );
+}
+
+#[test]
+fn manage_remove_refuses_a_plan_whose_file_changed_since_and_writes_nothing() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, CURSOR);
+    let preview = remove(&env, "time", &Selection::default(), None, true).unwrap();
+    let plan = plan_of(&preview);
+    // Meanwhile the user edits the file.
+    let edited = CURSOR.replace("mcp-ripgrep", "mcp-ripgrep@1.2.0");
+    std::fs::write(&path, &edited).unwrap();
+    let err = remove(&env, "time", &Selection::default(), Some(&plan), false).unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Changed { paths } if *paths == [path.clone()])
+            && std::fs::read_to_string(&path).unwrap() == edited,
+        "{err}"
+    );
+}
+
+#[test]
+fn manage_remove_applies_an_unchanged_plan() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, CURSOR);
+    let plan = plan_of(&remove(&env, "time", &Selection::default(), None, true).unwrap());
+    remove(&env, "time", &Selection::default(), Some(&plan), false).unwrap();
+    assert!(listed(&env, &path, "time").is_none());
+}
+
+#[test]
+fn manage_remove_refuses_a_plan_when_a_kept_entry_went_meanwhile() {
+    let (dir, env) = home();
+    let path = dir.path().join(".claude.json");
+    put(&path, CLAUDE_TWO_SCOPES);
+    let user = Selection {
+        scope: Some(Vec::new()),
+        ..Selection::default()
+    };
+    set_enabled(&env, "github", &user, false, false).unwrap();
+    let plan = plan_of(&remove(&env, "github", &Selection::default(), None, true).unwrap());
+    // Another window removes the kept one: the file reads the same, the plan does not hold.
+    remove(&env, "github", &user, None, false).unwrap();
+    let err = remove(&env, "github", &Selection::default(), Some(&plan), false).unwrap_err();
+    assert!(matches!(err, ClientError::Changed { .. }), "{err}");
+}
+
+#[test]
+fn manage_remove_of_a_kept_entry_backs_its_bytes_up_first() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    put(&path, CURSOR);
+    set_enabled(&env, "time", &Selection::default(), false, false).unwrap();
+    // Only the ledger has the entry now (the disable's own backup is gone, say pruned).
+    std::fs::remove_dir_all(backup::dir(&env.state_dir)).unwrap();
+    remove(&env, "time", &Selection::default(), None, false).unwrap();
+    let kept = "\"time\": {\n      \"command\": \"mcp-server-time\"\n    }";
+    let held: Vec<String> = backups(&env.state_dir)
+        .unwrap()
+        .iter()
+        .map(|b| std::fs::read_to_string(&b.file).unwrap())
+        .collect();
+    assert!(held.iter().any(|t| t.contains(kept)), "{held:?}");
 }

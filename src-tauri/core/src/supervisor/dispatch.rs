@@ -96,20 +96,29 @@ impl Supervisor {
             Request::ServerSwitch {
                 server,
                 clients,
+                file,
+                scope,
                 enabled,
                 dry_run,
-            } => reply(
-                self.switch_server(server, clients, Some(enabled), dry_run)
-                    .await,
-                |changes| Response::ClientEdit { changes },
-            ),
+            } => {
+                let sel = crate::clients::Selection {
+                    clients,
+                    file,
+                    scope,
+                };
+                reply(
+                    self.switch_server(server, sel, enabled, dry_run).await,
+                    |changes| Response::ClientEdit { changes },
+                )
+            }
             Request::ServerRemove {
                 server,
                 clients,
+                plan,
                 dry_run,
             } => reply(
-                self.switch_server(server, clients, None, dry_run).await,
-                |changes| Response::ClientEdit { changes },
+                self.remove_server(server, clients, plan, dry_run).await,
+                |(changes, plan)| Response::ServerRemove { changes, plan },
             ),
             Request::Backups => reply(self.backups().await, |backups| Response::Backups {
                 backups,

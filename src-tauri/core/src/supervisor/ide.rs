@@ -15,7 +15,9 @@ use crate::clients::{
 
 pub(super) fn api_error(e: &ClientError) -> ApiError {
     let code = match e {
-        ClientError::Parse { .. } | ClientError::NotUtf8 { .. } => ErrorCode::Invalid,
+        ClientError::Parse { .. } | ClientError::NotUtf8 { .. } | ClientError::Changed { .. } => {
+            ErrorCode::Invalid
+        }
         ClientError::UnknownFile { .. } => ErrorCode::NotFound,
         _ => ErrorCode::Io,
     };

@@ -132,11 +132,7 @@ impl Supervisor {
                 file,
                 server,
             };
-            let wrote = |path: &std::path::Path, text: &str| {
-                if let Some(w) = sup.watcher().as_ref() {
-                    w.wrote(path, text);
-                }
-            };
+            let wrote = |path: &std::path::Path, text: &str| sup.wrote(path, text);
             let warden = sup.opts.warden_bin.as_deref();
             ide::edit(&env, warden, wrap, filter, dry_run, move_secrets, &wrote)
         })
@@ -202,39 +198,54 @@ impl Supervisor {
                 warden,
                 dry_run,
             };
-            let wrote = |path: &std::path::Path, text: &str| {
-                if let Some(w) = sup.watcher().as_ref() {
-                    w.wrote(path, text);
-                }
-            };
+            let wrote = |path: &std::path::Path, text: &str| sup.wrote(path, text);
             let changes = ide::add(&env, &opts, &secrets, &wrote)?;
             Ok((changes, risks))
         })
         .await
     }
 
-    /// `ServerSwitch` (`enabled`: on or off) and `ServerRemove` (`enabled: None`).
+    /// `ServerSwitch`: `server` on or off in the files and scope of `sel`.
     pub(super) async fn switch_server(
         self: &Arc<Self>,
         server: String,
-        of: Vec<clients::ClientId>,
-        enabled: Option<bool>,
+        sel: clients::Selection,
+        enabled: bool,
         dry_run: bool,
     ) -> Result<Vec<FileChangeView>, ApiError> {
         let sup = Arc::clone(self);
         blocking(move || {
             let env = ide::env()?;
-            let changes = match enabled {
-                Some(on) => clients::set_enabled(&env, &server, &of, on, dry_run),
-                None => clients::remove(&env, &server, &of, dry_run),
-            };
-            let wrote = |path: &std::path::Path, text: &str| {
-                if let Some(w) = sup.watcher().as_ref() {
-                    w.wrote(path, text);
-                }
-            };
-            ide::views(changes, &wrote)
+            let changes = clients::set_enabled(&env, &server, &sel, enabled, dry_run);
+            ide::views(changes, &|path, text| sup.wrote(path, text))
         })
         .await
+    }
+
+    /// `ServerRemove`: the changes, and the plan that applies exactly them.
+    pub(super) async fn remove_server(
+        self: &Arc<Self>,
+        server: String,
+        of: Vec<clients::ClientId>,
+        plan: Option<Vec<clients::PlannedFile>>,
+        dry_run: bool,
+    ) -> Result<(Vec<FileChangeView>, Vec<clients::PlannedFile>), ApiError> {
+        let sup = Arc::clone(self);
+        blocking(move || {
+            let env = ide::env()?;
+            let sel = clients::Selection::clients(&of);
+            let changes = clients::remove(&env, &server, &sel, plan.as_deref(), dry_run);
+            let plan = changes.as_deref().map(clients::plan_of).unwrap_or_default();
+            let views = ide::views(changes, &|path, text| sup.wrote(path, text))?;
+            Ok((views, plan))
+        })
+        .await
+    }
+
+    /// Tells the watcher that Warden wrote `text` into `path` (not a change to process).
+    fn wrote(&self, path: &std::path::Path, text: &str) {
+        if let Some(w) = self.watcher().as_ref() {
+            w.wrote(path, text);
+        }
     }
 }

@@ -31,9 +31,10 @@ use warden_core::keychain;
 use warden_core::registry::{
     self, InputRequest, InstallPlan, PlanOptions, RegistryError, ServerResponse, ServerStatus,
 };
+use warden_core::{say, text};
 
-use crate::Failure;
-use crate::registry_cmd::{Registry, printable, quote_argv, say};
+use crate::registry_cmd::Registry;
+use crate::{Failure, secret_input};
 
 #[derive(Args)]
 pub struct InstallArgs {
@@ -58,8 +59,15 @@ pub struct InstallArgs {
     as_name: Option<String>,
     /// A value the server asks for (repeatable): an environment variable, or an input of its
     /// arguments (`warden registry show NAME` lists them). Secret ones go to the OS keychain.
-    #[arg(long = "env", value_name = "KEY=VALUE")]
+    /// Give a secret as KEY alone: its value is asked for without echo on a terminal, else
+    /// read as one line of stdin (one line per KEY, in order); KEY=VALUE puts it where `ps`
+    /// and your shell's history show it.
+    #[arg(long = "env", value_name = "KEY[=VALUE]")]
     env: Vec<String>,
+    /// Overwrite a keychain item ENTRY/KEY that holds another value and that an entry of
+    /// another client's file still reads (else refused, W-SECRET-IN-USE).
+    #[arg(long)]
+    replace_secret: bool,
     /// Agree without being asked.
     #[arg(long)]
     yes: bool,
@@ -101,7 +109,7 @@ pub fn run(args: InstallArgs) -> ExitCode {
         Err(Stop::Refused(why)) => {
             eprintln!(
                 "warden: {} Nothing was written.",
-                sentence(&printable(&why))
+                sentence(&text::lines(&why))
             );
             ExitCode::from(2)
         }
@@ -109,7 +117,7 @@ pub fn run(args: InstallArgs) -> ExitCode {
             let code = code
                 .map(|c| format!(" [{}]", c.as_str()))
                 .unwrap_or_default();
-            eprintln!("warden: {}{code}", printable(&why));
+            eprintln!("warden: {}{code}", text::lines(&why));
             ExitCode::FAILURE
         }
     }
@@ -132,7 +140,7 @@ enum Source {
 }
 
 fn install(args: InstallArgs) -> Result<(), Stop> {
-    let mut inputs = parse_env(&args.env)?;
+    let (mut inputs, on_command_line) = parse_env(&args.env)?;
     let (response, source, version) = document(&args)?;
     let doc = &response.server;
     if status(&response) == Some(&ServerStatus::Deleted) {
@@ -151,6 +159,9 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     for e in &plan.env {
         let Some(value) = &e.value else { continue };
         if is_secret(e) {
+            if on_command_line.contains(&e.name) {
+                secret_input::warn_visible("--env", &e.name);
+            }
             secrets.push((e.name.clone(), value.clone()));
         } else {
             env.insert(e.name.clone(), value.clone());
@@ -194,6 +205,11 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     // A keychain that does not answer is found out before you are asked, not after.
     if !args.dry_run && !secrets.is_empty() {
         keychain::check().map_err(|e| keychain_failure(&entry, &secrets[0].0, &e))?;
+        // Nor is an item another client's entry still reads replaced unasked.
+        for (var, value) in &secrets {
+            secret_input::may_store(&client_env, &entry, var, value, args.replace_secret)
+                .map_err(Stop::Refused)?;
+        }
     }
 
     consent_screen(&Screen {
@@ -210,7 +226,7 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         for change in &preview {
             if !change.diff.is_empty() {
                 println!("\n{} {}", change.file.client, change.file.path.display());
-                print!("{}", printable(&change.diff));
+                print!("{}", text::lines(&change.diff));
                 if !change.diff.ends_with('\n') {
                     println!();
                 }
@@ -233,7 +249,7 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     if args.no_probe {
         println!(
             "\nNot started (--no-probe). `warden probe -- {}` starts it once and lists its tools.",
-            quote_argv(&written_argv)
+            text::argv(&written_argv)
         );
     } else {
         probe_and_pin(&entry, &written_argv, &env, opts.warden.is_some());
@@ -265,22 +281,29 @@ fn refusal(e: ClientError) -> Stop {
     }
 }
 
-/// `--env KEY=VALUE`s, by key.
-fn parse_env(given: &[String]) -> Result<BTreeMap<String, String>, Stop> {
+/// `--env KEY=VALUE`s and `--env KEY`s (the value read: without echo on a terminal, else a
+/// line of stdin), by key; and the keys whose values were on the command line.
+fn parse_env(
+    given: &[String],
+) -> Result<(BTreeMap<String, String>, std::collections::BTreeSet<String>), Stop> {
     let mut out = BTreeMap::new();
+    let mut on_command_line = std::collections::BTreeSet::new();
     for kv in given {
-        match kv.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                out.insert(k.trim().to_owned(), v.to_owned());
+        let (key, value) = secret_input::parse(kv).map_err(|e| {
+            Stop::Refused(format!(
+                "`--env {kv}`: {e}. Fix: pass each value as --env KEY (asked for) or --env KEY=VALUE"
+            ))
+        })?;
+        let value = match value {
+            Some(v) => {
+                on_command_line.insert(key.clone());
+                v
             }
-            _ => {
-                return Err(Stop::Refused(format!(
-                    "`--env {kv}` is not KEY=VALUE. Fix: pass each value as --env KEY=VALUE"
-                )));
-            }
-        }
+            None => secret_input::read(&key, &key).map_err(Stop::Refused)?,
+        };
+        out.insert(key, value);
     }
-    Ok(out)
+    Ok((out, on_command_line))
 }
 
 /// The server's document, where it came from, and the version asked for.
@@ -355,7 +378,7 @@ fn ask_value(request: &InputRequest) -> Result<String, Stop> {
     if !request.choices.is_empty() {
         prompt = format!("{prompt} [one of {}]", request.choices.join(", "));
     }
-    let prompt = printable(&format!("{prompt}: "));
+    let prompt = text::line(&format!("{prompt}: "));
     let value = if request.secret {
         rpassword::prompt_password(format!("{prompt}(secret, not shown) "))
             .map_err(|e| Stop::Failed(None, format!("cannot read {}: {e}", request.key)))?
@@ -455,7 +478,10 @@ fn consent_screen(s: &Screen<'_>) {
             );
         }
     }
-    crate::registry_cmd::say_origin(doc);
+    say!(
+        "  publisher:   {} (the namespace before the /)",
+        doc.namespace()
+    );
     say!(
         "  repository:  {}",
         doc.repository
@@ -470,9 +496,9 @@ fn consent_screen(s: &Screen<'_>) {
         plan.package.version,
         plan.command
     );
-    say!("  command:     {}", quote_argv(&plan.argv()));
+    say!("  command:     {}", text::argv(&plan.argv()));
     if s.written.len() != plan.argv().len() {
-        say!("  written as:  {}", quote_argv(s.written));
+        say!("  written as:  {}", text::argv(s.written));
     }
     if plan.env.is_empty() {
         say!("  environment: none");
@@ -504,7 +530,7 @@ fn consent_screen(s: &Screen<'_>) {
         };
         say!("{line}: {set}");
         if let Some(d) = &e.description {
-            say!("      {}", d.trim());
+            say!("      | {}", d.trim());
         }
     }
     for input in &plan.optional_inputs {
@@ -539,6 +565,26 @@ fn consent_screen(s: &Screen<'_>) {
             c.file.client.as_str(),
             c.file.path.display()
         );
+    }
+    document_words(doc);
+}
+
+/// The document's own title and description, last and each of their lines behind a bar: text
+/// the publisher wrote, which no line of Warden's above can be mistaken for.
+fn document_words(doc: &registry::ServerJson) {
+    let words: Vec<&str> = doc
+        .title
+        .iter()
+        .map(|t| t.trim())
+        .chain([doc.description.trim()])
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() {
+        return;
+    }
+    say!("  the document describes it as (its publisher's words, not checked by Warden):");
+    for line in words.iter().flat_map(|w| w.lines()) {
+        say!("    | {line}");
     }
 }
 
@@ -674,7 +720,7 @@ fn probe_and_pin(entry: &str, argv: &[String], env: &BTreeMap<String, String>, w
     }
     say!(
         "The entry stays written: once the cause is fixed, `warden probe -- {}` checks it again (undo with `warden servers remove {entry}`).",
-        quote_argv(argv)
+        text::argv(argv)
     );
 }
 
@@ -682,6 +728,6 @@ fn probe_and_pin(entry: &str, argv: &[String], env: &BTreeMap<String, String>, w
 fn probe_and_pin(entry: &str, argv: &[String], _env: &BTreeMap<String, String>, _wrapped: bool) {
     say!(
         "Not started: probing is not available on this system yet; the tools of `{entry}` are pinned when a client first lists them (`{}`).",
-        quote_argv(argv)
+        text::argv(argv)
     );
 }

@@ -7,6 +7,8 @@
 mod http;
 mod install_cmd;
 mod registry_cmd;
+#[path = "../../secret_input.rs"]
+mod secret_input;
 
 use std::process::ExitCode;
 

@@ -17,6 +17,7 @@ use warden_core::codes::Code;
 
 use crate::{Failure, print_json};
 use warden_core::registry::{self, PlanOptions, RegistryError, ServerResponse, ServerStatus};
+use warden_core::{say, text};
 
 #[derive(Subcommand)]
 pub enum RegistryCommand {
@@ -53,20 +54,6 @@ pub enum RegistryCommand {
     },
 }
 
-/// `println!` for text that holds what the registry sent: its control characters (terminal
-/// escape sequences) and bidirectional overrides are shown as `\u{FFFD}`, so a document cannot
-/// rewrite the terminal or disguise the command it shows.
-macro_rules! say {
-    () => {
-        println!()
-    };
-    ($($arg:tt)*) => {
-        println!("{}", printable(&format!($($arg)*)))
-    };
-}
-
-pub(crate) use say;
-
 /// How long an answer of the registry is used again without asking.
 const CACHE_TTL: Duration = Duration::from_secs(600);
 /// The registry's largest page.
@@ -92,7 +79,7 @@ pub fn run(command: RegistryCommand) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("warden: {} [{}]", printable(&e.message), e.code.as_str());
+            eprintln!("warden: {} [{}]", text::lines(&e.message), e.code.as_str());
             ExitCode::FAILURE
         }
     }
@@ -390,8 +377,9 @@ fn search(r: &Registry, term: Option<&str>, limit: usize, as_json: bool) -> Resu
             say!("    {}", doc.description.trim());
         }
     }
+    say!();
     say!(
-        "\n{} server(s) from {}. `warden registry show NAME` shows one and the command Warden would run.",
+        "{} server(s) from {}. `warden registry show NAME` shows one and the command Warden would run.",
         found.len(),
         r.base
     );
@@ -465,7 +453,13 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
     if let Some(title) = &doc.title {
         say!("  title:       {title}");
     }
-    say_origin(doc);
+    if !doc.description.trim().is_empty() {
+        say!("  description: {}", doc.description.trim());
+    }
+    say!(
+        "  publisher:   {} (the namespace before the /)",
+        doc.namespace()
+    );
     if let Some(repo) = doc.repository.as_ref().and_then(|r| r.url.as_deref()) {
         say!("  repository:  {repo}");
     }
@@ -484,8 +478,9 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
         }
     }
     for (i, p) in doc.packages.iter().enumerate() {
+        say!();
         say!(
-            "\npackage {i}: {} {}{}",
+            "package {i}: {} {}{}",
             p.registry_type,
             p.identifier,
             p.version
@@ -521,13 +516,14 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
         }
     }
     for remote in &doc.remotes {
-        say!("\nremote: {} {}", remote.kind, remote.url);
+        say!();
+        say!("remote: {} {}", remote.kind, remote.url);
     }
     say!();
     match plan {
         Ok(plan) => {
             say!("Warden would install it as `{entry}`, running:");
-            say!("  {}", quote_argv(&plan.argv()));
+            say!("  {}", text::argv(&plan.argv()));
             for env in plan.env.iter().filter(|e| e.value.is_some()) {
                 say!(
                     "  with {}={}",
@@ -546,51 +542,13 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
         Err(e) => {
             say!("Warden cannot install it as it is: {e}");
             if let Some(sketch) = sketch {
-                say!("\nGiven those values, it would run (as `{entry}`):");
-                say!("  {}", quote_argv(&sketch.argv()));
+                say!();
+                say!("Given those values, it would run (as `{entry}`):");
+                say!("  {}", text::argv(&sketch.argv()));
             }
         }
     }
     Ok(())
-}
-
-/// A server's description and publisher, as `show` and `install` print them.
-pub(crate) fn say_origin(doc: &registry::ServerJson) {
-    if !doc.description.trim().is_empty() {
-        say!("  description: {}", doc.description.trim());
-    }
-    say!(
-        "  publisher:   {} (the namespace before the /)",
-        doc.namespace()
-    );
-}
-
-/// `text` without control characters (newlines and tabs kept) and bidirectional controls.
-pub(crate) fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            let bidi = matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
-            if bidi || (c.is_control() && c != '\n' && c != '\t') {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
-/// An argv as one line a person can read and paste (quoted only where needed).
-pub(crate) fn quote_argv(argv: &[String]) -> String {
-    argv.iter()
-        .map(|s| {
-            if s.is_empty() || s.contains([' ', '"', '\'', '\t', '$', '`', '\\']) {
-                format!("{s:?}")
-            } else {
-                s.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
@@ -604,14 +562,6 @@ mod tests {
             "io.github.microsoft%2Fplaywright-mcp"
         );
         assert_eq!(encode("a b:c~d"), "a%20b%3Ac~d");
-    }
-
-    #[test]
-    fn registry_text_cannot_drive_the_terminal() {
-        assert_eq!(
-            printable("a\x1b[2Jb\u{202E}c\nd"),
-            "a\u{FFFD}[2Jb\u{FFFD}c\nd"
-        );
     }
 
     #[test]

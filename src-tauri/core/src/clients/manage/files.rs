@@ -5,8 +5,9 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use super::lines::{self, Edit, fingerprint};
-use super::text::{self, ManageEdit, add_text, has_switch, set_switch_text};
-use super::types::{AddOptions, ManageError};
+use super::text::{self, ManageEdit, add_text, has_switch};
+use super::types::{AddOptions, ManageError, PlannedFile, Selection};
+use crate::clients::backup;
 use crate::clients::detect::{ClientEnv, ConfigFile, Scope, candidates, detect};
 use crate::clients::doc::EntryRef;
 use crate::clients::edit;
@@ -218,9 +219,13 @@ fn write_all(
                 }
                 Err(e) => Err(e),
             };
-            ledger
-                .borrow_mut()
-                .finish(result.as_ref().is_ok_and(|w| w.written));
+            // The file needs no change (a kept entry forgotten, say): the ledger's news
+            // alone.
+            let result = match result {
+                Ok(w) if !w.written => commit().map(|()| w),
+                other => other,
+            };
+            ledger.borrow_mut().finish(result.is_ok());
             match result {
                 Ok(w) => {
                     change.written = w.written;
@@ -244,6 +249,7 @@ fn write_all(
                 change.new_text = Some(o.text);
             }
             change.changed = o.changed;
+            change.fingerprint = Some(fingerprint(&old_text));
         }
         out.push(change);
     }
@@ -328,17 +334,31 @@ pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, Client
     Ok(write_all(env, ledger, plans, &compute, opts.dry_run))
 }
 
-/// The active files of `clients` (all when empty), read and checked: any that cannot be
-/// read or parsed stops the command.
-fn files_of(
-    env: &ClientEnv,
-    clients: &[ClientId],
-) -> Result<Vec<(ConfigFile, String)>, ClientError> {
+/// Whether `id` is of the scope `sel` names (any when it names none).
+fn in_scope(sel: &Selection, id: &EntryRef) -> bool {
+    sel.scope.as_ref().is_none_or(|s| *s == id.scope)
+}
+
+/// The records of the entries `disable` kept aside, named `name`, of the scope of `sel`.
+fn kept<'a>(records: &'a [ManagedRecord], name: &str, sel: &Selection) -> Vec<&'a ManagedRecord> {
+    records
+        .iter()
+        .filter(|r| {
+            r.kind == ManagedKind::Stashed && r.entry.name == name && in_scope(sel, &r.entry)
+        })
+        .collect()
+}
+
+/// The active files of `sel`, read and checked: any that cannot be read or parsed stops the
+/// command.
+fn files_of(env: &ClientEnv, sel: &Selection) -> Result<Vec<(ConfigFile, String)>, ClientError> {
+    let want = sel.file.as_deref().map(real_path);
     let mut out = Vec::new();
-    for file in detect(env)
-        .into_iter()
-        .filter(|f| f.active && (clients.is_empty() || clients.contains(&f.client)))
-    {
+    for file in detect(env).into_iter().filter(|f| {
+        f.active
+            && (sel.clients.is_empty() || sel.clients.contains(&f.client))
+            && want.as_ref().is_none_or(|w| real_path(&f.path) == *w)
+    }) {
         let text = read_text(&file.path)?;
         edit::entries(file.client, file.dialect, &text).map_err(|e| parse_error(&file, e))?;
         out.push((file, text));
@@ -346,58 +366,119 @@ fn files_of(
     Ok(out)
 }
 
-fn nowhere(name: &str, clients: &[ClientId]) -> ClientError {
-    let place = if clients.is_empty() {
-        "the clients' files".to_owned()
-    } else {
-        let ids: Vec<&str> = clients.iter().map(|c| c.as_str()).collect();
-        format!("the files of {}", ids.join(", "))
+fn nowhere(name: &str, sel: &Selection) -> ClientError {
+    let mut place = match &sel.file {
+        Some(f) => f.display().to_string(),
+        None if sel.clients.is_empty() => "the clients' files".to_owned(),
+        None => {
+            let ids: Vec<&str> = sel.clients.iter().map(|c| c.as_str()).collect();
+            format!("the files of {}", ids.join(", "))
+        }
     };
+    if let Some(scope) = sel.scope.as_ref().filter(|s| !s.is_empty()) {
+        place.push_str(&format!(" ({})", scope.join(" ")));
+    }
     ClientError::NoSuchServer {
         name: name.to_owned(),
         place,
     }
 }
 
-/// Turns the entries named `name` off (`enabled: false`) or on in the files of `clients`
-/// (empty: every client that has one): with the client's own switch where it has one, else
-/// by taking the entry out of the file into Warden's ledger (and putting it back).
+/// Turns the entries named `name` off (`enabled: false`) or on in the files and scope of
+/// `sel`: with the client's own switch where it has one, else by taking the entry out of the
+/// file into Warden's ledger (and putting it back).
 pub fn set_enabled(
     env: &ClientEnv,
     name: &str,
-    clients: &[ClientId],
+    sel: &Selection,
     enabled: bool,
     dry_run: bool,
 ) -> Result<Vec<FileChange>, ClientError> {
     let ledger = Ledger::lock(&env.state_dir)?;
     let records = |ledger: &Ledger, file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
     let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
-        toggle(ledger, file, text, name, enabled, &records(ledger, file))
+        toggle(
+            ledger,
+            file,
+            text,
+            name,
+            sel,
+            enabled,
+            &records(ledger, file),
+        )
     };
     let mut plans = Vec::new();
-    let mut found = false;
-    for (file, text) in files_of(env, clients)? {
+    for (file, text) in files_of(env, sel)? {
         let o = compute(&ledger, &file, &text)?;
         let present = edit::entries(file.client, file.dialect, &text)
             .map_err(|e| parse_error(&file, e))?
             .iter()
-            .any(|e| e.name == name);
-        let kept = records(&ledger, &file)
-            .iter()
-            .any(|r| r.kind == ManagedKind::Stashed && r.entry.name == name);
-        if !present && !kept {
+            .any(|e| e.name == name && in_scope(sel, &e.id()));
+        if !present && kept(&records(&ledger, &file), name, sel).is_empty() {
             continue;
         }
-        found = true;
         if o.text != text {
             check_writable(&file.path)?;
         }
         plans.push((file, true, text, o));
     }
-    if !found {
-        return Err(nowhere(name, clients));
+    if plans.is_empty() {
+        return Err(nowhere(name, sel));
     }
     Ok(write_all(env, ledger, plans, &compute, dry_run))
+}
+
+/// [`undone`], when what it gives back differs from `text` only in the entries `targets`
+/// (one edit may have turned off several entries, of which only some are asked for now).
+fn undone_within(
+    ledger: &Ledger,
+    file: &ConfigFile,
+    rec: &ManagedRecord,
+    text: &str,
+    targets: &[EntryRef],
+) -> Result<Option<String>, ClientError> {
+    let Some(back) = undone(ledger, rec, text)? else {
+        return Ok(None);
+    };
+    let others = |t: &str| -> Option<Vec<ServerEntry>> {
+        let all = edit::entries(file.client, file.dialect, t).ok()?;
+        Some(
+            all.into_iter()
+                .filter(|e| !targets.contains(&e.id()))
+                .collect(),
+        )
+    };
+    Ok(match (others(text), others(&back)) {
+        (Some(a), Some(b)) if a == b => Some(back),
+        _ => None,
+    })
+}
+
+/// `text` with the entries `disable` kept aside (`kept`) put back: exactly where they were
+/// while the file is as Warden left it, else at the end of their list (their own bytes).
+/// `err` says why an entry cannot go back in; a record that does not fit is the ledger's
+/// error.
+fn put_back(
+    ledger: &Ledger,
+    file: &ConfigFile,
+    text: &str,
+    kept: &[&ManagedRecord],
+    targets: &[EntryRef],
+    err: &dyn Fn(ManageError) -> ClientError,
+) -> Result<String, ClientError> {
+    let mut out = text.to_owned();
+    for r in kept {
+        out = match undone_within(ledger, file, r, &out, targets)? {
+            Some(t) => t,
+            None => {
+                let raw = r.raw.as_deref().unwrap_or_default();
+                text::put_back_raw(file.client, file.dialect, &out, &r.entry, raw)
+                    .map_err(err)?
+                    .text
+            }
+        };
+    }
+    Ok(out)
 }
 
 fn toggle(
@@ -405,56 +486,58 @@ fn toggle(
     file: &ConfigFile,
     text: &str,
     name: &str,
+    sel: &Selection,
     enabled: bool,
     records: &[ManagedRecord],
 ) -> Result<Outcome, ClientError> {
     let err = |e| client_error(file, name, e);
     let (client, dialect) = (file.client, file.dialect);
+    let entries_of = |t: &str| edit::entries(client, dialect, t).map_err(|e| parse_error(file, e));
     let mut out = Outcome {
         text: text.to_owned(),
         changed: Vec::new(),
         record: Vec::new(),
         forget: Vec::new(),
     };
-    let entries = edit::entries(client, dialect, text).map_err(|e| parse_error(file, e))?;
-    let mine: Vec<&ServerEntry> = entries.iter().filter(|e| e.name == name).collect();
+    let entries = entries_of(text)?;
+    let mine: Vec<&ServerEntry> = entries
+        .iter()
+        .filter(|e| e.name == name && in_scope(sel, &e.id()))
+        .collect();
     if enabled {
-        // Kept entries back: exactly where they were while the file is as Warden left it.
-        for r in records
+        let stashed = kept(records, name, sel);
+        let off: Vec<EntryRef> = mine
             .iter()
-            .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
-        {
-            let back = match undone(ledger, r, &out.text)? {
-                Some(t) => t,
-                None => {
-                    let raw = r.raw.clone().unwrap_or_default();
-                    text::put_back_raw(client, dialect, &out.text, &r.entry, &raw)
-                        .map_err(err)?
-                        .text
-                }
-            };
-            out.text = back;
+            .filter(|e| !e.enabled && has_switch(client, dialect, &e.id()))
+            .map(|e| e.id())
+            .collect();
+        let targets: Vec<EntryRef> = stashed
+            .iter()
+            .map(|r| r.entry.clone())
+            .chain(off.iter().cloned())
+            .collect();
+        // Kept entries back: exactly where they were while the file is as Warden left it.
+        out.text = put_back(ledger, file, &out.text, &stashed, &targets, &err)?;
+        for r in stashed {
             out.changed.push(r.entry.clone());
             out.forget
                 .push((r.entry.clone(), Some(ManagedKind::Stashed)));
         }
-        let off: Vec<EntryRef> = mine.iter().filter(|e| !e.enabled).map(|e| e.id()).collect();
         for id in off {
-            if !has_switch(client, dialect, &id) {
-                continue;
-            }
             let rec = records
                 .iter()
                 .find(|r| r.kind == ManagedKind::Switched && r.entry == id);
             let back = match rec {
-                Some(r) => undone(ledger, r, &out.text)?,
+                Some(r) => undone_within(ledger, file, r, &out.text, &targets)?,
                 None => None,
             };
             let new = match back {
                 Some(t) => t,
                 None => {
                     let added = rec.is_some_and(|r| r.key_added);
-                    set_switch_text(client, dialect, &out.text, name, true, added)
+                    let now = entries_of(&out.text)?;
+                    let one = std::slice::from_ref(&id);
+                    text::switch_ids(client, dialect, &out.text, one, &now, true, added)
                         .map_err(err)?
                         .text
                 }
@@ -466,11 +549,14 @@ fn toggle(
         return Ok(out);
     }
     let on: Vec<EntryRef> = mine.iter().filter(|e| e.enabled).map(|e| e.id()).collect();
-    let (switched, kept): (Vec<EntryRef>, Vec<EntryRef>) = on
+    let (switched, aside): (Vec<EntryRef>, Vec<EntryRef>) = on
         .into_iter()
         .partition(|id| has_switch(client, dialect, id));
     if !switched.is_empty() {
-        let e = set_switch_text(client, dialect, &out.text, name, false, false).map_err(err)?;
+        let e = text::switch_ids(
+            client, dialect, &out.text, &switched, &entries, false, false,
+        )
+        .map_err(err)?;
         for id in &switched {
             out.record
                 .push(undo_record(id, ManagedKind::Switched, &e, None));
@@ -478,9 +564,9 @@ fn toggle(
         out.changed.extend(e.changed.iter().cloned());
         out.text = e.text;
     }
-    if !kept.is_empty() {
-        let before = edit::entries(client, dialect, &out.text).map_err(|e| parse_error(file, e))?;
-        let e = text::remove_ids(client, dialect, &out.text, &kept, &before).map_err(err)?;
+    if !aside.is_empty() {
+        let before = entries_of(&out.text)?;
+        let e = text::remove_ids(client, dialect, &out.text, &aside, &before).map_err(err)?;
         for (id, raw) in &e.removed {
             out.record
                 .push(undo_record(id, ManagedKind::Stashed, &e, Some(raw.clone())));
@@ -491,56 +577,144 @@ fn toggle(
     Ok(out)
 }
 
-/// Takes the entries named `name` out of the files of `clients` (empty: every client that
-/// has one), and forgets one kept by `disable`. Values a wrapped entry read from the OS
-/// keychain stay there; each change's `secrets` names them (`SERVER/VAR`).
+/// The plan of a remove's preview: each file's fingerprint and the entries that go.
+pub fn plan_of(changes: &[FileChange]) -> Vec<PlannedFile> {
+    changes
+        .iter()
+        .filter_map(|c| {
+            Some(PlannedFile {
+                path: c.file.path.clone(),
+                fingerprint: c.fingerprint.clone()?,
+                changed: c.changed.iter().map(ToString::to_string).collect(),
+            })
+        })
+        .collect()
+}
+
+/// The files of `plan` that do not read as it says now, and those not in it that would
+/// change now.
+fn unplanned(plan: &[PlannedFile], now: &[PlannedFile]) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = plan
+        .iter()
+        .filter(|p| !now.contains(p))
+        .chain(
+            now.iter()
+                .filter(|n| !plan.iter().any(|p| p.path == n.path)),
+        )
+        .map(|p| p.path.clone())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// Takes the entries named `name` out of the files and scope of `sel`, and forgets those
+/// kept aside by `disable` (their bytes into the backups first: the file as it reads with
+/// them put back). With `plan` (a preview's [`plan_of`]), only while every file reads as it
+/// did then; else nothing is written ([`ClientError::Changed`]). Values a wrapped entry
+/// read from the OS keychain stay there; each change's `secrets` names them (`SERVER/VAR`).
 pub fn remove(
     env: &ClientEnv,
     name: &str,
-    clients: &[ClientId],
+    sel: &Selection,
+    plan: Option<&[PlannedFile]>,
     dry_run: bool,
 ) -> Result<Vec<FileChange>, ClientError> {
     let ledger = Ledger::lock(&env.state_dir)?;
     let records = |ledger: &Ledger, file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
-    let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
-        take_out(ledger, file, text, name, &records(ledger, file))
-    };
+    let compute =
+        |ledger: &Ledger, file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
+            // Written only as previewed, also when the client wrote just now.
+            let planned = plan.and_then(|p| p.iter().find(|p| p.path == file.path));
+            if plan.is_some() && planned.is_none_or(|p| p.fingerprint != fingerprint(text)) {
+                return Err(ClientError::Changed {
+                    paths: vec![file.path.clone()],
+                });
+            }
+            take_out(ledger, file, text, name, sel, &records(ledger, file))
+        };
     let mut plans = Vec::new();
     let mut secrets = Vec::new();
-    for (file, text) in files_of(env, clients)? {
-        let o = compute(&ledger, &file, &text)?;
+    let mut now = Vec::new();
+    let mut backups = Vec::new();
+    for (file, text) in files_of(env, sel)? {
+        let o = take_out(&ledger, &file, &text, name, sel, &records(&ledger, &file))?;
         if o.changed.is_empty() {
             continue;
         }
         if o.text != text {
             check_writable(&file.path)?;
         }
-        let kept: Vec<String> = edit::launches(file.dialect, &text)
+        let records = records(&ledger, &file);
+        let stashed = kept(&records, name, sel);
+        // What a backup keeps of the kept entries: the file with them put back.
+        let with_kept = if stashed.is_empty() {
+            None
+        } else {
+            let targets: Vec<EntryRef> = stashed.iter().map(|r| r.entry.clone()).collect();
+            let cannot = |e: ManageError| ClientError::Layout {
+                path: file.path.clone(),
+                detail: format!(
+                    "{name} was turned off by `warden servers disable`, and Warden cannot put its kept bytes back into the file for the backup it takes before forgetting them ({e}); so it was not removed"
+                ),
+            };
+            let back = put_back(&ledger, &file, &text, &stashed, &targets, &cannot)?;
+            Some(back)
+        };
+        let kept_secrets: Vec<String> = edit::launches(file.dialect, &text)
             .unwrap_or_default()
             .into_iter()
             .filter(|l| l.name == name)
             .flat_map(|l| l.secret_env)
             .chain(
-                records(&ledger, &file)
+                stashed
                     .iter()
-                    .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
-                    .filter_map(|r| r.raw.as_deref().map(str::to_owned))
-                    .flat_map(|raw| stashed_secret_env(&file, &raw)),
+                    .filter_map(|r| r.raw.as_deref())
+                    .flat_map(|raw| stashed_secret_env(&file, raw)),
             )
             .map(|var| crate::keychain::account(name, &var))
             .collect();
-        secrets.push(kept);
+        now.push(PlannedFile {
+            path: file.path.clone(),
+            fingerprint: fingerprint(&text),
+            changed: o.changed.iter().map(ToString::to_string).collect(),
+        });
+        secrets.push(kept_secrets);
+        backups.push(with_kept.map(|t| (file.client, real_path(&file.path), t)));
         plans.push((file, true, text, o));
     }
+    if let Some(plan) = plan {
+        let paths = unplanned(plan, &now);
+        if !paths.is_empty() {
+            return Err(ClientError::Changed { paths });
+        }
+    }
     if plans.is_empty() {
-        return Err(nowhere(name, clients));
+        return Err(nowhere(name, sel));
+    }
+    // Every removal is backed up first, the kept entries' too (their only copy is the
+    // ledger's).
+    let mut kept_backups = Vec::new();
+    for b in backups {
+        kept_backups.push(match (b, dry_run) {
+            (Some((client, real, text)), false) => Some(backup::save(
+                &env.state_dir,
+                client,
+                &real,
+                text.as_bytes(),
+            )?),
+            _ => None,
+        });
     }
     let mut changes = write_all(env, ledger, plans, &compute, dry_run);
-    for (c, s) in changes.iter_mut().zip(secrets) {
+    for ((c, s), b) in changes.iter_mut().zip(secrets).zip(kept_backups) {
         let mut s = s;
         s.sort();
         s.dedup();
         c.secrets = s;
+        if b.is_some() && c.error.is_none() {
+            c.backup = b;
+        }
     }
     Ok(changes)
 }
@@ -556,13 +730,17 @@ fn take_out(
     file: &ConfigFile,
     text: &str,
     name: &str,
+    sel: &Selection,
     records: &[ManagedRecord],
 ) -> Result<Outcome, ClientError> {
     let (client, dialect) = (file.client, file.dialect);
     let entries = edit::entries(client, dialect, text).map_err(|e| parse_error(file, e))?;
     let ids: Vec<EntryRef> = {
         let mut v: Vec<EntryRef> = Vec::new();
-        for e in entries.iter().filter(|e| e.name == name) {
+        for e in entries
+            .iter()
+            .filter(|e| e.name == name && in_scope(sel, &e.id()))
+        {
             if !v.contains(&e.id()) {
                 v.push(e.id());
             }
@@ -575,11 +753,7 @@ fn take_out(
         record: Vec::new(),
         forget: Vec::new(),
     };
-    let stashed: Vec<&ManagedRecord> = records
-        .iter()
-        .filter(|r| r.kind == ManagedKind::Stashed && r.entry.name == name)
-        .collect();
-    for r in &stashed {
+    for r in kept(records, name, sel) {
         out.changed.push(r.entry.clone());
         out.forget.push((r.entry.clone(), None));
     }

@@ -22,6 +22,6 @@ mod render;
 mod text;
 mod types;
 
-pub use files::{add, remove, set_enabled, stashed};
+pub use files::{add, plan_of, remove, set_enabled, stashed};
 pub use text::{ManageEdit, add_text, has_switch, remove_text, set_switch_text};
-pub use types::{AddOptions, ManageError, NewEntry};
+pub use types::{AddOptions, ManageError, NewEntry, PlannedFile, Selection};

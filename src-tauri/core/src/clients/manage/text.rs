@@ -276,13 +276,27 @@ pub fn set_switch_text(
             .filter(|e| e.name == name && has_switch(client, dialect, &e.id()))
             .map(ServerEntry::id),
     );
+    switch_ids(client, dialect, text, &targets, &before, enabled, added)
+}
+
+/// [`set_switch_text`] of the entries `targets` only (each has a switch); `before`: the
+/// entries of `text`.
+pub(super) fn switch_ids(
+    client: ClientId,
+    dialect: Dialect,
+    text: &str,
+    targets: &[EntryRef],
+    before: &[ServerEntry],
+    enabled: bool,
+    added: bool,
+) -> Result<ManageEdit, ManageError> {
     if targets.is_empty() {
         return Err(ManageError::Missing);
     }
     let mut edits = Vec::new();
     let mut changed = Vec::new();
     let mut key_added = false;
-    for id in &targets {
+    for id in targets {
         let cur = before
             .iter()
             .rev()
@@ -303,7 +317,7 @@ pub fn set_switch_text(
     }
     let after = reparse(client, dialect, &out.text)?;
     let good = after.len() == before.len()
-        && after.iter().zip(&before).all(|(a, b)| {
+        && after.iter().zip(before).all(|(a, b)| {
             if changed.contains(&a.id()) {
                 a.id() == b.id() && a.state == b.state && a.enabled == enabled
             } else {

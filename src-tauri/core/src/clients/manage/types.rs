@@ -1,8 +1,10 @@
-//! The types of `manage`: the entry to add, the options of `add`, and why a text edit was
-//! refused.
+//! The types of `manage`: the entry to add, the options of `add`, which entries `disable`,
+//! `enable` and `remove` act on, a remove's plan, and why a text edit was refused.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 
 use crate::clients::doc::DocError;
 use crate::clients::edit::pass_env_names;
@@ -56,6 +58,42 @@ pub struct AddOptions {
     /// (`--no-wrap`): the plain command.
     pub warden: Option<PathBuf>,
     pub dry_run: bool,
+}
+
+/// Which entries of a name `disable`, `enable` and `remove` act on: those in the files of
+/// `clients` (every client's when empty), narrowed to one file and to one scope in it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub clients: Vec<ClientId>,
+    /// Only this file (as listed; a symlink and its target are the same file).
+    pub file: Option<PathBuf>,
+    /// Only the entries of this scope (`[]`: the file's own list; Claude Code's projects in
+    /// `~/.claude.json`: `["projects", "/abs/path"]`).
+    pub scope: Option<Vec<String>>,
+}
+
+impl Selection {
+    /// Every entry of the name in the files of `clients` (every client's when empty).
+    pub fn clients(clients: &[ClientId]) -> Selection {
+        Selection {
+            clients: clients.to_vec(),
+            ..Selection::default()
+        }
+    }
+}
+
+/// One file of a remove's preview, as the preview showed it: `remove` given the plan
+/// applies it only while every file still reads so, and refuses otherwise
+/// (`ClientError::Changed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PlannedFile {
+    pub path: PathBuf,
+    /// The file's fingerprint when the preview read it (`FileChange::fingerprint`).
+    pub fingerprint: String,
+    /// The entries that go, as shown (`name`, or `name (projects /abs/path)`), those kept
+    /// aside by `disable` included.
+    pub changed: Vec<String>,
 }
 
 /// Why a text edit of `manage` was refused.

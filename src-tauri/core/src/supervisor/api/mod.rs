@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::clients::{Backup, ClientId};
+use crate::clients::{Backup, ClientId, PlannedFile};
 #[cfg(feature = "ts")]
 use crate::clients::{Notice, ServerEntry};
 #[cfg(feature = "ts")]
@@ -161,20 +161,30 @@ pub enum Request {
         dry_run: bool,
     },
     /// Turns `server` on or off in the files of `clients` (every client that has it when
-    /// empty), by the client's own switch, else by keeping the entry aside.
+    /// empty), only in `file` and only in `scope` of it when given (a row of the Manage
+    /// page: `[]` is the file's own list, Claude Code's projects `["projects", "/abs/path"]`),
+    /// by the client's own switch, else by keeping the entry aside.
     ServerSwitch {
         server: String,
         #[serde(default)]
         clients: Vec<ClientId>,
+        #[serde(default)]
+        file: Option<PathBuf>,
+        #[serde(default)]
+        scope: Option<Vec<String>>,
         enabled: bool,
         #[serde(default)]
         dry_run: bool,
     },
-    /// Removes `server` from the files of `clients` (all that have it when empty).
+    /// Removes `server` from the files of `clients` (all that have it when empty). With
+    /// `plan` (what a dry run answered), only while every file reads as it did then: else
+    /// nothing is written and the error (`W-CLIENT-CHANGED`) asks for a new preview.
     ServerRemove {
         server: String,
         #[serde(default)]
         clients: Vec<ClientId>,
+        #[serde(default)]
+        plan: Option<Vec<PlannedFile>>,
         #[serde(default)]
         dry_run: bool,
     },
@@ -212,6 +222,12 @@ pub enum Response {
     Clients(ClientsReport),
     ClientEdit {
         changes: Vec<FileChangeView>,
+    },
+    /// What removing a server did (or, in a dry run, would do), and the plan to send back
+    /// to apply exactly that.
+    ServerRemove {
+        changes: Vec<FileChangeView>,
+        plan: Vec<PlannedFile>,
     },
     /// What adding a server did (or would do), and what deserves a look in its command.
     ServerAdd {
@@ -348,6 +364,7 @@ pub fn typescript() -> String {
         ClientFile::decl(&cfg),
         AwaitingServer::decl(&cfg),
         FileChangeView::decl(&cfg),
+        PlannedFile::decl(&cfg),
         SkippedEntry::decl(&cfg),
         RestoreView::decl(&cfg),
         ClientChangeKind::decl(&cfg),
