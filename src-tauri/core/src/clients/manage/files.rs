@@ -171,7 +171,10 @@ fn write_all(
             // The ledger's news, saved right before the file changes.
             let mut commit = || {
                 let o = outcome.borrow();
-                let Some(o) = o.as_ref() else {
+                let Some(o) = o
+                    .as_ref()
+                    .filter(|o| !(o.forget.is_empty() && o.record.is_empty()))
+                else {
                     return Ok(());
                 };
                 ledger.borrow_mut().commit(|l| {
