@@ -148,6 +148,11 @@ codes! {
         "A bridge was told to read a value from the keychain (`--secret-env VAR`), but the keychain has no entry `mcp-warden` / `SERVER/VAR` (deleted, or the entry was copied to another machine or renamed). The server was not started.",
         "Store the value again (`secret-tool store --label=warden service mcp-warden username SERVER/VAR` on Linux), or put it back in the client's config entry in place of the placeholder and remove `--secret-env VAR` from its args.";
 
+    // Warden's ledger of its edits of the clients' files ($WARDEN_STATE_DIR/clients/ledger.json).
+    LedgerUnreadable = "W-LEDGER-UNREADABLE",
+        "Warden's ledger (`clients/ledger.json` in the state directory: how to undo each of Warden's edits of the clients' files, and the entries `warden servers disable` took out of them) exists but cannot be read, is not valid JSON, or holds a record that does not fit its file. Warden left it as it is and changed nothing: writing over it could lose an entry kept only there.",
+        "Repair the file, or move it aside to start afresh (`mv ledger.json ledger.json.damaged`, in the directory the message names); Warden then no longer knows what it did, so unwrap and enable work from the files alone. An entry `disable` took out is in the moved file (its `raw` text) and in the backups Warden took of its client's file before each edit (`backups/` beside `clients/`: `warden clients backups`, then `warden clients restore ID`).";
+
     // The MCP Registry (`warden registry`, `warden install`); nothing is written in any of them.
     RegistryInvalid = "W-REGISTRY-INVALID",
         "The registry answered, but not with what its v0.1 API promises: the answer is not JSON, is cut short, or lacks the fields of a server document (a proxy's error page, a registry that speaks another API version, or a server that failed mid-answer). The message names the URL and what was wrong.",

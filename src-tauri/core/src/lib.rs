@@ -11,6 +11,7 @@ pub mod control;
 pub mod desktop;
 pub mod events;
 pub mod fallback;
+pub(crate) mod fsutil;
 pub mod fswatch;
 pub mod keychain;
 #[cfg(all(test, unix))]

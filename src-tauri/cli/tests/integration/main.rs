@@ -12,6 +12,7 @@ mod clients;
 mod containment;
 mod control;
 mod install;
+mod locking;
 #[cfg(target_os = "linux")]
 mod reaper;
 mod registry;

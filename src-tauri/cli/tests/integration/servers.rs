@@ -12,20 +12,26 @@ use crate::common::*;
 const CURSOR: &str = "{\n  // mine\n  \"mcpServers\": {\n    \"rg\": { \"command\": \"npx\", \"args\": [\"-y\", \"mcp-ripgrep@1.0.0\"] }\n  }\n}\n";
 const CODEX: &str = "# codex\nmodel = \"gpt-5\"\n\n[mcp_servers.time]\ncommand = \"uvx\"\n";
 
-struct Home {
+/// A temporary HOME with a Cursor file (no on/off switch: `disable` takes entries out) and a
+/// Codex one (`enabled = false`), and a state dir.
+pub(crate) struct Home {
     _dir: tempfile::TempDir,
-    home: PathBuf,
-    cursor: PathBuf,
-    codex: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) cursor: PathBuf,
+    pub(crate) codex: PathBuf,
 }
 
 impl Home {
     fn new() -> Home {
+        Home::with(CURSOR, CODEX)
+    }
+
+    pub(crate) fn with(cursor_text: &str, codex_text: &str) -> Home {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
         let cursor = home.join(".cursor/mcp.json");
         let codex = home.join(".codex/config.toml");
-        for (p, t) in [(&cursor, CURSOR), (&codex, CODEX)] {
+        for (p, t) in [(&cursor, cursor_text), (&codex, codex_text)] {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, t).unwrap();
         }
@@ -37,6 +43,10 @@ impl Home {
         }
     }
 
+    pub(crate) fn state(&self) -> PathBuf {
+        self.home.join("state")
+    }
+
     fn run(&self, args: &[&str], bus: Option<&str>) -> Output {
         self.run_with_stdin(args, bus, None)
     }
@@ -44,27 +54,10 @@ impl Home {
     /// `warden servers ARGS` with `stdin` as its standard input (a pipe, not a terminal), or
     /// none.
     fn run_with_stdin(&self, args: &[&str], bus: Option<&str>, stdin: Option<&str>) -> Output {
-        let mut cmd = Command::new(WARDEN);
-        cmd.arg("servers")
-            .args(args)
-            .current_dir(&self.home)
-            .env("HOME", &self.home)
-            .env("WARDEN_STATE_DIR", self.home.join("state"))
-            .env("WARDEN_LOG", "warn")
-            .env(
-                "DBUS_SESSION_BUS_ADDRESS",
-                bus.unwrap_or("unix:path=/nonexistent/warden-test-bus"),
-            )
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
-        for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
-            cmd.env_remove(var);
+        let mut cmd = self.command(bus);
+        cmd.arg("servers").args(args);
+        if stdin.is_some() {
+            cmd.stdin(Stdio::piped());
         }
         let mut child = cmd.spawn().unwrap();
         if let Some(text) = stdin {
@@ -75,7 +68,28 @@ impl Home {
         child.wait_with_output().unwrap()
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    /// `warden` in this home (stdin none, stdout and stderr piped), its arguments to be added.
+    pub(crate) fn command(&self, bus: Option<&str>) -> Command {
+        let mut cmd = Command::new(WARDEN);
+        cmd.current_dir(&self.home)
+            .env("HOME", &self.home)
+            .env("WARDEN_STATE_DIR", self.home.join("state"))
+            .env("WARDEN_LOG", "warn")
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                bus.unwrap_or("unix:path=/nonexistent/warden-test-bus"),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
+        for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
+            cmd.env_remove(var);
+        }
+        cmd
+    }
+
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args, None);
         assert!(
             out.status.success(),
@@ -86,12 +100,12 @@ impl Home {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    fn texts(&self) -> (String, String) {
+    pub(crate) fn texts(&self) -> (String, String) {
         (read(&self.cursor), read(&self.codex))
     }
 
     /// `list --json`'s places of `name`: (client, wrapped, enabled).
-    fn places(&self, name: &str) -> Vec<(String, bool, bool)> {
+    pub(crate) fn places(&self, name: &str) -> Vec<(String, bool, bool)> {
         let list: Value = serde_json::from_str(&self.ok(&["list", "--json"])).unwrap();
         list.as_array()
             .unwrap()

@@ -1655,6 +1655,45 @@ async fn status_follows_the_bridge_within_a_refresh() {
     daemon.stop().await;
 }
 
+/// Eight config edits at once through the supervisor (`warden debug sN on`: `set_key`, the
+/// path every `SetLimit` takes) all land in config.toml, and what was there stays.
+#[tokio::test]
+async fn config_edits_sent_at_once_all_land() {
+    let env = Env::new();
+    let mine = "# mine\n[defaults]\nretries = 1 # keep\n";
+    std::fs::write(env.config(), mine).unwrap();
+    let daemon = env.daemon(&[]).await;
+    let names: Vec<String> = (1..=8).map(|i| format!("s{i}")).collect();
+    let children: Vec<Child> = names
+        .iter()
+        .map(|n| {
+            let mut cmd = Command::new(WARDEN);
+            cmd.args(["debug", n, "on", "--json"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            env.apply(&mut cmd);
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().await.unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let text = std::fs::read_to_string(env.config()).unwrap();
+    assert!(text.starts_with(mine), "{text}");
+    for n in &names {
+        assert_eq!(
+            text.matches(&format!("[servers.{n}]\ndebug = true\n"))
+                .count(),
+            1,
+            "{n}:\n{text}"
+        );
+    }
+    daemon.stop().await;
+}
+
 /// What servers write reaches `warden history` and `warden events` escaped: a server's stdout
 /// noise (`stdout_noise`) and the last line of its stderr (`spawn_failed`'s cause) hold ESC
 /// and BEL, and neither command prints either byte to the terminal.

@@ -42,16 +42,6 @@ pub(crate) fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("backups")
 }
 
-/// FNV-1a: a stable short hash of the original path, to group a file's backups.
-fn path_hash(path: &Path) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in path.to_string_lossy().bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    format!("{h:08x}")
-}
-
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant).
 fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
@@ -162,7 +152,11 @@ pub(crate) fn save(
         || "config".to_owned(),
         |n| crate::paths::file_stem(&n.to_string_lossy()),
     );
-    let base = format!("{}-{client}-{name}-{}", compact(ms), path_hash(original));
+    let base = format!(
+        "{}-{client}-{name}-{}",
+        compact(ms),
+        crate::fsutil::path_hash(original)
+    );
     let mut id = base.clone();
     let mut n = 1;
     while dir.join(format!("{id}.bak")).exists() {

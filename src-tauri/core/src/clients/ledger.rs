@@ -9,7 +9,17 @@
 //!   switch (its exact bytes), and whether a switch's key was added. Older ledgers, without
 //!   it, load as before.
 //!
-//! A missing or unreadable ledger only makes those two cases less exact.
+//! A missing ledger is an empty one. One that cannot be read or parsed is never written
+//! over: every command that would change it refuses ([`ClientError::LedgerUnreadable`]),
+//! since it may hold the only copy of an entry `disable` took out of a file; views (lists,
+//! the watcher's checks) go on without it, with a warning.
+//!
+//! Every read-modify-write holds the ledger's lock ([`Ledger::lock`]: Warden's lock of the
+//! file, `fsutil.rs`) from before it is read until it is saved; a command takes it before
+//! the lock of any client file it writes, never after (one order, no deadlock). It is saved
+//! (0600, fsynced with its directory) before the file it describes changes
+//! ([`Ledger::commit`]), and put back when that write then does not happen
+//! ([`Ledger::finish`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,15 +28,16 @@ use serde::{Deserialize, Serialize};
 
 use super::doc::EntryRef;
 use super::edit::WrapRecord;
+use super::model::ClientError;
 use super::secrets::SecretRecord;
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Data {
     #[serde(default)]
     files: BTreeMap<String, FileRecords>,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct FileRecords {
     #[serde(default)]
     wrapped: Vec<WrapRecord>,
@@ -71,22 +82,61 @@ pub(crate) enum ManagedKind {
 pub(crate) struct Ledger {
     path: PathBuf,
     data: Data,
+    /// Held from before the ledger was read: it may be saved.
+    lock: Option<crate::fsutil::Lock>,
+    /// What it was before the commits of a file write not yet settled.
+    before: Option<Data>,
 }
 
 impl Ledger {
-    pub fn load(state_dir: &Path) -> Ledger {
-        let path = state_dir.join("clients").join("ledger.json");
-        let data = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
-                tracing::warn!(
-                    "ignoring {}: {e} (unwrap stays exact except for entries that had no args)",
-                    path.display()
-                );
-                Data::default()
-            }),
-            Err(_) => Data::default(),
+    fn file_path(state_dir: &Path) -> PathBuf {
+        state_dir.join("clients").join("ledger.json")
+    }
+
+    /// Takes the ledger's lock, then reads it: for a command that changes it or writes a
+    /// client's file by its records. Held until dropped. Refuses a ledger that exists but
+    /// cannot be read or parsed.
+    pub fn lock(state_dir: &Path) -> Result<Ledger, ClientError> {
+        let path = Self::file_path(state_dir);
+        let lock = crate::fsutil::lock(state_dir, &path)
+            .map_err(|e| ClientError::lock_failed(state_dir, &path, e))?;
+        let data = Self::read(state_dir, &path)?;
+        private(&path);
+        Ok(Ledger {
+            path,
+            data,
+            lock: Some(lock),
+            before: None,
+        })
+    }
+
+    /// Reads the ledger for a look (no lock; it is replaced whole, so never seen half
+    /// written). One that cannot be read counts as empty, with a warning.
+    pub fn view(state_dir: &Path) -> Ledger {
+        let path = Self::file_path(state_dir);
+        let data = Self::read(state_dir, &path).unwrap_or_else(|e| {
+            tracing::warn!("{e}");
+            Data::default()
+        });
+        Ledger {
+            path,
+            data,
+            lock: None,
+            before: None,
+        }
+    }
+
+    fn read(state_dir: &Path, path: &Path) -> Result<Data, ClientError> {
+        let unreadable = |detail: String| ClientError::LedgerUnreadable {
+            path: path.to_owned(),
+            backups: super::backup::dir(state_dir),
+            detail,
         };
-        Ledger { path, data }
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Data::default()),
+            Err(e) => Err(unreadable(e.to_string())),
+        }
     }
 
     fn key(real: &Path) -> String {
@@ -183,19 +233,95 @@ impl Ledger {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The error of a record that does not fit its file (a damaged or forged ledger).
+    pub fn damaged(&self, detail: String) -> ClientError {
+        let state_dir = self.path.parent().and_then(Path::parent);
+        ClientError::LedgerUnreadable {
+            path: self.path.clone(),
+            backups: super::backup::dir(state_dir.unwrap_or(Path::new("."))),
+            detail,
+        }
     }
 
-    /// Writes the ledger (atomically: a temporary file renamed over it).
-    pub fn save(&self) -> std::io::Result<()> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let json = serde_json::to_vec_pretty(&self.data)?;
-        let tmp = dir.join(format!(".ledger.{}.tmp", super::lock::token()));
-        std::fs::write(&tmp, json)?;
-        std::fs::rename(&tmp, &self.path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+    /// Makes `change` and saves the ledger, before the file it describes changes (so that
+    /// no change of a file is ever without its undo on disk). A commit made again before
+    /// the write finishes replaces the one before. The file write then
+    /// [`finish`](Self::finish)es it, also after a failed save (which may have left an
+    /// earlier commit on disk).
+    pub fn commit(&mut self, change: impl FnOnce(&mut Ledger)) -> Result<(), ClientError> {
+        // Again for the same file (its write redone on new contents): from the same start.
+        let before = self.before.take().unwrap_or_else(|| self.data.clone());
+        self.data = before.clone();
+        change(self);
+        let saved = self.save();
+        if saved.is_err() {
+            self.data = before.clone();
+        }
+        self.before = Some(before);
+        saved
     }
+
+    /// After the file write the commits were for: kept when it `landed`, else taken back
+    /// (the ledger as before the first of them).
+    pub fn finish(&mut self, landed: bool) {
+        let Some(before) = self.before.take() else {
+            return;
+        };
+        if !landed {
+            self.data = before;
+            if let Err(e) = self.save() {
+                tracing::warn!("{e}");
+            }
+        }
+    }
+
+    /// Writes the ledger: a 0600 temporary file, fsynced, renamed over it, the directory
+    /// fsynced. Only under its lock.
+    fn save(&self) -> Result<(), ClientError> {
+        let io = |e| {
+            ClientError::io(
+                "save",
+                &self.path,
+                "check that WARDEN_STATE_DIR is writable and the disk is not full",
+                e,
+            )
+        };
+        if self.lock.is_none() {
+            return Err(io(std::io::Error::other(
+                "the ledger was read without its lock",
+            )));
+        }
+        let json = serde_json::to_vec_pretty(&self.data)
+            .map_err(std::io::Error::from)
+            .map_err(io)?;
+        crate::fsutil::replace(&self.path, &json, private_mode()).map_err(io)
+    }
+}
+
+/// 0600: the ledger holds the commands and paths of the user's servers, and the exact bytes
+/// of each entry `disable` took out of its file, `env` values (tokens, say) included.
+#[cfg(unix)]
+fn private_mode() -> Option<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(not(unix))]
+fn private_mode() -> Option<std::fs::Permissions> {
+    None
+}
+
+/// Makes an existing ledger 0600 (earlier versions wrote it with the umask's mode).
+fn private(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let (Ok(meta), Some(mode)) = (std::fs::symlink_metadata(path), private_mode()) {
+            if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
+                let _ = std::fs::set_permissions(path, mode);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }

@@ -5,8 +5,10 @@
 //! change (opencode: its one `command` list); comments, key order, indentation, BOM and line
 //! endings stay as they are. A file that does not parse is refused and left untouched.
 //! Writes follow symlinks, keep the file mode, replace atomically, check that nobody wrote
-//! the file meanwhile (and redo the edit if somebody did), take Cline's lock where it
-//! applies, and keep a timestamped backup first.
+//! the file meanwhile (and redo the edit if somebody did), take Warden's own lock of the
+//! file (every Warden process writes it one at a time) and Cline's where it applies, and
+//! keep a timestamped backup first. Warden's ledger of its edits is saved before each file
+//! changes, under its own lock, taken before any file's.
 //!
 //! - [`detect`] / [`list`]: config files and their servers.
 //! - [`wrap`] / [`unwrap`]: change files (or, with `dry_run`, compute the diff only).

@@ -167,7 +167,7 @@ pub enum ClientError {
     )]
     Busy { path: PathBuf, attempts: u32 },
     #[error(
-        "{} stayed locked by another program (lock directory {}) for {secs} s; nothing was written. Fix: wait until the client finishes, or remove the lock directory if no client is running",
+        "{} stayed locked by another program (lock {}) for {secs} s; nothing was written. Fix: wait until the client or the other Warden command finishes; remove the lock directory only if it is a client's (`<file>.lock`) and no client is running",
         path.display(), lock.display()
     )]
     LockTimeout {
@@ -228,6 +228,15 @@ pub enum ClientError {
     )]
     Layout { path: PathBuf, detail: String },
     #[error(
+        "{} (Warden's ledger of its edits) cannot be used: {detail}. It was left as it is and nothing was changed. Fix: repair it, or move it aside to start afresh (`mv {} {}.damaged`): unwrap and enable then work from the files alone; an entry `warden servers disable` took out is in the moved file (its `raw`) and in the backups of its client's file in {} (`warden clients backups`, `warden clients restore ID`)",
+        path.display(), path.display(), path.display(), backups.display()
+    )]
+    LedgerUnreadable {
+        path: PathBuf,
+        backups: PathBuf,
+        detail: String,
+    },
+    #[error(
         "{} changed since the preview was made, so the preview no longer shows what removing would do; Warden did not write it. Fix: look at the new preview and confirm that one (the window shows it; on the command line, run the command again)",
         paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
@@ -247,6 +256,7 @@ impl ClientError {
             ClientError::Busy { .. } | ClientError::LockTimeout { .. } => Code::ClientBusy,
             ClientError::Verify { .. } | ClientError::Layout { .. } => Code::ClientLayout,
             ClientError::Keychain { .. } => Code::KeychainUnavailable,
+            ClientError::LedgerUnreadable { .. } => Code::LedgerUnreadable,
             ClientError::NoSuchBackup { .. } | ClientError::BadBackup { .. } => Code::ClientBackup,
             ClientError::Exists { .. } => Code::ClientExists,
             ClientError::Changed { .. } => Code::ClientChanged,
@@ -263,6 +273,23 @@ impl ClientError {
     /// The message with its code, as every command and the window show it.
     pub fn coded(&self) -> String {
         format!("{self} [{}]", self.code().as_str())
+    }
+
+    /// Warden's lock of `path` (under `state_dir`) could not be taken.
+    pub(crate) fn lock_failed(state_dir: &Path, path: &Path, e: std::io::Error) -> ClientError {
+        if e.kind() == std::io::ErrorKind::TimedOut {
+            return ClientError::LockTimeout {
+                path: path.to_owned(),
+                lock: crate::fsutil::lock_file(state_dir, path),
+                secs: crate::fsutil::LOCK_TIMEOUT.as_secs(),
+            };
+        }
+        ClientError::io(
+            "take Warden's lock of",
+            path,
+            "check that WARDEN_STATE_DIR is writable",
+            e,
+        )
     }
 
     pub(crate) fn io(

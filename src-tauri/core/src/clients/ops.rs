@@ -1,6 +1,7 @@
 //! The operations on files: list, wrap, unwrap and restore. Each reads a file, computes the
 //! edit (`edit/`) and writes it safely (`write.rs`).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use super::backup::{self, Backup};
@@ -31,7 +32,7 @@ pub(crate) fn real_path(path: &Path) -> PathBuf {
 
 /// Lists the servers of every detected config file.
 pub fn list(env: &ClientEnv) -> Vec<FileListing> {
-    let ledger = Ledger::load(&env.state_dir);
+    let ledger = Ledger::view(&env.state_dir);
     detect(env)
         .into_iter()
         .map(|f| list_file(&f, &ledger))
@@ -193,7 +194,7 @@ pub fn launches(env: &ClientEnv) -> Vec<edit::Launch> {
 /// The stdio servers of `listing` (from [`list`]) that run unwrapped in active files, except
 /// those the user chose to keep unwrapped: what auto-rewrite asks about before it wraps.
 pub fn awaiting(env: &ClientEnv, listing: &[FileListing]) -> Vec<(ConfigFile, ServerEntry)> {
-    let ledger = Ledger::load(&env.state_dir);
+    let ledger = Ledger::view(&env.state_dir);
     let mut out = Vec::new();
     for l in listing.iter().filter(|l| l.file.active) {
         let real = real_path(&l.file.path);
@@ -209,8 +210,9 @@ pub fn awaiting(env: &ClientEnv, listing: &[FileListing]) -> Vec<(ConfigFile, Se
 /// Keeps the matching unwrapped servers as they are: auto-rewrite no longer asks about them or
 /// wraps them (an explicit wrap undoes this). Returns the servers marked.
 pub fn keep_unwrapped(env: &ClientEnv, filter: &Filter) -> Result<Vec<String>, ClientError> {
-    let mut ledger = Ledger::load(&env.state_dir);
+    let mut ledger = Ledger::lock(&env.state_dir)?;
     let mut kept = Vec::new();
+    let mut marks = Vec::new();
     for file in select_files(env, filter)? {
         let text = read_text(&file.path)?;
         let entries: Vec<EntryRef> = edit::entries(file.client, file.dialect, &text)
@@ -220,17 +222,13 @@ pub fn keep_unwrapped(env: &ClientEnv, filter: &Filter) -> Result<Vec<String>, C
             .map(|s| s.id())
             .filter(|e| name_matches(filter, e))
             .collect();
-        let real = real_path(&file.path);
-        ledger.record_unwrapped(&real, &entries);
-        kept.extend(entries.into_iter().map(|e| e.name));
+        kept.extend(entries.iter().map(|e| e.name.clone()));
+        marks.push((real_path(&file.path), entries));
     }
-    ledger.save().map_err(|e| {
-        ClientError::io(
-            "save",
-            ledger.path(),
-            "check that WARDEN_STATE_DIR is writable",
-            e,
-        )
+    ledger.commit(|l| {
+        for (real, entries) in &marks {
+            l.record_unwrapped(real, entries);
+        }
     })?;
     Ok(kept)
 }
@@ -373,9 +371,17 @@ fn change_file(
         }
     }
     let real = real_path(&file.path);
-    let mut ledger = Ledger::load(&env.state_dir);
-    let records = ledger.records_for(&real);
-    let secret_records = ledger.secrets_for(&real);
+    let ledger = match Ledger::lock(&env.state_dir) {
+        Ok(l) => RefCell::new(l),
+        Err(e) => {
+            change.error = Some(e);
+            return change;
+        }
+    };
+    let (records, secret_records) = {
+        let l = ledger.borrow();
+        (l.records_for(&real), l.secrets_for(&real))
+    };
     let compute = |text: &str| -> Result<TextEdit, ClientError> {
         let result = match op {
             Op::Wrap { warden, .. } => {
@@ -400,20 +406,20 @@ fn change_file(
         })
     };
 
-    let mut outcome: Option<TextEdit> = None;
+    let outcome: RefCell<Option<TextEdit>> = RefCell::new(None);
     let mut old_text = String::new();
     let result = if dry_run {
         read_text(&file.path).and_then(|text| {
             let edit = compute(&text)?;
             old_text = text;
-            outcome = Some(edit);
+            *outcome.borrow_mut() = Some(edit);
             Ok(None)
         })
     } else {
         write::update_file(
             &file.path,
             file.lock,
-            Some((&env.state_dir, file.client)),
+            (&env.state_dir, file.client),
             &mut |bytes: &[u8]| {
                 let text = utf8(&file.path, bytes)?;
                 let edit = compute(&text)?;
@@ -428,16 +434,31 @@ fn change_file(
                 }
                 let new = (!edit.changed.is_empty()).then(|| edit.text.clone().into_bytes());
                 old_text = text;
-                outcome = Some(edit);
+                *outcome.borrow_mut() = Some(edit);
                 Ok(new)
+            },
+            &mut || {
+                let outcome = outcome.borrow();
+                let Some(edit) = outcome.as_ref() else {
+                    return Ok(());
+                };
+                ledger.borrow_mut().commit(|l| match op {
+                    Op::Wrap { .. } => {
+                        l.record_wrapped(&real, &edit.records);
+                        l.record_secrets(&real, &edit.secret_records);
+                    }
+                    Op::Unwrap => l.record_unwrapped(&real, &edit.changed),
+                })
             },
         )
         .map(Some)
     };
+    let landed = matches!(&result, Ok(Some(w)) if w.written);
+    ledger.borrow_mut().finish(landed);
     match result {
         Err(e) => change.error = Some(e),
         Ok(written) => {
-            if let Some(edit) = outcome {
+            if let Some(edit) = outcome.into_inner() {
                 if !edit.changed.is_empty() {
                     let label = file.path.display().to_string();
                     let diff = unified_diff(&old_text, &edit.text, &label);
@@ -454,19 +475,6 @@ fn change_file(
                     change.backup = w.backup;
                     if w.written {
                         change.new_text = Some(edit.text.clone());
-                        match op {
-                            Op::Wrap { .. } => {
-                                ledger.record_wrapped(&real, &edit.records);
-                                ledger.record_secrets(&real, &edit.secret_records);
-                            }
-                            Op::Unwrap => ledger.record_unwrapped(&real, &edit.changed),
-                        }
-                        if let Err(e) = ledger.save() {
-                            tracing::warn!(
-                                "cannot save {}: {e}; unwrap may leave an empty args list. Fix: check that WARDEN_STATE_DIR is writable",
-                                ledger.path().display()
-                            );
-                        }
                     }
                 }
                 change.changed = edit.changed;
@@ -548,10 +556,24 @@ pub fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> Result<RestoreOutcom
     if dry_run {
         return Ok(outcome);
     }
+    let ledger = RefCell::new(Ledger::lock(&env.state_dir)?);
+    let real = real_path(&backup.original);
+    let forget = user_unwrapped_after_restore(&ledger.borrow(), &backup, &bytes);
+    let mut commit = || match &forget {
+        Some(entries) => ledger
+            .borrow_mut()
+            .commit(|l| l.record_unwrapped(&real, entries)),
+        None => Ok(()),
+    };
     if current.is_none() {
-        write::create_file(&backup.original, &bytes)?;
-        outcome.written = true;
-        return Ok(outcome);
+        let created = write::create_file(&backup.original, &env.state_dir, &bytes, &mut commit);
+        ledger
+            .borrow_mut()
+            .finish(created.as_ref().is_ok_and(|c| *c));
+        if created? {
+            outcome.written = true;
+            return Ok(outcome);
+        }
     }
     let client = backup.client.unwrap_or(ClientId::ClaudeCode);
     let lock = if backup.client == Some(ClientId::Cline) {
@@ -562,43 +584,35 @@ pub fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> Result<RestoreOutcom
     let written = write::update_file(
         &backup.original,
         lock,
-        Some((&env.state_dir, client)),
+        (&env.state_dir, client),
         &mut |_old: &[u8]| Ok(Some(bytes.clone())),
-    )?;
+        &mut commit,
+    );
+    ledger
+        .borrow_mut()
+        .finish(written.as_ref().is_ok_and(|w| w.written));
+    let written = written?;
     outcome.written = written.written;
     outcome.previous = written.backup;
-    if written.written {
-        forget_wraps(env, &backup.original, backup.client, &bytes);
-    }
     Ok(outcome)
 }
 
 /// After a restore: servers Warden had wrapped that the restored contents run unwrapped are
 /// the user's choice now (not "reverted", not asked about by auto-rewrite).
-fn forget_wraps(env: &ClientEnv, path: &Path, client: Option<ClientId>, bytes: &[u8]) {
-    let Some(file) = ConfigFile::infer(path, client) else {
-        return;
-    };
-    let Ok(entries) = std::str::from_utf8(bytes)
-        .map_err(|_| ())
-        .and_then(|text| edit::entries(file.client, file.dialect, text).map_err(|_| ()))
-    else {
-        return;
-    };
-    let real = real_path(path);
-    let mut ledger = Ledger::load(&env.state_dir);
-    let wrapped = ledger.records_for(&real);
+fn user_unwrapped_after_restore(
+    ledger: &Ledger,
+    backup: &Backup,
+    bytes: &[u8],
+) -> Option<Vec<EntryRef>> {
+    let file = ConfigFile::infer(&backup.original, backup.client)?;
+    let text = std::str::from_utf8(bytes).ok()?;
+    let entries = edit::entries(file.client, file.dialect, text).ok()?;
+    let wrapped = ledger.records_for(&real_path(&backup.original));
     let unwrapped: Vec<EntryRef> = entries
         .into_iter()
         .filter(ServerEntry::is_unwrapped)
         .map(|s| s.id())
         .filter(|e| wrapped.iter().any(|r| r.entry == *e))
         .collect();
-    if unwrapped.is_empty() {
-        return;
-    }
-    ledger.record_unwrapped(&real, &unwrapped);
-    if let Err(e) = ledger.save() {
-        tracing::warn!("cannot save {}: {e}", ledger.path().display());
-    }
+    (!unwrapped.is_empty()).then_some(unwrapped)
 }

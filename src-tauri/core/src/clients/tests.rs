@@ -414,7 +414,8 @@ fn append_marker(path: &Path, n: u32) {
 
 #[test]
 fn clients_redoes_the_edit_when_the_client_wrote_meanwhile() {
-    let (dir, _env) = home();
+    let (dir, env) = home();
+    let state = env.state_dir.clone();
     let path = dir.path().join("mcp.json");
     put(&path, CURSOR);
     let mut edit = |bytes: &[u8]| {
@@ -426,11 +427,18 @@ fn clients_redoes_the_edit_when_the_client_wrote_meanwhile() {
                 .into_bytes(),
         ))
     };
-    let written = update_file_with(&path, LockKind::None, None, &mut edit, &mut |p, attempt| {
-        if attempt == 1 {
-            append_marker(p, 1);
-        }
-    })
+    let written = update_file_with(
+        &path,
+        LockKind::None,
+        (&state, ClientId::Cursor),
+        &mut edit,
+        &mut || Ok(()),
+        &mut |p, attempt| {
+            if attempt == 1 {
+                append_marker(p, 1);
+            }
+        },
+    )
     .unwrap();
     assert!(written.written);
     assert_eq!(written.attempts, 2);
@@ -443,9 +451,16 @@ fn clients_redoes_the_edit_when_the_client_wrote_meanwhile() {
 
     // A file that changes on every attempt: give up, keep the client's content.
     std::fs::write(&path, CURSOR).unwrap();
-    let err = update_file_with(&path, LockKind::None, None, &mut edit, &mut |p, a| {
-        append_marker(p, 100 + a);
-    })
+    let err = update_file_with(
+        &path,
+        LockKind::None,
+        (&state, ClientId::Cursor),
+        &mut edit,
+        &mut || Ok(()),
+        &mut |p, a| {
+            append_marker(p, 100 + a);
+        },
+    )
     .unwrap_err();
     assert!(matches!(err, ClientError::Busy { .. }), "{err}");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -1380,6 +1395,51 @@ fn manage_add_creates_the_file_of_an_installed_client() {
         std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap(),
         ""
     );
+}
+
+/// `add` planned to create a file that did not exist; the client created it between the
+/// plan and the write: it is not replaced, but edited like any file (read again, backed up).
+#[test]
+fn manage_add_never_replaces_a_file_created_after_its_plan() {
+    let (dir, env) = home();
+    let path = dir.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let theirs = "{\n  \"mcpServers\": {\n    \"theirs\": { \"command\": \"uvx\", \"args\": [\"x\"] }\n  }\n}\n";
+    write::BEFORE_CREATE.with(|h| {
+        *h.borrow_mut() = Some(Box::new(move |p: &Path| std::fs::write(p, theirs).unwrap()));
+    });
+    let mut entry = new_server("time");
+    entry.secret_env.clear();
+    let opts = AddOptions {
+        clients: vec![ClientId::Cursor],
+        entry,
+        warden: None,
+        dry_run: false,
+    };
+    let changes = add(&env, &opts);
+    write::BEFORE_CREATE.with(|h| h.borrow_mut().take());
+    let changes = changes.unwrap();
+    let c = &changes[0];
+    assert!(c.error.is_none() && c.written, "{:?}", c.error);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("{\n  \"mcpServers\": {\n    \"theirs\""),
+        "{text}"
+    );
+    assert!(text.contains("\"time\""), "{text}");
+    let backup = c
+        .backup
+        .as_ref()
+        .expect("the file created meanwhile is backed up");
+    let kept = backups(&env.state_dir).unwrap();
+    let kept = kept.iter().find(|b| &b.id == backup).unwrap();
+    assert_eq!(std::fs::read_to_string(&kept.file).unwrap(), theirs);
+    let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "mcp.json")
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
 /// Wrap names each variable of the entry's `env` with `--pass-env`, in the file's order,

@@ -457,7 +457,7 @@ impl Loop {
         if !act || !file.active {
             return;
         }
-        let ledger = Ledger::load(&self.env.state_dir);
+        let ledger = Ledger::view(&self.env.state_dir);
         // Servers the user chose to keep unwrapped are neither wrapped nor asked about again.
         let (new_wrap, new_servers): (Vec<EntryRef>, Vec<EntryRef>) = current
             .iter()

@@ -1,59 +1,49 @@
 //! Writing a client's config file safely.
 //!
 //! 1. Resolve symlinks and write the real file (dotfile managers keep their link).
-//! 2. Take the client's own lock where it has one, and Warden's in-process lock.
+//! 2. Take Warden's lock of the file (`fsutil.rs`: every Warden process, and the threads of
+//!    one, write it one at a time), then the client's own lock where it has one. A caller
+//!    that also changes the ledger holds the ledger's lock already: the ledger's is always
+//!    taken first.
 //! 3. Read; compute the new bytes from what was read.
 //! 4. Back the old bytes up; write a temp file in the same directory with the same mode,
 //!    fsync it.
-//! 5. Read the file again just before replacing it, then `stat` it: if its contents or its
+//! 5. Run the caller's `commit` (the ledger saved: a file never changes before its undo is
+//!    on disk; the caller takes it back unless the file is written).
+//! 6. Read the file again just before replacing it, then `stat` it: if its contents or its
 //!    identity/times changed (the client wrote it meanwhile), drop the temp file and start
 //!    again from 3 (bounded).
-//! 6. Rename the temp file over the real one (atomic), fsync the directory.
+//! 7. Rename the temp file over the real one (atomic), fsync the directory.
 //!
-//! Without a lock shared with the client, a client write landing between the final `stat`
-//! and the rename is replaced; only Cline offers such a lock.
+//! A file that does not exist yet is created by [`create_file`] without ever replacing one
+//! that appeared meanwhile. Without a lock shared with the client, a client write landing
+//! between the final `stat` and the rename is replaced; only Cline offers such a lock.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use super::backup;
 use super::lock::{self, LockKind};
 use super::model::{ClientError, ClientId};
+use crate::fsutil;
 
 /// How many times the read-edit-check cycle runs before giving up on a busy file.
 pub(crate) const MAX_ATTEMPTS: u32 = 20;
 
-/// One writer per file at a time within this process (the watcher and a command may share
-/// it): the real paths being written.
-static WRITING: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-static WRITING_DONE: Condvar = Condvar::new();
-
-/// Marks `real` as being written by this process until dropped.
-struct InProcess(PathBuf);
-
-impl InProcess {
-    fn take(real: &Path) -> InProcess {
-        let mut busy = WRITING.lock().unwrap_or_else(|p| p.into_inner());
-        while busy.contains(real) {
-            busy = WRITING_DONE.wait(busy).unwrap_or_else(|p| p.into_inner());
-        }
-        busy.insert(real.to_owned());
-        InProcess(real.to_owned())
-    }
-}
-
-impl Drop for InProcess {
-    fn drop(&mut self) {
-        let mut busy = WRITING.lock().unwrap_or_else(|p| p.into_inner());
-        busy.remove(&self.0);
-        WRITING_DONE.notify_all();
-    }
-}
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(test)]
+type CreateHook = Option<Box<dyn FnMut(&Path)>>;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: run by [`create_file`] right before the new file is put in place (a client
+    /// creating the file meanwhile).
+    pub(crate) static BEFORE_CREATE: std::cell::RefCell<CreateHook> =
+        const { std::cell::RefCell::new(None) };
+}
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Written {
@@ -63,16 +53,21 @@ pub(crate) struct Written {
 }
 
 type EditFn<'a> = dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>, ClientError> + 'a;
+/// Runs once the new bytes are ready, before the last check and the rename (again on each
+/// attempt); an error leaves the file as it was. What it saves is kept only if the file is
+/// then written ([`Written::written`]).
+pub(crate) type CommitFn<'a> = dyn FnMut() -> Result<(), ClientError> + 'a;
 
 /// Replaces the contents of `path` with what `edit` makes of them (`None`: leave it).
-/// `backup`: the state dir and client, to back the old contents up first.
+/// `state`: the state dir (Warden's lock, the backup of the old contents) and the client.
 pub(crate) fn update_file(
     path: &Path,
     lock: LockKind,
-    backup: Option<(&Path, ClientId)>,
+    state: (&Path, ClientId),
     edit: &mut EditFn<'_>,
+    commit: &mut CommitFn<'_>,
 ) -> Result<Written, ClientError> {
-    update_file_with(path, lock, backup, edit, &mut |_, _| {})
+    update_file_with(path, lock, state, edit, commit, &mut |_, _| {})
 }
 
 /// [`update_file`] with a hook run between writing the temp file and the final check
@@ -80,8 +75,9 @@ pub(crate) fn update_file(
 pub(crate) fn update_file_with(
     path: &Path,
     lock: LockKind,
-    backup: Option<(&Path, ClientId)>,
+    (state_dir, client): (&Path, ClientId),
     edit: &mut EditFn<'_>,
+    commit: &mut CommitFn<'_>,
     before_replace: &mut dyn FnMut(&Path, u32),
 ) -> Result<Written, ClientError> {
     let real = std::fs::canonicalize(path).map_err(|e| {
@@ -92,7 +88,8 @@ pub(crate) fn update_file_with(
             e,
         )
     })?;
-    let _in_process = InProcess::take(&real);
+    let _ours = fsutil::lock(state_dir, &real)
+        .map_err(|e| ClientError::lock_failed(state_dir, &real, e))?;
     let _held = lock::acquire(lock, path, lock::TIMEOUT)?;
     let mut result = Written::default();
     for attempt in 1..=MAX_ATTEMPTS {
@@ -110,10 +107,13 @@ pub(crate) fn update_file_with(
         if meta.permissions().readonly() {
             return Err(ClientError::ReadOnly { path: real });
         }
-        if let Some((state_dir, client)) = backup {
-            result.backup = Some(backup::save(state_dir, client, &real, &old)?);
-        }
+        result.backup = Some(backup::save(state_dir, client, &real, &old)?);
         let tmp = write_temp(&real, &new, &meta)?;
+        // Before the last check, which must stay the last thing before the rename.
+        if let Err(e) = commit() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         before_replace(&real, attempt);
         let unchanged = match still_same(&real, &old) {
             Ok(same) => same,
@@ -145,7 +145,7 @@ pub(crate) fn update_file_with(
                 e,
             ));
         }
-        sync_dir(&real);
+        fsutil::sync_dir(&real);
         result.written = true;
         return Ok(result);
     }
@@ -260,30 +260,32 @@ fn rename_retrying(from: &Path, to: &Path) -> std::io::Result<()> {
     Err(last.unwrap_or_else(|| std::io::Error::other("rename failed")))
 }
 
-fn sync_dir(real: &Path) {
-    #[cfg(unix)]
-    if let Some(dir) = real.parent() {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = real;
-}
-
-/// Creates `path` with `bytes` (mode 0600), atomically; for restoring a deleted file.
-pub(crate) fn create_file(path: &Path, bytes: &[u8]) -> Result<(), ClientError> {
-    let _in_process = InProcess::take(path);
+/// Creates `path` with `bytes` (mode 0600) unless a file is there: `Ok(false)` when one is
+/// (there already, or appeared meanwhile, say the client's first save), which is left as it
+/// is: the caller reads it and makes its edit through [`update_file`]. `commit` runs right
+/// before the file appears.
+pub(crate) fn create_file(
+    path: &Path,
+    state_dir: &Path,
+    bytes: &[u8],
+    commit: &mut CommitFn<'_>,
+) -> Result<bool, ClientError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| {
         ClientError::io("create", dir, "check that the directory can be created", e)
     })?;
+    let _ours =
+        fsutil::lock(state_dir, path).map_err(|e| ClientError::lock_failed(state_dir, path, e))?;
+    if path.symlink_metadata().is_ok() {
+        return Ok(false);
+    }
     let tmp = dir.join(format!(
-        ".warden-restore-{}-{}.tmp",
+        ".warden-new-{}-{}.tmp",
         std::process::id(),
         TEMP_SEQ.fetch_add(1, Ordering::Relaxed)
     ));
-    let res = (|| {
+    let io = |e| ClientError::io("create", path, "check that the directory is writable", e);
+    let written = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -294,13 +296,42 @@ pub(crate) fn create_file(path: &Path, bytes: &[u8]) -> Result<(), ClientError> 
             std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
         }
         f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        f.sync_all()
     })();
-    res.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ClientError::io("create", path, "check that the directory is writable", e)
-    })?;
-    sync_dir(path);
-    Ok(())
+    let placed = written.map_err(io).and_then(|()| {
+        commit()?;
+        #[cfg(test)]
+        BEFORE_CREATE.with(|hook| {
+            if let Some(hook) = hook.borrow_mut().as_mut() {
+                hook(path);
+            }
+        });
+        match place_new(&tmp, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(io(e)),
+        }
+    });
+    let _ = std::fs::remove_file(&tmp);
+    if placed.as_ref().is_ok_and(|p| *p) {
+        fsutil::sync_dir(path);
+    }
+    placed
+}
+
+/// Puts `tmp` at `path` unless something is there (`AlreadyExists`): never replaces. A
+/// rename with `RENAME_NOREPLACE` on Linux; a hard link elsewhere, and where the filesystem
+/// cannot do that rename (`tmp` is then removed by the caller).
+fn place_new(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        use rustix::io::Errno;
+        match renameat_with(CWD, tmp, CWD, path, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(e) if e == Errno::INVAL || e == Errno::NOSYS => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    std::fs::hard_link(tmp, path)
 }

@@ -1,10 +1,12 @@
 //! Format-preserving edits of config.toml: one key of `[servers.NAME]` is set, everything
 //! else (comments, order, spacing, other tables) stays byte for byte. The file (and its
 //! directory) is created when missing; the new text is checked with the same loader the
-//! bridges use, written next to the file and renamed over it, so a bridge's watcher never
-//! reads half a file.
+//! bridges use, written to a uniquely named file beside it and renamed over it, so a
+//! bridge's watcher never reads half a file. Each edit holds Warden's lock of the file
+//! (`fsutil.rs`, in `$WARDEN_STATE_DIR/locks/`) from before it reads the file until it is
+//! replaced, so that two edits at once (two `SetLimit` requests, the tray and the CLI) both
+//! land.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, Item, Table, Value};
@@ -67,7 +69,13 @@ fn change(
     edit: impl FnOnce(&Path, &str) -> Result<String, EditError>,
 ) -> Result<Edit, EditError> {
     // Editors and dotfile managers link config files; edit the file the link points to.
-    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let path = crate::fsutil::real_path(path);
+    let _lock = crate::fsutil::lock(&crate::paths::state_dir(), &path).map_err(|source| {
+        EditError::Write {
+            path: path.clone(),
+            source,
+        }
+    })?;
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -85,7 +93,7 @@ fn change(
             problem: e.to_string(),
         });
     }
-    replace(&path, new.as_bytes()).map_err(|source| EditError::Write {
+    crate::fsutil::replace(&path, new.as_bytes(), None).map_err(|source| EditError::Write {
         path: path.clone(),
         source,
     })?;
@@ -207,30 +215,6 @@ fn set(table: &mut Table, key: &str, value: Value) {
             table.insert(key, Item::Value(value));
         }
     }
-}
-
-/// Writes `bytes` to a new file beside `path` (same permissions) and renames it over `path`.
-pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "config.toml".to_owned());
-    let tmp = dir.join(format!(".{name}.warden-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]

@@ -201,8 +201,7 @@ pub(super) fn edit_entries(
             }
         }
     }
-    result.text =
-        apply(text, edits).ok_or_else(|| EditError::Internal("overlapping edits".to_owned()))?;
+    result.text = apply(text, edits).map_err(EditError::Internal)?;
     if !result.changed.is_empty() {
         verify(dialect, &before, &result.text, &expect)?;
     }

@@ -7,21 +7,37 @@ use crate::clients::doc::{Seq, SeqStyle};
 
 pub(crate) type Edit = (Range<usize>, String);
 
-/// `text` with `edits` made (`None`: two of them overlap).
-pub(crate) fn apply(text: &str, mut edits: Vec<Edit>) -> Option<String> {
+/// `text` with `edits` made. Refused, with the reason, when two of them overlap or one does
+/// not fit the text: past its end, reversed, or cutting a character in two (the undo
+/// ranges of ledger records come from disk, so they are checked, never trusted).
+pub(crate) fn apply(text: &str, mut edits: Vec<Edit>) -> Result<String, String> {
     edits.sort_by_key(|(r, _)| (r.start, r.end));
     let mut out = String::with_capacity(text.len() + 256);
     let mut pos = 0;
     for (r, s) in &edits {
-        if r.start < pos || r.end > text.len() || r.start > r.end {
-            return None;
+        if r.start > r.end || r.end > text.len() {
+            return Err(format!(
+                "the range {}..{} is not within the text's {} bytes",
+                r.start,
+                r.end,
+                text.len()
+            ));
+        }
+        if !text.is_char_boundary(r.start) || !text.is_char_boundary(r.end) {
+            return Err(format!(
+                "the range {}..{} cuts a character in two",
+                r.start, r.end
+            ));
+        }
+        if r.start < pos {
+            return Err(format!("the range {}..{} overlaps another", r.start, r.end));
         }
         out.push_str(&text[pos..r.start]);
         out.push_str(s);
         pos = r.end;
     }
     out.push_str(&text[pos..]);
-    Some(out)
+    Ok(out)
 }
 
 /// The separator between list items, copied from the list itself.

@@ -1,6 +1,7 @@
 //! The file operations of `manage`: which files, checked all before any is written, then
 //! written through `write.rs` with backups, and the ledger's records kept.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use super::lines::{self, Edit, fingerprint};
@@ -128,55 +129,106 @@ fn undo_record(
 }
 
 /// The text before the edit `rec` records, when `text` is still what that edit left.
-fn undone(rec: &ManagedRecord, text: &str) -> Option<String> {
+/// A record that does not fit that text (a damaged ledger) is an error.
+fn undone(ledger: &Ledger, rec: &ManagedRecord, text: &str) -> Result<Option<String>, ClientError> {
     if rec.after != fingerprint(text) {
-        return None;
+        return Ok(None);
     }
     let edits: Vec<Edit> = rec
         .undo
         .iter()
         .map(|(s, e, t)| (*s..*e, t.clone()))
         .collect();
-    lines::apply(text, edits)
+    lines::apply(text, edits).map(Some).map_err(|why| {
+        ledger.damaged(format!(
+            "its record of {} in the file it names does not fit that file ({why})",
+            rec.entry
+        ))
+    })
 }
 
+/// How one file's edit is computed from its current text, with the ledger's records.
+type Compute<'a> = dyn Fn(&Ledger, &ConfigFile, &str) -> Result<Outcome, ClientError> + 'a;
+
 /// Writes (or, in a dry run, only computes) each planned file; `compute` makes the outcome
-/// from the file's current text, again inside the write (the client may have written).
+/// from the file's current text, again inside the write (the client may have written). The
+/// ledger, locked by the caller before it planned, is saved before each file changes.
 fn write_all(
     env: &ClientEnv,
+    ledger: Ledger,
     plans: Vec<(ConfigFile, bool, String, Outcome)>,
-    compute: &dyn Fn(&ConfigFile, &str) -> Result<Outcome, ClientError>,
+    compute: &Compute<'_>,
     dry_run: bool,
 ) -> Vec<FileChange> {
-    let mut ledger = Ledger::load(&env.state_dir);
+    let ledger = RefCell::new(ledger);
     let mut out = Vec::new();
     for (file, exists, old, planned) in plans {
         let mut change = FileChange::new(&file);
-        let mut old_text = old;
-        let mut outcome = Some(planned);
+        let real = real_path(&file.path);
+        let old_text = RefCell::new(old);
+        let outcome = RefCell::new(Some(planned));
         if !dry_run {
-            let result = if exists {
-                write::update_file(
-                    &file.path,
-                    file.lock,
-                    Some((&env.state_dir, file.client)),
-                    &mut |bytes: &[u8]| {
-                        let text = utf8(&file.path, bytes)?;
-                        let o = compute(&file, &text)?;
-                        let new = (o.text != text).then(|| o.text.clone().into_bytes());
-                        old_text = text;
-                        outcome = Some(o);
-                        Ok(new)
-                    },
-                )
+            // The ledger's news, saved right before the file changes.
+            let mut commit = || {
+                let o = outcome.borrow();
+                let Some(o) = o
+                    .as_ref()
+                    .filter(|o| !(o.forget.is_empty() && o.record.is_empty()))
+                else {
+                    return Ok(());
+                };
+                ledger.borrow_mut().commit(|l| {
+                    for (e, kind) in &o.forget {
+                        l.forget_managed(&real, e, *kind);
+                    }
+                    for r in &o.record {
+                        l.record_managed(&real, r.clone());
+                    }
+                })
+            };
+            let mut edit = |bytes: &[u8]| {
+                let text = utf8(&file.path, bytes)?;
+                let o = compute(&ledger.borrow(), &file, &text)?;
+                let new = (o.text != text).then(|| o.text.clone().into_bytes());
+                *old_text.borrow_mut() = text;
+                *outcome.borrow_mut() = Some(o);
+                Ok(new)
+            };
+            let state = (env.state_dir.as_path(), file.client);
+            let created = if exists {
+                Ok(false)
             } else {
-                let text = outcome.as_ref().map(|o| o.text.clone()).unwrap_or_default();
-                write::create_file(&file.path, text.as_bytes()).map(|()| write::Written {
+                let text = outcome.borrow().as_ref().map(|o| o.text.clone());
+                write::create_file(
+                    &file.path,
+                    &env.state_dir,
+                    text.unwrap_or_default().as_bytes(),
+                    &mut commit,
+                )
+            };
+            ledger
+                .borrow_mut()
+                .finish(created.as_ref().is_ok_and(|c| *c));
+            // Not there when planned, there now (the client saved it first): never
+            // replaced, edited like any file.
+            let result = match created {
+                Ok(true) => Ok(write::Written {
                     written: true,
                     backup: None,
                     attempts: 1,
-                })
+                }),
+                Ok(false) => {
+                    write::update_file(&file.path, file.lock, state, &mut edit, &mut commit)
+                }
+                Err(e) => Err(e),
             };
+            // The file needs no change (a kept entry forgotten, say): the ledger's news
+            // alone.
+            let result = match result {
+                Ok(w) if !w.written => commit().map(|()| w),
+                other => other,
+            };
+            ledger.borrow_mut().finish(result.is_ok());
             match result {
                 Ok(w) => {
                     change.written = w.written;
@@ -189,36 +241,20 @@ fn write_all(
                 }
             }
         }
-        if let Some(o) = outcome {
+        let old_text = old_text.into_inner();
+        if let Some(o) = outcome.into_inner() {
             if o.text != old_text {
                 let label = file.path.display().to_string();
                 change.diff = unified_diff(&old_text, &o.text, &label);
                 change.notices = notices_for(&file, env);
             }
-            if !dry_run {
-                let real = real_path(&file.path);
-                for (e, kind) in &o.forget {
-                    ledger.forget_managed(&real, e, *kind);
-                }
-                for r in o.record {
-                    ledger.record_managed(&real, r);
-                }
-                if change.written {
-                    change.new_text = Some(o.text);
-                }
+            if change.written {
+                change.new_text = Some(o.text);
             }
             change.changed = o.changed;
             change.fingerprint = Some(fingerprint(&old_text));
         }
         out.push(change);
-    }
-    if !dry_run {
-        if let Err(e) = ledger.save() {
-            tracing::warn!(
-                "cannot save {}: {e}; enable and remove work from the files alone. Fix: check that WARDEN_STATE_DIR is writable",
-                ledger.path().display()
-            );
-        }
     }
     out
 }
@@ -246,8 +282,9 @@ pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, Client
         .warden
         .as_ref()
         .map(|w| w.to_string_lossy().into_owned());
-    let ledger = Ledger::load(&env.state_dir);
-    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
+    // Locked before anything is read: what is planned is what is written.
+    let ledger = Ledger::lock(&env.state_dir)?;
+    let compute = |_: &Ledger, file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
         let e = add_text(file.client, file.dialect, text, entry, warden.as_deref())
             .map_err(|e| client_error(file, &entry.name, e))?;
         let id = EntryRef {
@@ -291,13 +328,13 @@ pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, Client
                 ),
             });
         }
-        let outcome = compute(&file, &text)?;
+        let outcome = compute(&ledger, &file, &text)?;
         if exists {
             check_writable(&file.path)?;
         }
         plans.push((file, exists, text, outcome));
     }
-    Ok(write_all(env, plans, &compute, opts.dry_run))
+    Ok(write_all(env, ledger, plans, &compute, opts.dry_run))
 }
 
 /// Whether `id` is of the scope `sel` names (any when it names none).
@@ -360,19 +397,27 @@ pub fn set_enabled(
     enabled: bool,
     dry_run: bool,
 ) -> Result<Vec<FileChange>, ClientError> {
-    let ledger = Ledger::load(&env.state_dir);
-    let records = |file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
-    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
-        toggle(file, text, name, sel, enabled, &records(file))
+    let ledger = Ledger::lock(&env.state_dir)?;
+    let records = |ledger: &Ledger, file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
+    let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
+        toggle(
+            ledger,
+            file,
+            text,
+            name,
+            sel,
+            enabled,
+            &records(ledger, file),
+        )
     };
     let mut plans = Vec::new();
     for (file, text) in files_of(env, sel)? {
-        let o = compute(&file, &text)?;
+        let o = compute(&ledger, &file, &text)?;
         let present = edit::entries(file.client, file.dialect, &text)
             .map_err(|e| parse_error(&file, e))?
             .iter()
             .any(|e| e.name == name && in_scope(sel, &e.id()));
-        if !present && kept(&records(&file), name, sel).is_empty() {
+        if !present && kept(&records(&ledger, &file), name, sel).is_empty() {
             continue;
         }
         if o.text != text {
@@ -383,18 +428,21 @@ pub fn set_enabled(
     if plans.is_empty() {
         return Err(nowhere(name, sel));
     }
-    Ok(write_all(env, plans, &compute, dry_run))
+    Ok(write_all(env, ledger, plans, &compute, dry_run))
 }
 
 /// [`undone`], when what it gives back differs from `text` only in the entries `targets`
 /// (one edit may have turned off several entries, of which only some are asked for now).
 fn undone_within(
+    ledger: &Ledger,
     file: &ConfigFile,
     rec: &ManagedRecord,
     text: &str,
     targets: &[EntryRef],
-) -> Option<String> {
-    let back = undone(rec, text)?;
+) -> Result<Option<String>, ClientError> {
+    let Some(back) = undone(ledger, rec, text)? else {
+        return Ok(None);
+    };
     let others = |t: &str| -> Option<Vec<ServerEntry>> {
         let all = edit::entries(file.client, file.dialect, t).ok()?;
         Some(
@@ -403,24 +451,33 @@ fn undone_within(
                 .collect(),
         )
     };
-    (others(text)? == others(&back)?).then_some(back)
+    Ok(match (others(text), others(&back)) {
+        (Some(a), Some(b)) if a == b => Some(back),
+        _ => None,
+    })
 }
 
 /// `text` with the entries `disable` kept aside (`kept`) put back: exactly where they were
 /// while the file is as Warden left it, else at the end of their list (their own bytes).
+/// `err` says why an entry cannot go back in; a record that does not fit is the ledger's
+/// error.
 fn put_back(
+    ledger: &Ledger,
     file: &ConfigFile,
     text: &str,
     kept: &[&ManagedRecord],
     targets: &[EntryRef],
-) -> Result<String, ManageError> {
+    err: &dyn Fn(ManageError) -> ClientError,
+) -> Result<String, ClientError> {
     let mut out = text.to_owned();
     for r in kept {
-        out = match undone_within(file, r, &out, targets) {
+        out = match undone_within(ledger, file, r, &out, targets)? {
             Some(t) => t,
             None => {
                 let raw = r.raw.as_deref().unwrap_or_default();
-                text::put_back_raw(file.client, file.dialect, &out, &r.entry, raw)?.text
+                text::put_back_raw(file.client, file.dialect, &out, &r.entry, raw)
+                    .map_err(err)?
+                    .text
             }
         };
     }
@@ -428,6 +485,7 @@ fn put_back(
 }
 
 fn toggle(
+    ledger: &Ledger,
     file: &ConfigFile,
     text: &str,
     name: &str,
@@ -462,7 +520,7 @@ fn toggle(
             .chain(off.iter().cloned())
             .collect();
         // Kept entries back: exactly where they were while the file is as Warden left it.
-        out.text = put_back(file, &out.text, &stashed, &targets).map_err(err)?;
+        out.text = put_back(ledger, file, &out.text, &stashed, &targets, &err)?;
         for r in stashed {
             out.changed.push(r.entry.clone());
             out.forget
@@ -472,7 +530,11 @@ fn toggle(
             let rec = records
                 .iter()
                 .find(|r| r.kind == ManagedKind::Switched && r.entry == id);
-            let new = match rec.and_then(|r| undone_within(file, r, &out.text, &targets)) {
+            let back = match rec {
+                Some(r) => undone_within(ledger, file, r, &out.text, &targets)?,
+                None => None,
+            };
+            let new = match back {
                 Some(t) => t,
                 None => {
                     let added = rec.is_some_and(|r| r.key_added);
@@ -561,45 +623,45 @@ pub fn remove(
     plan: Option<&[PlannedFile]>,
     dry_run: bool,
 ) -> Result<Vec<FileChange>, ClientError> {
-    let ledger = Ledger::load(&env.state_dir);
-    let records = |file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
-    let compute = |file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
-        // Written only as previewed, also when the client wrote just now.
-        let planned = plan.and_then(|p| p.iter().find(|p| p.path == file.path));
-        if plan.is_some() && planned.is_none_or(|p| p.fingerprint != fingerprint(text)) {
-            return Err(ClientError::Changed {
-                paths: vec![file.path.clone()],
-            });
-        }
-        take_out(file, text, name, sel, &records(file))
-    };
+    let ledger = Ledger::lock(&env.state_dir)?;
+    let records = |ledger: &Ledger, file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
+    let compute =
+        |ledger: &Ledger, file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
+            // Written only as previewed, also when the client wrote just now.
+            let planned = plan.and_then(|p| p.iter().find(|p| p.path == file.path));
+            if plan.is_some() && planned.is_none_or(|p| p.fingerprint != fingerprint(text)) {
+                return Err(ClientError::Changed {
+                    paths: vec![file.path.clone()],
+                });
+            }
+            take_out(ledger, file, text, name, sel, &records(ledger, file))
+        };
     let mut plans = Vec::new();
     let mut secrets = Vec::new();
     let mut now = Vec::new();
     let mut backups = Vec::new();
     for (file, text) in files_of(env, sel)? {
-        let o = take_out(&file, &text, name, sel, &records(&file))?;
+        let o = take_out(&ledger, &file, &text, name, sel, &records(&ledger, &file))?;
         if o.changed.is_empty() {
             continue;
         }
         if o.text != text {
             check_writable(&file.path)?;
         }
-        let records = records(&file);
+        let records = records(&ledger, &file);
         let stashed = kept(&records, name, sel);
         // What a backup keeps of the kept entries: the file with them put back.
         let with_kept = if stashed.is_empty() {
             None
         } else {
             let targets: Vec<EntryRef> = stashed.iter().map(|r| r.entry.clone()).collect();
-            let back = put_back(&file, &text, &stashed, &targets).map_err(|e| {
-                ClientError::Layout {
-                    path: file.path.clone(),
-                    detail: format!(
-                        "{name} was turned off by `warden servers disable`, and Warden cannot put its kept bytes back into the file for the backup it takes before forgetting them ({e}); so it was not removed"
-                    ),
-                }
-            })?;
+            let cannot = |e: ManageError| ClientError::Layout {
+                path: file.path.clone(),
+                detail: format!(
+                    "{name} was turned off by `warden servers disable`, and Warden cannot put its kept bytes back into the file for the backup it takes before forgetting them ({e}); so it was not removed"
+                ),
+            };
+            let back = put_back(&ledger, &file, &text, &stashed, &targets, &cannot)?;
             Some(back)
         };
         let kept_secrets: Vec<String> = edit::launches(file.dialect, &text)
@@ -647,7 +709,7 @@ pub fn remove(
             _ => None,
         });
     }
-    let mut changes = write_all(env, plans, &compute, dry_run);
+    let mut changes = write_all(env, ledger, plans, &compute, dry_run);
     for ((c, s), b) in changes.iter_mut().zip(secrets).zip(kept_backups) {
         let mut s = s;
         s.sort();
@@ -667,6 +729,7 @@ fn stashed_secret_env(file: &ConfigFile, raw: &str) -> Vec<String> {
 }
 
 fn take_out(
+    ledger: &Ledger,
     file: &ConfigFile,
     text: &str,
     name: &str,
@@ -704,7 +767,11 @@ fn take_out(
     let added = records
         .iter()
         .find(|r| r.kind == ManagedKind::Added && ids.len() == 1 && r.entry == ids[0]);
-    out.text = match added.and_then(|r| undone(r, text)) {
+    let back = match added {
+        Some(r) => undone(ledger, r, text)?,
+        None => None,
+    };
+    out.text = match back {
         Some(t) => t,
         None => {
             text::remove_ids(client, dialect, text, &ids, &entries)
@@ -721,7 +788,7 @@ fn take_out(
 
 /// The entries taken out of the active files by `disable`, as listed (`enabled: false`).
 pub fn stashed(env: &ClientEnv) -> Vec<(ConfigFile, ServerEntry)> {
-    let ledger = Ledger::load(&env.state_dir);
+    let ledger = Ledger::view(&env.state_dir);
     let kept = ledger.stashed();
     if kept.is_empty() {
         return Vec::new();

@@ -164,4 +164,25 @@ mod tests {
         assert_eq!(new, "aXYZcd--ef");
         assert_eq!(apply(&new, inverse(text, &edits)).unwrap(), text);
     }
+
+    #[test]
+    fn ranges_that_do_not_fit_are_refused_not_a_panic() {
+        let text = "{\"n\": \"é\"}";
+        let inside = text.find('é').unwrap() + 1;
+        for (edits, why) in [
+            (vec![(inside..inside, "x".to_owned())], "cuts a character"),
+            (vec![(2..text.len() + 1, String::new())], "not within"),
+            (
+                vec![(Range { start: 3, end: 2 }, String::new())],
+                "not within",
+            ),
+            (
+                vec![(1..4, String::new()), (2..5, String::new())],
+                "overlaps",
+            ),
+        ] {
+            let err = apply(text, edits).unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+    }
 }

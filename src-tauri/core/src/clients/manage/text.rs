@@ -35,8 +35,7 @@ fn entries(
 }
 
 fn finish(text: &str, edits: Vec<Edit>, changed: Vec<EntryRef>) -> Result<ManageEdit, ManageError> {
-    let new = apply(text, edits.clone())
-        .ok_or_else(|| ManageError::Internal("overlapping edits".to_owned()))?;
+    let new = apply(text, edits.clone()).map_err(ManageError::Internal)?;
     Ok(ManageEdit {
         undo: inverse(text, &edits),
         text: new,
