@@ -24,10 +24,12 @@ export function SandboxSection(props: {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const set = async (key: string, value: JsonValue) => {
+  /** One `SetLimit`: a value, or (`list`) items added to or taken out of the list config.toml
+   * holds then, so that a grant made meanwhile elsewhere is kept. */
+  const set = async (key: string, value: JsonValue, list?: { add?: string[]; remove?: string[] }) => {
     setBusy(true);
     try {
-      const r = await api({ op: "set_limit", server: props.server, key, value });
+      const r = await api({ op: "set_limit", server: props.server, key, value: list ? null : value, ...list });
       if (r.kind === "error") setError(r.message);
       else {
         setError(null);
@@ -39,7 +41,7 @@ export function SandboxSection(props: {
   };
   const grant = (path: string) => {
     if (path === "" || s.write.includes(path)) return;
-    void set("sandbox_write", [...s.write, path]);
+    void set("sandbox_write", null, { add: [path] });
   };
   /** A folder typed in: granted as typed (`~/…` stays), if what it names may be granted. */
   const grantTyped = (typed: string) => {
@@ -109,7 +111,7 @@ export function SandboxSection(props: {
             {s.write.map((p) => (
               <li key={p}>
                 <code>{p}</code>{" "}
-                <button type="button" class="link" disabled={busy} onClick={() => void set("sandbox_write", s.write.filter((x) => x !== p))}>
+                <button type="button" class="link" disabled={busy} onClick={() => void set("sandbox_write", null, { remove: [p] })}>
                   remove
                 </button>
               </li>

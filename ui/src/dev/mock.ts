@@ -299,7 +299,11 @@ function handleApi(req: Request): Response {
         return { kind: "error", code: "config", message: `${req.key} = ${req.value} is out of range. Fix: ${key[3]}` };
       }
       const table = (config[req.server] ??= {});
-      if (req.value === null) delete table[req.key];
+      if (req.add || req.remove) {
+        const had = Array.isArray(table[req.key]) ? (table[req.key] as string[]) : [];
+        const kept = had.filter((x) => !req.remove?.includes(x));
+        table[req.key] = [...kept, ...(req.add ?? []).filter((x) => !kept.includes(x))];
+      } else if (req.value === null) delete table[req.key];
       else table[req.key] = req.value;
       void send({ kind: "config_changed", server: req.server });
       return { kind: "command", ok: true, config: CONFIG, sessions: [], message: req.value === null ? `${req.key} removed from [servers.${req.server}]` : `${req.key} = ${JSON.stringify(req.value)} in [servers.${req.server}]` };

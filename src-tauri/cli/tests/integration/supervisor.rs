@@ -1694,6 +1694,53 @@ async fn config_edits_sent_at_once_all_land() {
     daemon.stop().await;
 }
 
+/// Two grants sent at once from two windows (`SetLimit` with `add`): both land in the list,
+/// with the grant that was there, where each sending the whole list it saw would lose one.
+#[tokio::test]
+async fn list_additions_sent_at_once_both_land() {
+    use warden_core::supervisor::api::{Request, Response};
+    use warden_core::supervisor::client::Client;
+
+    let env = Env::new();
+    std::fs::write(
+        env.config(),
+        "[servers.s]\nsandbox_write = [\"/srv/kept\"]\n",
+    )
+    .unwrap();
+    let daemon = env.daemon(&[]).await;
+    let grant = |dir: &str| {
+        let socket = env.socket();
+        let dir = dir.to_owned();
+        async move {
+            let mut api = Client::connect(&socket).await.unwrap();
+            api.request(Request::SetLimit {
+                server: "s".into(),
+                key: "sandbox_write".into(),
+                value: None,
+                add: vec![dir],
+                remove: Vec::new(),
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let (a, b) = tokio::join!(grant("/srv/a"), grant("/srv/b"));
+    for r in [a, b] {
+        assert!(matches!(r, Response::Command(_)), "{r:?}");
+    }
+    let config = warden_core::config::Config::load(&env.config()).unwrap();
+    let (list, ..) = config.raw_value("s", "sandbox_write").unwrap();
+    let mut list: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    list.sort_unstable();
+    assert_eq!(list, ["/srv/a", "/srv/b", "/srv/kept"]);
+    daemon.stop().await;
+}
+
 /// What servers write reaches `warden history` and `warden events` escaped: a server's stdout
 /// noise (`stdout_noise`) and the last line of its stderr (`spawn_failed`'s cause) hold ESC
 /// and BEL, and neither command prints either byte to the terminal.

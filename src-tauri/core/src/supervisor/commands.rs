@@ -178,12 +178,15 @@ impl Supervisor {
         blocking(move || Ok(settings::limits(path.as_deref(), &server))).await
     }
 
-    /// `SetLimit`: checks the key and value, then edits like `set_key`.
+    /// `SetLimit`: checks the key and value, then edits like `set_key` (with `add` or
+    /// `remove`, the list config.toml holds at the time of the edit).
     pub(super) async fn set_limit(
         self: &Arc<Self>,
         server: &str,
         key: &str,
         value: Option<serde_json::Value>,
+        add: Vec<String>,
+        remove: Vec<String>,
     ) -> Result<CommandOutcome, ApiError> {
         let Some(def) = crate::config::KEYS.iter().find(|k| k.name == key) else {
             return Err(ApiError::new(
@@ -191,16 +194,30 @@ impl Supervisor {
                 format!("`{key}` is not a config key (see docs/config.md)"),
             ));
         };
-        let value = match value {
-            None => None,
-            Some(v) => Some(settings::to_toml(&v).map_err(|problem| {
-                ApiError::new(
-                    ErrorCode::Invalid,
-                    format!("`{key}`: {problem}. Fix: {}", def.fix),
-                )
-            })?),
+        let invalid = |problem: String| {
+            ApiError::new(
+                ErrorCode::Invalid,
+                format!("`{key}`: {problem}. Fix: {}", def.fix),
+            )
         };
-        self.set_key(server, def.name, value).await
+        let change = match value {
+            _ if !add.is_empty() || !remove.is_empty() => {
+                if value.is_some() {
+                    return Err(invalid(
+                        "give a value, or items to add or remove, not both".into(),
+                    ));
+                }
+                if !def.default.trim_start().starts_with('[') {
+                    return Err(invalid(
+                        "it is not a list, so nothing can be added to it".into(),
+                    ));
+                }
+                Change::List { add, remove }
+            }
+            None => Change::Remove,
+            Some(v) => Change::Set(settings::to_toml(&v).map_err(invalid)?),
+        };
+        self.set_key(server, def.name, change).await
     }
 
     /// Writes `[servers.<server>] <key> = <value>` (removes the key for `None`) and waits
@@ -209,7 +226,7 @@ impl Supervisor {
         self: &Arc<Self>,
         server: &str,
         key: &'static str,
-        value: Option<toml_edit::Value>,
+        change: Change,
     ) -> Result<CommandOutcome, ApiError> {
         let Some(path) = self.opts.config.clone() else {
             return Err(ApiError::new(
@@ -219,17 +236,20 @@ impl Supervisor {
         };
         let events = self.subscribe();
         let edited_ms = now_ms();
-        let shown = value.as_ref().map_or_else(
-            || "(default)".to_owned(),
-            |v| v.to_string().trim().to_owned(),
-        );
-        let on = value.as_ref().and_then(toml_edit::Value::as_bool);
+        let shown = change.shown();
+        let on = match &change {
+            Change::Set(v) => v.as_bool(),
+            _ => None,
+        };
         let edit = {
             let path = path.clone();
             let server = server.to_owned();
-            tokio::task::spawn_blocking(move || match value {
-                Some(v) => config_edit::set_server_key(&path, &server, key, v),
-                None => config_edit::remove_server_key(&path, &server, key),
+            tokio::task::spawn_blocking(move || match change {
+                Change::Set(v) => config_edit::set_server_key(&path, &server, key, v),
+                Change::Remove => config_edit::remove_server_key(&path, &server, key),
+                Change::List { add, remove } => {
+                    config_edit::edit_server_list(&path, &server, key, &add, &remove)
+                }
             })
             .await
             .map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?
@@ -376,6 +396,34 @@ impl Pickup<'_> {
             ),
             config: Some(path),
             sessions,
+        }
+    }
+}
+
+/// What a `SetLimit` does to its key.
+pub(super) enum Change {
+    Set(toml_edit::Value),
+    /// The key is taken out (the server gets `[defaults]`'s or the built-in default).
+    Remove,
+    /// Items added to and taken out of the list the file holds when it is edited.
+    List {
+        add: Vec<String>,
+        remove: Vec<String>,
+    },
+}
+
+impl Change {
+    /// The change as the outcome's message shows it.
+    fn shown(&self) -> String {
+        match self {
+            Change::Set(v) => v.to_string().trim().to_owned(),
+            Change::Remove => "(default)".to_owned(),
+            Change::List { add, remove } => add
+                .iter()
+                .map(|a| format!("+{a:?}"))
+                .chain(remove.iter().map(|r| format!("-{r:?}")))
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }

@@ -53,6 +53,59 @@ pub fn set_server_key(
     })
 }
 
+/// Adds `add` to and takes `remove` out of the list `<key>` that `server` has in `path` when
+/// the file is read (its own, else `[defaults]`'s, else none), and sets that list in
+/// `[servers.<server>]`: read and written under the file's lock, so that two changes of one
+/// list at once (two grants from the window) both land, where each sending a whole list
+/// would drop the other's item.
+pub fn edit_server_list(
+    path: &Path,
+    server: &str,
+    key: &str,
+    add: &[String],
+    remove: &[String],
+) -> Result<Edit, EditError> {
+    change(path, server, |path, text| {
+        let config = Config::parse(path, text).map_err(|e| EditError::Invalid {
+            path: path.to_owned(),
+            problem: e.to_string(),
+        })?;
+        let mut items: Vec<String> = match config.raw_value(server, key) {
+            None => Vec::new(),
+            Some((toml::Value::Array(a), ..)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| EditError::Invalid {
+                    path: path.to_owned(),
+                    problem: format!("`{key}` is not a list of strings"),
+                })?,
+            Some((other, ..)) => {
+                return Err(EditError::Invalid {
+                    path: path.to_owned(),
+                    problem: format!("`{key}` is {}, not a list", other.type_str()),
+                });
+            }
+        };
+        items.retain(|i| !remove.contains(i));
+        for a in add {
+            if !items.contains(a) {
+                items.push(a.clone());
+            }
+        }
+        if config.raw_value(server, key).is_none() && items.is_empty() {
+            return Ok(text.to_owned());
+        }
+        edit_text(
+            path,
+            text,
+            server,
+            key,
+            Value::Array(items.into_iter().collect()),
+        )
+    })
+}
+
 /// Removes `<key>` from `[servers.<server>]` in `path`, so the server gets `[defaults]` or
 /// the built-in default again. Nothing else changes.
 pub fn remove_server_key(path: &Path, server: &str, key: &str) -> Result<Edit, EditError> {

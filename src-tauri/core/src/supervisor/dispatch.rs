@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::api::{ApiError, ErrorCode, Request, Response};
+use super::commands::Change;
 use super::service::Supervisor;
 use crate::desktop::AppRequest;
 
@@ -23,12 +24,12 @@ impl Supervisor {
             },
             Request::Restart { server } => Response::Command(self.restart(&server).await),
             Request::Fallback { server, on } => reply(
-                self.set_key(&server, "force_fallback", Some(on.into()))
+                self.set_key(&server, "force_fallback", Change::Set(on.into()))
                     .await,
                 Response::Command,
             ),
             Request::Debug { server, on } => reply(
-                self.set_key(&server, "debug", Some(on.into())).await,
+                self.set_key(&server, "debug", Change::Set(on.into())).await,
                 Response::Command,
             ),
             Request::Probe {
@@ -54,8 +55,14 @@ impl Supervisor {
                 reply(self.approve_tools(&server, &tools), Response::Command)
             }
             Request::Limits { server } => reply(self.limits(server).await, Response::Limits),
-            Request::SetLimit { server, key, value } => reply(
-                self.set_limit(&server, &key, value).await,
+            Request::SetLimit {
+                server,
+                key,
+                value,
+                add,
+                remove,
+            } => reply(
+                self.set_limit(&server, &key, value, add, remove).await,
                 Response::Command,
             ),
             Request::Clients => reply(self.clients().await, Response::Clients),
@@ -260,6 +267,8 @@ mod tests {
                 server: server(),
                 key: "debug".into(),
                 value: None,
+                add: Vec::new(),
+                remove: Vec::new(),
             },
             Request::App {
                 request: AppRequest::Autostart { on: None },

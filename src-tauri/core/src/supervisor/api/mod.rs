@@ -101,11 +101,18 @@ pub enum Request {
     Limits { server: String },
     /// Sets `key` in `[servers.NAME]` of config.toml (or removes it: `value: null`) after
     /// checking it like the bridges do; running bridges pick it up.
+    /// With `add` or `remove` (a list key, and no `value`): those items are added to or taken
+    /// out of the list config.toml holds at the time of the edit, so that two changes of one
+    /// list at once both land.
     SetLimit {
         server: String,
         key: String,
         #[serde(default)]
         value: Option<Value>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        add: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        remove: Vec<String>,
     },
     /// The detected IDE and agent config files and their stdio servers, wrapped or not.
     Clients,
