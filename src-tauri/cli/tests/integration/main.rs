@@ -13,6 +13,8 @@ mod containment;
 mod control;
 mod install;
 #[cfg(target_os = "linux")]
+mod network;
+#[cfg(target_os = "linux")]
 mod reaper;
 mod registry;
 mod reload;
