@@ -35,10 +35,7 @@ pub struct Server {
     /// A `sandbox_network` list: the proxy's list and listener, until the session starts it
     /// (`Session::started`).
     #[cfg(target_os = "linux")]
-    pub(super) net: Option<(
-        Vec<(crate::config::network::Host, Option<u16>)>,
-        super::proxy::Listen,
-    )>,
+    pub(super) net: Option<(Vec<crate::config::network::Dest>, super::proxy::Listen)>,
     /// The server's proxy, which stops when the server is dropped.
     #[cfg(target_os = "linux")]
     pub(super) proxy: Option<super::proxy::Proxy>,

@@ -26,7 +26,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::sink::Sink;
-use crate::config::network::{self, Host, Verdict};
+use crate::config::network::{self, Verdict};
 use crate::events::Event;
 
 /// The largest request head read (the request line and headers).
@@ -47,7 +47,7 @@ pub struct Context {
     /// The server's name, for the refusal's text.
     pub server: String,
     /// The list, presets expanded.
-    pub list: Vec<(Host, Option<u16>)>,
+    pub list: Vec<network::Dest>,
     pub sink: Arc<Sink>,
     /// The destinations refused so far in this session (`host:port`).
     pub denied: Arc<Mutex<HashSet<String>>>,

@@ -55,6 +55,9 @@ pub enum Host {
     Addr(IpAddr),
 }
 
+/// An entry of the expanded list: a host and its port (`None`: 80 and 443).
+pub type Dest = (Host, Option<u16>);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
     Npm,
@@ -217,13 +220,9 @@ fn check_name(name: &str) -> Result<(), String> {
 /// The list with its presets replaced by their hosts: the defaults, and the registry or index
 /// the runner's configuration names (`var` reads the bridge's environment, `npmrc` are the
 /// texts of the `.npmrc` files that apply).
-pub fn expand(
-    list: &[Entry],
-    var: impl Fn(&str) -> Option<String>,
-    npmrc: &[String],
-) -> Vec<(Host, Option<u16>)> {
-    let mut out: Vec<(Host, Option<u16>)> = Vec::new();
-    let mut add = |d: (Host, Option<u16>)| {
+pub fn expand(list: &[Entry], var: impl Fn(&str) -> Option<String>, npmrc: &[String]) -> Vec<Dest> {
+    let mut out: Vec<Dest> = Vec::new();
+    let mut add = |d: Dest| {
         if !out.contains(&d) {
             out.push(d);
         }
@@ -271,7 +270,7 @@ fn npmrc_registries(text: &str) -> Vec<String> {
 }
 
 /// The host and port of an `http(s)://` URL (`name=URL` as uv's `UV_INDEX` writes it, too).
-fn url_host(url: &str) -> Option<(Host, Option<u16>)> {
+fn url_host(url: &str) -> Option<Dest> {
     let url = url.split_once('=').map_or(url, |(_, u)| u);
     let rest = url
         .strip_prefix("https://")
@@ -313,7 +312,7 @@ pub fn normalize(host: &str) -> String {
 }
 
 /// Checks `host:port` (as the client asked) against the expanded list.
-pub fn check(list: &[(Host, Option<u16>)], host: &str, port: u16) -> Verdict {
+pub fn check(list: &[Dest], host: &str, port: u16) -> Verdict {
     let host = normalize(host);
     if let Ok(ip) = host.parse::<IpAddr>() {
         let ip = ip.to_canonical();
@@ -386,7 +385,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn list(entries: &[&str]) -> Vec<(Host, Option<u16>)> {
+    fn list(entries: &[&str]) -> Vec<Dest> {
         let parsed: Vec<Entry> = entries.iter().map(|e| entry(e).unwrap()).collect();
         expand(&parsed, |_| None, &[])
     }

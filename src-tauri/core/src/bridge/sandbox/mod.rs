@@ -29,7 +29,7 @@ use std::os::fd::OwnedFd;
 
 use crate::codes::Code;
 #[cfg(target_os = "linux")]
-use crate::config::network::{self, Host};
+use crate::config::network;
 use crate::config::{Limits, SandboxMode};
 
 mod bwrap;
@@ -316,7 +316,7 @@ impl Launch {
 /// What the proxy of a server with a `sandbox_network` list needs: the list (presets
 /// expanded) and where it listens.
 pub struct Net {
-    pub list: Vec<(Host, Option<u16>)>,
+    pub list: Vec<network::Dest>,
     pub way: Way,
 }
 
@@ -351,7 +351,7 @@ fn proxy_env(url: &str) -> Vec<(OsString, OsString)> {
 #[cfg(target_os = "linux")]
 /// The list with its presets expanded: the runner's mirror from the bridge's environment and
 /// the `.npmrc` of each home and of the working folder.
-fn expanded(list: &[network::Entry], places: &Places) -> Vec<(Host, Option<u16>)> {
+fn expanded(list: &[network::Entry], places: &Places) -> Vec<network::Dest> {
     let npmrc: Vec<String> = places
         .homes
         .iter()
