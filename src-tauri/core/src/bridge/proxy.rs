@@ -31,6 +31,8 @@ use crate::events::Event;
 
 /// The largest request head read (the request line and headers).
 const MAX_HEAD: usize = 64 * 1024;
+/// Each direction's buffer while relaying.
+const COPY_BUF: usize = 64 * 1024;
 /// How long a destination may take to resolve and accept the connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -166,7 +168,10 @@ async fn serve(mut client: TcpStream, cx: Arc<Context>) {
     if sent.is_err() || upstream.write_all(&head.rest).await.is_err() {
         return;
     }
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    // Large buffers: fewer wake-ups and system calls per download (8 KiB by default).
+    let _ =
+        tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, COPY_BUF, COPY_BUF)
+            .await;
 }
 
 /// Reads and parses the request head; `None`: the client left first.
@@ -519,7 +524,7 @@ mod tests {
             }
             got
         };
-        for round in 0..2 {
+        for round in 0..4 {
             let mut p50 = [Duration::ZERO; 2];
             for (i, tunnel) in [false, true].into_iter().enumerate() {
                 let mut times: Vec<Duration> = (0..100)
