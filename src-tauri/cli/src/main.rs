@@ -155,6 +155,18 @@ fn parse() -> Cli {
 }
 
 fn main() -> ExitCode {
+    // Inside a bubblewrap sandbox with a `sandbox_network` list, before the server: hands the
+    // proxy's listener to the bridge and execs the server (returns only on failure).
+    #[cfg(target_os = "linux")]
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == warden_core::bridge::sandbox::HELPER)
+    {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+        let e = warden_core::bridge::sandbox::helper(&args);
+        eprintln!("warden: the sandbox's way to its sandbox_network proxy failed: {e}");
+        return ExitCode::from(126);
+    }
     let cli = parse();
     init_logging();
     match cli.command {

@@ -54,6 +54,12 @@ pub struct Event {
     /// `spawn_failed`: what to do about it, in one line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// `network_denied`: the destination's host, as the sandboxed server asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `network_denied`: the destination's port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
 }
 
 impl Event {

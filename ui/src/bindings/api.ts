@@ -146,7 +146,15 @@ stderr_tail?: string,
 /**
  * `spawn_failed`: what to do about it, in one line.
  */
-fix?: string, };
+fix?: string, 
+/**
+ * `network_denied`: the destination's host, as the sandboxed server asked for it.
+ */
+host?: string, 
+/**
+ * `network_denied`: the destination's port.
+ */
+port?: number, };
 
 export type CommandOutcome = { ok: boolean, message: string, 
 /**

@@ -21,7 +21,7 @@
 //! TEXT as a line on stderr and exits at once with status 1: the text tests' escapes).
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -171,6 +171,59 @@ fn talk(stream: std::os::unix::net::UnixStream, line: Option<&str>) -> std::io::
     Ok(answer.trim_end().to_owned())
 }
 
+/// The proxy named by `$var` (`http://HOST:PORT`), connected.
+fn proxy(var: &str) -> std::io::Result<std::net::TcpStream> {
+    let url = std::env::var(var).map_err(|_| std::io::Error::other(format!("no {var}")))?;
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    std::net::TcpStream::connect(addr)
+}
+
+/// Everything `stream` sends until it closes, as text.
+fn read_all(mut stream: std::net::TcpStream) -> std::io::Result<String> {
+    let mut text = String::new();
+    stream.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// `GET url` through `$HTTP_PROXY` (an absolute-form request): the whole response.
+fn fetch(url: &str) -> std::io::Result<String> {
+    let mut s = proxy("HTTP_PROXY")?;
+    let host = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or("");
+    write!(
+        s,
+        "GET {url} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )?;
+    read_all(s)
+}
+
+/// `CONNECT dest` through `$HTTPS_PROXY`, then `GET /` in the tunnel: the proxy's refusal, or
+/// `tunnel: ` and the destination's whole response.
+fn tunnel(dest: &str) -> std::io::Result<String> {
+    let mut s = proxy("HTTPS_PROXY")?;
+    write!(s, "CONNECT {dest} HTTP/1.1\r\nHost: {dest}\r\n\r\n")?;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte)? == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    if !head.starts_with("HTTP/1.1 200") {
+        return Ok(head + &read_all(s)?);
+    }
+    write!(
+        s,
+        "GET / HTTP/1.1\r\nHost: {dest}\r\nConnection: close\r\n\r\n"
+    )?;
+    Ok(format!("tunnel: {}", read_all(s)?))
+}
+
 /// SIGTERM to `pid`.
 #[allow(unsafe_code)]
 fn signal(pid: i64) -> std::io::Result<String> {
@@ -193,8 +246,10 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
         // sandbox's tests, `{"read": PATH}` the file's text, `{"write": PATH, "text": T}`
         // writes it, `{"connect": "HOST:PORT"}` opens a TCP connection, `{"unix": PATH}` a
         // UNIX socket's (sending `"send"`'s line, if any, and answering the first line back),
-        // `{"abstract": NAME}` an abstract one's, `{"kill": PID}` sends it SIGTERM: each
-        // answers what happened ("error: ..." when refused).
+        // `{"abstract": NAME}` an abstract one's, `{"kill": PID}` sends it SIGTERM,
+        // `{"fetch": URL}` GETs an http:// URL through `$HTTP_PROXY`, `{"tunnel": "HOST:PORT"}`
+        // GETs / through a CONNECT tunnel of `$HTTPS_PROXY`: each answers what happened
+        // ("error: ..." when refused).
         "echo" => {
             // Failures are also logged on stderr, as servers do, with what was refused.
             let outcome = |what: &str, r: std::io::Result<String>| {
@@ -228,6 +283,10 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
                 )
             } else if let Some(pid) = args.get("kill").and_then(Value::as_i64) {
                 outcome(&format!("signal {pid}"), signal(pid))
+            } else if let Some(url) = args.get("fetch").and_then(Value::as_str) {
+                outcome(&format!("fetch {url}"), fetch(url))
+            } else if let Some(dest) = args.get("tunnel").and_then(Value::as_str) {
+                outcome(&format!("tunnel to {dest}"), tunnel(dest))
             } else if let Some(addr) = args.get("connect").and_then(Value::as_str) {
                 outcome(
                     &format!("connect to {addr}"),

@@ -14,6 +14,8 @@ mod control;
 mod install;
 mod locking;
 #[cfg(target_os = "linux")]
+mod network;
+#[cfg(target_os = "linux")]
 mod reaper;
 mod registry;
 mod reload;

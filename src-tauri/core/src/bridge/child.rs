@@ -32,6 +32,13 @@ pub struct Server {
     /// The server runs inside bubblewrap, in a session of its own that the group's signals
     /// do not reach.
     in_bwrap: bool,
+    /// A `sandbox_network` list: the proxy's list and listener, until the session starts it
+    /// (`Session::started`).
+    #[cfg(target_os = "linux")]
+    pub(super) net: Option<(Vec<crate::config::network::Dest>, super::proxy::Listen)>,
+    /// The server's proxy, which stops when the server is dropped.
+    #[cfg(target_os = "linux")]
+    pub(super) proxy: Option<super::proxy::Proxy>,
 }
 
 /// The server's standard streams.
@@ -94,6 +101,12 @@ impl Server {
         if let Some(confine) = launch.confine {
             confine.apply_before_exec(&mut cmd);
         }
+        #[cfg(target_os = "linux")]
+        if let Some(super::sandbox::Way::Inside { theirs, .. }) =
+            launch.net.as_ref().map(|n| &n.way)
+        {
+            sys::inherit(&mut cmd, std::os::fd::AsRawFd::as_raw_fd(theirs));
+        }
         let mut child = cmd.spawn().map_err(|source| {
             let hint = match source.kind() {
                 std::io::ErrorKind::NotFound => format!(
@@ -126,6 +139,17 @@ impl Server {
                 armed: true,
             },
             in_bwrap: launch.mode == super::sandbox::BWRAP,
+            // The sandbox's end of the way to the proxy is closed here once the server has it.
+            #[cfg(target_os = "linux")]
+            net: launch.net.map(|n| {
+                let listen = match n.way {
+                    super::sandbox::Way::Inside { ours, .. } => super::proxy::Listen::Inside(ours),
+                    super::sandbox::Way::Host(l) => super::proxy::Listen::Host(l),
+                };
+                (n.list, listen)
+            }),
+            #[cfg(target_os = "linux")]
+            proxy: None,
         };
         Ok((
             server,
@@ -302,6 +326,21 @@ pub(crate) mod sys {
                     Ok(())
                 });
             }
+        }
+    }
+
+    /// Keeps `fd` open across the exec of this command alone (it stays close-on-exec for
+    /// every other process the bridge spawns).
+    #[cfg(target_os = "linux")]
+    pub fn inherit(cmd: &mut tokio::process::Command, fd: std::os::fd::RawFd) {
+        // SAFETY: runs in the forked child before exec; fcntl is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
         }
     }
 

@@ -28,6 +28,8 @@ mod control;
 mod generation;
 mod guard;
 mod links;
+#[cfg(target_os = "linux")]
+mod proxy;
 mod pumps;
 #[cfg(target_os = "linux")]
 pub mod reaper;

@@ -72,6 +72,12 @@ pub(super) struct Session {
     supervisor_socket: bool,
     /// What a sandboxed server's sandbox is built from (`sandbox = "on"`).
     places: super::sandbox::Places,
+    /// The server's name (the proxy's refusals name its config section).
+    #[cfg(target_os = "linux")]
+    name: String,
+    /// The destinations the proxy refused in this session (`network_denied` once each).
+    #[cfg(target_os = "linux")]
+    net_denied: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 /// How long the bridge waits for the client's `initialize` to answer it with a start failure.
@@ -209,17 +215,37 @@ impl Session {
             controller,
             supervisor_socket,
             places,
+            #[cfg(target_os = "linux")]
+            name,
+            #[cfg(target_os = "linux")]
+            net_denied: Arc::default(),
         }
     }
 
     /// Starts the tasks of server process number `generation` and tells the router.
     pub(super) fn started(
         &self,
-        server: Server,
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))] mut server: Server,
         pipes: Pipes,
         generation: u64,
         fallback: bool,
     ) -> Generation {
+        #[cfg(target_os = "linux")]
+        if let Some((list, listen)) = server.net.take() {
+            let cx = super::proxy::Context {
+                server: self.name.clone(),
+                list,
+                sink: Arc::clone(&self.links.sink),
+                denied: Arc::clone(&self.net_denied),
+            };
+            match super::proxy::start(listen, cx) {
+                Ok(proxy) => server.proxy = Some(proxy),
+                Err(e) => self.links.sink.event(
+                    Event::new("proxy_failed")
+                        .detail(format!("the sandbox_network proxy could not start: {e}")),
+                ),
+            }
+        }
         self.links.server_pid.store(server.pid, Ordering::Relaxed);
         let generation = Generation::start(
             server,

@@ -331,7 +331,7 @@ pub const KEYS: &[KeyDef] = &[
               `sandbox_write` and a folder of its own (its package caches and temp files), \
               your keys, /run and the paths of `sandbox_deny` hidden, no UNIX socket, a cleared \
               environment (`--pass-env` names what else it gets), no network unless \
-              `sandbox_network = \"host\"`. A sandbox that cannot be set up never falls back \
+              `sandbox_network` grants the host's or a list of destinations. A sandbox that cannot be set up never falls back \
               to running the server unsandboxed. Off by default: a server that needs more than \
               it is granted fails, and that is for you to decide per server (docs/sandbox.md).",
         fix: "\"off\" or \"on\"",
@@ -368,18 +368,19 @@ pub const KEYS: &[KeyDef] = &[
         name: "sandbox_network",
         default: "\"none\"",
         doc: "A sandboxed server's network: \"none\" (its own empty network: no connection \
-              anywhere, not even to this machine's services) or \"host\" (the host's network, \
-              DNS and certificates as outside). None by default: a server that must fetch (an \
-              npx first start, an API) needs \"host\".",
-        fix: "\"none\" or \"host\"",
-        apply: |l, v| {
-            l.sandbox_network = match v.as_str() {
-                Some("none") => false,
-                Some("host") => true,
-                _ => return Err(format!("must be \"none\" or \"host\", not {v}")),
-            };
-            Ok(())
-        },
+              anywhere, not even to this machine's services), \"host\" (the host's network, \
+              DNS and certificates as outside), or a list of the destinations it may reach \
+              through Warden's proxy, each checked by name as the server asks for it: \
+              \"api.github.com\", \"*.githubusercontent.com\" (names under it), \
+              \"registry.example:8443\", an address with or without a port \
+              (\"127.0.0.1:8080\", \"[::1]:9000\"), and the presets \"@npm\" and \"@pypi\" \
+              (their registries, and the mirror npm's or uv's and pip's own configuration \
+              names). An entry without a port allows 80 and 443. A listed name that resolves \
+              to a loopback, link-local or cloud-metadata address is refused; list the address \
+              itself to allow it. A refusal is a `network_denied` event. None by default: a \
+              server that must fetch (an npx first start, an API) needs a list or \"host\".",
+        fix: super::network::FIX,
+        apply: |l, v| super::network::parse(v).map(|n| l.sandbox_network = n),
     },
     KeyDef {
         name: "sandbox_mode",

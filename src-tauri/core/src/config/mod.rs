@@ -8,6 +8,7 @@
 //! loading.
 
 mod keys;
+pub mod network;
 pub(crate) mod watch;
 
 use std::collections::BTreeMap;
@@ -80,8 +81,8 @@ pub struct Limits {
     pub sandbox: bool,
     pub sandbox_write: Vec<PathBuf>,
     pub sandbox_deny: Vec<PathBuf>,
-    /// `sandbox_network = "host"`.
-    pub sandbox_network: bool,
+    /// `sandbox_network`: none, the host's, or a list of destinations.
+    pub sandbox_network: network::Network,
     pub sandbox_mode: SandboxMode,
 }
 
@@ -112,7 +113,7 @@ impl Default for Limits {
             sandbox: false,
             sandbox_write: Vec::new(),
             sandbox_deny: Vec::new(),
-            sandbox_network: false,
+            sandbox_network: network::Network::None,
             sandbox_mode: SandboxMode::Auto,
         };
         for key in KEYS {

@@ -39,7 +39,7 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
         "--unshare-ipc",
         "--unshare-uts",
     ]);
-    if !limits.sandbox_network {
+    if !limits.sandbox_network.is_host() {
         push(&["--unshare-net"]);
     }
     push(&[

@@ -1,7 +1,7 @@
 //! The sandbox made by Landlock where bubblewrap cannot make one (Linux 6.12+, Landlock ABI
 //! 6): reads everywhere but the hidden paths and `/tmp`, writes only the grants and the
 //! server's own folder (its temp files included, through `TMPDIR`), no TCP unless the host's
-//! network is granted, no signal to a process outside the sandbox and no abstract UNIX
+//! network is granted (with a `sandbox_network` list: TCP connect to the proxy's port only), no signal to a process outside the sandbox and no abstract UNIX
 //! socket (its scopes). With the system-call filter, no UNIX socket at all. What it cannot
 //! do that bubblewrap does: a pid namespace (the user's processes stay visible in /proc,
 //! though not their memory or environment), UDP and DNS cut.
@@ -10,8 +10,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
 use super::Places;
@@ -48,10 +48,13 @@ pub struct Rules(Option<RulesetCreated>);
 
 impl Rules {
     /// The rules for `command` under `limits`, and the server's own folder (created).
+    /// With a `sandbox_network` list, `proxy` is the proxy's port on the host's loopback:
+    /// the one TCP port the server may connect to (Landlock rules name ports, not hosts).
     pub fn new(
         command: &[OsString],
         limits: &Limits,
         places: &Places,
+        proxy: Option<u16>,
     ) -> Result<(Rules, Option<PathBuf>), Unfit> {
         let abi = available_abi();
         if std::env::var_os("WARDEN_NO_LANDLOCK").is_some() || abi < 1 {
@@ -68,12 +71,17 @@ impl Rules {
             .map_err(rules)?
             .scope(Scope::from_all(v6))
             .map_err(rules)?;
-        if !limits.sandbox_network {
+        if !limits.sandbox_network.is_host() {
             ruleset = ruleset
                 .handle_access(AccessNet::from_all(v6))
                 .map_err(rules)?;
         }
         let mut created = ruleset.create().map_err(rules)?;
+        if let Some(port) = proxy.filter(|_| !limits.sandbox_network.is_host()) {
+            created = created
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                .map_err(rules)?;
+        }
         let mut hidden = places.hidden(limits);
         let (grants, own) = places.writable(limits);
         let mut reads = places.under_tmp(command);

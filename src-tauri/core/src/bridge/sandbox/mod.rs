@@ -24,17 +24,26 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+#[cfg(target_os = "linux")]
+use std::os::fd::OwnedFd;
+
 use crate::codes::Code;
+#[cfg(target_os = "linux")]
+use crate::config::network;
 use crate::config::{Limits, SandboxMode};
 
 mod bwrap;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
+mod netns;
+#[cfg(target_os = "linux")]
 mod seccomp;
 mod stderr;
 
 pub use bwrap::{argv, userns_denied, works};
+#[cfg(target_os = "linux")]
+pub use netns::{HELPER, PORT_INSIDE, helper, receive_listener};
 pub use stderr::{Denied, denied};
 
 /// What the sandbox is, as `warden status` shows it.
@@ -88,6 +97,9 @@ pub struct Places {
     /// Variables of the bridge's environment the server gets besides [`KEPT_ENV`]
     /// (`--pass-env`).
     pub pass_env: Vec<String>,
+    /// Warden's own program, run first in a bubblewrap sandbox with a `sandbox_network` list
+    /// (`netns.rs`).
+    pub helper: Option<PathBuf>,
 }
 
 impl Places {
@@ -116,6 +128,7 @@ impl Places {
             cwd: std::env::current_dir().ok(),
             own: Some(state.join("sandbox").join(crate::paths::file_stem(server))),
             pass_env: pass_env.to_vec(),
+            helper: std::env::current_exe().and_then(std::fs::canonicalize).ok(),
         }
     }
 
@@ -280,6 +293,9 @@ pub struct Launch {
     /// `WARDEN_SESSION` are added to it); `None`: the bridge's, inherited.
     pub env: Option<Vec<(OsString, OsString)>>,
     pub confine: Option<Confine>,
+    /// A `sandbox_network` list: the way to the proxy the bridge starts with the server.
+    #[cfg(target_os = "linux")]
+    pub net: Option<Net>,
 }
 
 impl Launch {
@@ -290,8 +306,59 @@ impl Launch {
             mode: "off",
             env: None,
             confine: None,
+            #[cfg(target_os = "linux")]
+            net: None,
         }
     }
+}
+
+#[cfg(target_os = "linux")]
+/// What the proxy of a server with a `sandbox_network` list needs: the list (presets
+/// expanded) and where it listens.
+pub struct Net {
+    pub list: Vec<network::Dest>,
+    pub way: Way,
+}
+
+/// Where the proxy listens.
+#[cfg(target_os = "linux")]
+pub enum Way {
+    /// bubblewrap: inside the server's network namespace. The sandbox's helper sends the
+    /// listener over `ours`; `theirs` is the end the server process inherits (closed in the
+    /// bridge once it is spawned).
+    Inside { ours: OwnedFd, theirs: OwnedFd },
+    /// Landlock: on the host's loopback, the one port the server may connect to.
+    Host(std::net::TcpListener),
+}
+
+/// The variables that send HTTP clients (curl, Python, uv, pip, npm, Node's fetch with
+/// `NODE_USE_ENV_PROXY`) through the proxy at `url`.
+fn proxy_env(url: &str) -> Vec<(OsString, OsString)> {
+    [
+        ("HTTP_PROXY", url),
+        ("HTTPS_PROXY", url),
+        ("http_proxy", url),
+        ("https_proxy", url),
+        ("npm_config_proxy", url),
+        ("npm_config_https_proxy", url),
+        ("NODE_USE_ENV_PROXY", "1"),
+    ]
+    .iter()
+    .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+    .collect()
+}
+
+#[cfg(target_os = "linux")]
+/// The list with its presets expanded: the runner's mirror from the bridge's environment and
+/// the `.npmrc` of each home and of the working folder.
+fn expanded(list: &[network::Entry], places: &Places) -> Vec<network::Dest> {
+    let npmrc: Vec<String> = places
+        .homes
+        .iter()
+        .chain(places.cwd.iter())
+        .filter_map(|d| std::fs::read_to_string(d.join(".npmrc")).ok())
+        .collect();
+    network::expand(list, |k| std::env::var(k).ok(), &npmrc)
 }
 
 /// What confines the server process in its last step before exec (after the reaper split
@@ -373,6 +440,7 @@ fn cleared_env(
     places: &Places,
     own: Option<&Path>,
     private_tmp: bool,
+    proxy: Option<&str>,
 ) -> Vec<(OsString, OsString)> {
     let keep = |name: &OsStr| {
         let n = name.to_string_lossy();
@@ -383,6 +451,11 @@ fn cleared_env(
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().filter(|(k, _)| keep(k)).collect();
     if let Some(own) = own {
         let set = own_env(own, private_tmp);
+        env.retain(|(k, _)| !set.iter().any(|(s, _)| s == k));
+        env.extend(set);
+    }
+    if let Some(url) = proxy {
+        let set = proxy_env(url);
         env.retain(|(k, _)| !set.iter().any(|(s, _)| s == k));
         env.extend(set);
     }
@@ -410,14 +483,52 @@ mod linux {
         };
         if let Some(bwrap) = bwrap.as_ref().filter(|_| works()) {
             let (_, own) = places.writable(limits);
+            let mut a = argv(bwrap, command, limits, places);
+            let mut net = None;
+            let mut proxy = None;
+            if let Some(list) = limits.sandbox_network.list() {
+                let helper = places.helper.as_ref().ok_or_else(|| {
+                    Refused::new(
+                        Code::SandboxUnavailable,
+                        "Warden cannot find its own program to reach the proxy of its `sandbox_network` list",
+                    )
+                })?;
+                let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(|e| {
+                    Refused::new(
+                        Code::SandboxUnavailable,
+                        &format!("the way to its `sandbox_network` proxy cannot be made ({e})"),
+                    )
+                })?;
+                let theirs = OwnedFd::from(theirs);
+                let at = a.len() - command.len();
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&theirs).to_string();
+                a.splice(
+                    at..at,
+                    [
+                        helper.as_os_str().into(),
+                        HELPER.into(),
+                        fd.into(),
+                        "--".into(),
+                    ],
+                );
+                net = Some(Net {
+                    list: expanded(list, places),
+                    way: Way::Inside {
+                        ours: OwnedFd::from(ours),
+                        theirs,
+                    },
+                });
+                proxy = Some(format!("http://127.0.0.1:{PORT_INSIDE}"));
+            }
             return Ok(Launch {
-                argv: argv(bwrap, command, limits, places),
+                argv: a,
                 mode: BWRAP,
-                env: Some(cleared_env(places, own.as_deref(), true)),
+                env: Some(cleared_env(places, own.as_deref(), true, proxy.as_deref())),
                 confine: Some(Confine {
                     filter,
                     landlock: None,
                 }),
+                net,
             });
         }
         let why_not_bwrap = match (limits.sandbox_mode, &bwrap) {
@@ -438,14 +549,42 @@ mod linux {
                 &format!("{why}; `sandbox_mode = \"bwrap\"` allows no other sandbox"),
             ));
         }
-        match landlock::Rules::new(command, limits, places) {
+        let listener = match limits.sandbox_network.list() {
+            Some(list) => {
+                let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+                    .and_then(|l| l.local_addr().map(|a| (l, a.port())))
+                    .map_err(|e| {
+                        Refused::new(
+                            Code::SandboxUnavailable,
+                            &format!(
+                                "its `sandbox_network` proxy cannot listen on 127.0.0.1 ({e})"
+                            ),
+                        )
+                    })?;
+                Some((l, expanded(list, places)))
+            }
+            None => None,
+        };
+        let proxy_port = listener.as_ref().map(|((_, port), _)| *port);
+        match landlock::Rules::new(command, limits, places, proxy_port) {
             Ok((rules, own)) => Ok(Launch {
                 argv: command.to_vec(),
                 mode: LANDLOCK,
-                env: Some(cleared_env(places, own.as_deref(), false)),
+                env: Some(cleared_env(
+                    places,
+                    own.as_deref(),
+                    false,
+                    proxy_port
+                        .map(|p| format!("http://127.0.0.1:{p}"))
+                        .as_deref(),
+                )),
                 confine: Some(Confine {
                     filter,
                     landlock: Some(rules),
+                }),
+                net: listener.map(|((l, _), list)| Net {
+                    list,
+                    way: Way::Host(l),
                 }),
             }),
             Err(landlock_why) => Err(match why_not_bwrap {

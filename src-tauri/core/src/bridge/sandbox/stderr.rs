@@ -48,7 +48,9 @@ const PATH_ERRORS: &[&str] = &[
 /// What `line` of a sandboxed server's stderr says it was refused, if anything; a path
 /// inside one of `limits`' grants is not the sandbox's doing.
 pub fn denied(line: &str, limits: &Limits) -> Option<Denied> {
-    if !limits.sandbox_network && NETWORK_ERRORS.iter().any(|e| line.contains(e)) {
+    if limits.sandbox_network == crate::config::network::Network::None
+        && NETWORK_ERRORS.iter().any(|e| line.contains(e))
+    {
         return Some(Denied::Network);
     }
     if !PATH_ERRORS.iter().any(|e| line.contains(e)) {

@@ -8,6 +8,7 @@ fn places(dir: &Path) -> Places {
         cwd: Some(dir.to_owned()),
         own: Some(dir.join("state/sandbox/s")),
         pass_env: Vec::new(),
+        helper: None,
     }
 }
 
@@ -81,7 +82,7 @@ fn grants_hidden_paths_and_the_own_folder_are_mounted_in_order() {
 fn the_host_network_keeps_the_network() {
     let (_keep, d) = world();
     let limits = Limits {
-        sandbox_network: true,
+        sandbox_network: crate::config::network::Network::Host,
         ..Limits::default()
     };
     let a = text(&argv(
@@ -144,7 +145,7 @@ fn the_environment_is_cleared_but_for_the_short_list_and_pass_env() {
         ..Places::default()
     };
     // SAFETY-free: read only.
-    let env = cleared_env(&p, Some(Path::new("/own")), false);
+    let env = cleared_env(&p, Some(Path::new("/own")), false, None);
     let names: Vec<String> = env
         .iter()
         .map(|(k, _)| k.to_string_lossy().into_owned())
@@ -253,7 +254,7 @@ fn a_refusal_in_stderr_names_the_path_or_the_network() {
     assert_eq!(d("EACCES: permission denied, open '/tmp/a'"), None);
     assert_eq!(d("listening on stdio"), None);
     let host = Limits {
-        sandbox_network: true,
+        sandbox_network: crate::config::network::Network::Host,
         ..limits.clone()
     };
     assert_eq!(denied("connect ENETUNREACH 1.2.3.4:443", &host), None);

@@ -1,0 +1,196 @@
+//! `sandbox_network` as a list (issue 35), through the real bridge, bubblewrap and Landlock:
+//! a listed destination answers through the proxy (plain HTTP and CONNECT), an unlisted one
+//! gets 403 and never sees a connection, a listed name that resolves to loopback is refused,
+//! a connection that skips the proxy fails, and each refusal is a `network_denied` event.
+//! Loopback only: nothing but 127.0.0.1 is ever contacted.
+
+use std::io::{Read as _, Write as _};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::json;
+
+use crate::common::{Session, bridge, require_tool, text_of};
+
+/// A tiny HTTP server on 127.0.0.1 that answers every request with `BODY-<port>` and counts
+/// the connections it accepted.
+struct Origin {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+}
+
+impl Origin {
+    fn start() -> Origin {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match conn.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let body = format!("BODY-{port}");
+                    let _ = write!(
+                        conn,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        Origin { port, accepted }
+    }
+
+    fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+/// A `bwrap` that fails as Ubuntu's AppArmor makes it fail (the bridge's debug build takes it
+/// from `WARDEN_TEST_BWRAP`), so that Landlock confines the server.
+fn refused_bwrap() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+async fn echo(s: &mut Session, args: serde_json::Value) -> String {
+    text_of(&s.call("echo", args).await).to_owned()
+}
+
+/// Runs the checks in `mode` ("bwrap" or "landlock").
+async fn a_list_lets_through_only_what_it_names(mode: &str) {
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    // Not under /tmp: the sandbox's /tmp is its own.
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let listed = Origin::start();
+    let unlisted = Origin::start();
+    let (a, b) = (listed.port, unlisted.port);
+    let config = format!(
+        "[defaults]\nsandbox = \"on\"\nsandbox_network = [\"127.0.0.1:{a}\", \"localhost:{a}\"]\n"
+    );
+    let bin = refused_bwrap();
+    let mut builder = bridge()
+        .config(&config)
+        .env("HOME", &home.path().to_string_lossy());
+    if mode == "landlock" {
+        builder = builder.env(
+            "WARDEN_TEST_BWRAP",
+            &bin.path().join("bwrap").to_string_lossy(),
+        );
+    }
+    let mut s = builder.spawn();
+    let init = s.initialize().await;
+    assert!(init.get("result").is_some(), "{init}");
+    let ran = s.wait_for_events("sandbox", 1).await;
+    assert_eq!(ran[0]["detail"], mode, "the sandbox that ran");
+
+    // Its environment names the proxy.
+    let proxy = echo(&mut s, json!({"env": "HTTPS_PROXY"})).await;
+    assert!(proxy.starts_with("http://127.0.0.1:"), "{proxy}");
+    if mode == "bwrap" {
+        assert_eq!(proxy, "http://127.0.0.1:3128");
+    }
+    for var in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+    ] {
+        assert_eq!(echo(&mut s, json!({"env": var})).await, proxy, "{var}");
+    }
+    assert_eq!(
+        echo(&mut s, json!({"env": "NODE_USE_ENV_PROXY"})).await,
+        "1"
+    );
+
+    // The listed address answers, over plain HTTP and through a CONNECT tunnel.
+    let got = echo(&mut s, json!({"fetch": format!("http://127.0.0.1:{a}/x")})).await;
+    assert!(
+        got.starts_with("HTTP/1.1 200") && got.ends_with(&format!("BODY-{a}")),
+        "{got}"
+    );
+    let got = echo(&mut s, json!({"tunnel": format!("127.0.0.1:{a}")})).await;
+    assert!(
+        got.starts_with("tunnel: HTTP/1.1 200") && got.ends_with(&format!("BODY-{a}")),
+        "{got}"
+    );
+    assert_eq!(listed.connections(), 2);
+
+    // An unlisted one gets 403, naming it and the key, and never sees a connection.
+    for _ in 0..2 {
+        let got = echo(&mut s, json!({"fetch": format!("http://127.0.0.1:{b}/")})).await;
+        assert!(got.starts_with("HTTP/1.1 403"), "{got}");
+        assert!(
+            got.contains(&format!("127.0.0.1:{b}")) && got.contains("`sandbox_network`"),
+            "{got}"
+        );
+        let got = echo(&mut s, json!({"tunnel": format!("127.0.0.1:{b}")})).await;
+        assert!(got.starts_with("HTTP/1.1 403"), "{got}");
+    }
+    // A listed name that resolves to loopback is refused: only an address reaches it.
+    let got = echo(&mut s, json!({"fetch": format!("http://localhost:{a}/")})).await;
+    assert!(
+        got.starts_with("HTTP/1.1 403") && got.contains("loopback"),
+        "{got}"
+    );
+
+    // Skipping the proxy gets nowhere.
+    let got = echo(&mut s, json!({"connect": format!("127.0.0.1:{a}")})).await;
+    assert!(got.starts_with("error:"), "{got}");
+    assert_eq!(listed.connections(), 2);
+    assert_eq!(
+        unlisted.connections(),
+        0,
+        "the unlisted server saw a connection"
+    );
+    s.close().await;
+
+    let denied: Vec<(String, u64)> = s
+        .events_of("network_denied")
+        .iter()
+        .map(|e| {
+            (
+                e["host"].as_str().unwrap_or("").to_owned(),
+                e["port"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        denied,
+        [
+            ("127.0.0.1".to_owned(), u64::from(b)),
+            ("localhost".to_owned(), u64::from(a))
+        ],
+        "once per destination"
+    );
+}
+
+#[tokio::test]
+async fn under_bubblewrap_a_list_lets_through_only_what_it_names() {
+    a_list_lets_through_only_what_it_names("bwrap").await;
+}
+
+#[tokio::test]
+async fn under_landlock_a_list_lets_through_only_what_it_names() {
+    a_list_lets_through_only_what_it_names("landlock").await;
+}
