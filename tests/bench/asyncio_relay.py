@@ -7,7 +7,8 @@ field are: asyncio streams, one `readline()` per message, the StreamReader limit
 It spawns SERVER and copies newline-delimited messages both ways: the client's stdin to the
 server's stdin, the server's stdout to the client's stdout. Standard library only.
 
-Why it looks like this (sources in ../shared/research/anchors_managers.md, sections 6 and 8):
+Why it looks like this (the sources are the public issues and pull requests named below;
+docs/BENCHMARKS.md says how the benchmark uses it):
 
 - asyncio's StreamReader refuses lines longer than its `limit`, 64 KiB by default, and the
   Python bridges that hit it raised the limit rather than reading in chunks:

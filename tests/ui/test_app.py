@@ -212,16 +212,16 @@ def private_keychain(root: Path) -> tuple[str, list[subprocess.Popen]]:
     return address, [keyring, bus]
 
 
-REGISTRY_FIXTURES = REPO.parent / "shared" / "fixtures" / "registry"
+REGISTRY_FIXTURES = REPO / "src-tauri" / "core" / "tests" / "fixtures" / "registry"
 
 
 def registry_documents() -> list[dict]:
-    """Real server.json documents (shared/fixtures/registry, read where they are)."""
+    """The project's own server.json documents (src-tauri/core/tests/fixtures/registry)."""
     docs = []
-    for name in ("playwright-mcp.server.json", "serena.server.json", "registry-example-with-package.json"):
+    for name in ("notes-server.server.json", "code-indexer.server.json", "calendar-sync.server.json"):
         path = REGISTRY_FIXTURES / name
         if not path.is_file():
-            pytest.fail(f"{path} is missing: the shared fixtures live beside the repository", pytrace=False)
+            pytest.fail(f"{path} is missing from the repository", pytrace=False)
         docs.append(json.loads(path.read_text()))
     return docs
 
@@ -824,17 +824,17 @@ def test_the_registry_is_searched_and_its_consent_screen_shows_the_pinned_comman
     original = world.ide_file.read_bytes()
     world.go("#/manage")
     world.click("add-server")
-    type_into(world, "registry-term", "playwright")
+    type_into(world, "registry-term", "notes")
     world.click("registry-search")
-    world.find("found-io.github.microsoft/playwright-mcp")
-    world.click("choose-io.github.microsoft/playwright-mcp")
-    world.wait("the consent screen", lambda: "playwright-mcp" in world.find("consent-name").text)
-    assert world.find("consent-argv").text == "npx -y @playwright/mcp@0.0.79"
-    assert "@playwright/mcp@0.0.79" in world.find("consent-package").text
-    assert world.find("entry-name").get_attribute("value") == "playwright-mcp"
+    world.find("found-io.example/notes-server")
+    world.click("choose-io.example/notes-server")
+    world.wait("the consent screen", lambda: "notes-server" in world.find("consent-name").text)
+    assert world.find("consent-argv").text == "npx -y @example/notes-mcp@0.4.2"
+    assert "@example/notes-mcp@0.4.2" in world.find("consent-package").text
+    assert world.find("entry-name").get_attribute("value") == "notes-server"
     world.shot("manage-consent")
     world.click("add-close")
-    doc = json.loads((REGISTRY_FIXTURES / "registry-example-with-package.json").read_text())
+    doc = json.loads((REGISTRY_FIXTURES / "calendar-sync.server.json").read_text())
     world.click("add-server")
     type_into(world, "registry-term", doc["name"].split("/")[-1])
     world.click("registry-search")

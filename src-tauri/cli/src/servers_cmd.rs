@@ -1,6 +1,6 @@
 //! `warden servers ...`: the servers of every client config file, by name: list them, add
-//! one to several clients, turn one off or on, remove one (CONTRACT.md, "Managing servers
-//! across clients"). The edits are `warden_core::clients::manage`'s.
+//! one to several clients, turn one off or on, remove one (docs/clients.md,
+//! "`warden servers add | disable | enable | remove`"). The edits are `warden_core::clients::manage`'s.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};

@@ -58,7 +58,7 @@ pub enum Command {
     },
     /// Servers' health and live sessions, from the running supervisor.
     Status {
-        /// The shape of CONTRACT.md, as JSON.
+        /// As JSON: the supervisor's `StatusReport` (warden-core, supervisor/api/status.rs).
         #[arg(long)]
         json: bool,
         /// One server only, with its figures per tool and its sessions.

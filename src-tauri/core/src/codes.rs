@@ -42,7 +42,7 @@ macro_rules! codes {
 }
 
 codes! {
-    // Requests the bridge answered itself (JSON-RPC errors, `data.kind` in CONTRACT.md).
+    // Requests the bridge answered itself (JSON-RPC errors, `data.kind`, docs/behaviour.md).
     CircuitOpen = "W-CIRCUIT-OPEN",
         "The server failed `circuit_failures` times in a row (exits, failed starts, timeouts), so the circuit breaker opened: requests fail at once until `circuit_cooldown_ms` passes, then one request may start the server again.",
         "Look at the server's last error (`warden status`, its stderr) and fix the server; or raise `circuit_failures` in config.toml if it fails only now and then.";

@@ -1,5 +1,5 @@
 //! `warden bridge` end to end against the fake server: one test per failure in the project's
-//! background, and the rules of CONTRACT.md.
+//! background, and the behaviours of docs/behaviour.md.
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! `warden install` end to end: the real `warden` (handing over to `warden-registry`) against a
-//! registry served in the test on 127.0.0.1 (common/registry_server.rs, the shared fixture
-//! documents), with a temporary HOME holding a Cursor and a VS Code file. The keychain tests
+//! registry served in the test on 127.0.0.1 (common/registry_server.rs, the project's registry
+//! fixture documents), with a temporary HOME holding a Cursor and a VS Code file. The keychain tests
 //! run a private gnome-keyring (common `Keychain`); the probe tests run `mcp-fake-server`
 //! behind an `npx` of the test's own on PATH, so nothing is fetched.
 
@@ -154,7 +154,7 @@ fn warden_path() -> String {
         .into_owned()
 }
 
-const PLAYWRIGHT: &str = "io.github.microsoft/playwright-mcp";
+const NOTES: &str = "io.example/notes-server";
 
 fn fake_doc(env: Value) -> Value {
     json!({
@@ -174,14 +174,12 @@ fn fake_doc(env: Value) -> Value {
 
 #[test]
 fn install_writes_the_pinned_wrapped_argv_into_two_clients() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let h = Home::new();
     let run = h.install(
         &registry.url,
         &[
-            PLAYWRIGHT,
+            NOTES,
             "--client",
             "cursor",
             "--client",
@@ -194,15 +192,15 @@ fn install_writes_the_pinned_wrapped_argv_into_two_clients() {
     let argv = json!([
         "bridge",
         "--server",
-        "playwright-mcp",
+        "notes-server",
         "--",
         "npx",
         "-y",
-        "@playwright/mcp@0.0.79"
+        "@example/notes-mcp@0.4.2"
     ]);
     let cursor = json_of(&h.cursor());
     assert_eq!(
-        cursor["mcpServers"]["playwright-mcp"],
+        cursor["mcpServers"]["notes-server"],
         json!({"command": warden_path(), "args": argv}),
         "{cursor}"
     );
@@ -213,28 +211,28 @@ fn install_writes_the_pinned_wrapped_argv_into_two_clients() {
     );
     let vscode = json_of(&h.vscode());
     assert_eq!(
-        vscode["servers"]["playwright-mcp"],
+        vscode["servers"]["notes-server"],
         json!({"type": "stdio", "command": warden_path(), "args": argv}),
         "{vscode}"
     );
     // The consent screen came first, with what the registry says.
     for shown in [
-        "io.github.microsoft/playwright-mcp 0.0.79",
-        "publisher:   io.github.microsoft",
-        "repository:  https://github.com/microsoft/playwright-mcp",
-        "package:     npm @playwright/mcp 0.0.79",
-        "command:     npx -y @playwright/mcp@0.0.79",
+        "io.example/notes-server 0.4.2",
+        "publisher:   io.example",
+        "repository:  https://github.com/example/notes-server",
+        "package:     npm @example/notes-mcp 0.4.2",
+        "command:     npx -y @example/notes-mcp@0.4.2",
         "written as:",
         "environment: none",
     ] {
         assert!(run.stdout.contains(shown), "{shown}: {}", run.text());
     }
-    assert!(run.stdout.contains("warden servers remove playwright-mcp"));
+    assert!(run.stdout.contains("warden servers remove notes-server"));
     assert!(
         registry
             .requests()
             .iter()
-            .any(|r| r.ends_with("playwright-mcp/versions/latest")),
+            .any(|r| r.ends_with("notes-server/versions/latest")),
         "{:?}",
         registry.requests()
     );
@@ -242,18 +240,11 @@ fn install_writes_the_pinned_wrapped_argv_into_two_clients() {
 
 #[test]
 fn a_version_given_is_the_one_installed_and_latest_is_refused_unasked() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let h = Home::new();
     let refused = h.install(
         &registry.url,
-        &[
-            &format!("{PLAYWRIGHT}@latest"),
-            "--client",
-            "cursor",
-            "--yes",
-        ],
+        &[&format!("{NOTES}@latest"), "--client", "cursor", "--yes"],
     );
     assert_eq!(refused.code, Some(2), "{}", refused.text());
     assert!(
@@ -266,7 +257,7 @@ fn a_version_given_is_the_one_installed_and_latest_is_refused_unasked() {
     let run = h.install(
         &registry.url,
         &[
-            &format!("{PLAYWRIGHT}@0.0.79"),
+            &format!("{NOTES}@0.4.2"),
             "--client",
             "cursor",
             "--yes",
@@ -276,27 +267,25 @@ fn a_version_given_is_the_one_installed_and_latest_is_refused_unasked() {
     );
     assert_eq!(run.code, Some(0), "{}", run.text());
     assert_eq!(
-        json_of(&h.cursor())["mcpServers"]["playwright-mcp"],
-        json!({"command": "npx", "args": ["-y", "@playwright/mcp@0.0.79"]})
+        json_of(&h.cursor())["mcpServers"]["notes-server"],
+        json!({"command": "npx", "args": ["-y", "@example/notes-mcp@0.4.2"]})
     );
     assert!(
         registry
             .requests()
             .iter()
-            .any(|r| r.ends_with("playwright-mcp/versions/0.0.79"))
+            .any(|r| r.ends_with("notes-server/versions/0.4.2"))
     );
 }
 
 #[test]
 fn dry_run_shows_the_diffs_and_writes_nothing() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let h = Home::new();
     let run = h.install(
         &registry.url,
         &[
-            PLAYWRIGHT,
+            NOTES,
             "--client",
             "cursor",
             "--client",
@@ -306,7 +295,7 @@ fn dry_run_shows_the_diffs_and_writes_nothing() {
     );
     assert_eq!(run.code, Some(0), "{}", run.text());
     assert!(
-        run.stdout.contains("+") && run.stdout.contains("@playwright/mcp@0.0.79"),
+        run.stdout.contains("+") && run.stdout.contains("@example/notes-mcp@0.4.2"),
         "{}",
         run.text()
     );
@@ -323,11 +312,9 @@ fn dry_run_shows_the_diffs_and_writes_nothing() {
 
 #[test]
 fn without_a_terminal_and_without_yes_it_is_refused() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let h = Home::new();
-    let run = h.install(&registry.url, &[PLAYWRIGHT, "--client", "cursor"]);
+    let run = h.install(&registry.url, &[NOTES, "--client", "cursor"]);
     assert_eq!(run.code, Some(2), "{}", run.text());
     assert!(
         run.stderr.contains("no terminal") && run.stderr.contains("--yes"),
@@ -335,7 +322,7 @@ fn without_a_terminal_and_without_yes_it_is_refused() {
         run.text()
     );
     assert!(
-        run.stdout.contains("npx -y @playwright/mcp@0.0.79"),
+        run.stdout.contains("npx -y @example/notes-mcp@0.4.2"),
         "the consent screen was shown: {}",
         run.text()
     );
@@ -345,10 +332,7 @@ fn without_a_terminal_and_without_yes_it_is_refused() {
 #[test]
 fn an_unreachable_registry_is_w_registry_unreachable_and_nothing_is_written() {
     let h = Home::new();
-    let run = h.install(
-        &closed_port_url(),
-        &[PLAYWRIGHT, "--client", "cursor", "--yes"],
-    );
+    let run = h.install(&closed_port_url(), &[NOTES, "--client", "cursor", "--yes"]);
     assert_eq!(run.code, Some(1), "{}", run.text());
     assert!(
         run.stderr.contains("[W-REGISTRY-UNREACHABLE]"),
@@ -360,9 +344,7 @@ fn an_unreachable_registry_is_w_registry_unreachable_and_nothing_is_written() {
 
 #[test]
 fn an_unknown_server_is_w_registry_not_found() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let h = Home::new();
     let run = h.install(
         &registry.url,
@@ -379,14 +361,12 @@ fn an_unknown_server_is_w_registry_not_found() {
 
 #[test]
 fn a_name_that_is_there_already_is_refused_and_nothing_is_written() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let h = Home::new();
     let run = h.install(
         &registry.url,
         &[
-            PLAYWRIGHT, "--as", "other", "--client", "vscode", "--client", "cursor", "--yes",
+            NOTES, "--as", "other", "--client", "vscode", "--client", "cursor", "--yes",
         ],
     );
     assert_eq!(run.code, Some(2), "{}", run.text());
@@ -398,27 +378,23 @@ fn a_name_that_is_there_already_is_refused_and_nothing_is_written() {
     assert!(h.untouched(), "neither file changed");
 }
 
-/// `install --file` of a shared fixture into Cursor with `--yes` (no registry asked), or
-/// `None` after `cannot_run` when the fixtures are not there.
-fn install_fixture(h: &Home, name: &str) -> Option<Run> {
-    registry_fixture(name)?;
-    let file = format!("{REGISTRY_FIXTURES}/{name}");
-    Some(h.install(
+/// `install --file` of a registry fixture into Cursor with `--yes` (no registry asked).
+fn install_fixture(h: &Home, name: &str) -> Run {
+    let file = registry_fixture_path(name);
+    h.install(
         &closed_port_url(),
         &["--file", &file, "--client", "cursor", "--yes"],
-    ))
+    )
 }
 
 #[test]
 fn a_required_variable_without_a_value_is_refused_naming_the_env_to_pass() {
     let h = Home::new();
-    let Some(run) = install_fixture(&h, "registry-example-with-package.json") else {
-        return;
-    };
+    let run = install_fixture(&h, "calendar-sync.server.json");
     assert_eq!(run.code, Some(2), "{}", run.text());
     assert!(
-        run.stderr.contains("--env API_KEY=VALUE")
-            && run.stderr.contains("--env config_path=VALUE"),
+        run.stderr.contains("--env CALENDAR_TOKEN=VALUE")
+            && run.stderr.contains("--env calendar_dir=VALUE"),
         "{}",
         run.text()
     );
@@ -428,10 +404,7 @@ fn a_required_variable_without_a_value_is_refused_naming_the_env_to_pass() {
 #[test]
 fn a_server_json_on_disk_is_installed_under_its_own_name_or_as() {
     let h = Home::new();
-    let Some(_) = registry_fixture("playwright-mcp.server.json") else {
-        return;
-    };
-    let file = format!("{REGISTRY_FIXTURES}/playwright-mcp.server.json");
+    let file = registry_fixture_path("notes-server.server.json");
     let run = h.install(
         &closed_port_url(),
         &[
@@ -456,7 +429,7 @@ fn a_server_json_on_disk_is_installed_under_its_own_name_or_as() {
             "--",
             "npx",
             "-y",
-            "@playwright/mcp@0.0.79"
+            "@example/notes-mcp@0.4.2"
         ])
     );
     assert!(
@@ -478,13 +451,13 @@ fn a_server_json_on_disk_is_installed_under_its_own_name_or_as() {
 #[test]
 fn a_remote_only_server_is_refused_with_how_to_add_it() {
     let h = Home::new();
-    let Some(run) = install_fixture(&h, "registry-example-with-remote.json") else {
-        return;
-    };
+    let run = install_fixture(&h, "ticket-desk.server.json");
     assert_eq!(run.code, Some(2), "{}", run.text());
     assert!(
         run.stderr.contains("not a local stdio server")
-            && run.stderr.contains("https://{host}/mcp"),
+            && run
+                .stderr
+                .contains("https://{region}.tickets.example.com/mcp"),
         "{}",
         run.text()
     );
@@ -755,4 +728,42 @@ fn a_secret_read_from_stdin_is_installed_into_the_keychain_only() {
         "{}",
         run.text()
     );
+}
+
+/// An extra beside the project's fixtures: each real published document in the folder beside
+/// the repository (common/registry_server.rs, `real_registry_folder`), when it is there, is a
+/// dry run that shows a plan or a refusal with a message, never a crash, and writes nothing.
+/// Without the folder this says so on stderr and passes, under CI too.
+#[test]
+fn real_registry_documents_are_a_dry_run_or_a_clear_refusal() {
+    let folder = real_registry_folder();
+    let Ok(entries) = std::fs::read_dir(&folder) else {
+        eprintln!(
+            "NOT RUN: no real registry documents at {} (an extra; the project's own fixtures cover each case)",
+            folder.display()
+        );
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{} holds no .json", folder.display());
+    for file in &files {
+        let h = Home::new();
+        let file = file.to_string_lossy();
+        let run = h.install(
+            &closed_port_url(),
+            &["--file", &file, "--client", "cursor", "--dry-run"],
+        );
+        match run.code {
+            Some(0) => assert!(run.stdout.contains("command:"), "{file}: {}", run.text()),
+            Some(1 | 2) => assert!(!run.stderr.trim().is_empty(), "{file}: {}", run.text()),
+            _ => panic!("{file}: {}", run.text()),
+        }
+        assert!(h.untouched(), "{file}: {}", run.text());
+        eprintln!("{file}: exit {:?}", run.code);
+    }
 }

@@ -1,5 +1,5 @@
-//! `warden registry` against a registry served in the test on 127.0.0.1 (the shared fixture
-//! documents shaped as the v0.1 API; see common/registry_server.rs). Only loopback addresses:
+//! `warden registry` against a registry served in the test on 127.0.0.1 (the project's registry
+//! fixture documents shaped as the v0.1 API; see common/registry_server.rs). Only loopback addresses:
 //! the tests never reach the real registry.
 
 use std::process::Command;
@@ -33,19 +33,23 @@ fn warden_registry(url: &str, state: &std::path::Path, args: &[&str]) -> Run {
 
 #[test]
 fn search_pages_through_to_a_server_on_the_second_page() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let state = tempfile::tempdir().unwrap();
     let run = warden_registry(&registry.url, state.path(), &["search", "mcp"]);
     assert!(run.ok, "{}", run.stderr);
     assert!(
         run.stdout
-            .contains("io.modelcontextprotocol/filesystem  1.0.2")
+            .contains("io.example/archive-search  0.2.0  [no package]")
+            && run.stdout.contains(
+                "io.example/legacy-notes  0.1.0  [npm]  (deprecated: use io.example/notes-server)"
+            )
+            && run.stdout.contains("io.example/notes-server  0.4.2  [npm]")
             && run
                 .stdout
-                .contains("io.github.microsoft/playwright-mcp  0.0.79  [npm]")
-            && run.stdout.contains("[remote only]"),
+                .contains("io.example/code-indexer  3.1.0  [pypi]")
+            && run
+                .stdout
+                .contains("io.example/ticket-desk  5.0.1  [remote only]"),
         "{}",
         run.stdout
     );
@@ -59,9 +63,7 @@ fn search_pages_through_to_a_server_on_the_second_page() {
 
 #[test]
 fn search_json_is_the_registrys_own_objects() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let state = tempfile::tempdir().unwrap();
     let run = warden_registry(&registry.url, state.path(), &["search", "--json"]);
     assert!(run.ok, "{}", run.stderr);
@@ -72,33 +74,31 @@ fn search_json_is_the_registrys_own_objects() {
         .iter()
         .map(|s| s["server"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 5, "{names:?}");
     assert_eq!(
-        list[1]["server"]["packages"][0]["identifier"],
-        "@playwright/mcp"
+        list[2]["server"]["packages"][0]["identifier"],
+        "@example/notes-mcp"
     );
 }
 
 #[test]
-fn show_prints_the_exact_command_for_playwright_mcp() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+fn show_prints_the_exact_command_for_notes_server() {
+    let registry = fixture_registry();
     let state = tempfile::tempdir().unwrap();
     let run = warden_registry(
         &registry.url,
         state.path(),
-        &["show", "io.github.microsoft/playwright-mcp"],
+        &["show", "io.example/notes-server"],
     );
     assert!(run.ok, "{}", run.stderr);
     assert!(
         run.stdout
             .lines()
-            .any(|l| l == "  npx -y @playwright/mcp@0.0.79"),
+            .any(|l| l == "  npx -y @example/notes-mcp@0.4.2"),
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("as `playwright-mcp`"), "{}", run.stdout);
+    assert!(run.stdout.contains("as `notes-server`"), "{}", run.stdout);
 }
 
 #[test]
@@ -135,7 +135,7 @@ fn a_truncated_answer_is_w_registry_invalid() {
 fn a_malformed_answer_is_w_registry_invalid_and_not_cached() {
     let registry = TestRegistry::start(|_| Reply::Json(200, "<html>proxy login</html>".into()));
     let state = tempfile::tempdir().unwrap();
-    let name = "io.github.microsoft/playwright-mcp";
+    let name = "io.example/notes-server";
     for _ in 0..2 {
         let run = warden_registry(&registry.url, state.path(), &["show", name]);
         assert!(!run.ok);
@@ -150,9 +150,7 @@ fn a_malformed_answer_is_w_registry_invalid_and_not_cached() {
 
 #[test]
 fn an_unknown_name_is_w_registry_not_found() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let state = tempfile::tempdir().unwrap();
     let run = warden_registry(&registry.url, state.path(), &["show", "io.example/nothing"]);
     assert!(!run.ok);
@@ -169,25 +167,18 @@ fn an_unknown_name_is_w_registry_not_found() {
 
 #[test]
 fn a_version_the_registry_lacks_is_not_found_naming_those_it_has() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let state = tempfile::tempdir().unwrap();
     let run = warden_registry(
         &registry.url,
         state.path(),
-        &[
-            "show",
-            "io.github.microsoft/playwright-mcp",
-            "--version",
-            "9.9.9",
-        ],
+        &["show", "io.example/notes-server", "--version", "9.9.9"],
     );
     assert!(!run.ok);
     assert!(
         run.stderr.contains("[W-REGISTRY-NOT-FOUND]")
             && run.stderr.contains("no version 9.9.9")
-            && run.stderr.contains("it has 0.0.79"),
+            && run.stderr.contains("it has 0.4.2"),
         "{}",
         run.stderr
     );
@@ -195,12 +186,10 @@ fn a_version_the_registry_lacks_is_not_found_naming_those_it_has() {
 
 #[test]
 fn the_cache_answers_when_the_registry_is_gone_but_not_with_refresh() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let state = tempfile::tempdir().unwrap();
     let url = registry.url.clone();
-    let args = ["show", "io.github.microsoft/playwright-mcp"];
+    let args = ["show", "io.example/notes-server"];
     let first = warden_registry(&url, state.path(), &args);
     assert!(first.ok, "{}", first.stderr);
     drop(registry);
@@ -219,9 +208,7 @@ fn the_cache_answers_when_the_registry_is_gone_but_not_with_refresh() {
 
 #[test]
 fn the_config_files_registry_url_is_used_without_the_environment_variable() {
-    let Some(registry) = fixture_registry() else {
-        return;
-    };
+    let registry = fixture_registry();
     let state = tempfile::tempdir().unwrap();
     let config = state.path().join("config.toml");
     std::fs::write(
@@ -230,7 +217,7 @@ fn the_config_files_registry_url_is_used_without_the_environment_variable() {
     )
     .unwrap();
     let out = Command::new(WARDEN)
-        .args(["registry", "show", "io.github.microsoft/playwright-mcp"])
+        .args(["registry", "show", "io.example/notes-server"])
         .env_remove("WARDEN_REGISTRY_URL")
         .env("WARDEN_STATE_DIR", state.path())
         .env("WARDEN_CONFIG", &config)
@@ -243,6 +230,6 @@ fn the_config_files_registry_url_is_used_without_the_environment_variable() {
     );
     assert_eq!(
         registry.requests()[0],
-        "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions/latest"
+        "/v0.1/servers/io.example%2Fnotes-server/versions/latest"
     );
 }

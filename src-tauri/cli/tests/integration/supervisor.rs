@@ -1335,7 +1335,7 @@ async fn wait_down(env: &Env, server: &str) -> Value {
 }
 
 /// A start failure a bridge logged while no supervisor ran (the line as `warden bridge`
-/// writes it, in the shape of CONTRACT.md's `spawn_failed`): the supervisor takes it in when it
+/// writes it: the `spawn_failed` event of docs/behaviour.md): the supervisor takes it in when it
 /// starts and lists the server down with the command, the cause and the code, in
 /// `warden status --json` and in `warden status`, though it never had a session.
 #[tokio::test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dialect::Format;
 
-/// The clients Warden knows, by their ids in CONTRACT.md.
+/// The clients Warden knows, by their ids in docs/clients.md ("Clients").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]

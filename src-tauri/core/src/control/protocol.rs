@@ -28,7 +28,7 @@ pub enum Message {
     Ack { id: u64, ok: bool, message: String },
     /// CLI → supervisor: the state of servers and sessions (`warden status --json`).
     Status { id: u64 },
-    /// Supervisor → CLI: the answer to `status`, in the shape of CONTRACT.md.
+    /// Supervisor → CLI: the answer to `status`: a `StatusReport` (supervisor/api/status.rs) as JSON.
     StatusReply { id: u64, status: Value },
     /// Either side: the other side is refused, and why.
     Error { message: String },

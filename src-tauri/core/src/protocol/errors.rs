@@ -1,4 +1,4 @@
-//! Messages the bridge writes itself: JSON-RPC errors with `data.kind` (CONTRACT.md) and
+//! Messages the bridge writes itself: JSON-RPC errors with `data.kind` (docs/behaviour.md) and
 //! notifications.
 
 use bytes::Bytes;

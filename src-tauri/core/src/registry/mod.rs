@@ -1,5 +1,5 @@
 //! The official MCP Registry (API v0.1): its documents, and the exact local command line a
-//! server of it becomes in an IDE config (CONTRACT.md, "Installing from the MCP Registry").
+//! server of it becomes in an IDE config (docs/registry.md).
 //!
 //! Pure: no HTTP, no files. [`parse_server`] and [`parse_list`] read what the registry (or
 //! `--file`) gives; [`plan`] turns a [`ServerJson`] into an [`InstallPlan`] (argv, environment,

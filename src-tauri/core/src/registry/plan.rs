@@ -1,6 +1,6 @@
 //! From a server document to the exact command line Warden would write (or a refusal).
 //!
-//! The command is the runner and the pinned package, per CONTRACT.md: npm `npx -y ID@VERSION`,
+//! The command is the runner and the pinned package, as docs/registry.md says: npm `npx -y ID@VERSION`,
 //! pypi `uvx ID==VERSION`, oci `docker run -i --rm IMAGE:TAG`, nuget `dnx ID@VERSION --yes`.
 //! Runtime arguments go to the runner (before the package), package arguments to the server
 //! (after it). Odd documents are normalized with a warning, or refused with a message.

@@ -94,7 +94,7 @@ impl Client {
         self.next_id
     }
 
-    /// `status` as the supervisor sent it (CONTRACT.md's shape, plus what newer versions add).
+    /// `status` as the supervisor sent it ([`StatusReport`](super::api::StatusReport)'s shape, plus what newer versions add).
     pub async fn status_value(&mut self) -> Result<Value, ClientError> {
         let id = self.id();
         self.send(&Message::Status { id }.to_line()).await?;

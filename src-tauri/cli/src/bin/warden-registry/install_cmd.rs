@@ -1,6 +1,6 @@
 //! `warden install`: a server of the MCP Registry (or a server.json on disk) written into the
-//! chosen clients' config files, after showing what will run and asking (CONTRACT.md,
-//! "Installing from the MCP Registry").
+//! chosen clients' config files, after showing what will run and asking (docs/registry.md,
+//! "Installing").
 //!
 //! The steps, and where each one's work is done:
 //! 1. the document: the registry's (`Registry::server`, cached like `warden registry show`)

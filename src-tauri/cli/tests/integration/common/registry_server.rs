@@ -1,6 +1,7 @@
 //! A tiny MCP Registry for the tests of `warden registry`: an HTTP/1.1 server on 127.0.0.1 (never
 //! another address) in a thread, answering each request with what a route function says, and
-//! serving the fixture documents of /work/shared/fixtures/registry shaped as the v0.1 API.
+//! serving the project's own registry documents (warden-core's tests/fixtures/registry) shaped
+//! as the v0.1 API.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -11,24 +12,38 @@ use std::thread::JoinHandle;
 
 use serde_json::{Value, json};
 
-use super::cannot_run;
-
-/// The shared fixtures, read where they are (tests never copy them into the repository).
+/// The project's registry documents, shared with warden-core's unit tests (its
+/// tests/fixtures/registry/README.md says which case each one is).
 pub const REGISTRY_FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/registry"
+    "/../core/tests/fixtures/registry"
 );
 
-/// A fixture's text, or `None` after [`cannot_run`] when the fixtures are not there.
-pub fn registry_fixture(name: &str) -> Option<String> {
+/// A fixture's path, as `install --file` takes it.
+pub fn registry_fixture_path(name: &str) -> String {
+    format!("{REGISTRY_FIXTURES}/{name}")
+}
+
+/// A fixture's text.
+pub fn registry_fixture(name: &str) -> String {
     let path = PathBuf::from(REGISTRY_FIXTURES).join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) => {
-            cannot_run(&format!("registry fixture {} ({e})", path.display()));
-            None
-        }
-    }
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("registry fixture {} cannot be read: {e}", path.display()))
+}
+
+/// Real published registry documents, when a copy of them sits beside the repository (an
+/// extra: never copied in, and the tests pass without them), or the folder that
+/// `WARDEN_TEST_SHARED_REGISTRY` names.
+pub fn real_registry_folder() -> PathBuf {
+    std::env::var_os("WARDEN_TEST_SHARED_REGISTRY").map_or_else(
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/fixtures/registry"
+            ))
+        },
+        Into::into,
+    )
 }
 
 /// What the test registry answers.
@@ -153,36 +168,35 @@ pub fn wrapped(server_json: &str) -> Value {
     })
 }
 
-/// The cursor of the first page's `nextCursor` (registry-list-response.example.json), as
-/// `warden` must send it: URL-encoded.
-pub const PAGE_2_CURSOR: &str = "cursor=com.example%2Fmy-server%3A1.0.0";
+/// The cursor of the first page's `nextCursor` (list-response.json), as `warden` must send
+/// it: URL-encoded.
+pub const PAGE_2_CURSOR: &str = "cursor=io.example%2Flegacy-notes%3A0.1.0";
 
-/// The fixtures as the v0.1 API: `GET /v0.1/servers` in two pages (the API's own example,
-/// then playwright-mcp, serena and the remote-only example), `versions` (one: 0.0.79),
-/// `versions/latest` and `versions/0.0.79` of playwright-mcp, and 404 for anything else. `None` (after
-/// [`cannot_run`]) without the fixtures.
-pub fn fixture_registry() -> Option<TestRegistry> {
-    let page1 = registry_fixture("registry-list-response.example.json")?;
-    let playwright = wrapped(&registry_fixture("playwright-mcp.server.json")?);
-    let serena = wrapped(&registry_fixture("serena.server.json")?);
-    let remote = wrapped(&registry_fixture("registry-example-with-remote.json")?);
+/// The fixtures as the v0.1 API: `GET /v0.1/servers` in two pages (list-response.json, then
+/// notes-server, code-indexer and the remote-only ticket-desk), `versions` (one: 0.4.2),
+/// `versions/latest` and `versions/0.4.2` of notes-server, and 404 for anything else.
+pub fn fixture_registry() -> TestRegistry {
+    let page1 = registry_fixture("list-response.json");
+    let notes = wrapped(&registry_fixture("notes-server.server.json"));
+    let indexer = wrapped(&registry_fixture("code-indexer.server.json"));
+    let remote = wrapped(&registry_fixture("ticket-desk.server.json"));
     let page2 = json!({
-        "servers": [playwright, serena, remote],
+        "servers": [notes, indexer, remote],
         "metadata": {"count": 3}
     })
     .to_string();
-    let one = playwright.to_string();
-    let versions = json!({"servers": [playwright], "metadata": {"count": 1}}).to_string();
-    Some(TestRegistry::start(move |path| {
+    let one = notes.to_string();
+    let versions = json!({"servers": [notes], "metadata": {"count": 1}}).to_string();
+    TestRegistry::start(move |path| {
         let (route, query) = path.split_once('?').unwrap_or((path, ""));
         match route {
             "/v0.1/servers" if query.contains(PAGE_2_CURSOR) => Reply::Json(200, page2.clone()),
             "/v0.1/servers" if !query.contains("cursor=") => Reply::Json(200, page1.clone()),
-            "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions/latest"
-            | "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions/0.0.79" => {
+            "/v0.1/servers/io.example%2Fnotes-server/versions/latest"
+            | "/v0.1/servers/io.example%2Fnotes-server/versions/0.4.2" => {
                 Reply::Json(200, one.clone())
             }
-            "/v0.1/servers/io.github.microsoft%2Fplaywright-mcp/versions" => {
+            "/v0.1/servers/io.example%2Fnotes-server/versions" => {
                 Reply::Json(200, versions.clone())
             }
             _ => Reply::Json(
@@ -190,5 +204,5 @@ pub fn fixture_registry() -> Option<TestRegistry> {
                 r#"{"title":"Not Found","status":404,"detail":"Server not found"}"#.to_owned(),
             ),
         }
-    }))
+    })
 }

@@ -1,6 +1,6 @@
 //! `warden servers add | disable | enable | remove`: one server entry put into, turned off
-//! in, turned on in, or taken out of the clients' files (CONTRACT.md, "Managing servers
-//! across clients").
+//! in, turned on in, or taken out of the clients' files (docs/clients.md,
+//! "`warden servers add | disable | enable | remove`").
 //!
 //! Like wrap and unwrap: the text edits are planned (`text.rs`, over `region.rs`, `json.rs`,
 //! `render.rs`, `lines.rs`), applied, verified by parsing the result again (every other

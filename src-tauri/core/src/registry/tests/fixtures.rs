@@ -1,21 +1,17 @@
-//! One test per case of shared/fixtures/registry/README.md.
+//! One test per case of tests/fixtures/registry/README.md, on the project's own documents.
 
 use super::*;
 
 #[test]
-fn playwright_npm_is_pinned_with_npx_yes() {
-    let Some(doc) = server("playwright-mcp.server.json") else {
-        return;
-    };
+fn minimal_npm_is_pinned_with_npx_yes() {
+    let doc = server("notes-server.server.json");
     let plan = plan(&doc, &PlanOptions::default()).unwrap();
-    assert_eq!(argv(&plan), ["npx", "-y", "@playwright/mcp@0.0.79"]);
+    assert_eq!(argv(&plan), ["npx", "-y", "@example/notes-mcp@0.4.2"]);
 }
 
 #[test]
-fn playwright_plan_has_no_warnings_env_or_inputs() {
-    let Some(doc) = server("playwright-mcp.server.json") else {
-        return;
-    };
+fn minimal_npm_plan_has_no_warnings_env_or_inputs() {
+    let doc = server("notes-server.server.json");
     let plan = plan(&doc, &PlanOptions::default()).unwrap();
     assert_eq!(
         (
@@ -28,63 +24,50 @@ fn playwright_plan_has_no_warnings_env_or_inputs() {
 }
 
 #[test]
-fn playwright_entry_name_is_the_part_after_the_slash() {
-    let Some(doc) = server("playwright-mcp.server.json") else {
-        return;
-    };
-    assert_eq!(entry_name(&doc.name, None), "playwright-mcp");
+fn minimal_npm_entry_name_is_the_part_after_the_slash() {
+    let doc = server("notes-server.server.json");
+    assert_eq!(entry_name(&doc.name, None), "notes-server");
 }
 
 #[test]
 fn with_package_asks_for_the_positional_and_the_secret() {
-    let Some(doc) = server("registry-example-with-package.json") else {
-        return;
-    };
+    let doc = server("calendar-sync.server.json");
     let err = plan(&doc, &PlanOptions::default()).unwrap_err();
-    assert_eq!(missing_keys(&err), ["API_KEY", "config_path"]);
+    assert_eq!(missing_keys(&err), ["CALENDAR_TOKEN", "calendar_dir"]);
 }
 
 #[test]
 fn with_package_refusal_names_the_env_flags_to_pass() {
-    let Some(doc) = server("registry-example-with-package.json") else {
-        return;
-    };
+    let doc = server("calendar-sync.server.json");
     let message = plan(&doc, &PlanOptions::default()).unwrap_err().to_string();
-    assert!(
-        message.contains("`--env API_KEY=VALUE`") || message.contains("--env API_KEY=VALUE"),
-        "{message}"
-    );
-    assert!(message.contains("--env config_path=VALUE"), "{message}");
+    assert!(message.contains("--env CALENDAR_TOKEN=VALUE"), "{message}");
+    assert!(message.contains("--env calendar_dir=VALUE"), "{message}");
 }
 
 #[test]
 fn with_package_given_inputs_puts_them_after_the_package() {
-    let Some(doc) = server("registry-example-with-package.json") else {
-        return;
-    };
-    let opts = inputs(&[("API_KEY", "k-123"), ("config_path", "/home/u/w.json")]);
+    let doc = server("calendar-sync.server.json");
+    let opts = inputs(&[("CALENDAR_TOKEN", "k-123"), ("calendar_dir", "/home/u/cal")]);
     let plan = plan(&doc, &opts).unwrap();
     assert_eq!(
         argv(&plan),
         [
             "npx",
             "-y",
-            "@modelcontextprotocol/server-weather@1.0.0",
-            "/home/u/w.json",
+            "@example/calendar-sync-mcp@2.3.0",
+            "/home/u/cal",
             "--port",
-            "8080"
+            "7411"
         ]
     );
 }
 
 #[test]
 fn with_package_secret_env_is_marked_secret_and_required() {
-    let Some(doc) = server("registry-example-with-package.json") else {
-        return;
-    };
-    let opts = inputs(&[("API_KEY", "k-123"), ("config_path", "/w.json")]);
+    let doc = server("calendar-sync.server.json");
+    let opts = inputs(&[("CALENDAR_TOKEN", "k-123"), ("calendar_dir", "/cal")]);
     let plan = plan(&doc, &opts).unwrap();
-    let key = env(&plan, "API_KEY");
+    let key = env(&plan, "CALENDAR_TOKEN");
     assert_eq!(
         (key.secret, key.required, key.value.as_deref(), key.source),
         (true, true, Some("k-123"), ValueSource::User)
@@ -93,22 +76,18 @@ fn with_package_secret_env_is_marked_secret_and_required() {
 
 #[test]
 fn with_remote_is_refused_as_not_local_stdio() {
-    let Some(doc) = server("registry-example-with-remote.json") else {
-        return;
-    };
+    let doc = server("ticket-desk.server.json");
     let err = plan(&doc, &PlanOptions::default()).unwrap_err();
     assert!(matches!(err, RegistryError::RemoteOnly { .. }), "{err:?}");
 }
 
 #[test]
 fn with_remote_message_says_how_to_add_it_directly() {
-    let Some(doc) = server("registry-example-with-remote.json") else {
-        return;
-    };
+    let doc = server("ticket-desk.server.json");
     let message = plan(&doc, &PlanOptions::default()).unwrap_err().to_string();
     for part in [
         "not a local stdio server",
-        "https://{host}/mcp",
+        "https://{region}.tickets.example.com/mcp",
         "Authorization (secret)",
         "add it to your client directly",
     ] {
@@ -117,19 +96,15 @@ fn with_remote_message_says_how_to_add_it_directly() {
 }
 
 #[test]
-fn github_template_without_a_version_is_refused() {
-    let Some(doc) = server("github-mcp-server.server.json") else {
-        return;
-    };
+fn template_oci_template_without_a_version_is_refused() {
+    let doc = server("issue-tracker.server.json");
     let err = plan(&doc, &PlanOptions::default()).unwrap_err();
     assert!(matches!(err, RegistryError::Template { .. }), "{err:?}");
 }
 
 #[test]
-fn github_template_refusal_says_to_give_a_version() {
-    let Some(doc) = server("github-mcp-server.server.json") else {
-        return;
-    };
+fn template_oci_template_refusal_says_to_give_a_version() {
+    let doc = server("issue-tracker.server.json");
     let message = plan(&doc, &PlanOptions::default()).unwrap_err().to_string();
     assert!(
         message.contains("${VERSION}") && message.contains("NAME@VERSION"),
@@ -138,10 +113,8 @@ fn github_template_refusal_says_to_give_a_version() {
 }
 
 #[test]
-fn github_template_with_a_version_is_filled_and_the_optional_token_left_out() {
-    let Some(doc) = server("github-mcp-server.server.json") else {
-        return;
-    };
+fn template_oci_template_with_a_version_is_filled_and_the_optional_token_left_out() {
+    let doc = server("issue-tracker.server.json");
     let opts = PlanOptions {
         version: Some("0.20.1".into()),
         ..PlanOptions::default()
@@ -155,19 +128,17 @@ fn github_template_with_a_version_is_filled_and_the_optional_token_left_out() {
             "-i",
             "--rm",
             "-p",
-            "127.0.0.1:8085:8085",
+            "127.0.0.1:9300:9300",
             "-e",
-            "GITHUB_OAUTH_CALLBACK_PORT=8085",
-            "ghcr.io/github/github-mcp-server:0.20.1"
+            "TRACKER_CALLBACK_PORT=9300",
+            "ghcr.io/example/issue-tracker-mcp:0.20.1"
         ]
     );
 }
 
 #[test]
-fn github_left_out_token_is_reported_as_an_optional_secret_input() {
-    let Some(doc) = server("github-mcp-server.server.json") else {
-        return;
-    };
+fn template_oci_left_out_token_is_reported_as_an_optional_secret_input() {
+    let doc = server("issue-tracker.server.json");
     let opts = PlanOptions {
         version: Some("0.20.1".into()),
         ..PlanOptions::default()
@@ -178,14 +149,12 @@ fn github_left_out_token_is_reported_as_an_optional_secret_input() {
         .iter()
         .map(|i| (i.key.as_str(), i.secret))
         .collect();
-    assert_eq!(optional, [("token", true)]);
+    assert_eq!(optional, [("api_token", true)]);
 }
 
 #[test]
-fn github_template_filling_is_flagged() {
-    let Some(doc) = server("github-mcp-server.server.json") else {
-        return;
-    };
+fn template_oci_template_filling_is_flagged() {
+    let doc = server("issue-tracker.server.json");
     let opts = PlanOptions {
         version: Some("0.20.1".into()),
         ..PlanOptions::default()
@@ -195,11 +164,9 @@ fn github_template_filling_is_flagged() {
 }
 
 #[test]
-fn github_token_given_goes_to_a_secret_env_not_the_argv() {
-    let Some(doc) = server("github-mcp-server.server.json") else {
-        return;
-    };
-    let mut opts = inputs(&[("token", "ghp_secret")]);
+fn template_oci_token_given_goes_to_a_secret_env_not_the_argv() {
+    let doc = server("issue-tracker.server.json");
+    let mut opts = inputs(&[("api_token", "tok_secret")]);
     opts.version = Some("0.20.1".into());
     let plan = plan(&doc, &opts).unwrap();
     assert_eq!(
@@ -210,57 +177,51 @@ fn github_token_given_goes_to_a_secret_env_not_the_argv() {
             "-i",
             "--rm",
             "-p",
-            "127.0.0.1:8085:8085",
+            "127.0.0.1:9300:9300",
             "-e",
-            "GITHUB_OAUTH_CALLBACK_PORT=8085",
+            "TRACKER_CALLBACK_PORT=9300",
             "-e",
-            "GITHUB_PERSONAL_ACCESS_TOKEN",
-            "ghcr.io/github/github-mcp-server:0.20.1"
+            "TRACKER_API_TOKEN",
+            "ghcr.io/example/issue-tracker-mcp:0.20.1"
         ]
     );
 }
 
 #[test]
-fn github_token_env_is_secret_with_the_value() {
-    let Some(doc) = server("github-mcp-server.server.json") else {
-        return;
-    };
-    let mut opts = inputs(&[("token", "ghp_secret")]);
+fn template_oci_token_env_is_secret_with_the_value() {
+    let doc = server("issue-tracker.server.json");
+    let mut opts = inputs(&[("api_token", "tok_secret")]);
     opts.version = Some("0.20.1".into());
     let plan = plan(&doc, &opts).unwrap();
-    let token = env(&plan, "GITHUB_PERSONAL_ACCESS_TOKEN");
+    let token = env(&plan, "TRACKER_API_TOKEN");
     assert_eq!(
         (token.secret, token.value.as_deref()),
-        (true, Some("ghp_secret"))
+        (true, Some("tok_secret"))
     );
 }
 
 #[test]
-fn serena_subcommand_moves_after_the_package() {
-    let Some(doc) = server("serena.server.json") else {
-        return;
-    };
+fn uvx_subcommand_moves_after_the_package() {
+    let doc = server("code-indexer.server.json");
     let plan = plan(&doc, &PlanOptions::default()).unwrap();
     assert_eq!(
         argv(&plan),
         [
             "uvx",
-            "-p",
-            "3.13",
-            "serena-agent==1.5.3",
-            "start-mcp-server",
-            "--project-from-cwd",
-            "--context",
-            "desktop-app"
+            "--python",
+            "3.12",
+            "code-indexer-mcp==3.1.0",
+            "serve",
+            "--watch",
+            "--profile",
+            "editor"
         ]
     );
 }
 
 #[test]
-fn serena_move_is_flagged() {
-    let Some(doc) = server("serena.server.json") else {
-        return;
-    };
+fn uvx_move_is_flagged() {
+    let doc = server("code-indexer.server.json");
     let plan = plan(&doc, &PlanOptions::default()).unwrap();
     assert!(
         plan.has_warning(WarningKind::RuntimeArgumentsMoved),
@@ -269,41 +230,30 @@ fn serena_move_is_flagged() {
 }
 
 #[test]
-fn serena_context_default_gives_way_to_the_users_value() {
-    let Some(doc) = server("serena.server.json") else {
-        return;
-    };
-    let plan = plan(&doc, &inputs(&[("context", "claude-code")])).unwrap();
-    assert_eq!(
-        plan.args[plan.args.len() - 2..],
-        ["--context", "claude-code"]
-    );
+fn uvx_profile_default_gives_way_to_the_users_value() {
+    let doc = server("code-indexer.server.json");
+    let plan = plan(&doc, &inputs(&[("profile", "review")])).unwrap();
+    assert_eq!(plan.args[plan.args.len() - 2..], ["--profile", "review"]);
 }
 
 #[test]
-fn seed_airtable_prefers_npm_and_needs_its_key() {
-    let Some(doc) = seed(0) else {
-        return;
-    };
+fn seed_multi_prefers_npm_and_needs_its_key() {
+    let doc = seed(0);
     let err = plan(&doc, &PlanOptions::default()).unwrap_err();
-    assert_eq!(missing_keys(&err), ["AIRTABLE_API_KEY"]);
+    assert_eq!(missing_keys(&err), ["SHEETS_API_KEY"]);
 }
 
 #[test]
-fn seed_airtable_npm_with_its_key() {
-    let Some(doc) = seed(0) else {
-        return;
-    };
-    let plan = plan(&doc, &inputs(&[("AIRTABLE_API_KEY", "pat1.abc")])).unwrap();
-    assert_eq!(argv(&plan), ["npx", "-y", "airtable-mcp-server@1.7.2"]);
+fn seed_multi_npm_with_its_key() {
+    let doc = seed(0);
+    let plan = plan(&doc, &inputs(&[("SHEETS_API_KEY", "key-1")])).unwrap();
+    assert_eq!(argv(&plan), ["npx", "-y", "spreadsheet-bridge-mcp@2.0.0"]);
 }
 
 #[test]
-fn seed_airtable_oci_passes_the_env_into_the_container() {
-    let Some(doc) = seed(0) else {
-        return;
-    };
-    let mut opts = inputs(&[("AIRTABLE_API_KEY", "pat1.abc")]);
+fn seed_multi_oci_passes_the_env_into_the_container() {
+    let doc = seed(0);
+    let mut opts = inputs(&[("SHEETS_API_KEY", "key-1")]);
     opts.package = Some(1);
     let plan = plan(&doc, &opts).unwrap();
     assert_eq!(
@@ -314,17 +264,15 @@ fn seed_airtable_oci_passes_the_env_into_the_container() {
             "-i",
             "--rm",
             "-e",
-            "AIRTABLE_API_KEY",
-            "docker.io/domdomegg/airtable-mcp-server:1.7.2"
+            "SHEETS_API_KEY",
+            "docker.io/example/spreadsheet-bridge:2.0.0"
         ]
     );
 }
 
 #[test]
-fn seed_airtable_mcpb_is_refused_naming_the_other_packages() {
-    let Some(doc) = seed(1) else {
-        return;
-    };
+fn seed_multi_mcpb_is_refused_naming_the_other_packages() {
+    let doc = seed(1);
     let opts = PlanOptions {
         package: Some(2),
         ..PlanOptions::default()
@@ -332,7 +280,7 @@ fn seed_airtable_mcpb_is_refused_naming_the_other_packages() {
     let message = plan(&doc, &opts).unwrap_err().to_string();
     for part in [
         "`mcpb`",
-        "choose package 0 (npm airtable-mcp-server)",
+        "choose package 0 (npm spreadsheet-bridge-mcp)",
         "Claude Desktop",
     ] {
         assert!(message.contains(part), "{part:?} not in {message}");
@@ -341,36 +289,28 @@ fn seed_airtable_mcpb_is_refused_naming_the_other_packages() {
 
 #[test]
 fn seed_nuget_runs_with_dnx_yes() {
-    let Some(doc) = seed(2) else {
-        return;
-    };
+    let doc = seed(2);
     let plan = plan(&doc, &PlanOptions::default()).unwrap();
-    assert_eq!(argv(&plan), ["dnx", "TimeMcpServer@1.0.8", "--yes"]);
+    assert_eq!(argv(&plan), ["dnx", "Example.ClockServer@1.2.0", "--yes"]);
 }
 
 #[test]
 fn seed_pypi_with_runtime_hint_python_runs_with_uvx() {
-    let Some(doc) = seed(3) else {
-        return;
-    };
+    let doc = seed(3);
     let plan = plan(&doc, &PlanOptions::default()).unwrap();
-    assert_eq!(argv(&plan), ["uvx", "time-mcp-pypi==1.0.6"]);
+    assert_eq!(argv(&plan), ["uvx", "example-clock-mcp==0.3.0"]);
 }
 
 #[test]
 fn seed_pypi_runtime_hint_python_is_flagged() {
-    let Some(doc) = seed(3) else {
-        return;
-    };
+    let doc = seed(3);
     let plan = plan(&doc, &PlanOptions::default()).unwrap();
     assert!(plan.has_warning(WarningKind::RuntimeHint), "{plan:?}");
 }
 
 #[test]
 fn list_response_reads_servers_meta_and_cursor() {
-    let Some(text) = fixture("registry-list-response.example.json") else {
-        return;
-    };
+    let text = fixture("list-response.json");
     let list = parse_list(&text).unwrap();
     let official = list.servers[0].meta.official.clone().unwrap();
     assert_eq!(
@@ -382,21 +322,55 @@ fn list_response_reads_servers_meta_and_cursor() {
             list.metadata.count
         ),
         (
-            "io.modelcontextprotocol/filesystem",
+            "io.example/archive-search",
             Some(ServerStatus::Active),
             true,
-            Some("com.example/my-server:1.0.0"),
-            Some(10)
+            Some("io.example/legacy-notes:0.1.0"),
+            Some(2)
         )
     );
 }
 
 #[test]
 fn list_response_item_without_packages_is_refused_as_nothing_to_install() {
-    let Some(text) = fixture("registry-list-response.example.json") else {
-        return;
-    };
+    let text = fixture("list-response.json");
     let list = parse_list(&text).unwrap();
     let err = plan(&list.servers[0].server, &PlanOptions::default()).unwrap_err();
     assert!(matches!(err, RegistryError::NoPackage { .. }), "{err:?}");
+}
+
+#[test]
+fn with_package_optional_env_keeps_its_default() {
+    let doc = server("calendar-sync.server.json");
+    let opts = inputs(&[("CALENDAR_TOKEN", "k-123"), ("calendar_dir", "/cal")]);
+    let plan = plan(&doc, &opts).unwrap();
+    let interval = env(&plan, "SYNC_INTERVAL");
+    assert_eq!(
+        (
+            interval.secret,
+            interval.required,
+            interval.default.as_deref()
+        ),
+        (false, false, Some("300"))
+    );
+}
+
+#[test]
+fn seed_multi_second_version_pins_its_own_version() {
+    let doc = seed(1);
+    let plan = plan(&doc, &inputs(&[("SHEETS_API_KEY", "key-1")])).unwrap();
+    assert_eq!(argv(&plan), ["npx", "-y", "spreadsheet-bridge-mcp@2.0.1"]);
+}
+
+#[test]
+fn list_response_reads_a_deprecated_entry_with_its_message() {
+    let list = parse_list(&fixture("list-response.json")).unwrap();
+    let official = list.servers[1].meta.official.clone().unwrap();
+    assert_eq!(
+        (official.status, official.status_message.as_deref()),
+        (
+            Some(ServerStatus::Deprecated),
+            Some("use io.example/notes-server")
+        )
+    );
 }

@@ -1,9 +1,11 @@
-//! The registry module against the real documents of shared/fixtures/registry (read where
-//! they are, never copied) and against small documents written here, one rule each.
+//! The registry module against the project's own registry documents (tests/fixtures/registry,
+//! one per case), against small documents written here, one rule each, and, as an extra, against
+//! the real published documents when a copy of them sits beside the repository (`real.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod fixtures;
+mod real;
 mod rules;
 mod view;
 
@@ -12,47 +14,26 @@ use std::path::Path;
 
 use super::*;
 
-/// shared/fixtures/registry, beside the repository (CI checks out ../shared there too).
-const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/registry"
-);
+/// The project's own registry documents (tests/fixtures/registry/README.md says which case
+/// each one is); the CLI's integration tests serve the same files.
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/registry");
 
-/// Says why a test cannot run here and lets it return; under CI (`CI` set) it fails
-/// instead, as `cannot_run` of the CLI's integration tests does.
-fn cannot_run(why: &str) {
-    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
-    assert!(
-        !ci,
-        "{why}: CI must provide it (../shared beside the repository)"
-    );
-    eprintln!("SKIPPED: {why} (under CI this fails)");
-}
-
-/// A fixture's text, or `None` after [`cannot_run`].
-fn fixture(name: &str) -> Option<String> {
+/// A fixture's text.
+fn fixture(name: &str) -> String {
     let path = Path::new(FIXTURES).join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) => {
-            cannot_run(&format!(
-                "fixture {} cannot be read ({e}); the shared fixtures live beside the repository",
-                path.display()
-            ));
-            None
-        }
-    }
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("fixture {} cannot be read: {e}", path.display()))
 }
 
 /// A fixture holding one server document.
-fn server(name: &str) -> Option<ServerJson> {
-    Some(parse_server(&fixture(name)?).unwrap().server)
+fn server(name: &str) -> ServerJson {
+    parse_server(&fixture(name)).unwrap().server
 }
 
-/// Entry `i` of registry-seed.json (a JSON array of server documents).
-fn seed(i: usize) -> Option<ServerJson> {
-    let all: Vec<ServerJson> = serde_json::from_str(&fixture("registry-seed.json")?).unwrap();
-    Some(all[i].clone())
+/// Entry `i` of seed.json (a JSON array of server documents).
+fn seed(i: usize) -> ServerJson {
+    let all: Vec<ServerJson> = serde_json::from_str(&fixture("seed.json")).unwrap();
+    all[i].clone()
 }
 
 /// A document written in a test.

@@ -1,12 +1,10 @@
-//! The window's reading of `warden registry search|show --json`, on the real documents.
+//! The window's reading of `warden registry search|show --json`, on the project's own documents.
 
 use super::*;
 
 #[test]
 fn a_search_lists_each_server_with_what_it_installs_as() {
-    let Some(text) = fixture("registry-list-response.example.json") else {
-        return;
-    };
+    let text = fixture("list-response.json");
     let list: serde_json::Value = serde_json::from_str(&text).unwrap();
     let printed = list["servers"].to_string();
     let servers = found(&printed).unwrap();
@@ -30,9 +28,7 @@ fn shown(doc: &str) -> String {
 
 #[test]
 fn a_required_value_is_asked_for_then_planned() {
-    let Some(doc) = fixture("registry-example-with-package.json") else {
-        return;
-    };
+    let doc = fixture("calendar-sync.server.json");
     let first = plan_view(&shown(&doc), BTreeMap::new(), None).unwrap();
     assert!(first.plan.is_none());
     assert!(!first.missing.is_empty());
@@ -54,18 +50,14 @@ fn a_required_value_is_asked_for_then_planned() {
 
 #[test]
 fn a_remote_only_server_is_refused_with_its_reason() {
-    let Some(doc) = fixture("registry-example-with-remote.json") else {
-        return;
-    };
+    let doc = fixture("ticket-desk.server.json");
     let view = plan_view(&shown(&doc), BTreeMap::new(), None).unwrap();
     assert!(view.plan.is_none() && view.refused.is_some_and(|r| r.contains("not a local")));
 }
 
 #[test]
 fn a_pasted_document_is_planned_without_the_registry() {
-    let Some(doc) = fixture("playwright-mcp.server.json") else {
-        return;
-    };
+    let doc = fixture("notes-server.server.json");
     let view = document_view(&doc, BTreeMap::new(), None).unwrap();
     let plan = view.plan.unwrap();
     assert_eq!(plan.argv()[..2], ["npx".to_owned(), "-y".to_owned()]);

@@ -4,7 +4,7 @@
 //! in-process and subscribes to [`ApiEvent`]s; it and `warden daemon` serve the same enums on the control socket
 //! as [`ApiMessage`] lines next to the bridges' [`Message`](crate::control::Message)s (each
 //! side ignores the `type`s it does not know, so the two share one socket and one framing).
-//! `warden status --json` is [`StatusReport`], in the shape of CONTRACT.md.
+//! `warden status --json` is [`StatusReport`] (status.rs).
 //!
 //! This file holds the three enums of the wire and their TypeScript declarations; the types
 //! they carry are in files that import nothing of it (so the desktop app's types, carried by
