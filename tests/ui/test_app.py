@@ -741,6 +741,33 @@ def test_the_sandbox_section_offers_to_allow_what_a_sandboxed_server_was_refused
         shutil.rmtree(outside, ignore_errors=True)
 
 
+def test_the_sandbox_section_offers_to_allow_a_host_its_proxy_refused(world: World) -> None:
+    """A sandboxed server whose network is a list (`sandbox_network = [...]`) asks its proxy for
+    a destination not on it: the proxy refuses (403, before any connection), the server page
+    shows the refusal with "Allow HOST:PORT", and the click adds it to the list in config.toml,
+    keeping what was there. Loopback only, and nothing listens on the refused port."""
+    if shutil.which("bwrap") is None:
+        pytest.fail("`bwrap` is not on PATH: apt-get install bubblewrap", pytrace=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with world.config.open("a") as f:
+        f.write('\n[servers.netbox]\nsandbox = "on"\nsandbox_network = ["127.0.0.1:9"]\n')
+    c = Client(world.env, "netbox", world.config)
+    try:
+        said = c.call("echo", {"fetch": f"http://127.0.0.1:{port}/"})
+        assert said["text"].startswith("HTTP/1.1 403"), said
+        world.go("#/servers/netbox")
+        world.wait("the list is shown", lambda: "127.0.0.1:9" in world.find("sandbox-hosts").text)
+        world.wait("the refusal is offered", lambda: f"127.0.0.1:{port}" in world.find("sandbox-host-denied").text)
+        world.click("allow-host")
+        world.wait("added to the list", lambda: f'"127.0.0.1:{port}"' in world.config.read_text())
+        assert '"127.0.0.1:9"' in world.config.read_text(), "what was listed stays"
+        world.wait("no longer offered", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="allow-host"]'))
+    finally:
+        c.close()
+
+
 def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keychain(world: World) -> None:
     """The Add flow with a command: consent, the client, the sandbox (its network off by
     default; here allowed for the first start only), the exact change, the write, the probe

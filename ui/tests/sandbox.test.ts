@@ -6,6 +6,8 @@ import {
   expandHome,
   folderOf,
   grantable,
+  hostEntry,
+  listed,
   networkForFirstStartOnly,
   printable,
   sandboxPlaces,
@@ -23,13 +25,13 @@ const report = (keys: Record<string, unknown>): LimitsReport =>
 
 describe("sandboxSettings", () => {
   it("reads the keys in force", () => {
-    const s = sandboxSettings(report({ sandbox: "on", sandbox_network: "none", sandbox_write: ["/w"], sandbox_deny: [] }));
-    expect(s).toEqual({ on: true, network: false, write: ["/w"], deny: [] });
+    const s = sandboxSettings(report({ sandbox: "on", sandbox_network: "none", sandbox_write: ["/w"], sandbox_deny: [], hosts: null }));
+    expect(s).toEqual({ on: true, network: false, write: ["/w"], deny: [], hosts: null });
   });
 });
 
 describe("blocked", () => {
-  const settings = { on: true, network: false, write: ["/home/me/notes"], deny: [] };
+  const settings = { on: true, network: false, write: ["/home/me/notes"], deny: [], hosts: null };
 
   it("offers each refusal once, newest first, with the folder to grant", () => {
     const list = blocked([denied("/home/me/out/a.txt", 1), denied("network", 2), denied("/home/me/out/a.txt", 3)], settings);
@@ -211,5 +213,33 @@ describe("writeSandboxFirst", () => {
   it("keeps the network when asked to, and writes no key without a sandbox", async () => {
     expect((await run({ ...first, keep: true })).log).toEqual(["sandbox=on", "sandbox_network=host", "files", "probe"]);
     expect(await run(null, { files: true })).toEqual({ error: "cannot write mcp.json", log: ["files"], network: [] });
+  });
+});
+
+describe("network by name", () => {
+  const refused = (host: string, port: number, ts_ms: number): HistoryEntry => ({
+    server: "s",
+    event: { ts_ms, kind: "network_denied", host, port, detail: `${host}:${port}` },
+  });
+  const settings = { on: true, network: false, write: [], deny: [], hosts: ["api.github.com", "*.example.org", "127.0.0.1:8080"] };
+
+  it("names a destination the way the list does", () => {
+    expect(hostEntry("api.github.com", 443)).toBe("api.github.com");
+    expect(hostEntry("x.test", 8443)).toBe("x.test:8443");
+    expect(hostEntry("::1", 9000)).toBe("[::1]:9000");
+  });
+
+  it("matches names, wildcards and ports as the proxy does", () => {
+    expect(listed(settings.hosts, "API.github.com", 443)).toBe(true);
+    expect(listed(settings.hosts, "api.github.com", 22)).toBe(false);
+    expect(listed(settings.hosts, "cdn.example.org", 80)).toBe(true);
+    expect(listed(settings.hosts, "example.org", 80)).toBe(false);
+    expect(listed(settings.hosts, "127.0.0.1", 8080)).toBe(true);
+    expect(listed(["[::1]:9000"], "::1", 9000)).toBe(true);
+  });
+
+  it("offers each destination not on the list once, newest first, and no whole network", () => {
+    const timeline = [refused("evil.test", 443, 1), refused("api.github.com", 443, 2), refused("evil.test", 443, 3), { server: "s", event: { ts_ms: 4, kind: "sandbox_denied", detail: "network" } }];
+    expect(blocked(timeline, settings)).toEqual([{ kind: "host", ts_ms: 3, host: "evil.test", port: 443, entry: "evil.test" }]);
   });
 });

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import type { HistoryEntry, JsonValue, LimitsReport } from "../bindings/api";
 import { formatClock } from "../lib/format";
-import { blocked, expandHome, grantable, printable, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
+import { blocked, expandHome, grantable, hostEntry, printable, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
 import { api } from "../lib/tauri";
 import { ErrorText } from "./common";
 
@@ -74,7 +74,11 @@ export function SandboxSection(props: {
       <p class="muted small">
         {s.on
           ? `It cannot read the hidden paths below; everything else it can read but not change, except the folders it may write, its package cache and ${landlock ? "/tmp" : "a private /tmp"}. ${
-              !s.network
+              s.hosts
+                ? s.hosts.length === 0
+                  ? "Network: none; every attempt goes to Warden's proxy, which refuses it and says so below."
+                  : `Network: only through Warden's proxy, to ${s.hosts.map(printable).join(", ")} (a name without a port: 80 and 443). UDP and DNS of its own do not get out.`
+                : !s.network
                 ? landlock
                   ? "Network: none for TCP (Linux 6.7+); Landlock cannot cut UDP or DNS."
                   : "Network: none at all, not even this machine's services."
@@ -94,6 +98,14 @@ export function SandboxSection(props: {
                   Allow network
                 </button>{" "}
                 <span class="muted small">(from its next start, to anywhere)</span>
+              </li>
+            ) : b.kind === "host" ? (
+              <li key={`host:${b.entry}`} data-testid="sandbox-host-denied">
+                <span class="muted small">{formatClock(b.ts_ms)}</span> Its proxy refused <code>{printable(hostEntry(b.host, b.port))}</code>.{" "}
+                <button type="button" data-testid="allow-host" disabled={busy} onClick={() => void set("sandbox_network", null, { add: [b.entry] })}>
+                  Allow {printable(b.entry)}
+                </button>{" "}
+                <span class="muted small">(from its next start)</span>
               </li>
             ) : (
               <li key={b.path}>
@@ -146,6 +158,22 @@ export function SandboxSection(props: {
                 ))}
           </ul>
           <p class="muted small">Everything else is readable to it: add what matters to <code>sandbox_deny</code> in config.toml.</p>
+          {s.hosts && (
+            <>
+              <h3 class="small">May connect to</h3>
+              <ul class="paths" data-testid="sandbox-hosts">
+                {s.hosts.length === 0 && <li class="muted small">nowhere</li>}
+                {s.hosts.map((h) => (
+                  <li key={h}>
+                    <code>{printable(h)}</code>{" "}
+                    <button type="button" class="link" disabled={busy} onClick={() => void set("sandbox_network", null, { remove: [h] })}>
+                      remove
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
           <label class="check">
             <input
               type="checkbox"

@@ -4,7 +4,10 @@ import type { HistoryEntry, JsonValue, LimitsReport } from "../bindings/api";
 
 export interface SandboxSettings {
   on: boolean;
+  /** The whole network (`sandbox_network = "host"`). */
   network: boolean;
+  /** The destinations of a list (`sandbox_network = [...]`), reached through Warden's proxy; null when not a list. */
+  hosts: string[] | null;
   write: string[];
   deny: string[];
 }
@@ -22,6 +25,7 @@ export function sandboxSettings(report: LimitsReport): SandboxSettings {
   return {
     on: value(report, "sandbox") === "on",
     network: value(report, "sandbox_network") === "host",
+    hosts: Array.isArray(value(report, "sandbox_network")) ? strings(value(report, "sandbox_network")) : null,
     write: strings(value(report, "sandbox_write")),
     deny: strings(value(report, "sandbox_deny")),
   };
@@ -30,6 +34,7 @@ export function sandboxSettings(report: LimitsReport): SandboxSettings {
 /** One thing the sandbox refused, and the key that would allow it. */
 export type Blocked =
   | { kind: "network"; ts_ms: number }
+  | { kind: "host"; ts_ms: number; host: string; port: number; entry: string }
   | { kind: "path"; ts_ms: number; path: string; folder: string };
 
 /** The folder to grant for a refused path: the path itself when it ends with `/`, else its parent. */
@@ -40,19 +45,58 @@ export function folderOf(path: string): string {
 }
 
 /**
+ * The list entry that allows `host`:`port` (`sandbox_network`): the name alone for 80 and 443
+ * (an entry without a port means both), else with its port; an IPv6 address in brackets.
+ */
+export function hostEntry(host: string, port: number): string {
+  if (port === 80 || port === 443) return host;
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** A list entry's name (or address) and its ports (80 and 443 when it names none). */
+function parseEntry(raw: string): { name: string; ports: number[] } {
+  const e = raw.trim().toLowerCase();
+  const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(e);
+  if (bracket) return { name: bracket[1] ?? "", ports: bracket[2] ? [Number(bracket[2])] : [80, 443] };
+  const colons = e.split(":").length - 1;
+  const withPort = colons === 1 ? /^(.*):(\d+)$/.exec(e) : null;
+  if (withPort) return { name: withPort[1] ?? "", ports: [Number(withPort[2])] };
+  return { name: e, ports: [80, 443] };
+}
+
+/** Whether a list entry allows `host`:`port`, as the proxy matches it (names without case). */
+export function listed(hosts: string[], host: string, port: number): boolean {
+  const h = host.toLowerCase();
+  return hosts.some((raw) => {
+    const { name, ports } = parseEntry(raw);
+    if (!ports.includes(port)) return false;
+    return name.startsWith("*.") ? h.endsWith(name.slice(1)) && h.length > name.length - 1 : h === name;
+  });
+}
+
+/**
  * The refusals (newest first, each once) that the settings do not allow yet: a path not under
- * a granted folder, the network while it is off.
+ * a granted folder, the network while it is off, a destination not on the list.
  */
 export function blocked(timeline: HistoryEntry[], settings: SandboxSettings): Blocked[] {
   const seen = new Set<string>();
   const out: Blocked[] = [];
   for (const e of [...timeline].reverse()) {
+    if (e.event.kind === "network_denied" && e.event.host && e.event.port !== undefined) {
+      const { host, port } = e.event;
+      const entry = hostEntry(host, port);
+      if (seen.has(`net:${entry}`)) continue;
+      seen.add(`net:${entry}`);
+      if (settings.hosts && !listed(settings.hosts, host, port)) out.push({ kind: "host", ts_ms: e.event.ts_ms, host, port, entry });
+      continue;
+    }
     if (e.event.kind !== "sandbox_denied" || !e.event.detail) continue;
     const detail = e.event.detail;
     if (seen.has(detail)) continue;
     seen.add(detail);
     if (detail === "network") {
-      if (!settings.network) out.push({ kind: "network", ts_ms: e.event.ts_ms });
+      // With a list, what it was refused is in the proxy's `network_denied` events.
+      if (!settings.network && !settings.hosts) out.push({ kind: "network", ts_ms: e.event.ts_ms });
       continue;
     }
     const folder = folderOf(detail);

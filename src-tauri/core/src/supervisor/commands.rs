@@ -207,11 +207,6 @@ impl Supervisor {
                         "give a value, or items to add or remove, not both".into(),
                     ));
                 }
-                if !def.default.trim_start().starts_with('[') {
-                    return Err(invalid(
-                        "it is not a list, so nothing can be added to it".into(),
-                    ));
-                }
                 Change::List { add, remove }
             }
             None => Change::Remove,
