@@ -10,6 +10,7 @@ import {
   listed,
   networkForFirstStartOnly,
   printable,
+  runnerPreset,
   sandboxPlaces,
   sandboxSettings,
   writeSandboxFirst,
@@ -241,5 +242,50 @@ describe("network by name", () => {
   it("offers each destination not on the list once, newest first, and no whole network", () => {
     const timeline = [refused("evil.test", 443, 1), refused("api.github.com", 443, 2), refused("evil.test", 443, 3), { server: "s", event: { ts_ms: 4, kind: "sandbox_denied", detail: "network" } }];
     expect(blocked(timeline, settings)).toEqual([{ kind: "host", ts_ms: 3, host: "evil.test", port: 443, entry: "evil.test" }]);
+  });
+});
+
+describe("the runner's registry in the Add flow", () => {
+  it("knows the package runners' presets", () => {
+    expect(runnerPreset(["npx", "-y", "@scope/server@1.2.3"])).toBe("@npm");
+    expect(runnerPreset(["/usr/local/bin/uvx", "mcp-server-time==1.0"])).toBe("@pypi");
+    expect(runnerPreset(["C:\\tools\\npx.cmd", "x"])).toBe("@npm");
+    expect(runnerPreset(["/opt/bin/my-server"])).toBeNull();
+  });
+
+  it("writes the preset as the network, kept, instead of the whole network for the first start", () => {
+    const c = { on: true, firstStart: true, keep: false };
+    expect(addSandboxKeys(c, "@npm")).toEqual([
+      ["sandbox", "on"],
+      ["sandbox_network", ["@npm"]],
+    ]);
+    expect(networkForFirstStartOnly(c, "@npm")).toBe(false);
+    expect(addSandboxKeys({ ...c, registry: false }, "@npm")).toContainEqual(["sandbox_network", "host"]);
+    expect(addSandboxKeys({ ...c, keep: true }, "@npm")).toContainEqual(["sandbox_network", "host"]);
+  });
+
+  it("takes nothing away after the first start when the preset is written", async () => {
+    const log: string[] = [];
+    const error = await writeSandboxFirst(
+      { on: true, firstStart: false, keep: false },
+      {
+        setKey: async (key, value) => {
+          log.push(`${key}=${JSON.stringify(value)}`);
+          return null;
+        },
+        writeFiles: async () => {
+          log.push("files");
+          return { start: true };
+        },
+        firstStart: async () => {
+          log.push("probe");
+          return null;
+        },
+        onNetwork: () => log.push("network"),
+      },
+      "@pypi",
+    );
+    expect(error).toBeNull();
+    expect(log).toEqual(['sandbox="on"', 'sandbox_network=["@pypi"]', "files", "probe"]);
   });
 });

@@ -6,7 +6,7 @@ import type { AddSandbox, FirstStartState } from "../lib/sandbox";
 export const SANDBOX_HIDES =
   "~/.ssh, ~/.aws, ~/.gnupg, ~/.kube, ~/.docker, ~/.netrc, ~/.config/gh, ~/.local/share/keyrings, Warden's own folders and the session's runtime folder";
 
-export function AddSandboxChoices(props: { works: boolean; wrap: boolean; value: AddSandbox; onChange: (v: AddSandbox) => void }) {
+export function AddSandboxChoices(props: { works: boolean; wrap: boolean; preset: string | null; value: AddSandbox; onChange: (v: AddSandbox) => void }) {
   const { value: v, onChange } = props;
   if (!props.works)
     return (
@@ -24,8 +24,21 @@ export function AddSandboxChoices(props: { works: boolean; wrap: boolean; value:
       </label>
       {on && (
         <>
+          {props.preset && (
+            <label class="check indent">
+              <input
+                type="checkbox"
+                data-testid="add-sandbox-registry"
+                checked={v.registry !== false && !v.keep}
+                disabled={v.keep}
+                onChange={(e) => onChange({ ...v, registry: e.currentTarget.checked })}
+              />
+              Let it reach its package registry only (<code>{props.preset}</code>, and the mirror your runner's configuration names), through Warden's
+              proxy, to download and update its package: nowhere else
+            </label>
+          )}
           <label class="check indent">
-            <input type="checkbox" data-testid="add-sandbox-first-start" checked={v.firstStart} disabled={v.keep} onChange={(e) => onChange({ ...v, firstStart: e.currentTarget.checked })} />
+            <input type="checkbox" data-testid="add-sandbox-first-start" checked={v.firstStart} disabled={v.keep || (props.preset !== null && v.registry !== false)} onChange={(e) => onChange({ ...v, firstStart: e.currentTarget.checked })} />
             Allow the network for the first start only (it downloads the package); taken away once that start is over
           </label>
           <label class="check indent">

@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import type { ClientId, FileChangeView, ProbeReport, Risk } from "../bindings/api";
 import type { Found, InputRequest, PlanView } from "../bindings/app";
 import { bridgeArgv, entryNameProblem, planEnv, splitCommandLine } from "../lib/manage";
-import { writeSandboxFirst, type AddSandbox, type FirstStartState } from "../lib/sandbox";
+import { runnerPreset, writeSandboxFirst, type AddSandbox, type FirstStartState } from "../lib/sandbox";
 import { api, registry } from "../lib/tauri";
 import { AddSandboxChoices, FirstStartNetwork } from "./AddSandbox";
 import { ChangeList, changeResult, ResultPanel, type Result } from "./Changes";
@@ -205,7 +205,7 @@ export function AddServer(props: {
         },
         // 4. Then the network allowed for the first start only is taken away.
         onNetwork: setFirstStart,
-      });
+      }, runnerPreset(s.argv));
       if (failed !== null) setError(failed);
     });
 
@@ -353,7 +353,7 @@ export function AddServer(props: {
             <input type="checkbox" data-testid="wrap" checked={wrap} onChange={(e) => setWrap(e.currentTarget.checked)} />
             Run it through Warden's bridge (timeouts, restarts, logs; needed for secrets in the keychain)
           </label>
-          <AddSandboxChoices works={props.sandboxWorks} wrap={wrap} value={sandbox} onChange={setSandbox} />
+          <AddSandboxChoices works={props.sandboxWorks} wrap={wrap} preset={server ? runnerPreset(server.argv) : null} value={sandbox} onChange={setSandbox} />
         </fieldset>
       )}
 

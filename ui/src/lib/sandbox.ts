@@ -166,27 +166,45 @@ export function printable(path: string): string {
   return path.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/**
+ * The `sandbox_network` preset of the package runner `argv` starts (`npx … ` → `@npm`,
+ * `uvx …` → `@pypi`): the hosts it downloads from, and the mirror its own configuration names.
+ */
+export function runnerPreset(argv: string[]): "@npm" | "@pypi" | null {
+  const runner = (argv[0] ?? "").split(/[\\/]/).pop()?.replace(/\.(cmd|exe)$/i, "") ?? "";
+  if (["npx", "npm", "pnpm", "bunx", "yarn"].includes(runner)) return "@npm";
+  if (["uvx", "uv", "pipx"].includes(runner)) return "@pypi";
+  return null;
+}
+
 /** The Add flow's sandbox choices. The network is off unless asked for. */
 export interface AddSandbox {
   on: boolean;
+  /** Its runner's package registry only (`runnerPreset`), kept: where there is a runner, on unless unticked. */
+  registry?: boolean;
   /** The network for the first start only (the package runner downloads the package). */
   firstStart: boolean;
   /** The network kept on (a server that calls an API). */
   keep: boolean;
 }
 
+/** Whether the choice is the runner's registry only (`preset`, the runner's). */
+function registryOnly(c: AddSandbox, preset: string | null): preset is string {
+  return preset !== null && c.registry !== false && !c.keep;
+}
+
 /** The config.toml keys the Add flow sets before it writes the clients' files. */
-export function addSandboxKeys(c: AddSandbox): Array<["sandbox" | "sandbox_network", string]> {
+export function addSandboxKeys(c: AddSandbox, preset: string | null = null): Array<["sandbox" | "sandbox_network", JsonValue]> {
   if (!c.on) return [];
   return [
     ["sandbox", "on"],
-    ["sandbox_network", c.keep || c.firstStart ? "host" : "none"],
+    ["sandbox_network", registryOnly(c, preset) ? [preset] : c.keep || c.firstStart ? "host" : "none"],
   ];
 }
 
 /** Whether the network must be taken away again once the first start (the probe) is over. */
-export function networkForFirstStartOnly(c: AddSandbox): boolean {
-  return c.on && c.firstStart && !c.keep;
+export function networkForFirstStartOnly(c: AddSandbox, preset: string | null = null): boolean {
+  return c.on && c.firstStart && !c.keep && !registryOnly(c, preset);
 }
 
 /** The first start's network: allowed, taken away once that start is over, or not taken away. */
@@ -202,18 +220,19 @@ export type FirstStartState = "allowed" | "taken" | { error: string };
 export async function writeSandboxFirst(
   choice: AddSandbox | null,
   steps: {
-    setKey: (key: "sandbox" | "sandbox_network", value: string) => Promise<string | null>;
+    setKey: (key: "sandbox" | "sandbox_network", value: JsonValue) => Promise<string | null>;
     writeFiles: () => Promise<{ error: string } | { start: boolean }>;
     firstStart: () => Promise<string | null>;
     onNetwork: (state: FirstStartState) => void;
   },
+  preset: string | null = null,
 ): Promise<string | null> {
-  const keys = choice ? addSandboxKeys(choice) : [];
+  const keys = choice ? addSandboxKeys(choice, preset) : [];
   for (const [key, value] of keys) {
     const error = await steps.setKey(key, value);
     if (error !== null) return `Nothing was written to the clients' files: the sandbox could not be set in config.toml (${key}): ${error}`;
   }
-  const firstStartOnly = choice !== null && networkForFirstStartOnly(choice);
+  const firstStartOnly = choice !== null && networkForFirstStartOnly(choice, preset);
   if (firstStartOnly) steps.onNetwork("allowed");
   try {
     const written = await steps.writeFiles();
