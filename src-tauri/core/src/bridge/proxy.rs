@@ -9,7 +9,9 @@
 //! (`config::network::check`); a listed name is resolved here and its loopback, link-local
 //! and metadata addresses are dropped (`forbidden`); a listed address is reached as it is.
 //! A refusal is answered `403` with a body naming the destination and the key to change, and
-//! is a `network_denied` event (host, port) once per destination per session.
+//! is a `network_denied` event (host, port) once per destination per session. What follows
+//! the checked head goes as bytes to that destination only; a head must end within
+//! [`HEAD_TIMEOUT`] and [`MAX_HEAD`] bytes, and at most [`MAX_CONNECTIONS`] are served at once.
 //!
 //! Where it listens: under bubblewrap, on 127.0.0.1:[`super::sandbox::PORT_INSIDE`] *inside*
 //! the server's network namespace, a listener the sandbox's helper made there and sent out
