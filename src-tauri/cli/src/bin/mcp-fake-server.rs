@@ -224,6 +224,68 @@ fn tunnel(dest: &str) -> std::io::Result<String> {
     Ok(format!("tunnel: {}", read_all(s)?))
 }
 
+/// The sockets among this process's descriptors, one line each: `FD unix peer=self|other`,
+/// `FD inet` (with ` listening` for a listener) or `FD DOMAIN`.
+#[allow(unsafe_code)]
+fn sockets() -> std::io::Result<String> {
+    let mut lines = Vec::new();
+    for e in std::fs::read_dir("/proc/self/fd")?.flatten() {
+        let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(target) = std::fs::read_link(e.path()) else {
+            continue;
+        };
+        if !target.to_string_lossy().starts_with("socket:") {
+            continue;
+        }
+        let opt = |name: libc::c_int| {
+            let mut v: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: getsockopt into a c_int of the length given.
+            let r = unsafe {
+                libc::getsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    name,
+                    (&raw mut v).cast(),
+                    &raw mut len,
+                )
+            };
+            (r == 0).then_some(v)
+        };
+        let domain = opt(libc::SO_DOMAIN).unwrap_or(-1);
+        let line = if domain == libc::AF_UNIX {
+            let mut cred = libc::ucred {
+                pid: 0,
+                uid: 0,
+                gid: 0,
+            };
+            let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+            // SAFETY: getsockopt into a ucred of the length given.
+            unsafe {
+                libc::getsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    libc::SO_PEERCRED,
+                    (&raw mut cred).cast(),
+                    &raw mut len,
+                );
+            }
+            let own = i32::try_from(std::process::id()).unwrap_or(-1);
+            let peer = if cred.pid == own { "self" } else { "other" };
+            format!("{fd} unix peer={peer}")
+        } else if domain == libc::AF_INET || domain == libc::AF_INET6 {
+            let listening = opt(libc::SO_ACCEPTCONN) == Some(1);
+            format!("{fd} inet{}", if listening { " listening" } else { "" })
+        } else {
+            format!("{fd} {domain}")
+        };
+        lines.push(line);
+    }
+    Ok(lines.join("\n"))
+}
+
 /// SIGTERM to `pid`.
 #[allow(unsafe_code)]
 fn signal(pid: i64) -> std::io::Result<String> {
@@ -248,8 +310,10 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
         // UNIX socket's (sending `"send"`'s line, if any, and answering the first line back),
         // `{"abstract": NAME}` an abstract one's, `{"kill": PID}` sends it SIGTERM,
         // `{"fetch": URL}` GETs an http:// URL through `$HTTP_PROXY`, `{"tunnel": "HOST:PORT"}`
-        // GETs / through a CONNECT tunnel of `$HTTPS_PROXY`: each answers what happened
-        // ("error: ..." when refused).
+        // GETs / through a CONNECT tunnel of `$HTTPS_PROXY`, `{"bind": "ADDR"}` binds a TCP
+        // listener, `{"udp": "ADDR", "text": T}` sends T in a datagram, `{"sockets": true}`
+        // lists its socket descriptors: each answers what happened ("error: ..." when
+        // refused).
         "echo" => {
             // Failures are also logged on stderr, as servers do, with what was refused.
             let outcome = |what: &str, r: std::io::Result<String>| {
@@ -287,6 +351,21 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
                 outcome(&format!("fetch {url}"), fetch(url))
             } else if let Some(dest) = args.get("tunnel").and_then(Value::as_str) {
                 outcome(&format!("tunnel to {dest}"), tunnel(dest))
+            } else if let Some(addr) = args.get("bind").and_then(Value::as_str) {
+                outcome(
+                    &format!("bind {addr}"),
+                    std::net::TcpListener::bind(addr).map(|_| "bound".to_owned()),
+                )
+            } else if let Some(addr) = args.get("udp").and_then(Value::as_str) {
+                let body = args.get("text").and_then(Value::as_str).unwrap_or("");
+                outcome(
+                    &format!("send to {addr}"),
+                    std::net::UdpSocket::bind("0.0.0.0:0")
+                        .and_then(|u| u.send_to(body.as_bytes(), addr))
+                        .map(|_| "sent".to_owned()),
+                )
+            } else if args.get("sockets").is_some() {
+                outcome("list its sockets", sockets())
             } else if let Some(addr) = args.get("connect").and_then(Value::as_str) {
                 outcome(
                     &format!("connect to {addr}"),

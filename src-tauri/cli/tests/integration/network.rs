@@ -194,3 +194,85 @@ async fn under_bubblewrap_a_list_lets_through_only_what_it_names() {
 async fn under_landlock_a_list_lets_through_only_what_it_names() {
     a_list_lets_through_only_what_it_names("landlock").await;
 }
+
+/// What a hostile server with a list may try besides asking the proxy, in `mode`: find the
+/// proxy's listener or the helper's socket among its descriptors, take the proxy's port,
+/// send UDP, bind a listener, reach another address on the proxy's port.
+async fn a_server_finds_no_other_way_out(mode: &str) {
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let listed = Origin::start();
+    let a = listed.port;
+    let config = format!("[defaults]\nsandbox = \"on\"\nsandbox_network = [\"127.0.0.1:{a}\"]\n");
+    let bin = refused_bwrap();
+    let mut builder = bridge()
+        .config(&config)
+        .env("HOME", &home.path().to_string_lossy());
+    if mode == "landlock" {
+        builder = builder.env(
+            "WARDEN_TEST_BWRAP",
+            &bin.path().join("bwrap").to_string_lossy(),
+        );
+    }
+    let mut s = builder.spawn();
+    let init = s.initialize().await;
+    assert!(init.get("result").is_some(), "{init}");
+    let ran = s.wait_for_events("sandbox", 1).await;
+    assert_eq!(ran[0]["detail"], mode, "the sandbox that ran");
+
+    // Neither the proxy's listener nor the helper's socket to the bridge is among its
+    // descriptors (its own socket pairs may be: their peer is itself).
+    let sockets = echo(&mut s, json!({"sockets": true})).await;
+    assert!(!sockets.starts_with("error:"), "{sockets}");
+    assert!(
+        !sockets.contains("inet") && !sockets.contains("peer=other"),
+        "{sockets}"
+    );
+
+    let proxy = echo(&mut s, json!({"env": "HTTP_PROXY"})).await;
+    let port: u16 = proxy.rsplit(':').next().unwrap().parse().unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .unwrap();
+    let udp_at = udp.local_addr().unwrap().to_string();
+    let _ = echo(&mut s, json!({"udp": udp_at, "text": "leak"})).await;
+    let mut buf = [0u8; 16];
+    let got_udp = udp.recv(&mut buf).is_ok();
+    if mode == "bwrap" {
+        // Its own network: the proxy's port is taken there, by the listener the bridge holds.
+        let got = echo(&mut s, json!({"bind": format!("127.0.0.1:{port}")})).await;
+        assert!(got.starts_with("error:"), "{got}");
+        assert!(!got_udp, "a datagram left the sandbox's network");
+    } else {
+        // Landlock: no TCP listener at all, no connection but to the proxy's port...
+        for addr in ["127.0.0.1:0", "0.0.0.0:0", "[::1]:0"] {
+            let got = echo(&mut s, json!({"bind": addr})).await;
+            assert!(got.starts_with("error:"), "{addr}: {got}");
+        }
+        let got = echo(&mut s, json!({"connect": format!("127.0.0.1:{a}")})).await;
+        assert!(got.starts_with("error:"), "{got}");
+        // ...but its rules name a port, not a host: that port number on another address is
+        // reached (here 127.0.0.2; on the network, any machine listening on it), and UDP is
+        // not cut. docs/sandbox.md says so.
+        let _other = std::net::TcpListener::bind(("127.0.0.2", port)).unwrap();
+        let got = echo(&mut s, json!({"connect": format!("127.0.0.2:{port}")})).await;
+        assert_eq!(got, "connected");
+        assert!(
+            got_udp,
+            "UDP is cut under Landlock after all: update docs/sandbox.md"
+        );
+    }
+    s.close().await;
+}
+
+#[tokio::test]
+async fn under_bubblewrap_a_server_finds_no_other_way_out() {
+    a_server_finds_no_other_way_out("bwrap").await;
+}
+
+#[tokio::test]
+async fn under_landlock_a_server_finds_no_other_way_out_but_its_ports_number() {
+    a_server_finds_no_other_way_out("landlock").await;
+}

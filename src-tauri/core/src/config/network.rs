@@ -325,6 +325,11 @@ pub fn check(list: &[Dest], host: &str, port: u16) -> Verdict {
             Verdict::Unlisted
         };
     }
+    // Only a host name is matched (and so resolved): not `%2e`, `/`, `@` or other bytes a
+    // resolver might read its own way.
+    if check_name(&host).is_err() {
+        return Verdict::Unlisted;
+    }
     let listed = list.iter().any(|(h, p)| {
         port_ok(*p, port)
             && match h {
@@ -465,6 +470,69 @@ mod tests {
             "a name is not its address"
         );
         assert_eq!(check(&l, "127.0.0.2", 8080), Verdict::Unlisted);
+    }
+
+    /// What a hostile server might ask for, hoping for loopback or an unlisted host.
+    #[test]
+    fn other_spellings_of_an_address_or_a_name_are_not_it() {
+        let l = list(&["127.0.0.1:8080", "localhost:8080", "*.example.com"]);
+        // Other forms of 127.0.0.1 (inet_aton's) are names here, and not listed ones.
+        for h in [
+            "2130706433",
+            "0x7f.1",
+            "0x7f000001",
+            "017700000001",
+            "0177.0.0.1",
+            "127.1",
+            "127.0.0.1%2e",
+            "127%2e0%2e0%2e1",
+            "0.0.0.0",
+            "::",
+            "[::]",
+            "::127.0.0.1",
+            "64:ff9b::7f00:1",
+            "%6cocalhost",
+            "localhost..",
+            "listed@localhost",
+        ] {
+            assert_eq!(check(&l, h, 8080), Verdict::Unlisted, "{h}");
+        }
+        // A wildcard matches host names only: nothing a resolver could read another way.
+        for h in [
+            "example.com",
+            ".example.com",
+            "..example.com",
+            "a..example.com",
+            "evil.net/.example.com",
+            "evil.net#.example.com",
+            "evil.net%00.example.com",
+            "evil.net@x.example.com",
+            "evil.net:80.example.com",
+            "fe80::1%x.example.com",
+            "a b.example.com",
+        ] {
+            assert_eq!(check(&l, h, 443), Verdict::Unlisted, "{h}");
+        }
+        // The same destination in another case, with a trailing dot or IPv4-mapped, is it.
+        assert_eq!(
+            check(&l, "LOCALHOST.", 8080),
+            Verdict::Name("localhost".into())
+        );
+        assert_eq!(
+            check(&l, "[::ffff:7f00:1]", 8080),
+            Verdict::Addr("127.0.0.1".parse().unwrap())
+        );
+        assert_eq!(
+            check(&l, "A.Example.COM.", 443),
+            Verdict::Name("a.example.com".into())
+        );
+        // A name that resolves to loopback or metadata is matched as a name: the proxy then
+        // drops those addresses (`forbidden`), whatever form the resolver read.
+        let numeric = list(&["2130706433:8080"]);
+        assert_eq!(
+            check(&numeric, "2130706433", 8080),
+            Verdict::Name("2130706433".into())
+        );
     }
 
     #[test]
