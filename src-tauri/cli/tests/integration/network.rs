@@ -265,6 +265,16 @@ async fn a_server_finds_no_other_way_out(mode: &str) {
         );
     }
     s.close().await;
+    if mode == "landlock" {
+        // ...which the degraded report says, not only the docs.
+        let degraded = s.events_of("sandbox_degraded");
+        assert!(
+            degraded.iter().any(|e| e["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("proxy's port number, on any address"))),
+            "{degraded:?}"
+        );
+    }
 }
 
 #[tokio::test]
