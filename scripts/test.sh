@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: formatting, lints, Rust unit and integration tests, and the
-# end-to-end tests with real MCP servers and the real Python SDK client.
+# Sets up and runs every test: the quick loop (scripts/check.sh: the UI's checks, formatting,
+# lints, unit tests), then the Rust integration tests, fuzzing, the end-to-end tests with real
+# MCP servers and the real Python SDK client, the app through WebDriver, conformance and soak.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
-echo "== web UI: type check, unit tests, build (the app embeds ui/dist)"
-(cd ui && npm run --silent check && npm test --silent && npm run --silent build)
-
-echo "== cargo fmt --check"
-cargo fmt --all -- --check
-echo "== cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== web UI build (the app embeds ui/dist)"
+(cd ui && npm run --silent build)
+# The quick loop first: the UI's checks, fmt, clippy, the unit tests of core and the CLI.
+scripts/check.sh
 echo "== warden-core and the CLI never link a GUI stack; the app is Tauri's, with its shell plugin"
 if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -E '^(tauri|wry|webkit2gtk|gtk) ' >/dev/null; then
   echo "warden-core or warden-cli depends on a GUI stack" >&2; exit 1
