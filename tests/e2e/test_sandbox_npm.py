@@ -286,7 +286,10 @@ async def test_npx_without_the_network_fails_and_the_mirror_sees_nothing(
     assert mirror.requests == [], mirror.requests
     denied = [e for e in warden.events("npx-rg") if e["kind"] == "network_denied"]
     assert [(e["host"], e["port"]) for e in denied] == [("127.0.0.1", mirror.port)], denied
-    # The client is told why: npm's own error, the proxy's 403 for the mirror, is in the answer.
+    # The client is told why: npm's own error (the proxy's 403 for the mirror) is in the answer.
     assert error.data["kind"] == "spawn_failed", error.data
     assert error.data["code"] == "W-SPAWN-EXITED", error.data
     assert f"403 Forbidden - GET {mirror.url}{PACKAGE}" in error.data["stderr_tail"], error.data
+    # And the bridge names what its proxy refused, and the key that allows it.
+    assert f"its sandbox's proxy refused 127.0.0.1:{mirror.port}" in error.message, error.message
+    assert "`sandbox_network` in [servers.npx-rg]" in error.data["fix"], error.data
