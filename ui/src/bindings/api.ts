@@ -65,7 +65,12 @@ tools: Array<ToolStatus>,
 /**
  * Per minute of the last hour with requests, oldest first: the server page's chart.
  */
-latency: Array<LatencyPoint>, };
+latency: Array<LatencyPoint>, 
+/**
+ * The destinations its sandbox's proxy refused lately (`network_denied`: not in its
+ * `sandbox_network` list), each once, the latest first, the last few.
+ */
+network_denied: Array<NetworkDenial>, };
 
 export type ToolStatus = { name: string, calls: number, errors: number, timeouts: number, 
 /**
@@ -89,6 +94,16 @@ t_ms: number, requests: number, errors: number, timeouts: number,
  * Of the minute's answered requests (null when none was answered).
  */
 p50_ms: number | null, p95_ms: number | null, };
+
+export type NetworkDenial = { 
+/**
+ * As the server asked for it (a name, or an address).
+ */
+host: string, port: number, 
+/**
+ * Wall-clock ms of its last `network_denied` (logged once per destination per session).
+ */
+ts_ms: number, };
 
 export type SessionState = "live" | "unresponsive" | "disconnected";
 

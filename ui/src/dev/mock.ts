@@ -32,7 +32,7 @@ function server(name: string, over: Partial<ServerStatus>): ServerStatus {
     name, health: "healthy", reason: "answering normally", sessions: 0, unresponsive: 0, inflight: 0,
     p50_ms: 0, p95_ms: 0, p99_ms: 0, requests: 0, errors: 0, timeouts: 0, retries: 0, restarts: 0,
     bytes_in: 0, bytes_out: 0, last_error: null, code: null, last_seen_ms: now(), command: null, circuit_open: false,
-    fallback: false, debug: false, sandbox: "off", last_probe: null, tools: [], latency: [], ...over,
+    fallback: false, debug: false, sandbox: "off", last_probe: null, tools: [], latency: [], network_denied: [], ...over,
   };
 }
 

@@ -254,6 +254,7 @@ export function blankServer(name: string): ServerStatus {
     last_probe: null,
     tools: [],
     latency: [],
+    network_denied: [],
   };
 }
 

@@ -169,6 +169,25 @@ fn servers_table(servers: &[ServerStatus]) -> String {
         )));
         out.push('\n');
     }
+    for s in servers.iter().filter(|s| !s.network_denied.is_empty()) {
+        let refused: Vec<String> = s
+            .network_denied
+            .iter()
+            .map(|d| {
+                if d.host.contains(':') {
+                    format!("[{}]:{}", d.host, d.port)
+                } else {
+                    format!("{}:{}", d.host, d.port)
+                }
+            })
+            .collect();
+        out.push_str(&text::line(&format!(
+            "  {} network refused (not in sandbox_network), latest first: {}",
+            s.name,
+            refused.join(", ")
+        )));
+        out.push('\n');
+    }
     out
 }
 

@@ -1606,6 +1606,62 @@ async fn status_shows_each_servers_sandbox() {
     open.close().await;
 }
 
+/// `warden status` (and `--json`) shows the destinations each server's `sandbox_network`
+/// proxy refused lately, each once, the latest first. Loopback only: the proxy refuses them
+/// before any connection.
+#[tokio::test]
+async fn status_shows_the_destinations_a_servers_proxy_refused() {
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    let env = Env::new();
+    let _daemon = env.daemon(&[]).await;
+    let mut b = env.bridge("boxed", &["sandbox=\"on\"", "sandbox_network=[]"], &[]);
+    let init = b.initialize().await;
+    assert!(init.get("result").is_some(), "{init}");
+    // Two ports nothing else takes while the test runs; nothing may connect to them.
+    let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let second = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ports = [
+        first.local_addr().unwrap().port(),
+        second.local_addr().unwrap().port(),
+    ];
+    for port in [ports[0], ports[1], ports[0]] {
+        let r = b
+            .request(
+                "tools/call",
+                json!({"name": "echo", "arguments": {"fetch": format!("http://127.0.0.1:{port}/")}}),
+            )
+            .await;
+        let got = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(got.starts_with("HTTP/1.1 403"), "{r}");
+    }
+    let status = env
+        .wait_status("the refusals", |s| {
+            server_of(s, "boxed")
+                .is_some_and(|v| v["network_denied"].as_array().is_some_and(|d| d.len() == 2))
+        })
+        .await;
+    let denied = server_of(&status, "boxed").unwrap()["network_denied"].clone();
+    // Once per destination per session: the third request logged nothing new.
+    assert_eq!(denied[0]["host"], "127.0.0.1", "{denied}");
+    assert_eq!(denied[0]["port"], ports[1], "{denied}");
+    assert_eq!(denied[1]["port"], ports[0], "{denied}");
+    assert!(denied[0]["ts_ms"].as_u64().unwrap() >= denied[1]["ts_ms"].as_u64().unwrap());
+    let table = String::from_utf8(env.warden(&["status"]).await.stdout).unwrap();
+    let line = format!(
+        "  boxed network refused (not in sandbox_network), latest first: 127.0.0.1:{}, 127.0.0.1:{}",
+        ports[1], ports[0]
+    );
+    assert!(table.contains(&line), "{table}");
+    first.set_nonblocking(true).unwrap();
+    assert!(
+        first.accept().is_err(),
+        "a refused destination saw a connection"
+    );
+    b.close().await;
+}
+
 /// Issue 29: what `warden status` shows follows the bridge within one refresh (1 s here; the
 /// heartbeat period is 2 s): nothing in flight right after an answer, a restart as soon as
 /// the bridge has made it.

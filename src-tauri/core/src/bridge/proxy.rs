@@ -5,7 +5,8 @@
 //! It speaks HTTP/1.1 as a forward proxy: `CONNECT host:port` (a tunnel: TLS stays end to
 //! end, the proxy sees only the name and port) and plain requests in absolute form
 //! (`GET http://host/path`), forwarded with `Connection: close` so that one connection carries
-//! one checked destination. Each destination is checked by name as the client asked
+//! one checked destination (and answered with `Connection: close`, so the client sends no
+//! second request on it). Each destination is checked by name as the client asked
 //! (`config::network::check`); a listed name is resolved here and its loopback, link-local
 //! and metadata addresses are dropped (`forbidden`); a listed address is reached as it is.
 //! A refusal is answered `403` with a body naming the destination and the key to change, and
@@ -198,10 +199,114 @@ async fn serve(mut client: TcpStream, cx: Arc<Context>) {
     if sent.is_err() || upstream.write_all(&head.rest).await.is_err() {
         return;
     }
+    if !head.connect {
+        plain(client, upstream).await;
+        return;
+    }
     // Large buffers: fewer wake-ups and system calls per download (8 KiB by default).
     let _ =
         tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, COPY_BUF, COPY_BUF)
             .await;
+}
+
+/// A plain request's exchange, once its head is sent on: the request's body goes up while the
+/// answer comes back with `Connection: close` in its head, and the client's connection ends
+/// with the answer. One connection carries one checked destination, so the client must not
+/// send a second request on it; without that header a keep-alive client (npm's agent) would,
+/// whenever the destination does not say `close` itself (Python's `http.server` does not),
+/// and get `ECONNRESET` (npm then waits 10 s before it tries again).
+async fn plain(client: TcpStream, upstream: TcpStream) {
+    let (mut client_in, mut client_out) = client.into_split();
+    let (mut up_in, mut up_out) = upstream.into_split();
+    let request = async {
+        let _ = tokio::io::copy(&mut client_in, &mut up_out).await;
+        let _ = up_out.shutdown().await;
+        std::future::pending::<()>().await
+    };
+    let answer = async {
+        if relay_answer(&mut up_in, &mut client_out).await.is_ok() {
+            let _ = client_out.shutdown().await;
+        }
+    };
+    tokio::select! {
+        () = request => {}
+        () = answer => {}
+    }
+}
+
+/// Relays the destination's answer: each head with its `Connection`, `Keep-Alive` and
+/// `Proxy-Connection` headers replaced by `Connection: close` (interim `1xx` heads as they
+/// are), then the body as it comes. What is not HTTP is relayed as it is.
+async fn relay_answer(
+    up: &mut tokio::net::tcp::OwnedReadHalf,
+    client: &mut tokio::net::tcp::OwnedWriteHalf,
+) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    let mut chunk = vec![0u8; COPY_BUF];
+    // The heads, until the final one.
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 100];
+        let mut res = httparse::Response::new(&mut headers);
+        match res.parse(&buf) {
+            Ok(httparse::Status::Complete(len)) => {
+                let code = res.code.unwrap_or_default();
+                if code < 200 {
+                    client.write_all(&buf[..len]).await?;
+                    buf.drain(..len);
+                    // 101: the connection is the protocol's now.
+                    if code == 101 {
+                        break;
+                    }
+                    continue;
+                }
+                let head = closing_head(&res);
+                client.write_all(&head).await?;
+                buf.drain(..len);
+                break;
+            }
+            Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {
+                let n = up.read(&mut chunk).await?;
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            Ok(httparse::Status::Partial) | Err(_) => break,
+        }
+    }
+    client.write_all(&buf).await?;
+    loop {
+        let n = up.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        client.write_all(&chunk[..n]).await?;
+    }
+}
+
+/// A final answer's head, its connection headers replaced by `Connection: close`.
+fn closing_head(res: &httparse::Response<'_, '_>) -> Vec<u8> {
+    let mut head = format!(
+        "HTTP/1.{} {} {}\r\n",
+        res.version.unwrap_or(1),
+        res.code.unwrap_or_default(),
+        res.reason.unwrap_or_default()
+    )
+    .into_bytes();
+    for h in res.headers.iter() {
+        if matches!(
+            h.name.to_ascii_lowercase().as_str(),
+            "connection" | "proxy-connection" | "keep-alive"
+        ) {
+            continue;
+        }
+        head.extend_from_slice(h.name.as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(h.value);
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"Connection: close\r\n\r\n");
+    head
 }
 
 /// Reads and parses the request head; `None`: the client left first.
@@ -743,6 +848,68 @@ mod tests {
         assert!(got[..n].starts_with(b"HTTP/1.1 200"));
         assert!(started.elapsed() >= HEAD_TIMEOUT.saturating_sub(Duration::from_millis(150)));
         assert_eq!(origin.connections(), 1);
+    }
+
+    /// A plain request's answer tells the client the connection ends with it, whatever the
+    /// destination said (here: nothing, then `keep-alive`), and the connection does end:
+    /// a keep-alive client (npm) would otherwise send its next request on it and get
+    /// `ECONNRESET`. An interim `100` head goes through as it is.
+    #[test]
+    fn a_plain_answer_says_connection_close_and_the_connection_ends() {
+        use std::io::{Read as _, Write as _};
+        let origin = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = origin.local_addr().unwrap().port();
+        let answers = [
+            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nok",
+        ];
+        std::thread::spawn(move || {
+            for (conn, text) in origin.incoming().zip(answers) {
+                let mut conn = conn.unwrap();
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    conn.read_exact(&mut b).unwrap();
+                    head.push(b[0]);
+                }
+                conn.write_all(text.as_bytes()).unwrap();
+            }
+        });
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy_port = listener.local_addr().unwrap().port();
+        let list = crate::config::network::expand(
+            &[crate::config::network::entry(&format!("127.0.0.1:{port}")).unwrap()],
+            |_| None,
+            &[],
+        );
+        let _proxy = start(
+            Listen::Host(listener),
+            Context {
+                server: "plain".into(),
+                list,
+                sink: Arc::new(Sink::start("plain", None)),
+                denied: Arc::default(),
+            },
+        )
+        .unwrap();
+        for interim in [false, true] {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", proxy_port)).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            write!(
+                s,
+                "GET http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\n\r\n"
+            )
+            .unwrap();
+            // To the end of the connection: a proxy that kept it open would time out here.
+            let mut got = String::new();
+            s.read_to_string(&mut got).unwrap();
+            let want = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+            if interim {
+                assert_eq!(got, format!("HTTP/1.1 100 Continue\r\n\r\n{want}"));
+            } else {
+                assert_eq!(got, want);
+            }
+        }
     }
 
     /// What the proxy adds, on loopback: p50 of 100 requests each on a new connection, direct

@@ -358,8 +358,22 @@ impl Session {
         let (how, tail) = generation.finish(why).await;
         self.links.server_pid.store(0, Ordering::Relaxed);
         let mut waiting = Restart::OnRequest;
-        self.links
-            .route_now(|r, out| waiting = r.server_gone(&how, &tail, Instant::now(), out));
+        #[cfg(target_os = "linux")]
+        let refused = {
+            let set = self
+                .net_denied
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut list: Vec<String> = set.iter().cloned().collect();
+            list.sort();
+            list
+        };
+        #[cfg(not(target_os = "linux"))]
+        let refused = Vec::new();
+        self.links.route_now(|r, out| {
+            r.note_net_refused(refused);
+            waiting = r.server_gone(&how, &tail, Instant::now(), out);
+        });
         drain_stale(&self.server_queues, &self.links).await;
         waiting
     }

@@ -24,6 +24,8 @@ pub const SERIES_MINUTES: u64 = 60;
 const MINUTE_MS: u64 = 60_000;
 /// Durations kept per minute for its percentiles (the first ones of a busier minute).
 const MINUTE_SAMPLES: usize = 512;
+/// The destinations refused by a server's `sandbox_network` proxy that are kept (distinct).
+pub const NETWORK_DENIED_KEPT: usize = 5;
 
 /// What a request's outcome says about the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +91,9 @@ pub struct Metrics {
     recent: VecDeque<(u64, Class)>,
     /// Server exits and failed starts, `(ts_ms, detail)`.
     exits: VecDeque<(u64, String)>,
+    /// `(ts_ms, host, port)` of the last [`NETWORK_DENIED_KEPT`] destinations its sandbox's
+    /// proxy refused, each once, the latest first.
+    pub network_denied: VecDeque<(u64, String, u16)>,
 }
 
 impl Metrics {
@@ -172,12 +177,33 @@ impl Metrics {
             }
             "fallback" => self.last_fallback = Some((ts, detail)),
             "installing" => self.last_installing_ms = Some(ts),
+            "network_denied" => {
+                if let (Some(host), Some(port)) = (&e.host, e.port) {
+                    self.network_denied(ts, host, port);
+                }
+            }
             "config_rejected" => self.set_error(e, format!("config.toml refused: {detail}")),
             "probe" if e.outcome.as_deref() == Some("error") => {
                 self.set_error(e, format!("probe failed: {detail}"))
             }
             _ => {}
         }
+    }
+
+    /// A destination the proxy refused: kept once, the latest first (events of the persisted
+    /// history and of several sessions may come in any order).
+    fn network_denied(&mut self, ts: u64, host: &str, port: u16) {
+        let q = &mut self.network_denied;
+        if let Some(i) = q.iter().position(|(_, h, p)| h == host && *p == port) {
+            if q[i].0 >= ts {
+                return;
+            }
+            q.remove(i);
+        }
+        // Before those of the same ms: the one recorded last is the latest.
+        let at = q.iter().position(|(t, _, _)| *t <= ts).unwrap_or(q.len());
+        q.insert(at, (ts, host.to_owned(), port));
+        q.truncate(NETWORK_DENIED_KEPT);
     }
 
     /// `what` of event `e` becomes the last error (with the event's code) unless a newer one
@@ -428,6 +454,43 @@ mod tests {
             bytes_out: Some(100),
             ..Event::new("request")
         }
+    }
+
+    fn denied(ts: u64, host: &str, port: u16) -> Event {
+        Event {
+            ts_ms: ts,
+            host: Some(host.into()),
+            port: Some(port),
+            ..Event::new("network_denied")
+        }
+    }
+
+    /// Each destination once, the latest first, the last few; an older report of one kept
+    /// (the persisted history read after live events) changes nothing.
+    #[test]
+    fn refused_destinations_are_kept_once_each_the_latest_first() {
+        let mut m = Metrics::default();
+        for i in 0..7u16 {
+            m.record(&denied(u64::from(i) + 1, &format!("h{i}.example"), 443));
+        }
+        m.record(&denied(20, "h3.example", 443));
+        m.record(&denied(2, "h6.example", 443));
+        m.record(&denied(21, "127.0.0.1", 4873));
+        let kept: Vec<(u64, &str, u16)> = m
+            .network_denied
+            .iter()
+            .map(|(t, h, p)| (*t, h.as_str(), *p))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (21, "127.0.0.1", 4873),
+                (20, "h3.example", 443),
+                (7, "h6.example", 443),
+                (6, "h5.example", 443),
+                (5, "h4.example", 443),
+            ]
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use super::api::{
-    ApiEvent, HistoryEntry, PinState, ServerStatus, SessionState, SessionStatus, StatusReport,
-    SupervisorInfo, ToolStatus,
+    ApiEvent, HistoryEntry, NetworkDenial, PinState, ServerStatus, SessionState, SessionStatus,
+    StatusReport, SupervisorInfo, ToolStatus,
 };
 use super::service::{ServerState, State, Supervisor};
 use super::sessions::{derive_health, session_status};
@@ -144,6 +144,15 @@ fn server_status(
         last_probe: server.probe.clone(),
         tools: tools(name, m),
         latency: m.series(now_ms),
+        network_denied: m
+            .network_denied
+            .iter()
+            .map(|(ts_ms, host, port)| NetworkDenial {
+                host: host.clone(),
+                port: *port,
+                ts_ms: *ts_ms,
+            })
+            .collect(),
     }
 }
 

@@ -155,6 +155,9 @@ pub struct Router {
     last_stderr: Option<Instant>,
     /// What `sandbox_denied` already reported (paths, `network`).
     sandbox_denied: std::collections::HashSet<String>,
+    /// The destinations the sandbox's proxy refused in this session (`host:port`), as the
+    /// session last told: a start that fails names them.
+    net_refused: Vec<String>,
     life: lifecycle::Life,
     pins: tools::Pins,
     /// `name version` of the client, from its `initialize`.
@@ -180,6 +183,7 @@ impl Router {
             next_own: 0,
             last_stderr: None,
             sandbox_denied: std::collections::HashSet::new(),
+            net_refused: Vec::new(),
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
             client: None,

@@ -220,9 +220,41 @@ impl Router {
         self.give_up(f, out);
     }
 
+    /// The destinations the sandbox's proxy refused so far in this session (`host:port`).
+    pub fn note_net_refused(&mut self, refused: Vec<String>) {
+        self.net_refused = refused;
+    }
+
     /// Ends the start: answers every request with the failure, logs `spawn_failed`, and
-    /// tells the session. A server that wrote only non-JSON to stdout gets that code.
+    /// tells the session. A server that wrote only non-JSON to stdout gets that code. A
+    /// server that ended (or hung) after its sandbox's proxy refused a destination is told
+    /// which, and that `sandbox_network` is the key: what it printed is often only its
+    /// runner's `403` (npm's "A complete log of this run..." as the last line).
     pub(super) fn give_up(&mut self, mut f: StartFailure, out: &mut Vec<Out>) {
+        let after_run = matches!(
+            f.code,
+            Code::SpawnExited
+                | Code::SpawnSignal
+                | Code::SpawnCrashLoop
+                | Code::SpawnStartupTimeout
+        );
+        if after_run && !self.net_refused.is_empty() {
+            let shown = self.net_refused.join(", ");
+            let listed = self
+                .net_refused
+                .iter()
+                .map(|d| format!("{d:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = write!(
+                f.cause,
+                "; its sandbox's proxy refused {shown}: not in its `sandbox_network` list"
+            );
+            f.fix = format!(
+                "Add what it needs to `sandbox_network` in [servers.{}] of config.toml ({listed}; \"@npm\" or \"@pypi\" for its package registry), then restart the client's MCP connection.",
+                self.server
+            );
+        }
         if let (Some(line), false) = (&self.life.first_noise, self.life.answered) {
             f.code = Code::SpawnStdoutNoise;
             f.fix = Code::SpawnStdoutNoise.fix().to_owned();

@@ -656,6 +656,45 @@ fn a_server_that_exits_before_answering_initialize_is_a_start_failure() {
     assert!(s.is_empty());
 }
 
+/// npx under `sandbox_network = []`: npm's last line is only where its log is; the answer
+/// names what the proxy refused and the key that allows it.
+#[test]
+fn a_start_that_fails_after_a_proxy_refusal_names_the_destination_and_the_key() {
+    let mut t = T::new();
+    t.r.limits = Arc::new(Limits {
+        retries: 0,
+        ..(*t.r.limits).clone()
+    });
+    t.r.set_command("npx -y pkg@1".to_owned());
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(0.0, INIT);
+    t.r.note_net_refused(vec!["127.0.0.1:4873".to_owned()]);
+    t.r.server_gone(
+        "exited with status 1",
+        "npm error 403 403 Forbidden - GET http://127.0.0.1:4873/pkg\nnpm error A complete log of this run can be found in: /x.log\n",
+        t.at(0.1),
+        &mut t.out,
+    );
+    let (c, _) = t.take();
+    let data = &c[0]["error"]["data"];
+    assert_eq!(data["code"], "W-SPAWN-EXITED", "{data}");
+    let cause = data["cause"].as_str().unwrap();
+    assert!(
+        cause.ends_with(
+            "; its sandbox's proxy refused 127.0.0.1:4873: not in its `sandbox_network` list"
+        ),
+        "{cause}"
+    );
+    let fix = data["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with(&format!(
+            "Add what it needs to `sandbox_network` in [servers.{}] of config.toml (\"127.0.0.1:4873\";",
+            t.r.server
+        )),
+        "{fix}"
+    );
+}
+
 #[test]
 fn exits_right_after_each_start_are_a_crash_loop_even_before_initialize() {
     let mut t = T::new();

@@ -42,8 +42,8 @@ pub use reports::{
     ProbeReport, SessionAck, StopResult,
 };
 pub use status::{
-    Health, InflightStatus, LatencyPoint, PinState, ServerStatus, SessionState, SessionStatus,
-    StatusReport, SupervisorInfo, ToolStatus,
+    Health, InflightStatus, LatencyPoint, NetworkDenial, PinState, ServerStatus, SessionState,
+    SessionStatus, StatusReport, SupervisorInfo, ToolStatus,
 };
 
 /// What the UI and the command line may ask of the supervisor.
@@ -353,6 +353,7 @@ pub fn typescript() -> String {
         ToolStatus::decl(&cfg),
         PinState::decl(&cfg),
         LatencyPoint::decl(&cfg),
+        NetworkDenial::decl(&cfg),
         SessionState::decl(&cfg),
         SessionStatus::decl(&cfg),
         InflightStatus::decl(&cfg),

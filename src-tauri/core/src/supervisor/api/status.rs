@@ -109,6 +109,21 @@ pub struct ServerStatus {
     /// Per minute of the last hour with requests, oldest first: the server page's chart.
     #[serde(default)]
     pub latency: Vec<LatencyPoint>,
+    /// The destinations its sandbox's proxy refused lately (`network_denied`: not in its
+    /// `sandbox_network` list), each once, the latest first, the last few.
+    #[serde(default)]
+    pub network_denied: Vec<NetworkDenial>,
+}
+
+/// A destination a server's `sandbox_network` proxy refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct NetworkDenial {
+    /// As the server asked for it (a name, or an address).
+    pub host: String,
+    pub port: u16,
+    /// Wall-clock ms of its last `network_denied` (logged once per destination per session).
+    pub ts_ms: u64,
 }
 
 /// One tool of a server, as `warden status` and the server page show it.
