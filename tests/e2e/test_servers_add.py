@@ -36,7 +36,8 @@ async def test_a_server_added_to_two_clients_is_reached_through_the_written_entr
     cursor = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["everything"]
     gemini = json.loads((home / ".gemini" / "settings.json").read_text())["mcpServers"]["everything"]
     assert cursor["command"] == gemini["command"] == str(warden.binary)
-    assert cursor["args"] == ["bridge", "--server", "everything", "--", str(npm_bins.everything)], cursor
+    # `--pass-env`: the entry's variable reaches the server also when a sandbox clears its environment.
+    assert cursor["args"] == ["bridge", "--server", "everything", "--pass-env", "GREETING", "--", str(npm_bins.everything)], cursor
     assert cursor["env"] == {"GREETING": "hello"}, cursor
 
     # As the IDE would: the entry's command, args and env (with the test's own state dir).
