@@ -807,6 +807,53 @@ fn hidden_tools_are_left_out_of_lists_and_their_calls_answered_here() {
     assert_eq!(t.r.pending_requests(), 0);
 }
 
+#[test]
+fn deny_by_annotation_hides_and_refuses_and_a_pin_cannot_be_loosened() {
+    let mut t = T::new();
+    initialized(&mut t);
+    let mut limits = (*filtered(&[], &["@destructive"])).clone();
+    limits.pin_tools = crate::config::PinMode::Warn;
+    t.r.set_limits(Arc::new(limits), t.at(1.0), &mut t.out);
+    t.take();
+    let names = |c: &[Value]| -> Vec<String> {
+        c[0]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    t.server(1.1, r#"{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"read","annotations":{"readOnlyHint":true}},{"name":"bare"},{"name":"soft","annotations":{"destructiveHint":false}},{"name":"rm","annotations":{"destructiveHint":true}}]}}"#);
+    let (c, _) = t.take();
+    assert_eq!(names(&c), ["read", "soft"]);
+    t.client(
+        2.0,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"bare","arguments":{}}}"#,
+    );
+    let (c, s) = t.take();
+    assert!(s.is_empty(), "never sent to the server: {s:?}");
+    assert_eq!(c[0]["error"]["data"]["kind"], "tool_denied");
+    let msg = c[0]["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("@destructive"), "{msg}");
+    // A tool never listed counts as destructive.
+    t.client(2.0, r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"unknown","arguments":{}}}"#);
+    let (c, s) = t.take();
+    assert!(s.is_empty() && c[0]["error"]["data"]["kind"] == "tool_denied");
+    // `soft` was pinned as not destructive; now it says it is read-only, and later that it is
+    // destructive: the strictest definition decides.
+    t.client(3.0, r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#);
+    t.server(3.1, r#"{"jsonrpc":"2.0","id":8,"result":{"tools":[{"name":"read","annotations":{"readOnlyHint":true}},{"name":"soft"}]}}"#);
+    let (c, _) = t.take();
+    assert_eq!(names(&c), ["read"], "the listed definition is destructive");
+    t.client(
+        4.0,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{}}}"#,
+    );
+    let (_, s) = t.take();
+    assert_eq!(s.len(), 1, "allowed calls go through");
+}
+
 // ---- pin_tools ----------------------------------------------------------------------------
 
 fn list_answer(id: u32, desc: &str) -> String {

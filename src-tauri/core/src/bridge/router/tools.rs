@@ -11,6 +11,7 @@ use super::*;
 use crate::codes::Code;
 use crate::config::PinMode;
 use crate::pins::{PinFile, PinState};
+use crate::policy::Policy;
 
 /// The pins as one session knows them.
 #[derive(Debug, Default)]
@@ -23,6 +24,8 @@ pub(super) struct Pins {
     trusting: bool,
     /// Tools reported in this session (each once).
     reported: HashSet<String>,
+    /// The definitions the server listed in this session, by name (for the tool policy).
+    pub(super) listed: HashMap<String, Value>,
 }
 
 /// Pins to merge into the server's pin file (which other bridges may share), off the relay.
@@ -101,9 +104,24 @@ impl Router {
                 .is_some_and(|f| f.pending.contains_key(tool))
     }
 
+    /// The policy of tool `name`: the strictest over its pinned definition (where pinning is
+    /// on) and the one the server listed in this session; the spec's defaults when neither
+    /// is known.
+    pub(super) fn tool_policy(&self, name: &str) -> Policy {
+        let pinned = (self.limits.pin_tools != PinMode::Off && !self.pins.broken)
+            .then(|| self.pins.file.as_ref()?.pinned.get(name))
+            .flatten();
+        let defs: Vec<&Value> = pinned
+            .into_iter()
+            .chain(self.pins.listed.get(name))
+            .collect();
+        crate::policy::policy_of_all(name, &defs, &self.limits)
+    }
+
     /// Whether a change of limits changes what the client may see of the tools.
     pub(super) fn tools_view_changed(old: &Limits, new: &Limits) -> bool {
         old.tools_allow != new.tools_allow
+            || old.tools_ask != new.tools_ask
             || old.tools_deny != new.tools_deny
             || (old.pin_tools == PinMode::Block) != (new.pin_tools == PinMode::Block)
     }
@@ -114,12 +132,13 @@ impl Router {
             (Some("tools/call"), Some(tool)) => tool,
             _ => return false,
         };
-        let (kind, code, msg) = if self.limits.tool_hidden(tool) {
+        let policy = self.tool_policy(tool);
+        let (kind, code, msg) = if let Policy::Deny(why) = &policy {
             (
                 ErrorKind::ToolDenied,
                 Code::ToolDenied,
                 format!(
-                    "Tool `{tool}` of server `{}` is hidden by Warden (tools_allow / tools_deny), so it was not called. If the client should use it, change those lists for this server in Warden's server page or config.toml.",
+                    "Tool `{tool}` of server `{}` is denied by Warden ({why}), so it was not called. If the client should use it, change tools_allow / tools_ask / tools_deny for this server in Warden's server page or config.toml.",
                     self.server
                 ),
             )
@@ -163,7 +182,7 @@ impl Router {
         let pinning = self.limits.pin_tools != PinMode::Off
             && !self.pins.broken
             && !self.life.serving_fallback;
-        let filtering = !(self.limits.tools_allow.is_empty() && self.limits.tools_deny.is_empty());
+        let filtering = self.limits.has_tool_policy();
         if &*p.method != "tools/list" || !(pinning || filtering) {
             return None;
         }
@@ -173,11 +192,16 @@ impl Router {
         if pinning {
             self.check_pins(tools, last_page, out);
         }
+        for t in tools.iter() {
+            if let Some((name, def)) = crate::pins::definition(t) {
+                self.pins.listed.insert(name.to_owned(), def);
+            }
+        }
         let before = tools.len();
         tools.retain(|t| {
-            t.get("name")
-                .and_then(Value::as_str)
-                .is_none_or(|n| !self.limits.tool_hidden(n) && !self.is_held_back(n))
+            t.get("name").and_then(Value::as_str).is_none_or(|n| {
+                !matches!(self.tool_policy(n), Policy::Deny(_)) && !self.is_held_back(n)
+            })
         });
         (tools.len() != before).then(|| Bytes::from(msg.to_string()))
     }
