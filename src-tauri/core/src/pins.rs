@@ -53,6 +53,25 @@ pub struct PinFile {
     /// Definitions seen since that differ from the approved one (or have none), by tool name.
     #[serde(default)]
     pub pending: BTreeMap<String, Seen>,
+    /// Tools of `tools_ask` allowed for good (`warden approvals allow ID --always`), by name:
+    /// the hash ([`definitions_hash`]) of the definitions they had then. A tool whose
+    /// definitions hash otherwise now is asked about again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub always: BTreeMap<String, String>,
+}
+
+/// A hash of a tool's definitions (its pin, and what the server lists now when that differs):
+/// SHA-256 of their JSON, in hex.
+pub fn definitions_hash(defs: &[&Value]) -> String {
+    use sha2::Digest as _;
+    let json = serde_json::to_vec(defs).unwrap_or_default();
+    sha2::Sha256::digest(&json)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// The pinned parts of a tool from a `tools/list` result, or `None` when it has no name.

@@ -6,11 +6,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod ask;
 mod fallback;
 mod lifecycle;
 mod start;
 mod tools;
 mod watchdog;
+pub use ask::{Answerer, AskView};
 pub use lifecycle::Restart;
 pub use tools::PinRecord;
 
@@ -157,6 +159,7 @@ pub struct Router {
     sandbox_denied: std::collections::HashSet<String>,
     life: lifecycle::Life,
     pins: tools::Pins,
+    asks: ask::Asks,
     /// `name version` of the client, from its `initialize`.
     pub client: Option<String>,
     pub stats: Stats,
@@ -182,6 +185,7 @@ impl Router {
             sandbox_denied: std::collections::HashSet::new(),
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
+            asks: ask::Asks::default(),
             client: None,
             stats: Stats::default(),
         }
@@ -217,6 +221,7 @@ impl Router {
                 idle: now.saturating_duration_since(self.activity(p)),
                 progress: p.progress.as_deref().map(str::to_owned),
             })
+            .chain(self.held_calls(now))
             .collect();
         v.sort_by_key(|view| std::cmp::Reverse(view.age));
         v
@@ -260,12 +265,19 @@ impl Router {
                 return;
             }
         };
-        if self.refused_call(&peek, out) {
+        if peek.kind() == Kind::Response && self.elicit_answered(&peek, now, out) {
             return;
         }
-        let line = self
-            .clamp(&peek, &line, out)
-            .unwrap_or_else(|| line.clone());
+        self.note_client_capabilities(&peek);
+        if self.refused_call(&peek, out) || self.ask_call(&peek, &line, now, out) {
+            return;
+        }
+        self.client_line(&peek, line.clone(), now, out);
+    }
+
+    /// A client line the policy lets through, now or once it was allowed.
+    fn client_line(&mut self, peek: &Peek<'_>, line: Bytes, now: Instant, out: &mut Vec<Out>) {
+        let line = self.clamp(&peek, &line, out).unwrap_or(line);
         if peek.kind() == Kind::Request {
             self.maybe_leave_fallback(now, out);
         }

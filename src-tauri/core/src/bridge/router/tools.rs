@@ -26,6 +26,8 @@ pub(super) struct Pins {
     reported: HashSet<String>,
     /// The definitions the server listed in this session, by name (for the tool policy).
     pub(super) listed: HashMap<String, Value>,
+    /// Tools allowed for good in this session, until the pin file says otherwise.
+    always: HashMap<String, String>,
 }
 
 /// Pins to merge into the server's pin file (which other bridges may share), off the relay.
@@ -34,6 +36,8 @@ pub struct PinRecord {
     pub server: String,
     pub tools: Vec<Value>,
     pub trust: bool,
+    /// Tools allowed for good, with the hash of their definitions ([`crate::pins::definitions_hash`]).
+    pub always: Vec<(String, String)>,
 }
 
 impl PinRecord {
@@ -47,6 +51,9 @@ impl PinRecord {
         for tool in &self.tools {
             changed |= file.record(tool, self.trust, now).is_some_and(|(_, c)| c);
         }
+        for (tool, hash) in &self.always {
+            changed |= file.always.insert(tool.clone(), hash.clone()).as_ref() != Some(hash);
+        }
         if changed { file.save(&path) } else { Ok(()) }
     }
 }
@@ -59,6 +66,8 @@ impl Router {
         match file {
             Ok(file) => {
                 self.pins.broken = false;
+                // The file is the truth now (`warden approvals forget` empties it).
+                self.pins.always.clear();
                 if let Some(f) = &file {
                     self.pins
                         .reported
@@ -108,14 +117,54 @@ impl Router {
     /// on) and the one the server listed in this session; the spec's defaults when neither
     /// is known.
     pub(super) fn tool_policy(&self, name: &str) -> Policy {
+        crate::policy::policy_of_all(name, &self.tool_defs(name), &self.limits)
+    }
+
+    /// The definitions of tool `name` the policy reads: its pin (where pinning is on) and
+    /// what the server listed in this session, once when they are equal.
+    fn tool_defs(&self, name: &str) -> Vec<&Value> {
         let pinned = (self.limits.pin_tools != PinMode::Off && !self.pins.broken)
             .then(|| self.pins.file.as_ref()?.pinned.get(name))
             .flatten();
-        let defs: Vec<&Value> = pinned
+        let mut defs: Vec<&Value> = pinned.into_iter().collect();
+        if let Some(listed) = self.pins.listed.get(name) {
+            if defs.first() != Some(&listed) {
+                defs.push(listed);
+            }
+        }
+        defs
+    }
+
+    /// Whether calls of `tool` are allowed for good (`--always`) with the definitions it has
+    /// now.
+    pub(super) fn always_allowed(&self, tool: &str) -> bool {
+        let defs = self.tool_defs(tool);
+        if defs.is_empty() {
+            return false;
+        }
+        let hash = crate::pins::definitions_hash(&defs);
+        let saved = self.pins.file.as_ref().and_then(|f| f.always.get(tool));
+        [saved, self.pins.always.get(tool)]
             .into_iter()
-            .chain(self.pins.listed.get(name))
-            .collect();
-        crate::policy::policy_of_all(name, &defs, &self.limits)
+            .flatten()
+            .any(|h| *h == hash)
+    }
+
+    /// Allows `tool` for good with the definitions it has now: remembered at once, and the
+    /// record to save in the pin file. `None` when its definition is not known.
+    pub(super) fn always_record(&mut self, tool: &str) -> Option<PinRecord> {
+        let defs = self.tool_defs(tool);
+        if defs.is_empty() {
+            return None;
+        }
+        let hash = crate::pins::definitions_hash(&defs);
+        self.pins.always.insert(tool.to_owned(), hash.clone());
+        Some(PinRecord {
+            server: self.server.to_string(),
+            tools: Vec::new(),
+            trust: false,
+            always: vec![(tool.to_owned(), hash)],
+        })
     }
 
     /// Whether a change of limits changes what the client may see of the tools.
@@ -272,6 +321,7 @@ impl Router {
                 server: self.server.to_string(),
                 tools: tools.to_vec(),
                 trust,
+                always: Vec::new(),
             })));
         }
     }
