@@ -228,6 +228,27 @@ pub fn load(server: &str) -> Result<PinFile, String> {
 /// Approves what server `server` shows now: the named tools, or every one waiting when `tools`
 /// is empty. Returns the approved names (none: nothing was waiting). Writes nothing when a
 /// named tool has nothing to approve.
+/// Forgets the `always` answers of `server` (of `tool`, or all); returns the tools forgotten.
+pub fn forget_always(server: &str, tool: Option<&str>) -> Result<Vec<String>, String> {
+    let path = path(server);
+    let Some(mut file) = PinFile::load(&path)? else {
+        return Ok(Vec::new());
+    };
+    let forgotten: Vec<String> = file
+        .always
+        .keys()
+        .filter(|t| tool.is_none_or(|want| want == t.as_str()))
+        .cloned()
+        .collect();
+    for t in &forgotten {
+        file.always.remove(t);
+    }
+    if !forgotten.is_empty() {
+        file.save(&path)?;
+    }
+    Ok(forgotten)
+}
+
 pub fn approve(server: &str, tools: &[String]) -> Result<Vec<String>, String> {
     let mut file = load(server)?;
     let (done, none) = file.approve(tools);
