@@ -277,21 +277,21 @@ impl Router {
 
     /// A client line the policy lets through, now or once it was allowed.
     fn client_line(&mut self, peek: &Peek<'_>, line: Bytes, now: Instant, out: &mut Vec<Out>) {
-        let line = self.clamp(&peek, &line, out).unwrap_or(line);
+        let line = self.clamp(peek, &line, out).unwrap_or(line);
         if peek.kind() == Kind::Request {
             self.maybe_leave_fallback(now, out);
         }
         if !self.life.ready() {
-            return self.client_while_not_ready(&peek, line, now, out);
+            return self.client_while_not_ready(peek, line, now, out);
         }
         match peek.kind() {
             Kind::Request => {
-                if !self.client_request(&peek, &line, now, out) {
+                if !self.client_request(peek, &line, now, out) {
                     return;
                 }
             }
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
-                self.client_cancelled(&peek, now, out);
+                self.client_cancelled(peek, now, out);
             }
             Kind::Response => {
                 if let Some(id) = &peek.id {

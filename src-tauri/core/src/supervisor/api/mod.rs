@@ -378,6 +378,7 @@ pub fn typescript() -> String {
         InflightStatus::decl(&cfg),
         HistoryEntry::decl(&cfg),
         Event::decl(&cfg),
+        PendingApproval::decl(&cfg),
         CommandOutcome::decl(&cfg),
         SessionAck::decl(&cfg),
         ProbeReport::decl(&cfg),
