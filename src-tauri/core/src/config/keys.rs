@@ -323,8 +323,10 @@ pub const KEYS: &[KeyDef] = &[
         default: "[]",
         doc: "Tools whose every call waits for a yes (globs and selectors as in `tools_allow`, \
               e.g. [\"@destructive\"]): the bridge holds the call, never sending it to the \
-              server until it is allowed, and asks the client (when it supports elicitation). \
-              A no is `tool_declined`; no answer within `ask_timeout_ms`, or no one to ask, is \
+              server until it is allowed, and asks the client (when it supports elicitation) \
+              and the supervisor (`warden approvals`, when one runs); the first answer wins. \
+              `warden approvals allow ID --always` stops the asking while the tool's definition \
+              is unchanged. A no is `tool_declined`; no answer within `ask_timeout_ms`, or no one to ask, is \
               `tool_not_approved`. Wins over `tools_allow`. Empty by default: asking would \
               break clients that run unattended.",
         fix: "a list of globs of tool names or selectors, e.g. [\"@destructive\"]",
