@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{Subcommand, ValueEnum};
 use warden_core::control::socket::socket_path;
+use warden_core::say;
 use warden_core::supervisor::api::{
     CommandOutcome, HistoryEntry, Orphan, Request, Response, StopResult,
 };
@@ -136,6 +137,33 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Calls of `tools_ask` tools waiting for a yes, in every session; answer them.
+    ///
+    /// Without a subcommand: the list (ID, server, tool, arguments, time left).
+    Approvals {
+        #[command(subcommand)]
+        action: Option<ApprovalsAction>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ApprovalsAction {
+    /// Runs held call ID.
+    Allow {
+        id: String,
+        /// And stops asking about that tool of that server while its definition is unchanged.
+        #[arg(long)]
+        always: bool,
+    },
+    /// Refuses held call ID: it fails with `tool_declined`; the server never sees it.
+    Deny { id: String },
+    /// Forgets `--always` answers of SERVER (of TOOL, or all): its calls are asked about again.
+    Forget {
+        server: String,
+        tool: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -235,6 +263,7 @@ pub fn run(command: Command) -> ExitCode {
                 json,
             } => history_cmd(server, since_minutes, limit, json).await,
             Command::Events { json } => events_cmd(json).await,
+            Command::Approvals { action, json } => approvals_cmd(action, json).await,
         }
     })
 }
@@ -637,5 +666,88 @@ async fn events_cmd(json: bool) -> ExitCode {
             }
             Err(e) => return fail(e),
         }
+    }
+}
+
+async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode {
+    let request = match action {
+        None => Request::Approvals,
+        Some(ApprovalsAction::Allow { id, always }) => Request::ApprovalAnswer {
+            id,
+            allow: true,
+            always,
+        },
+        Some(ApprovalsAction::Deny { id }) => Request::ApprovalAnswer {
+            id,
+            allow: false,
+            always: false,
+        },
+        Some(ApprovalsAction::Forget { server, tool }) => {
+            // The answers live in the server's pin file: no supervisor needed.
+            return match warden_core::pins::forget_always(&server, tool.as_deref()) {
+                Ok(forgotten) => {
+                    let o = CommandOutcome {
+                        ok: true,
+                        message: if forgotten.is_empty() {
+                            format!("no tool of `{server}` was allowed for good")
+                        } else {
+                            format!(
+                                "forgot the always-allow of {} of `{server}`: calls of it are asked about again",
+                                forgotten.join(", ")
+                            )
+                        },
+                        config: None,
+                        sessions: Vec::new(),
+                    };
+                    print_outcome(&o, json);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            };
+        }
+    };
+    if !matches!(request, Request::Approvals) {
+        return command_cmd(request, json).await;
+    }
+    let mut client = match connect().await {
+        Err(e) => return fail(e),
+        Ok(None) => {
+            return fail(
+                "no supervisor is running, so no call can be waiting for it; start the tray app or `warden daemon`",
+            );
+        }
+        Ok(Some(c)) => c,
+    };
+    match client.request(request).await {
+        Ok(Response::Approvals { approvals }) => {
+            if json {
+                print_json!(&approvals);
+            } else if approvals.is_empty() {
+                say!("no call is waiting for approval");
+            } else {
+                for a in &approvals {
+                    say!(
+                        "{}  {}  {}  {}  ({} s left{})",
+                        a.id,
+                        a.server,
+                        a.tool,
+                        a.args,
+                        a.left_ms / 1000,
+                        if a.client_asked {
+                            "; the client is asked too"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+                say!(
+                    "answer with `warden approvals allow ID [--always]` or `warden approvals deny ID`"
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(Response::Error(e)) => fail(e.message),
+        Ok(_) => fail("unexpected answer from the supervisor"),
+        Err(e) => fail(e),
     }
 }

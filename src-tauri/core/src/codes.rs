@@ -73,6 +73,12 @@ codes! {
     ToolDenied = "W-TOOL-DENIED",
         "The client called a tool that `tools_allow` / `tools_deny` hide for this server; Warden answered instead of the server (and left the tool out of `tools/list`).",
         "If the client should use it, remove it from `tools_deny` or add it to `tools_allow` (the server page's limits form, or config.toml); running sessions see the change at once.";
+    ToolDeclined = "W-TOOL-DECLINED",
+        "The client called a tool that `tools_ask` makes Warden ask about, and the answer was no (the user declined in the client's prompt, or `warden approvals deny`). The server never saw the call.",
+        "If the call should run, call it again and allow it; to stop being asked, allow it with `warden approvals allow ID --always`, or take the tool out of `tools_ask`.";
+    ToolNotApproved = "W-TOOL-NOT-APPROVED",
+        "The client called a tool that `tools_ask` makes Warden ask about, and no answer came within `ask_timeout_ms`, or there was no one to ask (the client does not support elicitation and no supervisor runs). The server never saw the call.",
+        "Answer the question in time (`warden approvals`, the client's prompt), run Warden's app or `warden daemon` so there is someone to ask, raise `ask_timeout_ms`, or take the tool out of `tools_ask`.";
     ToolQuarantined = "W-TOOL-QUARANTINED",
         "The client called a tool that `pin_tools = \"block\"` holds back because its definition changed (or it is new) since it was pinned; Warden answered instead of the server.",
         "Check what changed with `warden tools diff SERVER` and approve it with `warden tools approve SERVER TOOL` (or the server page); running sessions then see the tool again.";

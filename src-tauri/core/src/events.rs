@@ -60,6 +60,12 @@ pub struct Event {
     /// `network_denied`: the destination's port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
+    /// `approval_*`: who answered (`client` or `supervisor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// `approval_given`: the tool is allowed from now on, while its definition is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always: Option<bool>,
 }
 
 impl Event {

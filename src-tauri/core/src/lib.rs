@@ -18,6 +18,7 @@ pub mod keychain;
 mod layers;
 pub mod paths;
 pub mod pins;
+pub mod policy;
 pub mod protocol;
 pub mod redact;
 pub mod registry;

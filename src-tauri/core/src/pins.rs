@@ -53,6 +53,25 @@ pub struct PinFile {
     /// Definitions seen since that differ from the approved one (or have none), by tool name.
     #[serde(default)]
     pub pending: BTreeMap<String, Seen>,
+    /// Tools of `tools_ask` allowed for good (`warden approvals allow ID --always`), by name:
+    /// the hash ([`definitions_hash`]) of the definitions they had then. A tool whose
+    /// definitions hash otherwise now is asked about again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub always: BTreeMap<String, String>,
+}
+
+/// A hash of a tool's definitions (its pin, and what the server lists now when that differs):
+/// SHA-256 of their JSON, in hex.
+pub fn definitions_hash(defs: &[&Value]) -> String {
+    use sha2::Digest as _;
+    let json = serde_json::to_vec(defs).unwrap_or_default();
+    sha2::Sha256::digest(&json)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// The pinned parts of a tool from a `tools/list` result, or `None` when it has no name.
@@ -209,6 +228,27 @@ pub fn load(server: &str) -> Result<PinFile, String> {
 /// Approves what server `server` shows now: the named tools, or every one waiting when `tools`
 /// is empty. Returns the approved names (none: nothing was waiting). Writes nothing when a
 /// named tool has nothing to approve.
+/// Forgets the `always` answers of `server` (of `tool`, or all); returns the tools forgotten.
+pub fn forget_always(server: &str, tool: Option<&str>) -> Result<Vec<String>, String> {
+    let path = path(server);
+    let Some(mut file) = PinFile::load(&path)? else {
+        return Ok(Vec::new());
+    };
+    let forgotten: Vec<String> = file
+        .always
+        .keys()
+        .filter(|t| tool.is_none_or(|want| want == t.as_str()))
+        .cloned()
+        .collect();
+    for t in &forgotten {
+        file.always.remove(t);
+    }
+    if !forgotten.is_empty() {
+        file.save(&path)?;
+    }
+    Ok(forgotten)
+}
+
 pub fn approve(server: &str, tools: &[String]) -> Result<Vec<String>, String> {
     let mut file = load(server)?;
     let (done, none) = file.approve(tools);

@@ -11,13 +11,13 @@ timeout_ms: number | null,
 /**
  * Added to the server's environment (a new entry's `env`).
  */
-env: { [key in string]: string }, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, add?: Array<string>, remove?: Array<string>, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, 
+env: { [key in string]: string }, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "approvals" } | { "op": "approval_answer", id: string, allow: boolean, always: boolean, } | { "op": "approvals_forget", server: string, tool: string | null, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, add?: Array<string>, remove?: Array<string>, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, 
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
 move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "server_add", name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, dry_run: boolean, } | { "op": "server_switch", server: string, clients: Array<ClientId>, file: string | null, scope: Array<string> | null, enabled: boolean, dry_run: boolean, } | { "op": "server_remove", server: string, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, } | { "op": "app", request: AppRequest, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add", changes: Array<FileChangeView>, risks: Array<Risk>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "approvals", approvals: Array<PendingApproval>, } | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add", changes: Array<FileChangeView>, risks: Array<Risk>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 
@@ -169,7 +169,33 @@ host?: string,
 /**
  * `network_denied`: the destination's port.
  */
-port?: number, };
+port?: number, 
+/**
+ * `approval_*`: who answered (`client` or `supervisor`).
+ */
+by?: string, 
+/**
+ * `approval_given`: the tool is allowed from now on, while its definition is unchanged.
+ */
+always?: boolean, };
+
+export type PendingApproval = { 
+/**
+ * What [`super::Request::ApprovalAnswer`] names.
+ */
+id: string, server: string, session: string, tool: string, 
+/**
+ * The call's arguments as JSON text, secrets redacted and long values cut.
+ */
+args: string, age_ms: number, 
+/**
+ * Time left before the call fails with `tool_not_approved`.
+ */
+left_ms: number, 
+/**
+ * The client was asked as well (elicitation); the first answer wins.
+ */
+client_asked: boolean, };
 
 export type CommandOutcome = { ok: boolean, message: string, 
 /**

@@ -18,7 +18,9 @@
 //! read files relative to their `cwd` fail), `--on-sigterm FILE` (writes `sigterm` to FILE
 //! and exits 0 on SIGTERM: the sandbox's tests see that the signal reached it), `--exit-with-stderr
 //! TEXT` (writes
-//! TEXT as a line on stderr and exits at once with status 1: the text tests' escapes).
+//! TEXT as a line on stderr and exits at once with status 1: the text tests' escapes),
+//! `--record FILE` (appends the name of every tool called to FILE, one a line: tests see what
+//! reached the server).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
@@ -46,6 +48,7 @@ struct Flags {
     require_env: Option<String>,
     require_cwd: Option<String>,
     on_sigterm: Option<String>,
+    record: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -76,6 +79,7 @@ fn flags() -> Flags {
             "--require-env" => f.require_env = args.next(),
             "--require-cwd" => f.require_cwd = args.next(),
             "--on-sigterm" => f.on_sigterm = args.next(),
+            "--record" => f.record = args.next(),
             other => {
                 eprintln!("mcp-fake-server: unknown flag {other}");
                 std::process::exit(2);
@@ -117,6 +121,7 @@ struct State {
     start: u64,
     tools_by_start: bool,
     rug_pull: bool,
+    record: Option<String>,
 }
 
 fn tools(state: &State) -> Value {
@@ -533,6 +538,16 @@ fn handle(state: &Arc<State>, msg: Value) {
         ("ping", Some(id)) => send(out, &result(&id, json!({}))),
         ("tools/list", Some(id)) => send(out, &result(&id, tools(state))),
         ("tools/call", Some(id)) => {
+            if let Some(path) = &state.record {
+                let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path);
+                if let Ok(mut file) = file {
+                    let _ = writeln!(file, "{name}");
+                }
+            }
             let key = id.to_string();
             let task = tokio::spawn(call(Arc::clone(state), id, params));
             state
@@ -723,6 +738,7 @@ fn main() {
             start,
             tools_by_start: f.tools_by_start,
             rug_pull: f.rug_pull,
+            record: f.record.clone(),
         });
         if f.banner {
             send_raw(

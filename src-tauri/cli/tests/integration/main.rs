@@ -6,6 +6,7 @@
 
 mod common;
 
+mod approvals;
 mod bridge;
 mod clients;
 #[cfg(target_os = "linux")]

@@ -18,12 +18,12 @@ use tokio::sync::mpsc;
 const DEADLINE: Duration = Duration::from_secs(15);
 
 /// One test's world: a control socket, a state dir and a config file.
-struct Env {
+pub(crate) struct Env {
     dir: tempfile::TempDir,
 }
 
 impl Env {
-    fn new() -> Env {
+    pub(crate) fn new() -> Env {
         Env {
             dir: tempfile::tempdir().unwrap(),
         }
@@ -31,7 +31,7 @@ impl Env {
     fn socket(&self) -> PathBuf {
         self.dir.path().join("run").join("control.sock")
     }
-    fn state(&self) -> PathBuf {
+    pub(crate) fn state(&self) -> PathBuf {
         self.dir.path().join("state")
     }
     fn config(&self) -> PathBuf {
@@ -48,7 +48,7 @@ impl Env {
     }
 
     /// `warden ARGS...`, to its end.
-    async fn warden(&self, args: &[&str]) -> Output {
+    pub(crate) async fn warden(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(WARDEN);
         cmd.args(args).stdin(Stdio::null()).kill_on_drop(true);
         self.apply(&mut cmd);
@@ -58,7 +58,7 @@ impl Env {
             .unwrap()
     }
 
-    async fn json(&self, args: &[&str]) -> Value {
+    pub(crate) async fn json(&self, args: &[&str]) -> Value {
         let out = self.warden(args).await;
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!(
@@ -97,7 +97,7 @@ impl Env {
         }
     }
 
-    async fn daemon(&self, args: &[&str]) -> Daemon {
+    pub(crate) async fn daemon(&self, args: &[&str]) -> Daemon {
         let mut cmd = Command::new(WARDEN);
         cmd.arg("daemon")
             .args(args)
@@ -112,7 +112,7 @@ impl Env {
         d
     }
 
-    fn bridge(&self, server: &str, sets: &[&str], fake: &[&str]) -> Bridge {
+    pub(crate) fn bridge(&self, server: &str, sets: &[&str], fake: &[&str]) -> Bridge {
         self.bridge_of(server, sets, FAKE.as_ref(), fake)
     }
 
@@ -160,13 +160,13 @@ impl Env {
     }
 }
 
-struct Daemon {
+pub(crate) struct Daemon {
     child: Child,
 }
 
 impl Daemon {
     /// SIGTERM, and waits for a clean exit.
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         signal(self.child.id().unwrap(), "TERM");
         let status = tokio::time::timeout(DEADLINE, self.child.wait())
             .await
@@ -176,7 +176,7 @@ impl Daemon {
     }
 }
 
-struct Bridge {
+pub(crate) struct Bridge {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::UnboundedReceiver<Value>,
@@ -188,7 +188,7 @@ impl Bridge {
         self.child.id().unwrap()
     }
 
-    async fn send(&mut self, msg: &Value) {
+    pub(crate) async fn send(&mut self, msg: &Value) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin
             .write_all(format!("{msg}\n").as_bytes())
@@ -197,7 +197,7 @@ impl Bridge {
         stdin.flush().await.unwrap();
     }
 
-    async fn start(&mut self, method: &str, params: Value) -> i64 {
+    pub(crate) async fn start(&mut self, method: &str, params: Value) -> i64 {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
@@ -205,7 +205,7 @@ impl Bridge {
         id
     }
 
-    async fn answer(&mut self, id: i64) -> Value {
+    pub(crate) async fn answer(&mut self, id: i64) -> Value {
         loop {
             let v = tokio::time::timeout(DEADLINE, self.lines.recv())
                 .await
@@ -217,12 +217,12 @@ impl Bridge {
         }
     }
 
-    async fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.start(method, params).await;
         self.answer(id).await
     }
 
-    async fn initialize(&mut self) -> Value {
+    pub(crate) async fn initialize(&mut self) -> Value {
         let r = self
             .request(
                 "initialize",
@@ -235,7 +235,7 @@ impl Bridge {
         r
     }
 
-    async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         self.stdin.take();
         tokio::time::timeout(DEADLINE, self.child.wait())
             .await
@@ -260,7 +260,7 @@ fn server_of(status: &Value, name: &str) -> Option<Value> {
         .cloned()
 }
 
-fn kinds(history: &Value) -> Vec<String> {
+pub(crate) fn kinds(history: &Value) -> Vec<String> {
     history
         .as_array()
         .unwrap()

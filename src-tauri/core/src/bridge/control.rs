@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::links::Links;
 use crate::control::{
-    Action, HEARTBEAT_MS, Heartbeat, Hello, Inflight, Message, SessionStats, socket,
+    Action, Approval, HEARTBEAT_MS, Heartbeat, Hello, Inflight, Message, SessionStats, socket,
 };
 use crate::events::{Event, now_ms};
 use crate::protocol::{Frame, FrameReader};
@@ -26,7 +26,10 @@ pub(super) async fn run(links: Links, path: PathBuf, hello: Hello) {
     let period = Duration::from_millis(HEARTBEAT_MS);
     loop {
         if let Ok(stream) = socket::connect(&path).await {
+            // Held calls are asked through the supervisor too while it is connected.
+            links.route_now(|r, _| r.set_supervised(true));
             let reason = connected(&links, stream, &hello).await;
+            links.route_now(|r, _| r.set_supervised(false));
             links.sink.set_subscriber(None);
             if reason == ENDED {
                 return;
@@ -149,6 +152,18 @@ fn heartbeat(
             progress: v.progress,
         })
         .collect();
+    let approvals = r
+        .asking(now)
+        .into_iter()
+        .map(|a| Approval {
+            id: a.approval,
+            tool: a.tool,
+            args: a.args,
+            age_ms: a.age.as_millis() as u64,
+            left_ms: a.left.as_millis() as u64,
+            client_asked: a.client_asked,
+        })
+        .collect();
     let s = r.stats;
     let pid = links.server_pid.load(Ordering::Relaxed);
     if shown_pid.0 != pid || shown_pid.1 == pid {
@@ -177,6 +192,7 @@ fn heartbeat(
             bytes_from_server: s.bytes_from_server,
         },
         stderr_tail,
+        approvals,
     }
 }
 
@@ -197,6 +213,29 @@ fn obey(links: &Links, action: Action) -> (bool, String) {
                 r.set_limits(Arc::new(limits), Instant::now(), out);
             });
             (true, format!("fallback {}", if on { "on" } else { "off" }))
+        }
+        Action::Answer {
+            approval,
+            allow,
+            always,
+        } => {
+            let mut found = false;
+            links.route_now(|r, out| {
+                found = r.answer_approval(&approval, allow, always, Instant::now(), out);
+            });
+            if found {
+                (
+                    true,
+                    format!("{} {approval}", if allow { "allowed" } else { "denied" }),
+                )
+            } else {
+                (
+                    false,
+                    format!(
+                        "no call waits for approval {approval} (answered already, or timed out)"
+                    ),
+                )
+            }
         }
         Action::Debug { on, .. } => {
             links.sink.set_debug(on);

@@ -309,19 +309,47 @@ pub const KEYS: &[KeyDef] = &[
     KeyDef {
         name: "tools_allow",
         default: "[]",
-        doc: "Globs of the tool names the client may see and call, e.g. [\"search*\", \"read_file\"]; \
-              any other tool is left out of `tools/list` and a call to it gets `tool_denied`. \
-              Empty (the default) allows every tool.",
-        fix: "a list of globs of tool names, e.g. [\"search*\", \"read_file\"]",
+        doc: "Tools the client may see and call without being asked: globs of tool names \
+              (e.g. [\"search*\", \"read_file\"]) and annotation selectors (`@readonly`, \
+              `@write`, `@destructive`, `@openworld`, read from the tool's pinned definition; a \
+              tool without annotations counts as a destructive, open-world write). Any tool \
+              neither this list nor `tools_ask` matches is left out of `tools/list` and a call \
+              to it gets `tool_denied`. Empty (the default) allows every tool.",
+        fix: "a list of globs of tool names or selectors, e.g. [\"search*\", \"@readonly\"]",
         apply: |l, v| ToolGlobs::new(names(v, "globs")?).map(|g| l.tools_allow = g),
+    },
+    KeyDef {
+        name: "tools_ask",
+        default: "[]",
+        doc: "Tools whose every call waits for a yes (globs and selectors as in `tools_allow`, \
+              e.g. [\"@destructive\"]): the bridge holds the call, never sending it to the \
+              server until it is allowed, and asks the client (when it supports elicitation) \
+              and the supervisor (`warden approvals`, when one runs); the first answer wins. \
+              `warden approvals allow ID --always` stops the asking while the tool's definition \
+              is unchanged. A no is `tool_declined`; no answer within `ask_timeout_ms`, or no one to ask, is \
+              `tool_not_approved`. Wins over `tools_allow`. Empty by default: asking would \
+              break clients that run unattended.",
+        fix: "a list of globs of tool names or selectors, e.g. [\"@destructive\"]",
+        apply: |l, v| ToolGlobs::new(names(v, "globs")?).map(|g| l.tools_ask = g),
     },
     KeyDef {
         name: "tools_deny",
         default: "[]",
-        doc: "Globs of tool names the client never sees or calls, e.g. [\"delete_*\", \"*write*\"]; \
-              wins over `tools_allow`. Empty by default.",
-        fix: "a list of globs of tool names, e.g. [\"delete_*\"]",
+        doc: "Tools the client never sees or calls (globs and selectors as in `tools_allow`), \
+              e.g. [\"delete_*\", \"@destructive\"]; wins over `tools_ask` and `tools_allow`. \
+              Empty by default.",
+        fix: "a list of globs of tool names or selectors, e.g. [\"delete_*\", \"@destructive\"]",
         apply: |l, v| ToolGlobs::new(names(v, "globs")?).map(|g| l.tools_deny = g),
+    },
+    KeyDef {
+        name: "ask_timeout_ms",
+        default: "50000",
+        doc: "How long a call of a `tools_ask` tool waits for an answer before it fails with \
+              `tool_not_approved` (the server never sees it). 50 s is under the 60 s a client \
+              gives a call; while it waits, a client that sent a progress token gets progress \
+              notifications so its own clock does not run out first.",
+        fix: "a duration in milliseconds from 100 to 3600000, e.g. 50000",
+        apply: |l, v| ms(v, 100, 3_600_000).map(|x| l.ask_timeout = x),
     },
     KeyDef {
         name: "sandbox",

@@ -76,7 +76,10 @@ pub struct Limits {
     pub idempotent_tools: Vec<String>,
     pub pin_tools: PinMode,
     pub tools_allow: ToolGlobs,
+    pub tools_ask: ToolGlobs,
     pub tools_deny: ToolGlobs,
+    /// How long a call of a `tools_ask` tool waits for an answer.
+    pub ask_timeout: Duration,
     /// `sandbox = "on"`.
     pub sandbox: bool,
     pub sandbox_write: Vec<PathBuf>,
@@ -109,7 +112,9 @@ impl Default for Limits {
             idempotent_tools: Vec::new(),
             pin_tools: PinMode::Off,
             tools_allow: ToolGlobs::default(),
+            tools_ask: ToolGlobs::default(),
             tools_deny: ToolGlobs::default(),
+            ask_timeout: Duration::ZERO,
             sandbox: false,
             sandbox_write: Vec::new(),
             sandbox_deny: Vec::new(),
@@ -130,36 +135,62 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Whether `tools_allow` / `tools_deny` keep the tool `name` from the client.
-    pub fn tool_hidden(&self, name: &str) -> bool {
-        self.tools_deny.matches(name)
-            || (!self.tools_allow.is_empty() && !self.tools_allow.matches(name))
+    /// Whether any of `tools_allow`, `tools_ask`, `tools_deny` lists something.
+    pub fn has_tool_policy(&self) -> bool {
+        !(self.tools_allow.is_empty() && self.tools_ask.is_empty() && self.tools_deny.is_empty())
     }
 }
 
-/// A list of tool-name globs (`*`, `?`, `[a-z]`, `{a,b}`), compiled once when the config is read.
+/// A list of tool-name globs (`*`, `?`, `[a-z]`, `{a,b}`) and annotation selectors
+/// (`@readonly`, …, [`crate::policy::Selector`]), compiled once when the config is read.
 #[derive(Debug, Clone, Default)]
 pub struct ToolGlobs {
     patterns: Vec<String>,
+    /// The name globs of `patterns`, in order.
+    globs: Vec<String>,
     set: globset::GlobSet,
+    selectors: Vec<crate::policy::Selector>,
 }
 
 impl ToolGlobs {
     pub fn new(patterns: Vec<String>) -> Result<ToolGlobs, String> {
         let mut set = globset::GlobSetBuilder::new();
+        let mut globs = Vec::new();
+        let mut selectors = Vec::new();
         for p in &patterns {
+            if let Some(sel) = crate::policy::Selector::parse(p) {
+                selectors.push(sel?);
+                continue;
+            }
             set.add(globset::Glob::new(p).map_err(|e| format!("has a bad glob: {e}"))?);
+            globs.push(p.clone());
         }
         let set = set.build().map_err(|e| format!("has a bad glob: {e}"))?;
-        Ok(ToolGlobs { patterns, set })
+        Ok(ToolGlobs {
+            patterns,
+            globs,
+            set,
+            selectors,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
         self.patterns.is_empty()
     }
 
-    pub fn matches(&self, name: &str) -> bool {
-        self.set.is_match(name)
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// The first entry that matches the tool (a name glob, then a selector), if any.
+    pub fn matching(&self, name: &str, hints: crate::policy::Hints) -> Option<&str> {
+        if let Some(i) = self.set.matches(name).first() {
+            return self.globs.get(*i).map(String::as_str);
+        }
+        self.selectors
+            .iter()
+            .find(|s| s.matches(hints))
+            .map(|s| s.as_str())
     }
 }
 

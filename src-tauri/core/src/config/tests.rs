@@ -116,11 +116,16 @@ fn tool_filters_are_globs_and_deny_wins() {
     let l = c.limits_for("fs", &Overrides::default()).unwrap();
     let hidden: Vec<_> = ["read_file", "list_dir", "write_file", "read_secrets"]
         .into_iter()
-        .filter(|t| l.tool_hidden(t))
+        .filter(|t| {
+            matches!(
+                crate::policy::policy(t, None, &l),
+                crate::policy::Policy::Deny(_)
+            )
+        })
         .collect();
     assert_eq!(hidden, ["write_file", "read_secrets"]);
     assert!(
-        !Limits::default().tool_hidden("anything"),
+        crate::policy::policy("anything", None, &Limits::default()) == crate::policy::Policy::Allow,
         "no lists: every tool is visible"
     );
     let err = parse("[defaults]\ntools_deny = [\"[a\"]\n")

@@ -70,6 +70,24 @@ pub struct Heartbeat {
     /// The end of the server's stderr (redacted), when it changed since the last heartbeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
+    /// Calls of `tools_ask` tools waiting for an answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Approval>,
+}
+
+/// A call held until it is allowed (`tools_ask`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approval {
+    /// What `warden approvals allow ID` names.
+    pub id: String,
+    pub tool: String,
+    /// Its arguments as JSON text, secrets redacted and long values cut.
+    pub args: String,
+    pub age_ms: u64,
+    /// Time left before it fails with `tool_not_approved`.
+    pub left_ms: u64,
+    /// The client was asked too (elicitation).
+    pub client_asked: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,6 +130,13 @@ pub enum Action {
     Fallback { server: String, on: bool },
     /// Full message logging on or off. The supervisor also writes `debug`.
     Debug { server: String, on: bool },
+    /// An answer to a held call (`tools_ask`).
+    Answer {
+        approval: String,
+        allow: bool,
+        #[serde(default)]
+        always: bool,
+    },
 }
 
 impl Message {

@@ -28,6 +28,10 @@ pub enum ErrorKind {
     ToolDenied,
     /// A `tools/call` of a tool held back by `pin_tools = "block"`.
     ToolQuarantined,
+    /// A `tools/call` of a `tools_ask` tool that was answered no.
+    ToolDeclined,
+    /// A `tools/call` of a `tools_ask` tool that had no answer in time, or no one to ask.
+    ToolNotApproved,
 }
 
 impl ErrorKind {
@@ -45,6 +49,8 @@ impl ErrorKind {
         ErrorKind::SpawnFailed,
         ErrorKind::ToolDenied,
         ErrorKind::ToolQuarantined,
+        ErrorKind::ToolDeclined,
+        ErrorKind::ToolNotApproved,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,6 +66,8 @@ impl ErrorKind {
             ErrorKind::SpawnFailed => "spawn_failed",
             ErrorKind::ToolDenied => "tool_denied",
             ErrorKind::ToolQuarantined => "tool_quarantined",
+            ErrorKind::ToolDeclined => "tool_declined",
+            ErrorKind::ToolNotApproved => "tool_not_approved",
         }
     }
 
@@ -79,6 +87,8 @@ impl ErrorKind {
             ErrorKind::SpawnFailed => Code::SpawnError,
             ErrorKind::ToolDenied => Code::ToolDenied,
             ErrorKind::ToolQuarantined => Code::ToolQuarantined,
+            ErrorKind::ToolDeclined => Code::ToolDeclined,
+            ErrorKind::ToolNotApproved => Code::ToolNotApproved,
         }
     }
 
@@ -89,7 +99,8 @@ impl ErrorKind {
             ErrorKind::ResponseTooLarge | ErrorKind::InvalidResponse => -32603,
             ErrorKind::RequestTooLarge => -32600,
             ErrorKind::ParseError => -32700,
-            ErrorKind::ToolDenied | ErrorKind::ToolQuarantined => -32602,
+            ErrorKind::ToolDenied | ErrorKind::ToolQuarantined | ErrorKind::ToolDeclined => -32602,
+            ErrorKind::ToolNotApproved => -32001,
         }
     }
 }

@@ -47,6 +47,153 @@ impl Supervisor {
         })
     }
 
+    /// The calls held for an answer in every live session, oldest first.
+    pub(super) fn approvals(&self) -> Vec<super::api::PendingApproval> {
+        let st = self.lock();
+        let mut all: Vec<_> = st
+            .sessions
+            .values()
+            .flat_map(|s| {
+                let hb = s.heartbeat.as_ref();
+                hb.into_iter()
+                    .flat_map(|hb| &hb.approvals)
+                    .map(|a| super::api::PendingApproval {
+                        id: a.id.clone(),
+                        server: s.hello.server.clone(),
+                        session: s.hello.session.clone(),
+                        tool: a.tool.clone(),
+                        args: a.args.clone(),
+                        age_ms: a.age_ms,
+                        left_ms: a.left_ms,
+                        client_asked: a.client_asked,
+                    })
+            })
+            .collect();
+        all.sort_by_key(|a| std::cmp::Reverse(a.age_ms));
+        all
+    }
+
+    /// Sends the answer to held call `id` to the session holding it and waits for its
+    /// acknowledgement.
+    pub(super) async fn answer_approval(
+        &self,
+        id: &str,
+        allow: bool,
+        always: bool,
+    ) -> Result<CommandOutcome, ApiError> {
+        let (wait, tx, server) = {
+            let mut st = self.lock();
+            let target = st
+                .sessions
+                .values()
+                .find(|s| {
+                    s.heartbeat
+                        .as_ref()
+                        .is_some_and(|hb| hb.approvals.iter().any(|a| a.id == id))
+                })
+                .map(|s| {
+                    (
+                        s.hello.session.clone(),
+                        s.hello.pid,
+                        s.tx.clone(),
+                        s.hello.server.clone(),
+                    )
+                });
+            let Some((session, pid, tx, server)) = target else {
+                return Err(ApiError::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "no call waits for approval `{id}` (answered already, timed out, or a wrong id: `warden approvals` lists them)"
+                    ),
+                ));
+            };
+            let cmd = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (ack_tx, answer) = oneshot::channel();
+            st.acks.insert(cmd, (session.clone(), ack_tx));
+            (
+                Waiting {
+                    session,
+                    pid,
+                    id: cmd,
+                    answer,
+                },
+                tx,
+                server,
+            )
+        };
+        let line = Message::Command(control::Command {
+            id: wait.id,
+            action: Action::Answer {
+                approval: id.to_owned(),
+                allow,
+                always,
+            },
+        })
+        .to_line();
+        let sent = match tx {
+            Some(tx) => tx.send(line).await.is_ok(),
+            None => false,
+        };
+        let (ok, message) = if sent {
+            let deadline = tokio::time::Instant::now() + self.opts.ack_timeout;
+            self.await_ack(wait.id, wait.answer, deadline).await
+        } else {
+            self.lock().acks.remove(&wait.id);
+            (
+                false,
+                "not connected (the bridge is stopped or reconnecting)".to_owned(),
+            )
+        };
+        if ok {
+            // Gone from the list now, not with the session's next heartbeat.
+            let mut st = self.lock();
+            if let Some(hb) = st
+                .sessions
+                .get_mut(&wait.session)
+                .and_then(|s| s.heartbeat.as_mut())
+            {
+                hb.approvals.retain(|a| a.id != id);
+            }
+        }
+        let outcome = CommandOutcome {
+            ok,
+            message: format!("{server}: {message}"),
+            config: None,
+            sessions: vec![SessionAck {
+                session: wait.session,
+                pid: wait.pid,
+                ok,
+                message,
+            }],
+        };
+        Ok(outcome)
+    }
+
+    /// Forgets the `always` answers of `server` (one tool's, or all) in its pin file; running
+    /// bridges follow the file and ask again.
+    pub(super) fn forget_approvals(
+        &self,
+        server: &str,
+        tool: Option<&str>,
+    ) -> Result<CommandOutcome, ApiError> {
+        let forgotten = crate::pins::forget_always(server, tool)
+            .map_err(|e| ApiError::new(ErrorCode::Invalid, e))?;
+        let message = if forgotten.is_empty() {
+            format!("no tool of `{server}` was allowed for good")
+        } else {
+            format!(
+                "forgot the always-allow of {} of `{server}`: calls of it are asked about again",
+                forgotten.join(", ")
+            )
+        };
+        Ok(CommandOutcome {
+            ok: true,
+            message,
+            config: None,
+            sessions: Vec::new(),
+        })
+    }
+
     /// Asks every session of `server` to restart it and waits for their acknowledgements.
     pub(super) async fn restart(&self, server: &str) -> CommandOutcome {
         let waits = self.expect_acks(server);

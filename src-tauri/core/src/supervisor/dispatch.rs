@@ -54,6 +54,17 @@ impl Supervisor {
             Request::ApproveTools { server, tools } => {
                 reply(self.approve_tools(&server, &tools), Response::Command)
             }
+            Request::Approvals => Response::Approvals {
+                approvals: self.approvals(),
+            },
+            Request::ApprovalAnswer { id, allow, always } => reply(
+                self.answer_approval(&id, allow, always).await,
+                Response::Command,
+            ),
+            Request::ApprovalsForget { server, tool } => reply(
+                self.forget_approvals(&server, tool.as_deref()),
+                Response::Command,
+            ),
             Request::Limits { server } => reply(self.limits(server).await, Response::Limits),
             Request::SetLimit {
                 server,
@@ -194,6 +205,7 @@ impl Request {
             | Request::History { .. }
             | Request::Orphans
             | Request::KnownServers
+            | Request::Approvals
             | Request::Subscribe => Observe,
             Request::Limits { .. } | Request::Clients | Request::Backups => ReadFiles,
             Request::ClientEdit { dry_run, .. }
@@ -207,6 +219,8 @@ impl Request {
             | Request::Probe { .. }
             | Request::StopOrphans { .. }
             | Request::ApproveTools { .. }
+            | Request::ApprovalAnswer { .. }
+            | Request::ApprovalsForget { .. }
             | Request::SetLimit { .. }
             | Request::AutoRewrite { .. }
             | Request::KeepUnwrapped { .. }

@@ -305,6 +305,15 @@ async fn command(sup: Arc<Supervisor>, cmd: control::Command, tx: mpsc::Sender<V
         Action::Restart { server } => Request::Restart { server },
         Action::Fallback { server, on } => Request::Fallback { server, on },
         Action::Debug { server, on } => Request::Debug { server, on },
+        Action::Answer {
+            approval,
+            allow,
+            always,
+        } => Request::ApprovalAnswer {
+            id: approval,
+            allow,
+            always,
+        },
     };
     let (ok, message) = match sup.handle(request).await {
         Response::Command(o) => (o.ok, o.message),

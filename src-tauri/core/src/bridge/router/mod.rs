@@ -6,11 +6,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod ask;
 mod fallback;
 mod lifecycle;
 mod start;
 mod tools;
 mod watchdog;
+pub use ask::{Answerer, AskView};
 pub use lifecycle::Restart;
 pub use tools::PinRecord;
 
@@ -160,6 +162,7 @@ pub struct Router {
     net_refused: Vec<String>,
     life: lifecycle::Life,
     pins: tools::Pins,
+    asks: ask::Asks,
     /// `name version` of the client, from its `initialize`.
     pub client: Option<String>,
     pub stats: Stats,
@@ -186,6 +189,7 @@ impl Router {
             net_refused: Vec::new(),
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
+            asks: ask::Asks::default(),
             client: None,
             stats: Stats::default(),
         }
@@ -221,6 +225,7 @@ impl Router {
                 idle: now.saturating_duration_since(self.activity(p)),
                 progress: p.progress.as_deref().map(str::to_owned),
             })
+            .chain(self.held_calls(now))
             .collect();
         v.sort_by_key(|view| std::cmp::Reverse(view.age));
         v
@@ -264,26 +269,33 @@ impl Router {
                 return;
             }
         };
-        if self.refused_call(&peek, out) {
+        if peek.kind() == Kind::Response && self.elicit_answered(&peek, now, out) {
             return;
         }
-        let line = self
-            .clamp(&peek, &line, out)
-            .unwrap_or_else(|| line.clone());
+        self.note_client_capabilities(&peek);
+        if self.refused_call(&peek, out) || self.ask_call(&peek, &line, now, out) {
+            return;
+        }
+        self.client_line(&peek, line.clone(), now, out);
+    }
+
+    /// A client line the policy lets through, now or once it was allowed.
+    fn client_line(&mut self, peek: &Peek<'_>, line: Bytes, now: Instant, out: &mut Vec<Out>) {
+        let line = self.clamp(peek, &line, out).unwrap_or(line);
         if peek.kind() == Kind::Request {
             self.maybe_leave_fallback(now, out);
         }
         if !self.life.ready() {
-            return self.client_while_not_ready(&peek, line, now, out);
+            return self.client_while_not_ready(peek, line, now, out);
         }
         match peek.kind() {
             Kind::Request => {
-                if !self.client_request(&peek, &line, now, out) {
+                if !self.client_request(peek, &line, now, out) {
                     return;
                 }
             }
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
-                self.client_cancelled(&peek, now, out);
+                self.client_cancelled(peek, now, out);
             }
             Kind::Response => {
                 if let Some(id) = &peek.id {

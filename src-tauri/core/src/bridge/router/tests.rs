@@ -846,6 +846,53 @@ fn hidden_tools_are_left_out_of_lists_and_their_calls_answered_here() {
     assert_eq!(t.r.pending_requests(), 0);
 }
 
+#[test]
+fn deny_by_annotation_hides_and_refuses_and_a_pin_cannot_be_loosened() {
+    let mut t = T::new();
+    initialized(&mut t);
+    let mut limits = (*filtered(&[], &["@destructive"])).clone();
+    limits.pin_tools = crate::config::PinMode::Warn;
+    t.r.set_limits(Arc::new(limits), t.at(1.0), &mut t.out);
+    t.take();
+    let names = |c: &[Value]| -> Vec<String> {
+        c[0]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    t.server(1.1, r#"{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"read","annotations":{"readOnlyHint":true}},{"name":"bare"},{"name":"soft","annotations":{"destructiveHint":false}},{"name":"rm","annotations":{"destructiveHint":true}}]}}"#);
+    let (c, _) = t.take();
+    assert_eq!(names(&c), ["read", "soft"]);
+    t.client(
+        2.0,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"bare","arguments":{}}}"#,
+    );
+    let (c, s) = t.take();
+    assert!(s.is_empty(), "never sent to the server: {s:?}");
+    assert_eq!(c[0]["error"]["data"]["kind"], "tool_denied");
+    let msg = c[0]["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("@destructive"), "{msg}");
+    // A tool never listed counts as destructive.
+    t.client(2.0, r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"unknown","arguments":{}}}"#);
+    let (c, s) = t.take();
+    assert!(s.is_empty() && c[0]["error"]["data"]["kind"] == "tool_denied");
+    // `soft` was pinned as not destructive; now it says it is read-only, and later that it is
+    // destructive: the strictest definition decides.
+    t.client(3.0, r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#);
+    t.server(3.1, r#"{"jsonrpc":"2.0","id":8,"result":{"tools":[{"name":"read","annotations":{"readOnlyHint":true}},{"name":"soft"}]}}"#);
+    let (c, _) = t.take();
+    assert_eq!(names(&c), ["read"], "the listed definition is destructive");
+    t.client(
+        4.0,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{}}}"#,
+    );
+    let (_, s) = t.take();
+    assert_eq!(s.len(), 1, "allowed calls go through");
+}
+
 // ---- pin_tools ----------------------------------------------------------------------------
 
 fn list_answer(id: u32, desc: &str) -> String {
@@ -985,4 +1032,196 @@ fn a_tool_listed_twice_is_reported_once_and_the_first_is_pinned() {
         2,
         "passed on as it came"
     );
+}
+
+// ---- tools_ask ----------------------------------------------------------------------------
+
+fn asking(t: &mut T, elicitation: bool, supervised: bool) {
+    let caps = if elicitation {
+        r#"{"elicitation":{}}"#
+    } else {
+        "{}"
+    };
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(0.0, &format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{caps},"clientInfo":{{"name":"c"}}}}}}"#));
+    t.server(
+        0.1,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}"#,
+    );
+    t.client(
+        0.1,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let globs = |l: &[&str]| {
+        crate::config::ToolGlobs::new(l.iter().map(|s| s.to_string()).collect()).unwrap()
+    };
+    let limits = Limits {
+        tools_ask: globs(&["@destructive"]),
+        ask_timeout: 20 * S,
+        ..(**t.r.limits()).clone()
+    };
+    t.r.set_limits(Arc::new(limits), t.at(0.2), &mut t.out);
+    t.r.set_supervised(supervised);
+    t.client(0.2, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    t.server(0.3, r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","annotations":{"readOnlyHint":true}},{"name":"rm"}]}}"#);
+    t.take();
+}
+
+fn rm_call(id: u32) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"rm","arguments":{{"path":"/tmp/x","api_key":"sk-123456","blob":"{}"}},"_meta":{{"progressToken":"p{id}"}}}}}}"#,
+        "x".repeat(500)
+    )
+}
+
+#[test]
+fn an_ask_tool_is_held_and_asked_through_the_client() {
+    let mut t = T::new();
+    asking(&mut t, true, false);
+    // Allowed tools run as before.
+    t.client(1.0, &call("5", ""));
+    assert_eq!(t.take().1.len(), 1);
+    t.server(1.0, r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#);
+    t.take();
+    t.client(1.0, &rm_call(6));
+    let (c, s) = t.take();
+    assert!(s.is_empty(), "held: {s:?}");
+    assert_eq!(c[0]["method"], "elicitation/create");
+    let eid = c[0]["id"].clone();
+    assert!(eid.as_str().unwrap().starts_with("__warden/"), "{eid}");
+    let msg = c[0]["params"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("`fake`") && msg.contains("`rm`") && msg.contains("/tmp/x"),
+        "{msg}"
+    );
+    assert!(!msg.contains("sk-123456") && msg.contains("[cut]"), "{msg}");
+    assert_eq!(
+        c[0]["params"]["requestedSchema"]["required"],
+        json!(["allow"])
+    );
+    assert_eq!(t.r.inflight(t.at(2.0))[0].tool.as_deref(), Some("rm"));
+    // Progress every few seconds to a client that gave a token.
+    assert!(t.tick(2.0).is_some());
+    t.tick(6.0);
+    let (c, _) = t.take();
+    assert_eq!(
+        (c[0]["method"].as_str(), &c[0]["params"]["progressToken"]),
+        (Some("notifications/progress"), &json!("p6"))
+    );
+    // Accepted: the call goes to the server as it came.
+    t.client(7.0, &format!(r#"{{"jsonrpc":"2.0","id":{eid},"result":{{"action":"accept","content":{{"allow":true}}}}}}"#));
+    let given = events(&t.out, "approval_given");
+    let (c, s) = t.take();
+    assert!(c.is_empty(), "{c:?}");
+    assert_eq!(
+        (s.len(), &s[0]["id"], &s[0]["params"]["name"]),
+        (1, &json!(6), &json!("rm"))
+    );
+    assert_eq!(
+        (given[0].by.as_deref(), given[0].always),
+        (Some("client"), Some(false))
+    );
+    t.server(7.5, r#"{"jsonrpc":"2.0","id":6,"result":{"content":[]}}"#);
+    assert_eq!(t.take().0[0]["id"], 6);
+
+    // Declined (or allow = false): tool_declined, never sent.
+    for (id, answer) in [
+        (7, r#"{"action":"decline"}"#),
+        (8, r#"{"action":"accept","content":{"allow":false}}"#),
+    ] {
+        t.client(8.0, &rm_call(id));
+        let (c, _) = t.take();
+        let eid = c[0]["id"].clone();
+        t.client(
+            8.5,
+            &format!(r#"{{"jsonrpc":"2.0","id":{eid},"result":{answer}}}"#),
+        );
+        let declined = events(&t.out, "approval_declined");
+        let (c, s) = t.take();
+        assert!(s.is_empty(), "{s:?}");
+        assert_eq!(
+            (&c[0]["id"], &c[0]["error"]["data"]["code"]),
+            (&json!(id), &json!("W-TOOL-DECLINED"))
+        );
+        assert_eq!(declined[0].code.as_deref(), Some("W-TOOL-DECLINED"));
+    }
+}
+
+#[test]
+fn no_answer_in_time_or_no_one_to_ask_is_not_approved() {
+    let mut t = T::new();
+    asking(&mut t, true, false);
+    t.client(1.0, &rm_call(6));
+    let eid = t.take().0[0]["id"].clone();
+    t.tick(21.5);
+    let timeout = events(&t.out, "approval_timeout");
+    let (c, s) = t.take();
+    assert!(s.is_empty());
+    let withdrawn = c
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .unwrap();
+    assert_eq!(withdrawn["params"]["requestId"], eid);
+    let answer = c.iter().find(|m| m["id"] == 6).unwrap();
+    assert_eq!(answer["error"]["data"]["code"], "W-TOOL-NOT-APPROVED");
+    assert_eq!(timeout[0].tool.as_deref(), Some("rm"));
+    // A late answer is not taken for anything.
+    t.client(22.0, &format!(r#"{{"jsonrpc":"2.0","id":{eid},"result":{{"action":"accept","content":{{"allow":true}}}}}}"#));
+    assert!(t.take().1.is_empty(), "not passed on to the server");
+
+    let mut t = T::new();
+    asking(&mut t, false, false);
+    t.client(1.0, &rm_call(6));
+    let (c, s) = t.take();
+    assert!(s.is_empty());
+    assert_eq!(c[0]["error"]["data"]["code"], "W-TOOL-NOT-APPROVED");
+    assert!(
+        c[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no one to ask")
+    );
+}
+
+#[test]
+fn the_supervisor_answers_first_and_always_stops_the_asking_until_the_definition_changes() {
+    let mut t = T::new();
+    asking(&mut t, true, true);
+    t.client(1.0, &rm_call(6));
+    let eid = t.take().0[0]["id"].clone();
+    let approval = t.r.asking(t.at(1.0))[0].approval.clone();
+    assert!(!t.r.answer_approval("nope", true, false, t.at(2.0), &mut t.out));
+    assert!(t.r.answer_approval(&approval, true, true, t.at(2.0), &mut t.out));
+    let given = events(&t.out, "approval_given");
+    assert_eq!(
+        (given[0].by.as_deref(), given[0].always),
+        (Some("supervisor"), Some(true))
+    );
+    assert!(
+        t.out
+            .iter()
+            .any(|o| matches!(o, Out::Pins(r) if r.always.len() == 1))
+    );
+    let (c, s) = t.take();
+    assert_eq!(
+        c[0]["params"]["requestId"], eid,
+        "the client's question is withdrawn"
+    );
+    assert_eq!(s[0]["id"], 6);
+    // Its answer, after that, is nothing.
+    t.client(
+        2.5,
+        &format!(r#"{{"jsonrpc":"2.0","id":{eid},"result":{{"action":"decline"}}}}"#),
+    );
+    assert!(t.take().0.is_empty());
+    // Always: the next call runs at once.
+    t.client(3.0, &rm_call(7));
+    assert_eq!(t.take().1[0]["id"], 7);
+    // A changed definition asks again.
+    t.client(4.0, r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#);
+    t.server(4.1, r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[{"name":"rm","description":"now different"}]}}"#);
+    t.take();
+    t.client(5.0, &rm_call(8));
+    let (c, s) = t.take();
+    assert!(s.is_empty() && c[0]["method"] == "elicitation/create");
 }

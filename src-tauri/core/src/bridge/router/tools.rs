@@ -11,6 +11,7 @@ use super::*;
 use crate::codes::Code;
 use crate::config::PinMode;
 use crate::pins::{PinFile, PinState};
+use crate::policy::Policy;
 
 /// The pins as one session knows them.
 #[derive(Debug, Default)]
@@ -23,6 +24,10 @@ pub(super) struct Pins {
     trusting: bool,
     /// Tools reported in this session (each once).
     reported: HashSet<String>,
+    /// The definitions the server listed in this session, by name (for the tool policy).
+    pub(super) listed: HashMap<String, Value>,
+    /// Tools allowed for good in this session, until the pin file says otherwise.
+    always: HashMap<String, String>,
 }
 
 /// Pins to merge into the server's pin file (which other bridges may share), off the relay.
@@ -31,6 +36,8 @@ pub struct PinRecord {
     pub server: String,
     pub tools: Vec<Value>,
     pub trust: bool,
+    /// Tools allowed for good, with the hash of their definitions ([`crate::pins::definitions_hash`]).
+    pub always: Vec<(String, String)>,
 }
 
 impl PinRecord {
@@ -44,6 +51,9 @@ impl PinRecord {
         for tool in &self.tools {
             changed |= file.record(tool, self.trust, now).is_some_and(|(_, c)| c);
         }
+        for (tool, hash) in &self.always {
+            changed |= file.always.insert(tool.clone(), hash.clone()).as_ref() != Some(hash);
+        }
         if changed { file.save(&path) } else { Ok(()) }
     }
 }
@@ -56,6 +66,8 @@ impl Router {
         match file {
             Ok(file) => {
                 self.pins.broken = false;
+                // The file is the truth now (`warden approvals forget` empties it).
+                self.pins.always.clear();
                 if let Some(f) = &file {
                     self.pins
                         .reported
@@ -101,9 +113,64 @@ impl Router {
                 .is_some_and(|f| f.pending.contains_key(tool))
     }
 
+    /// The policy of tool `name`: the strictest over its pinned definition (where pinning is
+    /// on) and the one the server listed in this session; the spec's defaults when neither
+    /// is known.
+    pub(super) fn tool_policy(&self, name: &str) -> Policy {
+        crate::policy::policy_of_all(name, &self.tool_defs(name), &self.limits)
+    }
+
+    /// The definitions of tool `name` the policy reads: its pin (where pinning is on) and
+    /// what the server listed in this session, once when they are equal.
+    fn tool_defs(&self, name: &str) -> Vec<&Value> {
+        let pinned = (self.limits.pin_tools != PinMode::Off && !self.pins.broken)
+            .then(|| self.pins.file.as_ref()?.pinned.get(name))
+            .flatten();
+        let mut defs: Vec<&Value> = pinned.into_iter().collect();
+        if let Some(listed) = self.pins.listed.get(name) {
+            if defs.first() != Some(&listed) {
+                defs.push(listed);
+            }
+        }
+        defs
+    }
+
+    /// Whether calls of `tool` are allowed for good (`--always`) with the definitions it has
+    /// now.
+    pub(super) fn always_allowed(&self, tool: &str) -> bool {
+        let defs = self.tool_defs(tool);
+        if defs.is_empty() {
+            return false;
+        }
+        let hash = crate::pins::definitions_hash(&defs);
+        let saved = self.pins.file.as_ref().and_then(|f| f.always.get(tool));
+        [saved, self.pins.always.get(tool)]
+            .into_iter()
+            .flatten()
+            .any(|h| *h == hash)
+    }
+
+    /// Allows `tool` for good with the definitions it has now: remembered at once, and the
+    /// record to save in the pin file. `None` when its definition is not known.
+    pub(super) fn always_record(&mut self, tool: &str) -> Option<PinRecord> {
+        let defs = self.tool_defs(tool);
+        if defs.is_empty() {
+            return None;
+        }
+        let hash = crate::pins::definitions_hash(&defs);
+        self.pins.always.insert(tool.to_owned(), hash.clone());
+        Some(PinRecord {
+            server: self.server.to_string(),
+            tools: Vec::new(),
+            trust: false,
+            always: vec![(tool.to_owned(), hash)],
+        })
+    }
+
     /// Whether a change of limits changes what the client may see of the tools.
     pub(super) fn tools_view_changed(old: &Limits, new: &Limits) -> bool {
         old.tools_allow != new.tools_allow
+            || old.tools_ask != new.tools_ask
             || old.tools_deny != new.tools_deny
             || (old.pin_tools == PinMode::Block) != (new.pin_tools == PinMode::Block)
     }
@@ -114,12 +181,13 @@ impl Router {
             (Some("tools/call"), Some(tool)) => tool,
             _ => return false,
         };
-        let (kind, code, msg) = if self.limits.tool_hidden(tool) {
+        let policy = self.tool_policy(tool);
+        let (kind, code, msg) = if let Policy::Deny(why) = &policy {
             (
                 ErrorKind::ToolDenied,
                 Code::ToolDenied,
                 format!(
-                    "Tool `{tool}` of server `{}` is hidden by Warden (tools_allow / tools_deny), so it was not called. If the client should use it, change those lists for this server in Warden's server page or config.toml.",
+                    "Tool `{tool}` of server `{}` is denied by Warden ({why}), so it was not called. If the client should use it, change tools_allow / tools_ask / tools_deny for this server in Warden's server page or config.toml.",
                     self.server
                 ),
             )
@@ -163,7 +231,7 @@ impl Router {
         let pinning = self.limits.pin_tools != PinMode::Off
             && !self.pins.broken
             && !self.life.serving_fallback;
-        let filtering = !(self.limits.tools_allow.is_empty() && self.limits.tools_deny.is_empty());
+        let filtering = self.limits.has_tool_policy();
         if &*p.method != "tools/list" || !(pinning || filtering) {
             return None;
         }
@@ -173,11 +241,16 @@ impl Router {
         if pinning {
             self.check_pins(tools, last_page, out);
         }
+        for t in tools.iter() {
+            if let Some((name, def)) = crate::pins::definition(t) {
+                self.pins.listed.insert(name.to_owned(), def);
+            }
+        }
         let before = tools.len();
         tools.retain(|t| {
-            t.get("name")
-                .and_then(Value::as_str)
-                .is_none_or(|n| !self.limits.tool_hidden(n) && !self.is_held_back(n))
+            t.get("name").and_then(Value::as_str).is_none_or(|n| {
+                !matches!(self.tool_policy(n), Policy::Deny(_)) && !self.is_held_back(n)
+            })
         });
         (tools.len() != before).then(|| Bytes::from(msg.to_string()))
     }
@@ -248,6 +321,7 @@ impl Router {
                 server: self.server.to_string(),
                 tools: tools.to_vec(),
                 trust,
+                always: Vec::new(),
             })));
         }
     }

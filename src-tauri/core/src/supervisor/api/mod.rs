@@ -39,7 +39,7 @@ pub use clients::{
 pub use error::{ApiError, ErrorCode};
 pub use reports::{
     CommandOutcome, HistoryEntry, KnownServer, LimitSource, LimitValue, LimitsReport, Orphan,
-    ProbeReport, SessionAck, StopResult,
+    PendingApproval, ProbeReport, SessionAck, StopResult,
 };
 pub use status::{
     Health, InflightStatus, LatencyPoint, NetworkDenial, PinState, ServerStatus, SessionState,
@@ -96,6 +96,23 @@ pub enum Request {
         server: String,
         #[serde(default)]
         tools: Vec<String>,
+    },
+    /// The calls of `tools_ask` tools waiting for an answer, in every session.
+    Approvals,
+    /// Answers held call `id` ([`PendingApproval::id`]): it runs, or fails with
+    /// `tool_declined`. `always` (with `allow`): that tool of that server is not asked about
+    /// again while its definition is unchanged.
+    ApprovalAnswer {
+        id: String,
+        allow: bool,
+        #[serde(default)]
+        always: bool,
+    },
+    /// Forgets the `always` answers of `server` (of one tool, or all).
+    ApprovalsForget {
+        server: String,
+        #[serde(default)]
+        tool: Option<String>,
     },
     /// Every config key for `server`: its effective value, where it comes from, its default.
     Limits { server: String },
@@ -226,6 +243,9 @@ pub enum Response {
     },
     Subscribed,
     Limits(LimitsReport),
+    Approvals {
+        approvals: Vec<PendingApproval>,
+    },
     Clients(ClientsReport),
     ClientEdit {
         changes: Vec<FileChangeView>,
@@ -359,6 +379,7 @@ pub fn typescript() -> String {
         InflightStatus::decl(&cfg),
         HistoryEntry::decl(&cfg),
         Event::decl(&cfg),
+        PendingApproval::decl(&cfg),
         CommandOutcome::decl(&cfg),
         SessionAck::decl(&cfg),
         ProbeReport::decl(&cfg),

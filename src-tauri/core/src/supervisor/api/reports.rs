@@ -24,6 +24,24 @@ pub struct HistoryEntry {
     pub command: Option<Vec<String>>,
 }
 
+/// A call of a `tools_ask` tool held by a bridge until it is allowed (`warden approvals`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PendingApproval {
+    /// What [`super::Request::ApprovalAnswer`] names.
+    pub id: String,
+    pub server: String,
+    pub session: String,
+    pub tool: String,
+    /// The call's arguments as JSON text, secrets redacted and long values cut.
+    pub args: String,
+    pub age_ms: u64,
+    /// Time left before the call fails with `tool_not_approved`.
+    pub left_ms: u64,
+    /// The client was asked as well (elicitation); the first answer wins.
+    pub client_asked: bool,
+}
+
 /// What a restart, fallback or debug command did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
