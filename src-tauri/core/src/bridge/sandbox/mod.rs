@@ -157,7 +157,8 @@ impl Places {
     }
 
     /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: the server's
-    /// program's folder (a venv, a download), its working folder and the homes.
+    /// program's folder (a venv, a download), its working folder, the homes, and the folder of
+    /// Warden's own program (the network's helper and the fallback run it in the sandbox).
     fn under_tmp(&self, command: &[OsString]) -> Vec<PathBuf> {
         let program = command.first().map(PathBuf::from).and_then(|p| {
             if p.is_absolute() {
@@ -174,6 +175,12 @@ impl Places {
             .collect();
         dirs.extend(self.cwd.iter().cloned());
         dirs.extend(self.homes.iter().cloned());
+        dirs.extend(
+            self.helper
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_owned),
+        );
         resolved(dirs)
             .into_iter()
             .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
