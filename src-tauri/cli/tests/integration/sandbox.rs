@@ -15,7 +15,8 @@ struct World {
 
 impl World {
     fn new() -> World {
-        // Not under /tmp: the sandbox's /tmp is its own, and would hide it all.
+        // In the target folder (under /tmp too, for a clone there: such folders stay readable
+        // under the sandbox's own /tmp).
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let home = dir.path().join("home");
         std::fs::create_dir_all(home.join(".ssh")).unwrap();

@@ -63,8 +63,12 @@ pub fn denied(line: &str, limits: &Limits) -> Option<Denied> {
             .map(str::to_owned)
     })?;
     let path = PathBuf::from(path);
+    // The sandbox's own /tmp takes any write, so a refusal below it is of a folder kept
+    // readable there (the program's, the working folder, a home under /tmp); one of a file
+    // of /tmp itself is not the sandbox's doing.
     let granted = limits.sandbox_write.iter().any(|g| path.starts_with(g));
-    (!granted && !path.starts_with("/tmp")).then_some(Denied::Path(path))
+    let own_tmp = path.parent() == Some(std::path::Path::new("/tmp"));
+    (!granted && !own_tmp).then_some(Denied::Path(path))
 }
 
 /// The first absolute path in quotes (`'/x'` as Node and Python print them, or `"/x"`).

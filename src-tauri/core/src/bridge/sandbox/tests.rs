@@ -252,6 +252,11 @@ fn a_refusal_in_stderr_names_the_path_or_the_network() {
         None
     );
     assert_eq!(d("EACCES: permission denied, open '/tmp/a'"), None);
+    // Below /tmp: a folder kept readable under the sandbox's /tmp (a clone or home there).
+    assert_eq!(
+        d("cannot write /tmp/clone/home/x: Read-only file system (os error 30)"),
+        Some(Denied::Path("/tmp/clone/home/x".into()))
+    );
     assert_eq!(d("listening on stdio"), None);
     let host = Limits {
         sandbox_network: crate::config::network::Network::Host,
