@@ -9,7 +9,6 @@ import {
   hostEntry,
   listed,
   networkForFirstStartOnly,
-  printable,
   runnerPreset,
   sandboxPlaces,
   sandboxSettings,
@@ -117,7 +116,7 @@ describe("grantable", () => {
   });
 });
 
-describe("sandboxPlaces, expandHome, printable", () => {
+describe("sandboxPlaces, expandHome", () => {
   it("reads the report, and an older supervisor's as no places", () => {
     expect(sandboxPlaces({ ...report({}), home: "/home/me", sandbox_hidden: ["/home/me/.ssh"] })).toEqual({ home: "/home/me", hidden: ["/home/me/.ssh"] });
     expect(sandboxPlaces(report({}))).toEqual({ home: null, hidden: [] });
@@ -130,9 +129,6 @@ describe("sandboxPlaces, expandHome, printable", () => {
     expect(expandHome("~/notes", null)).toBe("~/notes");
   });
 
-  it("escapes control characters", () => {
-    expect(printable("/a\nb\u001b")).toBe("/a\\u000ab\\u001b");
-  });
 });
 
 describe("the Add flow's sandbox keys", () => {

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import type { HistoryEntry, JsonValue, LimitsReport } from "../bindings/api";
-import { formatClock } from "../lib/format";
-import { blocked, expandHome, grantable, hostEntry, printable, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
+import { formatClock, printableLine } from "../lib/format";
+import { blocked, expandHome, grantable, hostEntry, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
 import { api } from "../lib/tauri";
 import { ErrorText } from "./common";
 
@@ -47,7 +47,7 @@ export function SandboxSection(props: {
   const grantTyped = (typed: string) => {
     const p = typed.trim();
     const g = grantable(expandHome(p, places.home), places);
-    if (!g.ok) return setError(`${printable(p)} is not granted: ${g.why}.`);
+    if (!g.ok) return setError(`${printableLine(p)} is not granted: ${g.why}.`);
     grant(p);
     setFolder("");
   };
@@ -77,7 +77,7 @@ export function SandboxSection(props: {
               s.hosts
                 ? s.hosts.length === 0
                   ? "Network: none; every attempt goes to Warden's proxy, which refuses it and says so below."
-                  : `Network: only through Warden's proxy, to ${s.hosts.map(printable).join(", ")} (a name without a port: 80 and 443). UDP and DNS of its own do not get out.`
+                  : `Network: only through Warden's proxy, to ${s.hosts.map(printableLine).join(", ")} (a name without a port: 80 and 443). UDP and DNS of its own do not get out.`
                 : !s.network
                 ? landlock
                   ? "Network: none for TCP (Linux 6.7+); Landlock cannot cut UDP or DNS."
@@ -101,15 +101,15 @@ export function SandboxSection(props: {
               </li>
             ) : b.kind === "host" ? (
               <li key={`host:${b.entry}`} data-testid="sandbox-host-denied">
-                <span class="muted small">{formatClock(b.ts_ms)}</span> Its proxy refused <code>{printable(hostEntry(b.host, b.port))}</code>.{" "}
+                <span class="muted small">{formatClock(b.ts_ms)}</span> Its proxy refused <code>{printableLine(hostEntry(b.host, b.port))}</code>.{" "}
                 <button type="button" data-testid="allow-host" disabled={busy} onClick={() => void set("sandbox_network", null, { add: [b.entry] })}>
-                  Allow {printable(b.entry)}
+                  Allow {printableLine(b.entry)}
                 </button>{" "}
                 <span class="muted small">(from its next start)</span>
               </li>
             ) : (
               <li key={b.path}>
-                <span class="muted small">{formatClock(b.ts_ms)}</span> It was refused <code>{printable(b.path)}</code>. <FolderGrant folder={b.folder} places={places} busy={busy} onGrant={grant} />
+                <span class="muted small">{formatClock(b.ts_ms)}</span> It was refused <code>{printableLine(b.path)}</code>. <FolderGrant folder={b.folder} places={places} busy={busy} onGrant={grant} />
               </li>
             ),
           )}
@@ -122,7 +122,7 @@ export function SandboxSection(props: {
             {s.write.length === 0 && <li class="muted small">no folder of yours</li>}
             {s.write.map((p) => (
               <li key={p}>
-                <code>{p}</code>{" "}
+                <code>{printableLine(p)}</code>{" "}
                 <button type="button" class="link" disabled={busy} onClick={() => void set("sandbox_write", null, { remove: [p] })}>
                   remove
                 </button>
@@ -153,7 +153,7 @@ export function SandboxSection(props: {
                 ))
               : places.hidden.map((p) => (
                   <li key={p}>
-                    <code>{printable(p)}</code>
+                    <code>{printableLine(p)}</code>
                   </li>
                 ))}
           </ul>
@@ -165,7 +165,7 @@ export function SandboxSection(props: {
                 {s.hosts.length === 0 && <li class="muted small">nowhere</li>}
                 {s.hosts.map((h) => (
                   <li key={h}>
-                    <code>{printable(h)}</code>{" "}
+                    <code>{printableLine(h)}</code>{" "}
                     <button type="button" class="link" disabled={busy} onClick={() => void set("sandbox_network", null, { remove: [h] })}>
                       remove
                     </button>
@@ -196,7 +196,7 @@ function FolderGrant(props: { folder: string; places: SandboxPlaces; busy: boole
   if (!g.ok)
     return (
       <span class="muted small" data-testid="no-grant">
-        No grant offered for <code>{printable(g.folder)}</code>: {g.why}.
+        No grant offered for <code>{printableLine(g.folder)}</code>: {g.why}.
       </span>
     );
   return (

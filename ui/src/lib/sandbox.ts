@@ -161,11 +161,6 @@ export function expandHome(path: string, home: string | null): string {
   return path.startsWith("~/") ? `${home}${path.slice(1)}` : path;
 }
 
-/** A path as shown: control characters escaped, so that none can hide part of it. */
-export function printable(path: string): string {
-  return path.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
 /**
  * The `sandbox_network` preset of the package runner `argv` starts (`npx … ` → `@npm`,
  * `uvx …` → `@pypi`): the hosts it downloads from, and the mirror its own configuration names.
