@@ -768,6 +768,30 @@ def test_the_sandbox_section_offers_to_allow_a_host_its_proxy_refused(world: Wor
         c.close()
 
 
+def test_a_call_held_for_an_answer_is_allowed_from_the_window(world: World) -> None:
+    """`tools_ask = ["noise"]`: a call to it is held by the bridge and shown on top of the
+    window with its arguments; Allow lets it run and takes it off the list, and the client gets
+    the tool's answer. (By name: this client calls `echo` before it ever lists the tools, and a
+    tool not seen listed counts as destructive.)"""
+    with world.config.open("a") as f:
+        f.write('\n[servers.asked]\ntools_ask = ["noise"]\n')
+    c = Client(world.env, "asked", world.config)
+    try:
+        # Not `call`: the answer comes only once the window has allowed it.
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "held-7d2"}}) + "\n")
+        c.proc.stdin.flush()
+        world.go("#/")
+        world.wait("the held call is shown", lambda: "held-7d2" in world.find("approval-noise").text)
+        assert "asked" in world.find("approval-noise").text, "the server is named"
+        world.shot("approvals", at="approvals")
+        world.click("approval-allow")
+        said = json.loads(c.readline())
+        assert said.get("ok") is True, said
+        world.wait("off the list", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="approvals"]'))
+    finally:
+        c.close()
+
+
 def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keychain(world: World) -> None:
     """The Add flow with a command: consent, the client, the sandbox (its network off by
     default; here allowed for the first start only), the exact change, the write, the probe

@@ -20,6 +20,7 @@ export function session(over: Partial<SessionStatus> = {}): SessionStatus {
     started_ms: 1_700_000_000_000,
     command: ["npx", "-y", "mcp-ripgrep"],
     inflight: [],
+    approvals: [],
     stderr_tail: "",
     ...over,
   };

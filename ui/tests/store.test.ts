@@ -154,6 +154,16 @@ describe("history", () => {
     s = applyHistory(s, "ripgrep", [entry("ripgrep", { kind: "a", ts_ms: 1 }), entry("ripgrep", { kind: "b", ts_ms: 10 })]);
     expect(s.timelines["ripgrep"]?.map((e) => e.event.kind)).toEqual(["a", "b", "live"]);
   });
+
+  it("an approval event, and only one, asks for the pending calls again", () => {
+    let s = loaded();
+    s = apply(s, { kind: "event", entry: entry("ripgrep", { kind: "request", ts_ms: 1 }) }, 0);
+    expect(s.approvalsVersion).toBe(0);
+    for (const kind of ["approval_asked", "approval_given", "approval_declined", "approval_timeout"]) {
+      s = apply(s, { kind: "event", entry: entry("ripgrep", { kind, ts_ms: 2 }) }, 0);
+    }
+    expect(s.approvalsVersion).toBe(4);
+  });
 });
 
 describe("client and config events", () => {

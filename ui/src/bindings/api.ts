@@ -125,6 +125,11 @@ last_heartbeat_ms: number, state: SessionState, server_pid: number | null, gener
  */
 sandbox: string, config_hash: string, started_ms: number, command: Array<string>, inflight: Array<InflightStatus>, 
 /**
+ * The ids of the calls it holds for an answer (`warden approvals`): the window re-reads
+ * that list when these change.
+ */
+approvals: Array<string>, 
+/**
  * The end of the server's stderr (redacted by the bridge).
  */
 stderr_tail: string, };

@@ -11,6 +11,7 @@ import { ServerPage } from "./ServerPage";
 import { SessionsPage } from "./SessionsPage";
 import { ClientsPage } from "./ClientsPage";
 import { ManagePage } from "./ManagePage";
+import { Approvals } from "./Approvals";
 
 /** The status is re-read this often, under the live events (percentiles come from it). */
 export const STATUS_EVERY_MS = 5000;
@@ -75,6 +76,7 @@ export function App() {
     <StoreContext.Provider value={store}>
       <Header route={route} />
       <main id="main" tabIndex={-1}>
+        <Approvals />
         <Page route={route} />
       </main>
       <Footer />

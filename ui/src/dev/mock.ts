@@ -77,24 +77,26 @@ const sessions: SessionStatus[] = empty ? [] : [
     server_pid: 4219, generation: 2, circuit_open: false, fallback: false, debug: false, sandbox: "off", config_hash: "9f2c", started_ms: started,
     command: ["npx", "-y", "mcp-ripgrep"],
     inflight: [{ id: 41, method: "tools/call", tool: "advanced-search", age_ms: 7_300, idle_ms: 1_100, progress: "12/40 files" }],
+    approvals: [],
     stderr_tail: "npm warn exec The following package was not found and will be installed: mcp-ripgrep@0.4.0\nMCP ripgrep server running on stdio\n",
   },
   {
     id: "b2-5120", server: "ripgrep", pid: 5120, client: "cursor 1.7.2", last_heartbeat_ms: 1_500, state: "live",
     server_pid: 5124, generation: 1, circuit_open: false, fallback: false, debug: false, sandbox: "off", config_hash: "9f2c", started_ms: now() - 600_000,
-    command: ["npx", "-y", "mcp-ripgrep"], inflight: [], stderr_tail: "",
+    command: ["npx", "-y", "mcp-ripgrep"], inflight: [], approvals: [], stderr_tail: "",
   },
   {
     id: "b3-6001", server: "github", pid: 6001, client: "claude-code 2.1.80 (sub-agent)", last_heartbeat_ms: 7_400, state: "unresponsive",
     server_pid: 6007, generation: 1, circuit_open: false, fallback: false, debug: false, sandbox: "off", config_hash: "1a7e", started_ms: now() - 95_000,
     command: ["npx", "-y", "@modelcontextprotocol/server-github"],
     inflight: [{ id: "req-9", method: "tools/call", tool: "search_issues", age_ms: 38_000, idle_ms: 38_000, progress: null }],
+    approvals: [],
     stderr_tail: "GitHub MCP Server running on stdio\nwarning: rate limit 4990/5000\n",
   },
   {
     id: "b4-7002", server: "docs-search", pid: 7002, client: null, last_heartbeat_ms: 300, state: "live", server_pid: 7010,
     generation: 3, circuit_open: false, fallback: true, debug: true, sandbox: "off", config_hash: "33aa", started_ms: now() - 30_000,
-    command: ["uvx", "docs-search-mcp"], inflight: [], stderr_tail: "",
+    command: ["uvx", "docs-search-mcp"], inflight: [], approvals: [], stderr_tail: "",
   },
 ];
 
@@ -352,6 +354,8 @@ function handleApi(req: Request): Response {
           diff: `--- a\n+++ b\n@@ -1,2 +1,5 @@\n {\n   "mcpServers": {\n+    "${req.name}": {\n+      "command": "${WARDEN}",\n+      "args": ["bridge", "--server", "${req.name}", "--", "${req.command}"]\n+    }\n`,
         })),
       };
+    case "approvals":
+      return { kind: "approvals", approvals: [] };
     default:
       return { kind: "error", code: "invalid", message: `the mock does not do ${req.op}` };
   }

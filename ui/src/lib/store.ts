@@ -38,6 +38,8 @@ export interface State {
   limitsVersion: Record<string, number>;
   /** Bumped on `client` events: the clients page re-reads the report. */
   clientsVersion: number;
+  /** Bumped on `approval_*` events: the list of calls waiting for an answer is re-read. */
+  approvalsVersion: number;
   orphans: Orphan[];
   app: AppState | null;
   toasts: Toast[];
@@ -58,6 +60,7 @@ export function initialState(): State {
     timelines: {},
     limitsVersion: {},
     clientsVersion: 0,
+    approvalsVersion: 0,
     orphans: [],
     app: null,
     toasts: [],
@@ -147,7 +150,8 @@ export function apply(state: State, event: ApiEvent, now: number): State {
       // The figures the event changes arrive with the next `server` row.
       const { server } = event.entry;
       const timeline = cap([...(state.timelines[server] ?? []), event.entry]);
-      return { ...state, timelines: { ...state.timelines, [server]: timeline } };
+      const asked = event.entry.event.kind.startsWith("approval_");
+      return { ...state, timelines: { ...state.timelines, [server]: timeline }, approvalsVersion: state.approvalsVersion + (asked ? 1 : 0) };
     }
     case "probe": {
       const name = event.report.server;

@@ -310,6 +310,9 @@ pub(super) fn session_status(s: &Session, now: Instant) -> SessionStatus {
         started_ms: s.hello.started_ms,
         command: s.hello.command.clone(),
         stderr_tail: s.stderr_tail.clone(),
+        approvals: hb
+            .map(|h| h.approvals.iter().map(|a| a.id.clone()).collect())
+            .unwrap_or_default(),
         inflight: hb
             .map(|h| {
                 h.inflight

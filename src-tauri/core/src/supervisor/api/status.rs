@@ -207,6 +207,10 @@ pub struct SessionStatus {
     pub started_ms: u64,
     pub command: Vec<String>,
     pub inflight: Vec<InflightStatus>,
+    /// The ids of the calls it holds for an answer (`warden approvals`): the window re-reads
+    /// that list when these change.
+    #[serde(default)]
+    pub approvals: Vec<String>,
     /// The end of the server's stderr (redacted by the bridge).
     #[serde(default)]
     pub stderr_tail: String,

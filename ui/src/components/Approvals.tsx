@@ -1,0 +1,79 @@
+// The calls a bridge holds until someone answers (`tools_ask`, docs/behaviour.md): on top of
+// every page, each with Allow, Always allow and Deny. The list is re-read when the sessions'
+// held calls change (their heartbeats) and when an `approval_*` event arrives (asked, given,
+// declined, timed out), so an answer given in the client or with `warden approvals` takes it
+// away here too.
+import { useEffect, useState } from "preact/hooks";
+import type { PendingApproval } from "../bindings/api";
+import { formatClock, printableLine, printableLines } from "../lib/format";
+import { api } from "../lib/tauri";
+import { useStore } from "./context";
+import { ErrorText } from "./common";
+
+/** A pending call and the local time its question runs out. */
+type Pending = PendingApproval & { until_ms: number };
+
+export function Approvals() {
+  const { state } = useStore();
+  const [pending, setPending] = useState<Pending[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const held = state.sessions.flatMap((s) => s.approvals).join(" ");
+
+  useEffect(() => {
+    let stale = false;
+    void api({ op: "approvals" }).then((r) => {
+      if (stale) return;
+      if (r.kind === "approvals") {
+        const now = Date.now();
+        setPending(r.approvals.map((a) => ({ ...a, until_ms: now + a.left_ms })));
+        setError(null);
+      } else if (r.kind === "error") setError(r.message);
+    });
+    return () => {
+      stale = true;
+    };
+  }, [state.approvalsVersion, held]);
+
+  const answer = async (a: Pending, allow: boolean, always: boolean) => {
+    setBusy(true);
+    try {
+      const r = await api({ op: "approval_answer", id: a.id, allow, always });
+      if (r.kind === "error") setError(r.message);
+      else setPending((p) => p.filter((x) => x.id !== a.id));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (pending.length === 0 && error === null) return null;
+  return (
+    <section class="card approvals" data-testid="approvals" aria-labelledby="approvals-title">
+      <div class="card-head">
+        <h2 id="approvals-title">Waiting for your answer</h2>
+      </div>
+      {error && <ErrorText message={error} testid="approvals-error" />}
+      <ul>
+        {pending.map((a) => (
+          <li key={a.id} data-testid={`approval-${a.tool}`}>
+            <strong>{printableLine(a.server)}</strong> wants to run <code>{printableLine(a.tool)}</code>
+            {a.args !== "{}" && <pre class="small">{printableLines(a.args)}</pre>}
+            <div class="muted small">
+              Refused at {formatClock(a.until_ms)} unless you answer{a.client_asked ? "; its client was asked too, and the first answer counts" : ""}.
+            </div>
+            <button type="button" data-testid="approval-allow" disabled={busy} onClick={() => void answer(a, true, false)}>
+              Allow
+            </button>{" "}
+            <button type="button" class="secondary" data-testid="approval-always" disabled={busy} onClick={() => void answer(a, true, true)}>
+              Always allow
+            </button>{" "}
+            <button type="button" class="secondary" data-testid="approval-deny" disabled={busy} onClick={() => void answer(a, false, false)}>
+              Deny
+            </button>
+            <span class="muted small"> (Always: this tool of {printableLine(a.server)}, while its definition stays as pinned)</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
