@@ -1711,6 +1711,36 @@ async fn status_follows_the_bridge_within_a_refresh() {
     daemon.stop().await;
 }
 
+/// Issue 36: a call shows in flight within half a second of its start, not a heartbeat period
+/// (2 s) later: a request that begins brings a heartbeat, as an answer does. (A call held for
+/// an approval is in flight too, and must be seen to be answered.)
+#[tokio::test]
+async fn a_call_that_begins_shows_in_flight_at_once() {
+    const SOON: Duration = Duration::from_millis(500);
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let mut b = env.bridge("begins", &[], &[]);
+    b.initialize().await;
+    let pid = b.pid();
+    env.wait_status("the session", |s| session_of(s, pid).is_some())
+        .await;
+    b.start("tools/call", json!({"name": "hang", "arguments": {}}))
+        .await;
+    let sent = Instant::now();
+    env.wait_status("the call in flight", |s| {
+        session_of(s, pid).is_some_and(|x| {
+            x["inflight"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|r| r["tool"] == "hang"))
+        })
+    })
+    .await;
+    let took = sent.elapsed();
+    assert!(took < SOON, "the call showed {took:?} after it began");
+    b.close().await;
+    daemon.stop().await;
+}
+
 /// Eight config edits at once through the supervisor (`warden debug sN on`: `set_key`, the
 /// path every `SetLimit` takes) all land in config.toml, and what was there stays.
 #[tokio::test]

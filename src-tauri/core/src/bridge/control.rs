@@ -68,9 +68,9 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
     // The server's pid as users know it (under the reaper: its child), looked up once per
     // server process.
     let mut shown_pid = (0, 0);
-    // An event (an answer, a server's exit, a restart) changes what the heartbeat says: one
-    // follows it within PROMPT instead of up to a heartbeat period later, so status, tray and
-    // window follow the bridge within one refresh; events in a burst share it.
+    // An event (an answer, a server's exit, a restart) or a request that began changes what
+    // the heartbeat says: one follows it within PROMPT instead of up to a heartbeat period
+    // later, so status, tray and window follow the bridge within one refresh; a burst shares it.
     let prompt = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(prompt);
     let mut due = false;
@@ -84,6 +84,13 @@ async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello)
                 due = false;
                 tick.reset();
                 Message::Heartbeat(heartbeat(links, &hello.session, &mut stderr_seq, &mut shown_pid))
+            }
+            () = links.started.notified() => {
+                if !due {
+                    prompt.as_mut().reset(tokio::time::Instant::now() + PROMPT);
+                    due = true;
+                }
+                continue;
             }
             Some(event) = events.recv() => {
                 if !due {

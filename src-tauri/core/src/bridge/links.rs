@@ -58,6 +58,9 @@ pub(super) struct Links {
     life: mpsc::UnboundedSender<Out>,
     pub(super) sink: Arc<Sink>,
     pub(super) wake: Arc<Notify>,
+    /// A request from the client began: the supervisor's connection sends a heartbeat soon,
+    /// so status and the window show a call within a prompt of its start.
+    pub(super) started: Arc<Notify>,
     /// The pid of the running server process (0 while none runs).
     pub(super) server_pid: Arc<AtomicU32>,
     /// The current server process's sandbox: 0 none, 1 bubblewrap, 2 Landlock.
@@ -169,6 +172,7 @@ impl Links {
             life,
             sink,
             wake: Arc::default(),
+            started: Arc::default(),
             server_pid: Arc::new(AtomicU32::new(server_pid)),
             sandbox: Arc::default(),
             recent_stderr: Arc::default(),

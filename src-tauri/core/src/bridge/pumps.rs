@@ -58,17 +58,24 @@ pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
                 line,
             );
         }
-        let (mut new_max, mut soft_cap) = (max, 0);
+        let (mut new_max, mut soft_cap, mut began) = (max, 0, false);
         links
             .route(side, |router, out| {
                 match side {
-                    Side::Client => router.from_client(frame, Instant::now(), out),
+                    Side::Client => {
+                        let before = router.pending_requests();
+                        router.from_client(frame, Instant::now(), out);
+                        began = router.pending_requests() > before;
+                    }
                     Side::Server => router.from_server(frame, Instant::now(), out),
                 }
                 new_max = router.limits().max_message_bytes;
                 soft_cap = router.limits().result_soft_cap_bytes;
             })
             .await;
+        if began {
+            links.started.notify_one();
+        }
         reader.set_max(new_max);
         if side == Side::Server {
             // A result that may have to be cut must be held whole.
