@@ -813,6 +813,7 @@ def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keyc
     assert world.find("add-sandbox").is_selected(), "the sandbox is offered, on, where it works"
     assert not world.find("add-sandbox-first-start").is_selected(), "no network for the first start unless asked"
     assert not world.find("add-sandbox-network").is_selected(), "no network kept unless asked"
+    assert world.find("add-ask-destructive").is_selected(), "asking before destructive tools is proposed"
     world.click("add-sandbox-first-start")
     world.click("clients-next")
     diff = world.find("diff").text
@@ -829,6 +830,7 @@ def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keyc
     assert entry["args"] == ["bridge", "--server", "added", "--secret-env", "ADDED_TOKEN", "--", fake, "--require-env", "ADDED_TOKEN"], entry
     assert "tok-added-77c1" not in world.ide_file.read_text()
     assert '[servers.added]\nsandbox = "on"' in world.config.read_text(), "it started sandboxed"
+    assert 'tools_ask = ["@destructive"]' in world.config.read_text(), "its destructive tools wait for a yes"
     world.wait("the first start's network taken away", lambda: world.find("add-first-start-network").get_attribute("data-state") == "taken")
     assert 'sandbox_network = "none"' in world.config.read_text(), "the network is off after the first start"
     world.shot("manage-add-result")

@@ -285,3 +285,31 @@ describe("the runner's registry in the Add flow", () => {
     expect(log).toEqual(['sandbox="on"', 'sandbox_network=["@pypi"]', "files", "probe"]);
   });
 });
+
+describe("the Add flow's tool policy", () => {
+  it("writes tools_ask for destructive tools after the sandbox's keys, before the files, also without a sandbox", async () => {
+    const run = async (choice: AddSandbox | null) => {
+      const log: string[] = [];
+      await writeSandboxFirst(
+        choice,
+        {
+          setKey: async (key, value) => {
+            log.push(`${key}=${JSON.stringify(value)}`);
+            return null;
+          },
+          writeFiles: async () => {
+            log.push("files");
+            return { start: false };
+          },
+          firstStart: async () => null,
+          onNetwork: () => undefined,
+        },
+        null,
+        true,
+      );
+      return log;
+    };
+    expect(await run({ on: true, firstStart: false, keep: false })).toEqual(['sandbox="on"', 'sandbox_network="none"', 'tools_ask=["@destructive"]', "files"]);
+    expect(await run(null)).toEqual(['tools_ask=["@destructive"]', "files"]);
+  });
+});

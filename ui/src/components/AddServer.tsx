@@ -64,6 +64,7 @@ export function AddServer(props: {
   const [chosen, setChosen] = useState<Set<ClientId>>(() => new Set(props.clients.map((c) => c.client)));
   const [wrap, setWrap] = useState(true);
   const [sandbox, setSandbox] = useState<AddSandbox>({ on: props.sandboxWorks, firstStart: false, keep: false });
+  const [askDestructive, setAskDestructive] = useState(true);
   // Changes and result
   const [changes, setChanges] = useState<{ changes: FileChangeView[]; risks: Risk[] } | null>(null);
   const [result, setResult] = useState<Result | null>(null);
@@ -205,7 +206,7 @@ export function AddServer(props: {
         },
         // 4. Then the network allowed for the first start only is taken away.
         onNetwork: setFirstStart,
-      }, runnerPreset(s.argv));
+      }, runnerPreset(s.argv), wrap && askDestructive);
       if (failed !== null) setError(failed);
     });
 
@@ -354,6 +355,11 @@ export function AddServer(props: {
             Run it through Warden's bridge (timeouts, restarts, logs; needed for secrets in the keychain)
           </label>
           <AddSandboxChoices works={props.sandboxWorks} wrap={wrap} preset={server ? runnerPreset(server.argv) : null} value={sandbox} onChange={setSandbox} />
+          <label class="check">
+            <input type="checkbox" data-testid="add-ask-destructive" checked={wrap && askDestructive} disabled={!wrap} onChange={(e) => setAskDestructive(e.currentTarget.checked)} />
+            Ask me before it runs a tool that may change or delete things (<code>tools_ask = ["@destructive"]</code>: in the client's prompt where it
+            has one, else on top of Warden's window and with <code>warden approvals</code>)
+          </label>
         </fieldset>
       )}
 

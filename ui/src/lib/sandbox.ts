@@ -215,14 +215,19 @@ export type FirstStartState = "allowed" | "taken" | { error: string };
 export async function writeSandboxFirst(
   choice: AddSandbox | null,
   steps: {
-    setKey: (key: "sandbox" | "sandbox_network", value: JsonValue) => Promise<string | null>;
+    setKey: (key: "sandbox" | "sandbox_network" | "tools_ask", value: JsonValue) => Promise<string | null>;
     writeFiles: () => Promise<{ error: string } | { start: boolean }>;
     firstStart: () => Promise<string | null>;
     onNetwork: (state: FirstStartState) => void;
   },
   preset: string | null = null,
+  askDestructive = false,
 ): Promise<string | null> {
-  const keys = choice ? addSandboxKeys(choice, preset) : [];
+  const keys: Array<["sandbox" | "sandbox_network" | "tools_ask", JsonValue]> = [
+    ...(choice ? addSandboxKeys(choice, preset) : []),
+    // Its calls of tools that may change or delete things wait for a yes (docs/behaviour.md).
+    ...(askDestructive ? [["tools_ask", ["@destructive"]] as ["tools_ask", JsonValue]] : []),
+  ];
   for (const [key, value] of keys) {
     const error = await steps.setKey(key, value);
     if (error !== null) return `Nothing was written to the clients' files: the sandbox could not be set in config.toml (${key}): ${error}`;
