@@ -27,15 +27,22 @@ fn received(record: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn deny_by_annotation_hides_and_refuses() {
+/// A bridge with the config key `set` whose fake server records each call it gets in the file
+/// returned (in a folder kept while the first value lives).
+fn recorded(set: &str) -> (tempfile::TempDir, std::path::PathBuf, Session) {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("calls");
-    let mut s = bridge()
+    let s = bridge()
         .fake("--record")
         .fake(record.to_str().unwrap())
-        .set("tools_deny=[\"@write\"]")
+        .set(set)
         .spawn();
+    (dir, record, s)
+}
+
+#[tokio::test]
+async fn deny_by_annotation_hides_and_refuses() {
+    let (_dir, record, mut s) = recorded("tools_deny=[\"@write\"]");
     s.initialize().await;
     // `echo` and `sleep` are read-only; every other tool of the fake server says nothing, so
     // counts as a write.
@@ -344,13 +351,7 @@ async fn always_stops_the_asking_until_the_definition_changes() {
 
 #[tokio::test]
 async fn a_client_with_elicitation_is_asked_and_its_accept_and_decline_both_work() {
-    let dir = tempfile::tempdir().unwrap();
-    let record = dir.path().join("calls");
-    let mut s = bridge()
-        .fake("--record")
-        .fake(record.to_str().unwrap())
-        .set("tools_ask=[\"@destructive\"]")
-        .spawn();
+    let (_dir, record, mut s) = recorded("tools_ask=[\"@destructive\"]");
     let params = json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
         "clientInfo": {"name": "warden-tests", "version": "1"}});
     s.request("initialize", params).await;

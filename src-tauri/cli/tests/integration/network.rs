@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 
 use crate::common::{Session, bridge, require_tool, text_of};
+use crate::sandbox::refused_bwrap;
 
 /// A tiny HTTP server on 127.0.0.1 that answers every request with `BODY-<port>` and counts
 /// the connections it accepted.
@@ -55,19 +56,23 @@ impl Origin {
     }
 }
 
-/// A `bwrap` that fails as Ubuntu's AppArmor makes it fail (the bridge's debug build takes it
-/// from `WARDEN_TEST_BWRAP`), so that Landlock confines the server.
-fn refused_bwrap() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt as _;
-    let bin = tempfile::tempdir().unwrap();
-    let fake = bin.path().join("bwrap");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    bin
+/// A bridge with `config` and `home`, its server sandboxed in `mode` ("bwrap", or "landlock"
+/// with a `bwrap` that fails as AppArmor makes it fail), initialized.
+async fn sandboxed(mode: &str, config: &str, home: &std::path::Path) -> Session {
+    let bin = refused_bwrap();
+    let mut builder = bridge().config(config).env("HOME", &home.to_string_lossy());
+    if mode == "landlock" {
+        builder = builder.env(
+            "WARDEN_TEST_BWRAP",
+            &bin.path().join("bwrap").to_string_lossy(),
+        );
+    }
+    let mut s = builder.spawn();
+    let init = s.initialize().await;
+    assert!(init.get("result").is_some(), "{init}");
+    let ran = s.wait_for_events("sandbox", 1).await;
+    assert_eq!(ran[0]["detail"], mode, "the sandbox that ran");
+    s
 }
 
 async fn echo(s: &mut Session, args: serde_json::Value) -> String {
@@ -87,21 +92,7 @@ async fn a_list_lets_through_only_what_it_names(mode: &str) {
     let config = format!(
         "[defaults]\nsandbox = \"on\"\nsandbox_network = [\"127.0.0.1:{a}\", \"localhost:{a}\"]\n"
     );
-    let bin = refused_bwrap();
-    let mut builder = bridge()
-        .config(&config)
-        .env("HOME", &home.path().to_string_lossy());
-    if mode == "landlock" {
-        builder = builder.env(
-            "WARDEN_TEST_BWRAP",
-            &bin.path().join("bwrap").to_string_lossy(),
-        );
-    }
-    let mut s = builder.spawn();
-    let init = s.initialize().await;
-    assert!(init.get("result").is_some(), "{init}");
-    let ran = s.wait_for_events("sandbox", 1).await;
-    assert_eq!(ran[0]["detail"], mode, "the sandbox that ran");
+    let mut s = sandboxed(mode, &config, home.path()).await;
 
     // Its environment names the proxy.
     let proxy = echo(&mut s, json!({"env": "HTTPS_PROXY"})).await;
@@ -206,21 +197,7 @@ async fn a_server_finds_no_other_way_out(mode: &str) {
     let listed = Origin::start();
     let a = listed.port;
     let config = format!("[defaults]\nsandbox = \"on\"\nsandbox_network = [\"127.0.0.1:{a}\"]\n");
-    let bin = refused_bwrap();
-    let mut builder = bridge()
-        .config(&config)
-        .env("HOME", &home.path().to_string_lossy());
-    if mode == "landlock" {
-        builder = builder.env(
-            "WARDEN_TEST_BWRAP",
-            &bin.path().join("bwrap").to_string_lossy(),
-        );
-    }
-    let mut s = builder.spawn();
-    let init = s.initialize().await;
-    assert!(init.get("result").is_some(), "{init}");
-    let ran = s.wait_for_events("sandbox", 1).await;
-    assert_eq!(ran[0]["detail"], mode, "the sandbox that ran");
+    let mut s = sandboxed(mode, &config, home.path()).await;
 
     // Neither the proxy's listener nor the helper's socket to the bridge is among its
     // descriptors (its own socket pairs may be: their peer is itself).

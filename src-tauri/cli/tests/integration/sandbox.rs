@@ -158,8 +158,9 @@ async fn without_bubblewrap_or_landlock_the_server_is_not_started_and_the_client
 }
 
 /// A `bwrap` that fails as Ubuntu's AppArmor makes it fail (the bridge's debug build takes
-/// it from `WARDEN_TEST_BWRAP`; a release build looks only in the system's folders).
-fn refused_bwrap() -> tempfile::TempDir {
+/// it from `WARDEN_TEST_BWRAP`; a release build looks only in the system's folders), so that
+/// Landlock confines the server (network.rs too).
+pub(crate) fn refused_bwrap() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt as _;
     let bin = tempfile::tempdir().unwrap();
     let fake = bin.path().join("bwrap");

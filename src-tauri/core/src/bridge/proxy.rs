@@ -823,7 +823,8 @@ mod tests {
                 s
             })
             .collect();
-        std::thread::sleep(Duration::from_millis(100));
+        // No wait for them to be taken: the listener's backlog is first come, first served,
+        // so those connected first get the slots and this one waits behind them.
         let started = std::time::Instant::now();
         let mut next = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         next.write_all(format!("GET http://127.0.0.1:{o}/ HTTP/1.1\r\n\r\n").as_bytes())
@@ -875,23 +876,7 @@ mod tests {
                 conn.write_all(text.as_bytes()).unwrap();
             }
         });
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let proxy_port = listener.local_addr().unwrap().port();
-        let list = crate::config::network::expand(
-            &[crate::config::network::entry(&format!("127.0.0.1:{port}")).unwrap()],
-            |_| None,
-            &[],
-        );
-        let _proxy = start(
-            Listen::Host(listener),
-            Context {
-                server: "plain".into(),
-                list,
-                sink: Arc::new(Sink::start("plain", None)),
-                denied: Arc::default(),
-            },
-        )
-        .unwrap();
+        let (_proxy, proxy_port) = proxy(&[format!("127.0.0.1:{port}")]);
         for interim in [false, true] {
             let mut s = std::net::TcpStream::connect(("127.0.0.1", proxy_port)).unwrap();
             s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -956,23 +941,7 @@ mod tests {
                 });
             }
         });
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let proxy_port = listener.local_addr().unwrap().port();
-        let list = crate::config::network::expand(
-            &[crate::config::network::entry(&format!("127.0.0.1:{port}")).unwrap()],
-            |_| None,
-            &[],
-        );
-        let _proxy = start(
-            Listen::Host(listener),
-            Context {
-                server: "bench".into(),
-                list,
-                sink: Arc::new(Sink::start("bench", None)),
-                denied: Arc::default(),
-            },
-        )
-        .unwrap();
+        let (_proxy, proxy_port) = proxy(&[format!("127.0.0.1:{port}")]);
         // One request on a new connection: direct, or through a CONNECT tunnel.
         let request = |tunnel: bool, path: &str| -> usize {
             let mut s =
