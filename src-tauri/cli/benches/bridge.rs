@@ -23,6 +23,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+#[path = "bridge/network.rs"]
+mod network;
 #[path = "bridge/peers.rs"]
 mod peers;
 
@@ -45,6 +47,11 @@ const TARGET_ADDED_P99_US: f64 = 25.0;
 const TARGET_BIG_RATIO: f64 = 0.9;
 /// Issue 28: what the sandbox may add to a server's start-up.
 const TARGET_SANDBOX_MS: f64 = 15.0;
+/// Issue 35: what a `sandbox_network` list may add to start-up over the sandbox without, to
+/// each HTTPS-sized request (p50), and the share of a direct download's rate kept.
+const TARGET_LIST_MS: f64 = 20.0;
+const TARGET_PROXY_P50_MS: f64 = 1.0;
+const TARGET_PROXY_RATIO: f64 = 0.8;
 const TARGET_STARTUP_MS: f64 = 2.0;
 const TARGET_IDLE_RSS_MB: f64 = 5.0;
 const TARGET_PEAK_RSS_MB: f64 = 12.0;
@@ -66,6 +73,8 @@ enum Via {
     Poll,
     /// The bridge with `sandbox = "on"`: the server under bubblewrap (start-up only).
     Sandboxed,
+    /// The same with a `sandbox_network` list: its proxy and network namespace too.
+    Listed,
 }
 
 impl Via {
@@ -85,6 +94,11 @@ struct Plan {
     big_bytes: u64,
     big_runs: usize,
     startups: usize,
+    /// Rounds of the network-by-name comparison, its small requests per round and its
+    /// download's size.
+    proxy_rounds: usize,
+    proxy_requests: usize,
+    proxy_big: u64,
 }
 
 const FULL: Plan = Plan {
@@ -96,6 +110,9 @@ const FULL: Plan = Plan {
     big_bytes: 100_000_000,
     big_runs: 5,
     startups: 20,
+    proxy_rounds: 5,
+    proxy_requests: 100,
+    proxy_big: 100_000_000,
 };
 
 const SMOKE: Plan = Plan {
@@ -107,6 +124,9 @@ const SMOKE: Plan = Plan {
     big_bytes: 1_000_000,
     big_runs: 1,
     startups: 2,
+    proxy_rounds: 1,
+    proxy_requests: 5,
+    proxy_big: 1_000_000,
 };
 
 /// Where processes keep their (nonexistent) config and their state: nothing of the user's.
@@ -168,17 +188,15 @@ impl Proc {
                 c.args(["bridge", "--server", "fake", "--", FAKE]);
                 c
             }
-            Via::Sandboxed => {
+            Via::Sandboxed | Via::Listed => {
                 let mut c = Command::new(warden());
-                c.args([
-                    "bridge",
-                    "--server",
-                    "fake",
-                    "--set",
-                    "sandbox=\"on\"",
-                    "--",
-                    FAKE,
-                ]);
+                c.args(["bridge", "--server", "fake", "--set", "sandbox=\"on\""]);
+                if via == Via::Listed {
+                    // A destination nothing listens on: the list, its proxy and namespace
+                    // are what is measured, not a connection.
+                    c.args(["--set", "sandbox_network=[\"127.0.0.1:9\"]"]);
+                }
+                c.args(["--", FAKE]);
                 c
             }
             Via::Sleeping => {
@@ -599,11 +617,11 @@ fn best_big(runs: &[Big], via: Via) -> Big {
         .unwrap_or_default()
 }
 
-/// Spawn → `initialize` answered, alternating sides (direct, bridged, and sandboxed when
-/// bubblewrap is there); milliseconds per run.
-fn startup(env: &Env, plan: &Plan) -> ([Vec<f64>; 2], Option<Vec<f64>>) {
+/// Spawn → `initialize` answered, alternating sides (direct, bridged, and when bubblewrap
+/// is there sandboxed without and with a `sandbox_network` list); milliseconds per run.
+fn startup(env: &Env, plan: &Plan) -> ([Vec<f64>; 2], Option<[Vec<f64>; 2]>) {
     let mut out = [Vec::new(), Vec::new()];
-    let mut sandboxed = has_bwrap().then(Vec::new);
+    let mut sandboxed = has_bwrap().then(|| [Vec::new(), Vec::new()]);
     let init = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{INIT_PARAMS}}}\n"
     );
@@ -622,8 +640,9 @@ fn startup(env: &Env, plan: &Plan) -> ([Vec<f64>; 2], Option<Vec<f64>>) {
         for via in Via::BOTH {
             out[via.idx()].push(once(via));
         }
-        if let Some(s) = sandboxed.as_mut() {
-            s.push(once(Via::Sandboxed));
+        if let Some([without, with]) = sandboxed.as_mut() {
+            without.push(once(Via::Sandboxed));
+            with.push(once(Via::Listed));
         }
     }
     (out, sandboxed)
@@ -664,8 +683,11 @@ struct Results {
     burst: [(f64, u64); 2],
     big: Vec<Big>,
     startup_ms: [Vec<f64>; 2],
-    /// The sandboxed bridge's start-ups, when bubblewrap was there.
-    sandboxed_ms: Option<Vec<f64>>,
+    /// The sandboxed bridge's start-ups without and with a `sandbox_network` list, when
+    /// bubblewrap was there.
+    sandboxed_ms: Option<[Vec<f64>; 2]>,
+    /// HTTP through a list's proxy against direct, when bubblewrap was there.
+    network: Option<network::Report>,
     /// Whether the `warden` binary was dropped from the page cache before the run.
     evicted: bool,
     /// Bridge: VmRSS idle after the handshake, and the part of it that is its own (RssAnon;
@@ -1045,14 +1067,44 @@ fn report(r: &Results, repo: &Path) -> String {
         r.startup_ms[0].len(),
         met(startup_delta <= TARGET_STARTUP_MS)
     );
-    if let Some(boxed) = r.sandboxed_ms.clone().filter(|v| !v.is_empty()) {
+    if let Some([boxed, listed]) = r.sandboxed_ms.clone().filter(|[v, _]| !v.is_empty()) {
         let sx = median(boxed);
+        let sl = median(listed);
         let _ = writeln!(
             w,
             "| start-up with `sandbox = \"on\"` (bubblewrap), against the bridge without (median of {}) | {sb:.2} ms | {sx:.2} ms | {:+.2} ms | adds ≤ {TARGET_SANDBOX_MS} ms | {} |",
             r.startup_ms[1].len(),
             sx - sb,
             met(sx - sb <= TARGET_SANDBOX_MS)
+        );
+        let _ = writeln!(
+            w,
+            "| start-up with a `sandbox_network` list (its proxy and network namespace), against the sandbox without (median of {}) | {sx:.2} ms | {sl:.2} ms | {:+.2} ms | adds ≤ {TARGET_LIST_MS} ms | {} |",
+            r.startup_ms[1].len(),
+            sl - sx,
+            met(sl - sx <= TARGET_LIST_MS)
+        );
+    }
+    if let Some(n) = &r.network {
+        let added_ms = (n.proxied.p50_us - n.direct.p50_us) / 1e3;
+        let _ = writeln!(
+            w,
+            "| {} HTTPS-sized requests (4 KiB, a new connection each) from inside the sandbox through the list's proxy (CONNECT), against direct: p50 (median of {} rounds) | {:.3} ms | {:.3} ms | {added_ms:+.3} ms | adds ≤ {TARGET_PROXY_P50_MS} ms | {} |",
+            n.requests,
+            n.rounds,
+            n.direct.p50_us / 1e3,
+            n.proxied.p50_us / 1e3,
+            met(added_ms <= TARGET_PROXY_P50_MS)
+        );
+        let ratio = n.proxied.rate_mbs / n.direct.rate_mbs;
+        let _ = writeln!(
+            w,
+            "| a {} MB download the same way (median of {} rounds) | {:.0} MB/s | {:.0} MB/s | {ratio:.2}× | ≥ {TARGET_PROXY_RATIO}× | {} |",
+            n.big_bytes / 1_000_000,
+            n.rounds,
+            n.direct.rate_mbs,
+            n.proxied.rate_mbs,
+            met(ratio >= TARGET_PROXY_RATIO)
         );
     }
     let _ = writeln!(
@@ -1534,6 +1586,11 @@ fn main() {
     // `cargo bench` passes `--bench`; `cargo test --all-targets` does not: smoke pass only.
     let full = std::env::args().any(|a| a == "--bench");
     let plan = if full { &FULL } else { &SMOKE };
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == network::CLIENT_FLAG) {
+        network::client(&args[i + 1..]);
+        return;
+    }
     if std::env::args().any(|a| a == "--pinned-latency") {
         pinned_latency_child(plan);
         return;
@@ -1563,6 +1620,16 @@ fn main() {
     let evicted = evict_from_page_cache(&warden());
     say("start-up");
     let (startup_ms, sandboxed_ms) = startup(&env, plan);
+    let network = sandboxed_ms.is_some().then(|| {
+        say("HTTP through a `sandbox_network` list's proxy");
+        network::run(
+            &warden(),
+            &env,
+            plan.proxy_rounds,
+            plan.proxy_requests,
+            plan.proxy_big,
+        )
+    });
 
     say("handshakes");
     let mut procs = [
@@ -1652,6 +1719,7 @@ fn main() {
         big,
         startup_ms,
         sandboxed_ms,
+        network,
         evicted,
         idle_rss_kb,
         idle_anon_kb,

@@ -44,6 +44,7 @@ mod spin;
 #[cfg(target_os = "linux")]
 mod splice;
 mod stdio;
+mod tunnel;
 
 use crate::events::now_ms;
 use child::Server;

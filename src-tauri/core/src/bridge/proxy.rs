@@ -34,7 +34,7 @@ use crate::events::Event;
 
 /// The largest request head read (the request line and headers).
 const MAX_HEAD: usize = 64 * 1024;
-/// Each direction's buffer while relaying.
+/// The buffer a plain request's answer is read into.
 const COPY_BUF: usize = 64 * 1024;
 /// How long a destination may take to resolve and accept the connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -180,14 +180,13 @@ async fn serve(mut client: TcpStream, cx: Arc<Context>) {
             return;
         }
     };
-    let upstream = match open(&head, &cx).await {
+    let mut upstream = match open(&head, &cx).await {
         Ok(upstream) => upstream,
         Err(a) => {
             let _ = answer(&mut client, &a).await;
             return;
         }
     };
-    let mut upstream = upstream;
     let _ = upstream.set_nodelay(true);
     let sent = if head.connect {
         client
@@ -203,10 +202,7 @@ async fn serve(mut client: TcpStream, cx: Arc<Context>) {
         plain(client, upstream).await;
         return;
     }
-    // Large buffers: fewer wake-ups and system calls per download (8 KiB by default).
-    let _ =
-        tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, COPY_BUF, COPY_BUF)
-            .await;
+    super::tunnel::relay(client, upstream).await;
 }
 
 /// A plain request's exchange, once its head is sent on: the request's body goes up while the
@@ -894,120 +890,6 @@ mod tests {
             } else {
                 assert_eq!(got, want);
             }
-        }
-    }
-
-    /// What the proxy adds, on loopback: p50 of 100 requests each on a new connection, direct
-    /// and through a CONNECT tunnel (the way HTTPS goes), and a 100 MB download both ways. A
-    /// measurement, not a check:
-    /// `cargo test -p warden-core --release --lib proxy_cost -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "a measurement: cargo test -p warden-core --release --lib proxy_cost -- --ignored --nocapture"]
-    fn proxy_cost() {
-        use std::io::{Read as _, Write as _};
-        use std::time::Instant;
-        const BIG: usize = 100 << 20;
-        let origin = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = origin.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for conn in origin.incoming() {
-                let mut conn = conn.unwrap();
-                std::thread::spawn(move || {
-                    let _ = conn.set_nodelay(true);
-                    let mut head = Vec::new();
-                    let mut buf = [0u8; 4096];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match conn.read(&mut buf) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => head.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    // An HTTPS-sized answer (4 KiB), or 100 MB for `/big`.
-                    let len = if head.starts_with(b"GET /big") {
-                        BIG
-                    } else {
-                        4096
-                    };
-                    let _ = write!(conn, "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n");
-                    let chunk = vec![b'x'; 1 << 16];
-                    let mut left = len;
-                    while left > 0 {
-                        let n = left.min(chunk.len());
-                        if conn.write_all(&chunk[..n]).is_err() {
-                            return;
-                        }
-                        left -= n;
-                    }
-                });
-            }
-        });
-        let (_proxy, proxy_port) = proxy(&[format!("127.0.0.1:{port}")]);
-        // One request on a new connection: direct, or through a CONNECT tunnel.
-        let request = |tunnel: bool, path: &str| -> usize {
-            let mut s =
-                std::net::TcpStream::connect(("127.0.0.1", if tunnel { proxy_port } else { port }))
-                    .unwrap();
-            s.set_nodelay(true).unwrap();
-            if tunnel {
-                write!(s, "CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n").unwrap();
-                let mut head = Vec::new();
-                let mut b = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    s.read_exact(&mut b).unwrap();
-                    head.push(b[0]);
-                }
-                assert!(head.starts_with(b"HTTP/1.1 200"));
-            }
-            write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-            let want = if path == "/big" { BIG } else { 4096 };
-            let mut got = 0;
-            let mut buf = vec![0u8; 1 << 16];
-            let mut body_from = None;
-            let mut head = Vec::new();
-            while body_from.is_none() || got < want {
-                let n = s.read(&mut buf).unwrap();
-                assert!(n > 0);
-                match body_from {
-                    None => {
-                        head.extend_from_slice(&buf[..n]);
-                        if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-                            body_from = Some(i + 4);
-                            got = head.len() - (i + 4);
-                        }
-                    }
-                    Some(_) => got += n,
-                }
-            }
-            got
-        };
-        for round in 0..4 {
-            let mut p50 = [Duration::ZERO; 2];
-            for (i, tunnel) in [false, true].into_iter().enumerate() {
-                let mut times: Vec<Duration> = (0..100)
-                    .map(|_| {
-                        let t = Instant::now();
-                        request(tunnel, "/");
-                        t.elapsed()
-                    })
-                    .collect();
-                times.sort();
-                p50[i] = times[50];
-            }
-            let mut rate = [0f64; 2];
-            for (i, tunnel) in [false, true].into_iter().enumerate() {
-                let t = Instant::now();
-                request(tunnel, "/big");
-                rate[i] = BIG as f64 / t.elapsed().as_secs_f64() / 1e6;
-            }
-            println!(
-                "round {round}: 100 requests of 4 KiB, p50 direct {:?}, through the proxy {:?} (+{:?}); 100 MB direct {:.0} MB/s, through the proxy {:.0} MB/s ({:.2}x)",
-                p50[0],
-                p50[1],
-                p50[1].saturating_sub(p50[0]),
-                rate[0],
-                rate[1],
-                rate[1] / rate[0]
-            );
         }
     }
 }
