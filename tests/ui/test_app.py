@@ -792,6 +792,80 @@ def test_a_call_held_for_an_answer_is_allowed_from_the_window(world: World) -> N
         c.close()
 
 
+class Notifications:
+    """The fake notification server (fake_notifications.py) on the app's session bus."""
+
+    def __init__(self, w: World):
+        self.w = w
+        self.path = w.root / "notifications.jsonl"
+        self.path.write_text("")
+        self.proc = subprocess.Popen(
+            ["/usr/bin/python3", str(Path(__file__).with_name("fake_notifications.py")), str(self.path)],
+            stdout=subprocess.PIPE, text=True, env={**w.env, "PYTHONPATH": ""},
+        )
+        ready, _, _ = select.select([self.proc.stdout], [], [], 20)
+        assert ready and self.proc.stdout.readline().strip() == "READY", "the fake notification server did not start"
+
+    def seen(self) -> list[dict]:
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line]
+
+    def about(self, text: str) -> list[dict]:
+        return [n for n in self.seen() if n["op"] == "notify" and text in n["summary"] + n["body"]]
+
+    def invoke(self, nid: int, action: str) -> None:
+        subprocess.run(
+            ["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications",
+             "--object-path", "/org/freedesktop/Notifications", "--method", "org.warden.Test.Invoke", str(nid), action],
+            env=self.w.env, check=True, capture_output=True, timeout=20,
+        )
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def test_a_held_call_is_notified_with_actions_and_allowed_from_the_notification(world: World) -> None:
+    """Where the desktop shows actions, the tray notifies each held call once, with Allow,
+    Always allow and Deny (its secret argument redacted); Allow pressed in the notification
+    runs the call. A call answered in the window instead has its notification withdrawn."""
+    notes = Notifications(world)
+    with world.config.open("a") as f:
+        f.write('\n[servers.noticed]\ntools_ask = ["noise"]\n')
+    c = Client(world.env, "noticed", world.config)
+    try:
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "notice-5a1", "token": "sk-notice-secret"}}) + "\n")
+        c.proc.stdin.flush()
+        [n] = world.wait("the held call is notified", lambda: notes.about("notice-5a1"))
+        assert n["summary"] == "noticed wants to run noise", n
+        assert "sk-notice-secret" not in n["body"] and "[redacted]" in n["body"], n
+        actions = dict(zip(n["actions"][::2], n["actions"][1::2]))
+        assert actions == {"default": "Open Warden", "allow": "Allow", "always": "Always allow", "deny": "Deny"}, actions
+        # Pressed until the app hears it (it starts listening just after the notification shows).
+        said = None
+        for _ in range(10):
+            notes.invoke(n["id"], "allow")
+            ready, _, _ = select.select([c.proc.stdout], [], [], 2)
+            if ready:
+                said = json.loads(c.proc.stdout.readline())
+                break
+        assert said is not None and said.get("ok") is True, said
+        assert len(notes.about("notice-5a1")) == 1, "notified once"
+
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "notice-6b2"}}) + "\n")
+        c.proc.stdin.flush()
+        [n] = world.wait("the second held call is notified", lambda: notes.about("notice-6b2"))
+        world.go("#/")
+        world.wait("it is listed", lambda: "notice-6b2" in world.find("approval-noise").text)
+        world.click("approval-deny")
+        said = json.loads(c.readline())
+        assert said.get("ok") is False, said
+        world.wait("its notification is withdrawn", lambda: {"op": "close", "id": n["id"]} in notes.seen())
+        assert len(notes.about("notice-6b2")) == 1, "notified once"
+    finally:
+        c.close()
+        notes.stop()
+
+
 def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keychain(world: World) -> None:
     """The Add flow with a command: consent, the client, the sandbox (its network off by
     default; here allowed for the first start only), the exact change, the write, the probe
