@@ -792,6 +792,75 @@ def test_a_call_held_for_an_answer_is_allowed_from_the_window(world: World) -> N
         c.close()
 
 
+def policy_row(w: World, tool: str) -> WebElement:
+    return w.driver.find_element(By.CSS_SELECTOR, f'[data-testid="policy-row"][data-tool="{tool}"]')
+
+
+def server_table(w: World, server: str) -> dict:
+    import tomllib
+    return tomllib.loads(w.config.read_text()).get("servers", {}).get(server, {})
+
+
+def test_a_tools_policy_is_shown_with_why_and_changed_from_the_server_page(world: World) -> None:
+    """The server page shows each tool's policy as the supervisor decides it (the fake
+    server's `noise` has no annotations, so `@destructive` asks about it), moves one tool to
+    deny and back to ask by its name (config.toml changes), and says why a move to allow does
+    not take: the selector still decides."""
+    with world.config.open("a") as f:
+        f.write('\n[servers.policed]\ntools_ask = ["@destructive"]\n')
+    assert "noise" in list_tools_through_a_bridge(world, "policed", []), "pinned"
+    world.go("#/servers/policed")
+    world.wait("noise is asked about", lambda: policy_row(world, "noise").get_attribute("data-policy") == "ask")
+    assert "tools_ask has the annotation selector @destructive" in policy_row(world, "noise").text
+    world.shot("server-policy", at="policy")
+
+    world.click("policy-deny-noise")
+    world.wait("noise is denied", lambda: policy_row(world, "noise").get_attribute("data-policy") == "deny")
+    assert server_table(world, "policed")["tools_deny"] == ["noise"]
+    assert "tools_deny names it" in policy_row(world, "noise").text
+
+    world.click("policy-ask-noise")
+    world.wait("noise is asked about again", lambda: policy_row(world, "noise").get_attribute("data-policy") == "ask")
+    table = server_table(world, "policed")
+    assert (table["tools_deny"], table["tools_ask"]) == ([], ["@destructive", "noise"]), table
+
+    world.click("policy-allow-hang")
+    world.wait("why hang stays asked", lambda: "hang is still ask" in world.find("policy-stuck").text)
+    assert "@destructive" in world.find("policy-stuck").text
+    assert policy_row(world, "hang").get_attribute("data-policy") == "ask"
+    assert policy_row(world, "echo").get_attribute("data-policy") == "allow", "read-only: not asked about"
+
+
+def test_an_always_answer_shows_on_the_server_page_and_ask_again_forgets_it(world: World) -> None:
+    """`warden approvals allow ID --always` keeps the answer in the pin file; the server page
+    shows the tool "Always allowed", and Ask again forgets it (`warden approvals forget`)."""
+    with world.config.open("a") as f:
+        f.write('\n[servers.remembered]\ntools_ask = ["noise"]\n')
+    assert "noise" in list_tools_through_a_bridge(world, "remembered", []), "pinned"
+    c = Client(world.env, "remembered", world.config)
+    try:
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "always-3c9"}}) + "\n")
+        c.proc.stdin.flush()
+
+        def held() -> list:
+            out = subprocess.run([str(TARGET / "warden"), "approvals", "--json"], env=world.env, capture_output=True, text=True, timeout=20)
+            return [a for a in json.loads(out.stdout) if a["server"] == "remembered"]
+
+        [a] = world.wait("the call is held", held)
+        subprocess.run([str(TARGET / "warden"), "approvals", "allow", a["id"], "--always"], env=world.env, check=True, capture_output=True, timeout=20)
+        assert json.loads(c.readline()).get("ok") is True
+    finally:
+        c.close()
+    pins = world.root / "state" / "pins" / "remembered.json"
+    assert "noise" in json.loads(pins.read_text()).get("always", {})
+    world.go("#/servers/remembered")
+    world.wait("always allowed", lambda: "Always allowed" in policy_row(world, "noise").text)
+    world.click("policy-forget-noise")
+    world.wait("forgotten", lambda: "Always allowed" not in policy_row(world, "noise").text)
+    assert "noise" not in json.loads(pins.read_text()).get("always", {})
+    assert "noise" in world.find("policy-note").text
+
+
 class Notifications:
     """The fake notification server (fake_notifications.py) on the app's session bus."""
 
