@@ -771,8 +771,7 @@ def test_the_sandbox_section_offers_to_allow_a_host_its_proxy_refused(world: Wor
 def test_a_call_held_for_an_answer_is_allowed_from_the_window(world: World) -> None:
     """`tools_ask = ["noise"]`: a call to it is held by the bridge and shown on top of the
     window with its arguments; Allow lets it run and takes it off the list, and the client gets
-    the tool's answer. (By name: this client calls `echo` before it ever lists the tools, and a
-    tool not seen listed counts as destructive.)"""
+    the tool's answer."""
     with world.config.open("a") as f:
         f.write('\n[servers.asked]\ntools_ask = ["noise"]\n')
     c = Client(world.env, "asked", world.config)
