@@ -241,16 +241,16 @@ export function ServerPage({ name }: { name: string }) {
                 {inflight.map((r) => (
                   <tr key={`${r.session.id}:${r.id}`} data-testid="inflight-row">
                     <td>
-                      <code>{r.method}</code>
-                      {r.tool && <> · <strong>{r.tool}</strong></>}
+                      <code>{printableLine(r.method)}</code>
+                      {r.tool && <> · <strong>{printableLine(r.tool)}</strong></>}
                       <span class="muted small"> id {r.id}</span>
                     </td>
                     <td class="num">{formatMs(r.age_ms)}</td>
                     <td class="num">{formatMs(r.idle_ms)}</td>
-                    <td>{r.progress ?? <span class="muted">none</span>}</td>
+                    <td>{r.progress !== null ? printableLine(r.progress) : <span class="muted">none</span>}</td>
                     <td class="small">
                       pid {r.session.pid}
-                      {r.session.client ? ` · ${r.session.client}` : ""}
+                      {r.session.client ? ` · ${printableLine(r.session.client)}` : ""}
                     </td>
                   </tr>
                 ))}
