@@ -2,10 +2,12 @@
 desktop's (GNOME Shell, KDE, dunst…): it lists the `actions` capability, records every
 `Notify` and `CloseNotification` as a JSON line in the file given, and, on the test's
 `org.warden.Test.Invoke(id, action)`, emits `ActionInvoked` as a notification server does
-when a button is pressed (`default`: the notification itself was clicked).
+when a button is pressed (`default`: the notification itself was clicked). With
+`--no-actions` it stands in for a desktop that shows no actions (xfce4-notifyd and the like).
 
 Run with the system Python, which has python3-dbus and python3-gi (scripts/setup.sh):
-  /usr/bin/python3 fake_notifications.py RECORD_FILE     (prints READY once it owns the name)
+  /usr/bin/python3 fake_notifications.py RECORD_FILE [--no-actions]
+                                                 (prints READY once it owns the name)
 """
 
 import json
@@ -31,7 +33,7 @@ class Server(dbus.service.Object):
 
     @dbus.service.method(IFACE, out_signature="as")
     def GetCapabilities(self):
-        return ["actions", "body"]
+        return ["body"] if "--no-actions" in sys.argv else ["actions", "body"]
 
     @dbus.service.method(IFACE, out_signature="ssss")
     def GetServerInformation(self):

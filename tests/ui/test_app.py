@@ -863,12 +863,13 @@ def test_an_always_answer_shows_on_the_server_page_and_ask_again_forgets_it(worl
 class Notifications:
     """The fake notification server (fake_notifications.py) on the app's session bus."""
 
-    def __init__(self, w: World):
+    def __init__(self, w: World, actions: bool = True):
         self.w = w
         self.path = w.root / "notifications.jsonl"
         self.path.write_text("")
+        flags = [] if actions else ["--no-actions"]
         self.proc = subprocess.Popen(
-            ["/usr/bin/python3", str(Path(__file__).with_name("fake_notifications.py")), str(self.path)],
+            ["/usr/bin/python3", str(Path(__file__).with_name("fake_notifications.py")), str(self.path), *flags],
             stdout=subprocess.PIPE, text=True, env={**w.env, "PYTHONPATH": ""},
         )
         ready, _, _ = select.select([self.proc.stdout], [], [], 20)
@@ -1219,6 +1220,40 @@ def test_closing_the_window_leaves_the_host_at_rest_without_webkit(world: World)
     assert any(s["name"] == "demo" for s in status["servers"]), "the host's supervisor still answers"
     at_rest = (hosts(world.root / "state"), windows(world.root / "state"), webkit(world.root / "state"))
     assert at_rest == (host, [], []), "at rest, the host alone runs"
+
+
+def test_where_the_desktop_shows_no_actions_a_held_call_opens_the_window(world: World) -> None:
+    """At rest (the window closed), with a notification server that shows no actions: a held
+    call's notification is plain and says where to answer, and the host opens the window,
+    which lists the call on top. Left at rest again, for the tests after it."""
+    state = world.root / "state"
+    if windows(state):
+        close_window_like_a_window_manager(TITLE)
+        world.wait("at rest", lambda: not windows(state) and not webkit(state))
+    [host] = hosts(state)
+    notes = Notifications(world, actions=False)
+    with world.config.open("a") as f:
+        f.write('\n[servers.plain]\ntools_ask = ["noise"]\n')
+    c = Client(world.env, "plain", world.config)
+    try:
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "plain-8e4"}}) + "\n")
+        c.proc.stdin.flush()
+        [n] = world.wait("the held call is notified", lambda: notes.about("plain-8e4"))
+        assert n["actions"] == [] and "Answer in Warden's window." in n["body"], n
+        world.wait("the host opened the window", lambda: len(windows(state)) == 1)
+        assert parent(windows(state)[0]) == host
+        held = subprocess.run([str(TARGET / "warden"), "approvals", "--json"], env=world.env, capture_output=True, text=True, timeout=20)
+        [a] = [a for a in json.loads(held.stdout) if a["server"] == "plain"]
+        subprocess.run([str(TARGET / "warden"), "approvals", "deny", a["id"]], env=world.env, check=True, capture_output=True, timeout=20)
+        assert json.loads(c.readline()).get("ok") is False
+    finally:
+        c.close()
+        notes.stop()
+        for pid in windows(state):
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while (windows(state) or webkit(state)) and time.monotonic() < deadline:
+            time.sleep(0.2)
 
 
 def test_a_second_start_opens_the_window_and_a_killed_window_leaves_the_host_serving(world: World) -> None:
