@@ -235,11 +235,15 @@ impl Tray {
     async fn approval_notice(
         self: Arc<Self>,
         a: PendingApproval,
-        withdrawn: tokio::sync::oneshot::Receiver<()>,
+        mut withdrawn: tokio::sync::oneshot::Receiver<()>,
     ) {
+        let presentation = actions::presentation().await;
+        if withdrawn.try_recv().is_ok() {
+            return; // answered meanwhile (a client's prompt is often quicker)
+        }
         let (title, body) = commands::approval_notification(&a);
         self.remember(title.clone(), body.clone());
-        let action = match actions::presentation().await {
+        let action = match presentation {
             ApprovalPresentation::Actions => {
                 match actions::show(&title, &body, a.left_ms, withdrawn).await {
                     Ok(action) => action,
