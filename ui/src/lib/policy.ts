@@ -59,7 +59,7 @@ export function policyReason(t: ToolPolicy): string {
   else if (t.entry.startsWith("@")) why = `${t.key} has the annotation selector ${t.entry}`;
   else if (t.entry === t.name_entry) why = `${t.key} names it`;
   else why = `${t.key} has the glob "${t.entry}"`;
-  if (!t.known) why += "; not pinned yet, so judged by the spec's defaults (a destructive, open-world write)";
+  if (!t.known) why += "; its definition is not pinned, so it is shown as the spec's defaults judge it (a destructive, open-world write): a bridge judges it by what the server lists";
   return why;
 }
 

@@ -77,7 +77,9 @@ fn sandbox_hidden(path: Option<&Path>, config: Option<&Config>, server: &str) ->
 
 /// The policy of each tool of `server` its pin file (at `pins`) knows, or `seen` names, as
 /// the bridges decide it: from the pinned definition and the one seen since when it differs
-/// (the strictest), with the spec's defaults for a tool never pinned.
+/// (the strictest), with the spec's defaults for a tool never pinned, or for every tool with
+/// `pin_tools = "off"` (the bridges then read no pin; each judges by what the server lists
+/// in its session, which only it knows).
 fn tool_policies(
     config: Option<&Config>,
     server: &str,
@@ -98,6 +100,7 @@ fn tool_policies(
         .map(String::as_str)
         .collect();
     names.extend(seen.iter().map(String::as_str));
+    let pinning = limits.pin_tools != crate::config::PinMode::Off;
     names
         .into_iter()
         .map(|tool| {
@@ -106,6 +109,7 @@ fn tool_policies(
                 .get(tool)
                 .into_iter()
                 .chain(file.pending.get(tool).map(|s| &s.definition))
+                .filter(|_| pinning)
                 .collect();
             let e = crate::policy::explain(tool, &defs, &limits);
             let (policy, key, entry) = match e.policy {
@@ -332,6 +336,19 @@ mod tests {
         assert_eq!(
             brief(rm),
             (PolicyKind::Deny, Some("tools_allow".into()), None)
+        );
+        std::fs::write(
+            &path,
+            "[servers.gh]\ntools_ask = [\"@write\"]\npin_tools = \"off\"\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap();
+        let tools = tool_policies(Some(&config), "gh", &pins, &[]);
+        assert!(
+            tools
+                .iter()
+                .all(|t| !t.known && t.policy == PolicyKind::Ask),
+            "pins unread, as the bridges do: {tools:?}"
         );
         let tools = tool_policies(None, "gh", &pins, &[]);
         assert!(
