@@ -357,6 +357,9 @@ function handleApi(req: Request): Response {
       };
     case "approvals":
       return { kind: "approvals", approvals: [] };
+    case "approvals_forget":
+      for (const t of MOCK_POLICIES) if (req.tool === null || t.tool === req.tool) t.always = t.always_current = false;
+      return { kind: "command", ok: true, message: `forgot the always-allow of ${req.tool ?? "every tool"} of \`${req.server}\``, config: null, sessions: [] };
     default:
       return { kind: "error", code: "invalid", message: `the mock does not do ${req.op}` };
   }
