@@ -16,6 +16,9 @@ APT_PACKAGES=(
   # A real Secret Service for the keychain tests (`--move-secrets`): each test runs its own
   # D-Bus bus and gnome-keyring; secret-tool reads what Warden stored.
   dbus-daemon gnome-keyring libsecret-tools libglib2.0-bin
+  # The WebDriver tests' stand-in for the desktop's notification server (notification
+  # actions), run with the system Python.
+  python3-dbus python3-gi
 )
 
 missing=()

@@ -771,8 +771,7 @@ def test_the_sandbox_section_offers_to_allow_a_host_its_proxy_refused(world: Wor
 def test_a_call_held_for_an_answer_is_allowed_from_the_window(world: World) -> None:
     """`tools_ask = ["noise"]`: a call to it is held by the bridge and shown on top of the
     window with its arguments; Allow lets it run and takes it off the list, and the client gets
-    the tool's answer. (By name: this client calls `echo` before it ever lists the tools, and a
-    tool not seen listed counts as destructive.)"""
+    the tool's answer."""
     with world.config.open("a") as f:
         f.write('\n[servers.asked]\ntools_ask = ["noise"]\n')
     c = Client(world.env, "asked", world.config)
@@ -790,6 +789,150 @@ def test_a_call_held_for_an_answer_is_allowed_from_the_window(world: World) -> N
         world.wait("off the list", lambda: not world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="approvals"]'))
     finally:
         c.close()
+
+
+def policy_row(w: World, tool: str) -> WebElement:
+    return w.driver.find_element(By.CSS_SELECTOR, f'[data-testid="policy-row"][data-tool="{tool}"]')
+
+
+def server_table(w: World, server: str) -> dict:
+    import tomllib
+    return tomllib.loads(w.config.read_text()).get("servers", {}).get(server, {})
+
+
+def test_a_tools_policy_is_shown_with_why_and_changed_from_the_server_page(world: World) -> None:
+    """The server page shows each tool's policy as the supervisor decides it (the fake
+    server's `noise` has no annotations, so `@destructive` asks about it), moves one tool to
+    deny and back to ask by its name (config.toml changes), and says why a move to allow does
+    not take: the selector still decides."""
+    with world.config.open("a") as f:
+        f.write('\n[servers.policed]\ntools_ask = ["@destructive"]\n')
+    assert "noise" in list_tools_through_a_bridge(world, "policed", []), "pinned"
+    world.go("#/servers/policed")
+    world.wait("noise is asked about", lambda: policy_row(world, "noise").get_attribute("data-policy") == "ask")
+    assert "tools_ask has the annotation selector @destructive" in policy_row(world, "noise").text
+    world.shot("server-policy", at="policy")
+
+    world.click("policy-deny-noise")
+    world.wait("noise is denied", lambda: policy_row(world, "noise").get_attribute("data-policy") == "deny")
+    assert server_table(world, "policed")["tools_deny"] == ["noise"]
+    assert "tools_deny names it" in policy_row(world, "noise").text
+
+    world.click("policy-ask-noise")
+    world.wait("noise is asked about again", lambda: policy_row(world, "noise").get_attribute("data-policy") == "ask")
+    table = server_table(world, "policed")
+    assert (table["tools_deny"], table["tools_ask"]) == ([], ["@destructive", "noise"]), table
+
+    world.click("policy-allow-hang")
+    world.wait("why hang stays asked", lambda: "hang is still ask" in world.find("policy-stuck").text)
+    assert "@destructive" in world.find("policy-stuck").text
+    assert policy_row(world, "hang").get_attribute("data-policy") == "ask"
+    assert policy_row(world, "echo").get_attribute("data-policy") == "allow", "read-only: not asked about"
+
+
+def test_an_always_answer_shows_on_the_server_page_and_ask_again_forgets_it(world: World) -> None:
+    """`warden approvals allow ID --always` keeps the answer in the pin file; the server page
+    shows the tool "Always allowed", and Ask again forgets it (`warden approvals forget`)."""
+    with world.config.open("a") as f:
+        f.write('\n[servers.remembered]\ntools_ask = ["noise"]\n')
+    assert "noise" in list_tools_through_a_bridge(world, "remembered", []), "pinned"
+    c = Client(world.env, "remembered", world.config)
+    try:
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "always-3c9"}}) + "\n")
+        c.proc.stdin.flush()
+
+        def held() -> list:
+            out = subprocess.run([str(TARGET / "warden"), "approvals", "--json"], env=world.env, capture_output=True, text=True, timeout=20)
+            return [a for a in json.loads(out.stdout) if a["server"] == "remembered"]
+
+        [a] = world.wait("the call is held", held)
+        subprocess.run([str(TARGET / "warden"), "approvals", "allow", a["id"], "--always"], env=world.env, check=True, capture_output=True, timeout=20)
+        assert json.loads(c.readline()).get("ok") is True
+    finally:
+        c.close()
+    pins = world.root / "state" / "pins" / "remembered.json"
+    assert "noise" in json.loads(pins.read_text()).get("always", {})
+    world.go("#/servers/remembered")
+    world.wait("always allowed", lambda: "Always allowed" in policy_row(world, "noise").text)
+    world.click("policy-forget-noise")
+    world.wait("forgotten", lambda: "Always allowed" not in policy_row(world, "noise").text)
+    assert "noise" not in json.loads(pins.read_text()).get("always", {})
+    assert "noise" in world.find("policy-note").text
+
+
+class Notifications:
+    """The fake notification server (fake_notifications.py) on the app's session bus."""
+
+    def __init__(self, w: World, actions: bool = True):
+        self.w = w
+        self.path = w.root / "notifications.jsonl"
+        self.path.write_text("")
+        flags = [] if actions else ["--no-actions"]
+        self.proc = subprocess.Popen(
+            ["/usr/bin/python3", str(Path(__file__).with_name("fake_notifications.py")), str(self.path), *flags],
+            stdout=subprocess.PIPE, text=True, env={**w.env, "PYTHONPATH": ""},
+        )
+        ready, _, _ = select.select([self.proc.stdout], [], [], 20)
+        assert ready and self.proc.stdout.readline().strip() == "READY", "the fake notification server did not start"
+
+    def seen(self) -> list[dict]:
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line]
+
+    def about(self, text: str) -> list[dict]:
+        return [n for n in self.seen() if n["op"] == "notify" and text in n["summary"] + n["body"]]
+
+    def invoke(self, nid: int, action: str) -> None:
+        subprocess.run(
+            ["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications",
+             "--object-path", "/org/freedesktop/Notifications", "--method", "org.warden.Test.Invoke", str(nid), action],
+            env=self.w.env, check=True, capture_output=True, timeout=20,
+        )
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def test_a_held_call_is_notified_with_actions_and_allowed_from_the_notification(world: World) -> None:
+    """Where the desktop shows actions, the tray notifies each held call once, with Allow,
+    Always allow and Deny (its secret argument redacted); Allow pressed in the notification
+    runs the call. A call answered in the window instead has its notification withdrawn."""
+    notes = Notifications(world)
+    with world.config.open("a") as f:
+        f.write('\n[servers.noticed]\ntools_ask = ["noise"]\n')
+    c = Client(world.env, "noticed", world.config)
+    try:
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "notice-5a1", "token": "sk-notice-secret"}}) + "\n")
+        c.proc.stdin.flush()
+        [n] = world.wait("the held call is notified", lambda: notes.about("notice-5a1"))
+        assert n["summary"] == "noticed wants to run noise", n
+        assert "sk-notice-secret" not in n["body"] and "[redacted]" in n["body"], n
+        actions = dict(zip(n["actions"][::2], n["actions"][1::2]))
+        assert actions == {"default": "Open Warden", "allow": "Allow", "always": "Always allow", "deny": "Deny"}, actions
+        # Pressed until the app hears it (it starts listening just after the notification shows).
+        said = None
+        for _ in range(10):
+            notes.invoke(n["id"], "allow")
+            ready, _, _ = select.select([c.proc.stdout], [], [], 2)
+            if ready:
+                said = json.loads(c.proc.stdout.readline())
+                break
+        assert said is not None and said.get("ok") is True, said
+        assert len(notes.about("notice-5a1")) == 1, "notified once"
+
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "notice-6b2"}}) + "\n")
+        c.proc.stdin.flush()
+        [n] = world.wait("the second held call is notified", lambda: notes.about("notice-6b2"))
+        world.go("#/")
+        world.wait("it is listed", lambda: "notice-6b2" in world.find("approval-noise").text)
+        world.click("approval-deny")
+        said = json.loads(c.readline())
+        assert said.get("ok") is False, said
+        world.wait("its notification is withdrawn", lambda: {"op": "close", "id": n["id"]} in notes.seen())
+        assert len(notes.about("notice-6b2")) == 1, "notified once"
+    finally:
+        c.close()
+        notes.stop()
 
 
 def test_a_server_added_in_the_window_runs_wrapped_with_its_secret_from_the_keychain(world: World) -> None:
@@ -1077,6 +1220,40 @@ def test_closing_the_window_leaves_the_host_at_rest_without_webkit(world: World)
     assert any(s["name"] == "demo" for s in status["servers"]), "the host's supervisor still answers"
     at_rest = (hosts(world.root / "state"), windows(world.root / "state"), webkit(world.root / "state"))
     assert at_rest == (host, [], []), "at rest, the host alone runs"
+
+
+def test_where_the_desktop_shows_no_actions_a_held_call_opens_the_window(world: World) -> None:
+    """At rest (the window closed), with a notification server that shows no actions: a held
+    call's notification is plain and says where to answer, and the host opens the window,
+    which lists the call on top. Left at rest again, for the tests after it."""
+    state = world.root / "state"
+    if windows(state):
+        close_window_like_a_window_manager(TITLE)
+        world.wait("at rest", lambda: not windows(state) and not webkit(state))
+    [host] = hosts(state)
+    notes = Notifications(world, actions=False)
+    with world.config.open("a") as f:
+        f.write('\n[servers.plain]\ntools_ask = ["noise"]\n')
+    c = Client(world.env, "plain", world.config)
+    try:
+        c.proc.stdin.write(json.dumps({"tool": "noise", "arguments": {"lines": 0, "text": "plain-8e4"}}) + "\n")
+        c.proc.stdin.flush()
+        [n] = world.wait("the held call is notified", lambda: notes.about("plain-8e4"))
+        assert n["actions"] == [] and "Answer in Warden's window." in n["body"], n
+        world.wait("the host opened the window", lambda: len(windows(state)) == 1)
+        assert parent(windows(state)[0]) == host
+        held = subprocess.run([str(TARGET / "warden"), "approvals", "--json"], env=world.env, capture_output=True, text=True, timeout=20)
+        [a] = [a for a in json.loads(held.stdout) if a["server"] == "plain"]
+        subprocess.run([str(TARGET / "warden"), "approvals", "deny", a["id"]], env=world.env, check=True, capture_output=True, timeout=20)
+        assert json.loads(c.readline()).get("ok") is False
+    finally:
+        c.close()
+        notes.stop()
+        for pid in windows(state):
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while (windows(state) or webkit(state)) and time.monotonic() < deadline:
+            time.sleep(0.2)
 
 
 def test_a_second_start_opens_the_window_and_a_killed_window_leaves_the_host_serving(world: World) -> None:

@@ -31,8 +31,10 @@ use tauri_plugin_shell::ShellExt as _;
 use tauri_plugin_shell::process::{CommandChild, CommandEvent};
 use tokio::sync::Notify;
 use warden_core::desktop::{
-    self as commands, AppEvent, AppRequest, AppResponse, AppState, Host, Notification, OpenTarget,
+    self as commands, AppEvent, AppRequest, AppResponse, AppState, ApprovalAction, ApprovalNotices,
+    ApprovalPresentation, Host, Notification, OpenTarget,
 };
+use warden_core::supervisor::api::PendingApproval;
 use warden_core::supervisor::api::{ApiEvent, Request, Response};
 use warden_core::supervisor::{self, Options, Supervisor};
 
@@ -56,6 +58,9 @@ pub struct Tray {
     awaiting_stale: AtomicBool,
     /// Held while the tray is recomputed, so an older model never replaces a newer one.
     refreshing: tokio::sync::Mutex<()>,
+    /// The held calls notified (`tools_ask`), and how to withdraw each one's notification.
+    approval_notices: Mutex<ApprovalNotices>,
+    withdraw: Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<()>>>,
     /// The window's process, while it runs.
     window: Mutex<Option<CommandChild>>,
     quitting: AtomicBool,
@@ -98,6 +103,11 @@ impl Tray {
     fn notify(&self, title: String, body: String) {
         let (title, body) = commands::notification_text(&title, &body);
         show_notification(&self.app, &title, &body);
+        self.remember(title, body);
+    }
+
+    /// Keeps a notification (already made safe) in the window's list, and tells the window.
+    fn remember(&self, title: String, body: String) {
         {
             let mut notes = lock(&self.notifications);
             notes.push_back(Notification {
@@ -165,6 +175,7 @@ impl Tray {
             };
             let Some(event) = event else {
                 self.refresh().await;
+                self.notify_approvals().await;
                 continue;
             };
             if let Some((title, body)) = commands::notification(&event) {
@@ -176,6 +187,16 @@ impl Tray {
             ) {
                 self.awaiting_stale.store(true, Ordering::SeqCst);
             }
+            // A call held or let go: the `approval_*` events, and the heartbeats that carry
+            // the held calls' ids (`approval_asked` comes before the one that holds it).
+            let approvals_changed = match &event {
+                ApiEvent::Event { entry } => entry.event.kind.starts_with("approval_"),
+                ApiEvent::SessionUpdated { .. } | ApiEvent::SessionClosed { .. } => true,
+                _ => false,
+            };
+            if approvals_changed {
+                self.notify_approvals().await;
+            }
             if matches!(
                 event,
                 ApiEvent::Health { .. }
@@ -186,6 +207,78 @@ impl Tray {
             ) {
                 self.refresh().await;
             }
+        }
+    }
+
+    /// One notification per call held for an answer (`tools_ask`), withdrawn once the call is
+    /// no longer held (answered anywhere, timed out, or its session gone).
+    async fn notify_approvals(self: &Arc<Self>) {
+        let Response::Approvals { approvals } = self.sup.handle(Request::Approvals).await else {
+            return;
+        };
+        let (new, gone) = lock(&self.approval_notices).update(&approvals);
+        for id in gone {
+            if let Some(withdraw) = lock(&self.withdraw).remove(&id) {
+                let _ = withdraw.send(());
+            }
+        }
+        for a in new {
+            let (withdraw, withdrawn) = tokio::sync::oneshot::channel();
+            lock(&self.withdraw).insert(a.id.clone(), withdraw);
+            tauri::async_runtime::spawn(Arc::clone(self).approval_notice(a.clone(), withdrawn));
+        }
+    }
+
+    /// Shows held call `a`'s notification: with Allow, Always allow and Deny where the
+    /// desktop shows actions (a click on it opens the window), until it is answered there or
+    /// `withdrawn`; else a plain one, and the window opens (it lists the call on top).
+    async fn approval_notice(
+        self: Arc<Self>,
+        a: PendingApproval,
+        mut withdrawn: tokio::sync::oneshot::Receiver<()>,
+    ) {
+        let presentation = actions::presentation().await;
+        if withdrawn.try_recv().is_ok() {
+            return; // answered meanwhile (a client's prompt is often quicker)
+        }
+        let (title, body) = commands::approval_notification(&a);
+        self.remember(title.clone(), body.clone());
+        let action = match presentation {
+            ApprovalPresentation::Actions => {
+                match actions::show(&title, &body, a.left_ms, withdrawn).await {
+                    Ok(action) => action,
+                    Err(e) => {
+                        tracing::warn!("cannot show a notification with actions: {e}");
+                        ApprovalAction::OpenWindow
+                    }
+                }
+            }
+            ApprovalPresentation::OpenWindow => {
+                let body = format!("{body} Answer in Warden's window.");
+                show_notification(&self.app, &title, &body);
+                ApprovalAction::OpenWindow
+            }
+        };
+        match action {
+            ApprovalAction::Answer { allow, always } => {
+                let request = Request::ApprovalAnswer {
+                    id: a.id.clone(),
+                    allow,
+                    always,
+                };
+                let failed = match self.sup.handle(request).await {
+                    Response::Command(c) if c.ok => None,
+                    Response::Command(c) => Some(c.message),
+                    Response::Error(e) => Some(e.message),
+                    other => Some(format!("unexpected answer: {other:?}")),
+                };
+                if let Some(why) = failed {
+                    let title = format!("Answering {} of {} failed", a.tool, a.server);
+                    self.notify(title, why);
+                }
+            }
+            ApprovalAction::OpenWindow => self.show_window(),
+            ApprovalAction::Nothing => {}
         }
     }
 
@@ -325,6 +418,84 @@ fn show_notification(app: &AppHandle, title: &str, body: &str) {
     let shown = app.notification().builder().title(title).body(body).show();
     if let Err(e) = shown {
         tracing::warn!("cannot show a desktop notification: {e}");
+    }
+}
+
+/// Notifications with actions, which `tauri-plugin-notification` does not offer on the
+/// desktop: through `notify-rust` (the library the plugin shows its notifications with) on
+/// the freedesktop notification service, where a notification server that lists the
+/// `actions` capability shows the buttons and reports which one was pressed.
+#[cfg(all(unix, not(target_os = "macos")))]
+mod actions {
+    use notify_rust::{ActionResponse, Notification, Timeout};
+    use warden_core::desktop::{self as commands, ApprovalAction, ApprovalPresentation};
+
+    /// Whether the notification server shows actions (asked each time: it may have changed).
+    pub async fn presentation() -> ApprovalPresentation {
+        let caps = tauri::async_runtime::spawn_blocking(notify_rust::get_capabilities).await;
+        match caps {
+            Ok(caps) => commands::approval_presentation(caps.as_deref()),
+            Err(_) => ApprovalPresentation::OpenWindow,
+        }
+    }
+
+    /// Shows the notification until an action is taken, it is dismissed or expires (after
+    /// `left_ms`, when the call is refused anyway), or `withdrawn` (then it is closed).
+    pub async fn show(
+        title: &str,
+        body: &str,
+        left_ms: u64,
+        withdrawn: tokio::sync::oneshot::Receiver<()>,
+    ) -> Result<ApprovalAction, String> {
+        let mut n = Notification::new();
+        n.summary(title)
+            .body(body)
+            .auto_icon()
+            .timeout(Timeout::Milliseconds(
+                u32::try_from(left_ms).unwrap_or(u32::MAX),
+            ))
+            .action("default", "Open Warden");
+        for (key, label) in commands::APPROVAL_ACTIONS {
+            n.action(key, label);
+        }
+        let handle = n.show_async().await.map_err(|e| e.to_string())?;
+        let acted = async {
+            let mut taken = String::new();
+            handle
+                .wait_for_action_async(|r| {
+                    if let ActionResponse::Custom(key) = r {
+                        taken = (*key).to_owned();
+                    }
+                })
+                .await;
+            taken
+        };
+        tokio::select! {
+            key = acted => Ok(commands::approval_action(&key)),
+            _ = withdrawn => {
+                handle.close_async().await;
+                Ok(ApprovalAction::Nothing)
+            }
+        }
+    }
+}
+
+/// Elsewhere (not built on this project's CI): the plugin's plain notification, and the window.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+mod actions {
+    use warden_core::desktop::{ApprovalAction, ApprovalPresentation};
+
+    pub async fn presentation() -> ApprovalPresentation {
+        ApprovalPresentation::OpenWindow
+    }
+
+    pub async fn show(
+        _title: &str,
+        _body: &str,
+        _left_ms: u64,
+        _withdrawn: tokio::sync::oneshot::Receiver<()>,
+    ) -> Result<ApprovalAction, String> {
+        Ok(ApprovalAction::OpenWindow)
     }
 }
 
@@ -538,6 +709,8 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
         icon: Mutex::new(None),
         sidecar_error: Mutex::new(None),
         notifications: Mutex::new(VecDeque::new()),
+        approval_notices: Mutex::new(ApprovalNotices::default()),
+        withdraw: Mutex::new(std::collections::HashMap::new()),
         model: Mutex::new(None),
         awaiting_stale: AtomicBool::new(true),
         refreshing: tokio::sync::Mutex::new(()),

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::supervisor::api::error::{ApiError, ErrorCode};
 use crate::supervisor::api::status::Health;
-use crate::supervisor::api::{ApiEvent, ClientChangeKind};
+use crate::supervisor::api::{ApiEvent, ClientChangeKind, PendingApproval};
 use serde::{Deserialize, Serialize};
 
 /// What only the desktop app does.
@@ -199,6 +199,120 @@ pub fn notification_text(title: &str, body: &str) -> (String, String) {
         unmarked(crate::text::line(title)),
         unmarked(crate::text::lines(body)),
     )
+}
+
+/// The longest arguments text a held call's notification shows (the window shows more).
+const NOTICE_ARGS_CHARS: usize = 160;
+
+/// The buttons of a held call's notification: the action's key and its label. The desktop's
+/// `default` action (a click on the notification itself) opens the window.
+pub const APPROVAL_ACTIONS: [(&str, &str); 3] = [
+    ("allow", "Allow"),
+    ("always", "Always allow"),
+    ("deny", "Deny"),
+];
+
+/// The notification of held call `a` (`tools_ask`): which server wants to run which tool,
+/// with which arguments (as the bridge shows them: secrets redacted, long values cut; cut
+/// shorter here), through [`notification_text`].
+pub fn approval_notification(a: &PendingApproval) -> (String, String) {
+    let mut args = a.args.clone();
+    if args.chars().count() > NOTICE_ARGS_CHARS {
+        args = args.chars().take(NOTICE_ARGS_CHARS).collect::<String>() + "…";
+    }
+    let with = if args == "{}" {
+        String::new()
+    } else {
+        format!(" with {args}")
+    };
+    let secs = a.left_ms.div_ceil(1000);
+    notification_text(
+        &format!("{} wants to run {}", a.server, a.tool),
+        &format!(
+            "Tool {} of {}{with}. Refused in {secs} s unless you allow it.",
+            a.tool, a.server
+        ),
+    )
+}
+
+/// What the host does with a held call: a notification with [`APPROVAL_ACTIONS`] where the
+/// desktop shows actions; else a plain one, and the window (which lists the call on top of
+/// every page) is opened, so that the call can be answered at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalPresentation {
+    Actions,
+    OpenWindow,
+}
+
+/// The presentation for a notification server's capabilities (`Err`: none answers).
+pub fn approval_presentation<E>(capabilities: Result<&[String], E>) -> ApprovalPresentation {
+    match capabilities {
+        Ok(caps) if caps.iter().any(|c| c == "actions") => ApprovalPresentation::Actions,
+        _ => ApprovalPresentation::OpenWindow,
+    }
+}
+
+/// What an action of a held call's notification does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalAction {
+    /// [`Request::ApprovalAnswer`](crate::supervisor::api::Request::ApprovalAnswer).
+    Answer { allow: bool, always: bool },
+    /// The notification itself was clicked.
+    OpenWindow,
+    /// Dismissed, expired or withdrawn: the call still waits in the window.
+    Nothing,
+}
+
+pub fn approval_action(action: &str) -> ApprovalAction {
+    match action {
+        "allow" => ApprovalAction::Answer {
+            allow: true,
+            always: false,
+        },
+        "always" => ApprovalAction::Answer {
+            allow: true,
+            always: true,
+        },
+        "deny" => ApprovalAction::Answer {
+            allow: false,
+            always: false,
+        },
+        "default" => ApprovalAction::OpenWindow,
+        _ => ApprovalAction::Nothing,
+    }
+}
+
+/// The held calls the host has notified: each call is notified once, and its notification is
+/// withdrawn once the call is no longer held (answered anywhere, timed out, or its session
+/// gone). Approval ids are never reused, so an answered call is never notified again.
+#[derive(Debug, Default)]
+pub struct ApprovalNotices {
+    shown: std::collections::BTreeSet<String>,
+}
+
+impl ApprovalNotices {
+    /// The calls to notify now (held, not yet notified), and the ids whose notification to
+    /// withdraw (notified, no longer held).
+    pub fn update<'a>(
+        &mut self,
+        held: &'a [PendingApproval],
+    ) -> (Vec<&'a PendingApproval>, Vec<String>) {
+        let now: std::collections::BTreeSet<&str> = held.iter().map(|a| a.id.as_str()).collect();
+        let gone: Vec<String> = self
+            .shown
+            .iter()
+            .filter(|id| !now.contains(id.as_str()))
+            .cloned()
+            .collect();
+        for id in &gone {
+            self.shown.remove(id);
+        }
+        let new = held
+            .iter()
+            .filter(|a| self.shown.insert(a.id.clone()))
+            .collect();
+        (new, gone)
+    }
 }
 
 /// `name` in the directory of the running executable, where the app's programs sit side by
@@ -507,6 +621,118 @@ mod tests {
             !shown.contains(['<', '>', '&', '\x1b', '\u{202e}']),
             "{shown}"
         );
+    }
+
+    fn held(id: &str, tool: &str, args: &str) -> PendingApproval {
+        PendingApproval {
+            id: id.into(),
+            server: "gh".into(),
+            session: "s1".into(),
+            tool: tool.into(),
+            args: args.into(),
+            age_ms: 100,
+            left_ms: 44_100,
+            client_asked: false,
+        }
+    }
+
+    /// One notification per held call: a call is notified once, whatever the number of
+    /// updates, its notification withdrawn once it is no longer held, and never shown again.
+    #[test]
+    fn each_held_call_is_notified_once_and_withdrawn_once_answered() {
+        let mut notices = ApprovalNotices::default();
+        let (a, b) = (held("a1", "rm", "{}"), held("b2", "push", "{}"));
+        let ids =
+            |v: Vec<&PendingApproval>| v.into_iter().map(|a| a.id.clone()).collect::<Vec<_>>();
+        let (new, gone) = notices.update(std::slice::from_ref(&a));
+        assert_eq!((ids(new), gone), (vec!["a1".to_owned()], vec![]));
+        let both = [a.clone(), b.clone()];
+        let (new, gone) = notices.update(&both);
+        assert_eq!((ids(new), gone), (vec!["b2".to_owned()], vec![]));
+        let (new, gone) = notices.update(&both);
+        assert_eq!((ids(new), gone), (vec![], vec![]), "not repeated");
+        let (new, gone) = notices.update(std::slice::from_ref(&b));
+        assert_eq!(
+            (ids(new), gone),
+            (vec![], vec!["a1".to_owned()]),
+            "a1 answered"
+        );
+        let (new, gone) = notices.update(&[]);
+        assert_eq!((ids(new), gone), (vec![], vec!["b2".to_owned()]));
+        assert_eq!(notices.update(&[]), (vec![], vec![]), "withdrawn once");
+    }
+
+    /// The actions answer as the window's buttons do; a click opens the window; a dismissal
+    /// (or anything else a notification server sends) answers nothing.
+    #[test]
+    fn notification_actions_answer_or_open_the_window() {
+        let answer = |allow, always| ApprovalAction::Answer { allow, always };
+        let keys: Vec<ApprovalAction> = APPROVAL_ACTIONS
+            .iter()
+            .map(|(k, _)| approval_action(k))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                answer(true, false),
+                answer(true, true),
+                answer(false, false)
+            ]
+        );
+        assert_eq!(approval_action("default"), ApprovalAction::OpenWindow);
+        for other in ["__closed", "", "Allow", "ALLOW"] {
+            assert_eq!(approval_action(other), ApprovalAction::Nothing, "{other}");
+        }
+    }
+
+    /// Buttons only where the notification server says it shows actions; else (and with no
+    /// notification server at all) the window opens.
+    #[test]
+    fn the_window_opens_where_the_desktop_shows_no_actions() {
+        let caps = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+        let with = caps(&["body", "actions", "persistence"]);
+        let without = caps(&["body", "body-markup"]);
+        assert_eq!(
+            approval_presentation::<()>(Ok(&with)),
+            ApprovalPresentation::Actions
+        );
+        assert_eq!(
+            approval_presentation::<()>(Ok(&without)),
+            ApprovalPresentation::OpenWindow
+        );
+        assert_eq!(
+            approval_presentation(Err("no notification server")),
+            ApprovalPresentation::OpenWindow
+        );
+    }
+
+    /// A held call's notification names the server, the tool and the arguments as the bridge
+    /// redacted them, cut short, with no markup or control character from the server's text.
+    #[test]
+    fn a_held_calls_notification_is_printable_unmarked_and_short() {
+        let mut a = held(
+            "a1",
+            "rm\u{202e}<b>x</b>\n",
+            &format!(
+                "{{\"path\":\"/tmp/&x\",\"token\":\"[redacted]\",\"long\":\"{}\"}}",
+                "y".repeat(400)
+            ),
+        );
+        a.server = "g\x1bh".into();
+        let (title, body) = approval_notification(&a);
+        let shown = format!("{title}{body}");
+        assert!(
+            !shown.contains(['<', '>', '&', '\x1b', '\u{202e}']),
+            "{shown}"
+        );
+        assert!(!title.contains('\n'), "{title}");
+        assert!(
+            body.contains("[redacted]") && body.contains("Refused in 45 s"),
+            "{body}"
+        );
+        assert!(body.chars().count() < 300, "{body}");
+        let (_, bare) = approval_notification(&held("b", "ls", "{}"));
+        assert_eq!(bare, "Tool ls of gh. Refused in 45 s unless you allow it.");
     }
 
     /// The committed bindings match these declarations (CI fails on drift).

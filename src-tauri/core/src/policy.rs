@@ -158,6 +158,64 @@ pub fn policy(name: &str, def: Option<&Value>, limits: &Limits) -> Policy {
     Policy::Deny(reason("tools_allow", None))
 }
 
+/// The list entry that names tool `name` and no other: its glob characters (and a leading
+/// `@`, which would make it a selector) escaped with a backslash. A server's tool named `*`
+/// or `@readonly` moved by name must not let other tools through.
+pub fn name_entry(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(
+            c,
+            '\\' | '*' | '?' | '[' | ']' | '{' | '}' | '@' | '!' | ','
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A tool's policy as the server page shows it: the decision of [`policy_of_all`], and what
+/// the page needs to explain and edit it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explained {
+    pub policy: Policy,
+    /// For an allowed tool: the `tools_allow` entry that lets it through (`None` when
+    /// `tools_allow` is empty).
+    pub allowed_by: Option<String>,
+    /// `tools_allow` lets it through (it is empty, or an entry matches every definition).
+    pub allow_listed: bool,
+    /// The annotation selectors its newest definition matches.
+    pub selectors: Vec<&'static str>,
+}
+
+/// [`policy_of_all`] with its reasons, for tool `name` with definitions `defs` (oldest first).
+pub fn explain(name: &str, defs: &[&Value], limits: &Limits) -> Explained {
+    let policy = policy_of_all(name, defs, limits);
+    let hints: Vec<Hints> = if defs.is_empty() {
+        vec![Hints::of(None)]
+    } else {
+        defs.iter().map(|d| Hints::of(Some(d))).collect()
+    };
+    let allow = &limits.tools_allow;
+    let allowed: Vec<Option<&str>> = hints.iter().map(|h| allow.matching(name, *h)).collect();
+    let allow_listed = allow.is_empty() || allowed.iter().all(Option::is_some);
+    let allowed_by = (!allow.is_empty())
+        .then(|| allowed.first().copied().flatten().map(str::to_owned))
+        .flatten();
+    let newest = hints.last().copied().unwrap_or(Hints::of(None));
+    Explained {
+        policy,
+        allowed_by,
+        allow_listed,
+        selectors: Selector::ALL
+            .iter()
+            .filter(|(_, s)| s.matches(newest))
+            .map(|(n, _)| *n)
+            .collect(),
+    }
+}
+
 /// The strictest policy over several definitions of one tool (its pin and what the server
 /// lists now, when they differ): a server cannot loosen a policy by changing its annotations.
 pub fn policy_of_all(name: &str, defs: &[&Value], limits: &Limits) -> Policy {
@@ -279,6 +337,61 @@ mod tests {
         );
         assert_eq!(policy_of_all("t", &[&pinned], &l), Policy::Allow);
         assert!(matches!(policy_of_all("t", &[], &l), Policy::Ask(_)));
+    }
+
+    /// The page's explanation: the decision is `policy_of_all`'s, with the `tools_allow` entry
+    /// that lets an allowed tool through and the selectors its definition matches.
+    #[test]
+    fn explained_for_the_server_page() {
+        let ro = def(json!({"readOnlyHint": true}));
+        let l = limits(&["@readonly", "get_*"], &[], &[]);
+        let e = explain("t", &[&ro], &l);
+        assert_eq!(e.policy, Policy::Allow);
+        assert_eq!(e.allowed_by.as_deref(), Some("@readonly"));
+        assert!(e.allow_listed);
+        assert_eq!(e.selectors, ["@readonly", "@openworld"]);
+        let e = explain("t", &[], &l);
+        assert_eq!(e.policy, deny_allow());
+        assert!(!e.allow_listed && e.allowed_by.is_none());
+        assert_eq!(e.selectors, ["@write", "@destructive", "@openworld"]);
+        // A pin that was read-only and a listing that is not: not let through.
+        let bare = json!({"name": "t"});
+        assert!(!explain("t", &[&ro, &bare], &l).allow_listed);
+        // No tools_allow: everything is let through, by no entry.
+        let e = explain("t", &[], &limits(&[], &[], &[]));
+        assert!(e.allow_listed && e.allowed_by.is_none());
+    }
+
+    /// A tool's own entry matches it and nothing else, whatever its name holds.
+    #[test]
+    fn a_name_entry_names_one_tool() {
+        let hints = Hints::of(None);
+        for name in [
+            "plain_name",
+            "a*",
+            "@readonly",
+            "@nosuch",
+            "x[1]",
+            "{a,b}",
+            "q?",
+            "b\\s",
+            "!x",
+        ] {
+            let entry = name_entry(name);
+            let globs = ToolGlobs::new(vec![entry.clone()]).unwrap();
+            assert_eq!(globs.matching(name, hints), Some(entry.as_str()), "{name}");
+            for other in ["plain", "a", "ab", "x1", "a,b", "q", "b", "readonly", "x"] {
+                assert_eq!(globs.matching(other, hints), None, "{name} {other}");
+            }
+        }
+        assert_eq!(name_entry("get_file"), "get_file");
+    }
+
+    fn deny_allow() -> Policy {
+        Policy::Deny(Reason {
+            key: "tools_allow",
+            entry: None,
+        })
     }
 
     #[test]

@@ -277,7 +277,12 @@ home: string | null,
  * Warden's config, state, socket and runtime folders, and its `sandbox_deny`; whether
  * they exist or not. The window grants no folder that holds one or lies in one.
  */
-sandbox_hidden: Array<string>, };
+sandbox_hidden: Array<string>, 
+/**
+ * Each tool Warden knows of this server (pinned, seen since, or called) and its policy,
+ * as the bridges decide it ([`crate::policy`]) from these lists and its pinned definition.
+ */
+tools: Array<ToolPolicy>, };
 
 export type LimitValue = { key: string, 
 /**
@@ -298,6 +303,46 @@ doc: string,
 fix: string, };
 
 export type LimitSource = "default" | "defaults" | "server";
+
+export type ToolPolicy = { tool: string, policy: PolicyKind, 
+/**
+ * The list that decided (`tools_deny`, `tools_ask`, `tools_allow`); `None` for a tool
+ * allowed because no list names it.
+ */
+key: string | null, 
+/**
+ * The entry of that list that matched: a name glob, or a selector (`@destructive` …);
+ * `None` for a tool denied because a non-empty `tools_allow` does not list it.
+ */
+entry: string | null, 
+/**
+ * The list entry that names this tool and no other ([`crate::policy::name_entry`]):
+ * what the page adds to or removes from a list to move it by name.
+ */
+name_entry: string, 
+/**
+ * `tools_allow` lets it through: it is empty, or an entry matches.
+ */
+allow_listed: boolean, 
+/**
+ * The annotation selectors its newest definition matches.
+ */
+selectors: Array<string>, 
+/**
+ * Its definition is pinned; else the spec's defaults are assumed (a destructive,
+ * open-world write), as the bridge does for a tool it has not seen listed.
+ */
+known: boolean, 
+/**
+ * An "always" answer is kept for it (`warden approvals forget` undoes it).
+ */
+always: boolean, 
+/**
+ * That answer matches its definitions now (else the next call is asked about again).
+ */
+always_current: boolean, };
+
+export type PolicyKind = "allow" | "ask" | "deny";
 
 export type ClientsReport = { files: Array<ClientFile>, 
 /**

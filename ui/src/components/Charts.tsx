@@ -1,6 +1,6 @@
 import type { HistoryEntry, LatencyPoint, ToolStatus } from "../bindings/api";
 import { CHART_SPAN_MS, MINUTE_MS, markerOf, niceMax, xOf } from "../lib/chart";
-import { formatBytes, formatClock, formatCount, formatMs } from "../lib/format";
+import { formatBytes, formatClock, formatCount, formatMs, printableLine } from "../lib/format";
 
 const W = 960; // about the width it is drawn at, so its 11px text stays near 11px
 const H = 170;
@@ -114,7 +114,7 @@ export function ToolsTable({ tools }: { tools: ToolStatus[] }) {
         <tbody>
           {rows.map((t) => (
             <tr key={t.name} data-testid="tool-row" data-tool={t.name} data-calls={t.calls}>
-              <td><strong>{t.name}</strong></td>
+              <td><strong>{printableLine(t.name)}</strong></td>
               <td class="num">{formatCount(t.calls)}</td>
               <td class={t.errors ? "num bad-text" : "num"}>{formatCount(t.errors)}</td>
               <td class={t.timeouts ? "num bad-text" : "num"}>{formatCount(t.timeouts)}</td>

@@ -11,6 +11,7 @@ import { parseWordDiff, waitingTools } from "../lib/pins";
 import type { ToolStatus } from "../bindings/api";
 import { LimitsForm } from "./LimitsForm";
 import { SandboxSection } from "./SandboxSection";
+import { PolicySection } from "./PolicySection";
 
 export function ServerPage({ name }: { name: string }) {
   const { state, dispatch } = useStore();
@@ -22,6 +23,9 @@ export function ServerPage({ name }: { name: string }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [historyError, setHistoryError] = useState<string | null>(null);
   const version = state.limitsVersion[name] ?? 0;
+  // The tool policy section reads the pin file too: read again when a tool is pinned or
+  // changes, and when an "always" answer is given.
+  const toolsSeen = server?.tools.map((t) => `${t.name}:${t.pin}`).join(" ") ?? "";
 
   const loadLimits = useCallback(async () => {
     const r = await api({ op: "limits", server: name });
@@ -33,7 +37,7 @@ export function ServerPage({ name }: { name: string }) {
 
   useEffect(() => {
     void loadLimits();
-  }, [loadLimits, version]);
+  }, [loadLimits, version, state.approvalsVersion, toolsSeen]);
 
   useEffect(() => {
     void api({ op: "history", server: name, since_ms: null, limit: TIMELINE_CAP }).then((r) => {
@@ -237,16 +241,16 @@ export function ServerPage({ name }: { name: string }) {
                 {inflight.map((r) => (
                   <tr key={`${r.session.id}:${r.id}`} data-testid="inflight-row">
                     <td>
-                      <code>{r.method}</code>
-                      {r.tool && <> · <strong>{r.tool}</strong></>}
+                      <code>{printableLine(r.method)}</code>
+                      {r.tool && <> · <strong>{printableLine(r.tool)}</strong></>}
                       <span class="muted small"> id {r.id}</span>
                     </td>
                     <td class="num">{formatMs(r.age_ms)}</td>
                     <td class="num">{formatMs(r.idle_ms)}</td>
-                    <td>{r.progress ?? <span class="muted">none</span>}</td>
+                    <td>{r.progress !== null ? printableLine(r.progress) : <span class="muted">none</span>}</td>
                     <td class="small">
                       pid {r.session.pid}
-                      {r.session.client ? ` · ${r.session.client}` : ""}
+                      {r.session.client ? ` · ${printableLine(r.session.client)}` : ""}
                     </td>
                   </tr>
                 ))}
@@ -255,6 +259,8 @@ export function ServerPage({ name }: { name: string }) {
           </div>
         )}
       </div>
+
+      {limits && <PolicySection server={name} report={limits} onSaved={() => void loadLimits()} />}
 
       {limits && <SandboxSection server={name} report={limits} mode={server?.sandbox} timeline={state.timelines[name] ?? []} onSaved={loadLimits} />}
 
@@ -334,7 +340,7 @@ function PinNotice(props: { tools: ToolStatus[]; busy: boolean; approve: (tools:
       {props.tools.map((t) => (
         <div class="pin-tool" key={t.name} data-testid="pin-tool" data-tool={t.name} data-pin={t.pin}>
           <div class="pin-head">
-            <strong>{t.name}</strong> <span class="tag bad">{t.pin === "new" ? "new" : "changed"}</span>
+            <strong>{printableLine(t.name)}</strong> <span class="tag bad">{t.pin === "new" ? "new" : "changed"}</span>
             <button type="button" data-testid={`approve-${t.name}`} disabled={props.busy} onClick={() => props.approve([t.name])}>
               Approve
             </button>

@@ -15,6 +15,7 @@ import type {
   Response,
   ServerStatus,
   SessionStatus,
+  ToolPolicy,
 } from "../bindings/api";
 import type { AppRequest, AppResponse, AppState, RegistryAnswer, RegistryRequest } from "../bindings/app";
 
@@ -293,7 +294,7 @@ function handleApi(req: Request): Response {
       return setFlag(req.server, "debug", req.on);
     case "limits":
       return { kind: "limits", server: req.server, config: CONFIG, keys: limitsOf(req.server), warnings: req.server === "ripgrep" ? ["unknown key `idle_timout_ms` in [servers.ripgrep] (line 12): ignored"] : [], error: null,
-        home: "/home/dev", sandbox_hidden: SANDBOX_HIDDEN };
+        home: "/home/dev", sandbox_hidden: SANDBOX_HIDDEN, tools: MOCK_POLICIES };
     case "set_limit": {
       const key = KEYS.find((k) => k[0] === req.key);
       if (!key) return { kind: "error", code: "invalid", message: `\`${req.key}\` is not a config key (see docs/config.md)` };
@@ -356,10 +357,19 @@ function handleApi(req: Request): Response {
       };
     case "approvals":
       return { kind: "approvals", approvals: [] };
+    case "approvals_forget":
+      for (const t of MOCK_POLICIES) if (req.tool === null || t.tool === req.tool) t.always = t.always_current = false;
+      return { kind: "command", ok: true, message: `forgot the always-allow of ${req.tool ?? "every tool"} of \`${req.server}\``, config: null, sessions: [] };
     default:
       return { kind: "error", code: "invalid", message: `the mock does not do ${req.op}` };
   }
 }
+
+const MOCK_POLICIES: ToolPolicy[] = [
+  { tool: "search_code", policy: "allow", key: null, entry: null, name_entry: "search_code", allow_listed: true, selectors: ["@readonly", "@openworld"], known: true, always: false, always_current: false },
+  { tool: "create_issue", policy: "ask", key: "tools_ask", entry: "@destructive", name_entry: "create_issue", allow_listed: true, selectors: ["@write", "@destructive", "@openworld"], known: true, always: true, always_current: true },
+  { tool: "delete_repo", policy: "deny", key: "tools_deny", entry: "delete_*", name_entry: "delete_repo", allow_listed: true, selectors: ["@write", "@destructive", "@openworld"], known: true, always: false, always_current: false },
+];
 
 const appState: AppState = {
   tray: empty ? "idle" : "down",

@@ -409,3 +409,25 @@ async fn with_no_one_to_ask_an_ask_tool_is_not_approved_at_once() {
     assert!(msg.contains("no one to ask"), "{msg}");
     assert!(s.close().await.success());
 }
+
+/// A client that calls before it lists the tools: the bridge lists them itself first, so a
+/// read-only tool runs under `tools_allow = ["@readonly"]` (it was denied as an unknown tool,
+/// which counts as destructive), and a tool that writes is still refused before the server
+/// sees it.
+#[tokio::test]
+async fn a_call_before_any_listing_is_judged_by_the_servers_own_listing() {
+    let (_dir, record, mut s) = recorded("tools_allow=[\"@readonly\"]");
+    s.initialize().await;
+    assert_eq!(
+        text_of(&s.call("echo", json!({"text": "first"})).await),
+        "first"
+    );
+    let refused = s.call("hang", json!({})).await;
+    assert_eq!(error_kind(&refused), "tool_denied", "{refused}");
+    assert!(s.close().await.success());
+    assert_eq!(
+        received(&record),
+        ["echo"],
+        "the write never reached the server"
+    );
+}

@@ -178,6 +178,11 @@ impl ToolGlobs {
         self.patterns.is_empty()
     }
 
+    /// Whether an annotation selector is listed (the policy then reads definitions).
+    pub fn has_selectors(&self) -> bool {
+        !self.selectors.is_empty()
+    }
+
     pub fn patterns(&self) -> &[String] {
         &self.patterns
     }

@@ -322,7 +322,13 @@ impl Supervisor {
     /// The limits of `server` in config.toml, with where each value comes from.
     pub(super) async fn limits(&self, server: String) -> Result<LimitsReport, ApiError> {
         let path = self.opts.config.clone();
-        blocking(move || Ok(settings::limits(path.as_deref(), &server))).await
+        let seen: Vec<String> = self
+            .lock()
+            .servers
+            .get(&server)
+            .map(|s| s.metrics.tools.keys().cloned().collect())
+            .unwrap_or_default();
+        blocking(move || Ok(settings::limits_and_tools(path.as_deref(), &server, &seen))).await
     }
 
     /// `SetLimit`: checks the key and value, then edits like `set_key` (with `add` or

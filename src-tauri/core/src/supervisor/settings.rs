@@ -6,11 +6,17 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::api::{LimitSource, LimitValue, LimitsReport};
+use super::api::{LimitSource, LimitValue, LimitsReport, PolicyKind, ToolPolicy};
 use crate::config::{Config, KEYS, Origin};
+use crate::policy::Policy;
 
 /// The report for `server` from the config file at `path` (`None`: defaults only).
 pub fn limits(path: Option<&Path>, server: &str) -> LimitsReport {
+    limits_and_tools(path, server, &[])
+}
+
+/// [`limits`], with the policy of the tools `seen` (called) besides those of its pin file.
+pub fn limits_and_tools(path: Option<&Path>, server: &str, seen: &[String]) -> LimitsReport {
     let (config, error) = match path.map(Config::load) {
         Some(Ok(c)) => (Some(c), None),
         Some(Err(e)) => (None, Some(e.to_string())),
@@ -53,6 +59,7 @@ pub fn limits(path: Option<&Path>, server: &str) -> LimitsReport {
         config: path.map(Path::to_owned),
         keys,
         sandbox_hidden: sandbox_hidden(path, config.as_ref(), server),
+        tools: tool_policies(config.as_ref(), server, &crate::pins::path(server), seen),
         home,
         warnings: config.map(|c| c.warnings).unwrap_or_default(),
         error,
@@ -66,6 +73,70 @@ fn sandbox_hidden(path: Option<&Path>, config: Option<&Config>, server: &str) ->
         .and_then(|c| c.limits_for(server, &Default::default()).ok())
         .unwrap_or_default();
     crate::bridge::sandbox::Places::of_this_process(path, server, &[]).listed_hidden(&limits)
+}
+
+/// The policy of each tool of `server` its pin file (at `pins`) knows, or `seen` names, as
+/// the bridges decide it: from the pinned definition and the one seen since when it differs
+/// (the strictest), with the spec's defaults for a tool never pinned, or for every tool with
+/// `pin_tools = "off"` (the bridges then read no pin; each judges by what the server lists
+/// in its session, which only it knows).
+fn tool_policies(
+    config: Option<&Config>,
+    server: &str,
+    pins: &Path,
+    seen: &[String],
+) -> Vec<ToolPolicy> {
+    let limits = config
+        .and_then(|c| c.limits_for(server, &Default::default()).ok())
+        .unwrap_or_default();
+    let file = crate::pins::PinFile::load(pins)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let mut names: std::collections::BTreeSet<&str> = file
+        .pinned
+        .keys()
+        .chain(file.pending.keys())
+        .map(String::as_str)
+        .collect();
+    names.extend(seen.iter().map(String::as_str));
+    let pinning = limits.pin_tools != crate::config::PinMode::Off;
+    names
+        .into_iter()
+        .map(|tool| {
+            let defs: Vec<&Json> = file
+                .pinned
+                .get(tool)
+                .into_iter()
+                .chain(file.pending.get(tool).map(|s| &s.definition))
+                .filter(|_| pinning)
+                .collect();
+            let e = crate::policy::explain(tool, &defs, &limits);
+            let (policy, key, entry) = match e.policy {
+                Policy::Allow => (
+                    PolicyKind::Allow,
+                    e.allowed_by.is_some().then(|| "tools_allow".to_owned()),
+                    e.allowed_by,
+                ),
+                Policy::Ask(r) => (PolicyKind::Ask, Some(r.key.to_owned()), r.entry),
+                Policy::Deny(r) => (PolicyKind::Deny, Some(r.key.to_owned()), r.entry),
+            };
+            let always = file.always.get(tool);
+            ToolPolicy {
+                tool: tool.to_owned(),
+                policy,
+                key,
+                entry,
+                name_entry: crate::policy::name_entry(tool),
+                allow_listed: e.allow_listed,
+                selectors: e.selectors.iter().map(|s| (*s).to_owned()).collect(),
+                known: !defs.is_empty(),
+                always: always.is_some(),
+                always_current: !defs.is_empty()
+                    && always.is_some_and(|h| *h == crate::pins::definitions_hash(&defs)),
+            }
+        })
+        .collect()
 }
 
 fn toml_default(text: &str) -> Json {
@@ -177,5 +248,114 @@ mod tests {
             r#"["/src", "/docs"]"#
         );
         assert!(to_toml(&Json::Null).is_err());
+    }
+
+    /// Each tool's policy comes from `policy::policy` over its pinned definition and the one
+    /// seen since: the deciding list and entry, the `tools_allow` view, the selectors, and an
+    /// "always" answer, current only while it matches the definitions.
+    #[test]
+    fn each_tools_policy_and_why() {
+        use serde_json::json;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[servers.gh]\ntools_ask = [\"@destructive\"]\ntools_deny = [\"rm*\"]\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap();
+        let read = json!({"name": "read", "annotations": {"readOnlyHint": true}});
+        let write = json!({"name": "write"});
+        let rm = json!({"name": "rm_rf", "annotations": {"readOnlyHint": true}});
+        let mut file = crate::pins::PinFile::default();
+        for t in [&read, &write, &rm] {
+            file.record(t, true, 1);
+        }
+        // `read` changed since: it writes now, so the strictest definition decides.
+        file.record(&json!({"name": "read"}), false, 2);
+        // Answered "always" while each was as pinned.
+        for t in ["write", "read"] {
+            let hash = crate::pins::definitions_hash(&[&file.pinned[t]]);
+            file.always.insert(t.into(), hash);
+        }
+        let pins = dir.path().join("gh.json");
+        file.save(&pins).unwrap();
+        let tools = tool_policies(Some(&config), "gh", &pins, &["called".to_owned()]);
+        let row = |n: &str| tools.iter().find(|t| t.tool == n).unwrap().clone();
+        let brief = |t: ToolPolicy| (t.policy, t.key, t.entry);
+        let ask = Some("tools_ask".to_owned());
+        let destructive = Some("@destructive".to_owned());
+        assert_eq!(
+            tools.iter().map(|t| t.tool.as_str()).collect::<Vec<_>>(),
+            ["called", "read", "rm_rf", "write"]
+        );
+        assert_eq!(
+            brief(row("write")),
+            (PolicyKind::Ask, ask.clone(), destructive.clone())
+        );
+        assert_eq!(
+            brief(row("read")),
+            (PolicyKind::Ask, ask.clone(), destructive.clone())
+        );
+        assert_eq!(
+            brief(row("rm_rf")),
+            (
+                PolicyKind::Deny,
+                Some("tools_deny".into()),
+                Some("rm*".into())
+            )
+        );
+        // Never pinned: the spec's defaults, as the bridge assumes.
+        let called = row("called");
+        assert!(!called.known && called.allow_listed);
+        assert_eq!(brief(called), (PolicyKind::Ask, ask, destructive));
+        assert_eq!(row("rm_rf").selectors, ["@readonly", "@openworld"]);
+        let (w, r) = (row("write"), row("read"));
+        assert_eq!((w.always, w.always_current), (true, true));
+        assert_eq!(
+            (r.always, r.always_current),
+            (true, false),
+            "its definition changed"
+        );
+        assert!(!row("rm_rf").always);
+        // Allowed by no list, or by the tools_allow entry that lists it.
+        std::fs::write(&path, "[servers.gh]\ntools_allow = [\"wr*\", \"called\"]\n").unwrap();
+        let config = Config::load(&path).unwrap();
+        let tools = tool_policies(Some(&config), "gh", &pins, &[]);
+        let row = |n: &str| tools.iter().find(|t| t.tool == n).unwrap().clone();
+        assert_eq!(
+            brief(row("write")),
+            (
+                PolicyKind::Allow,
+                Some("tools_allow".into()),
+                Some("wr*".into())
+            )
+        );
+        let rm = row("rm_rf");
+        assert!(!rm.allow_listed);
+        assert_eq!(
+            brief(rm),
+            (PolicyKind::Deny, Some("tools_allow".into()), None)
+        );
+        std::fs::write(
+            &path,
+            "[servers.gh]\ntools_ask = [\"@write\"]\npin_tools = \"off\"\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap();
+        let tools = tool_policies(Some(&config), "gh", &pins, &[]);
+        assert!(
+            tools
+                .iter()
+                .all(|t| !t.known && t.policy == PolicyKind::Ask),
+            "pins unread, as the bridges do: {tools:?}"
+        );
+        let tools = tool_policies(None, "gh", &pins, &[]);
+        assert!(
+            tools
+                .iter()
+                .all(|t| (t.policy, &t.key) == (PolicyKind::Allow, &None)),
+            "no lists: all allowed"
+        );
     }
 }

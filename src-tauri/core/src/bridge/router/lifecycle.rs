@@ -17,6 +17,8 @@ pub(super) enum Own {
     Init,
     /// `tools/list` after a restart: a changed list is announced to the client.
     ToolsCheck,
+    /// `tools/list` before judging a call of a tool not seen listed ([`super::learn`]).
+    Learn,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -497,6 +499,7 @@ impl Router {
                 ));
                 self.flush_held(now, out);
             }
+            Own::Learn => self.learned(peek, now, out),
             Own::ToolsCheck => {
                 let Some(result) = peek.result else { return };
                 let before = self.life.tools_fingerprint;

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 mod ask;
 mod fallback;
+mod learn;
 mod lifecycle;
 mod start;
 mod tools;
@@ -163,6 +164,7 @@ pub struct Router {
     life: lifecycle::Life,
     pins: tools::Pins,
     asks: ask::Asks,
+    learn: learn::Learn,
     /// `name version` of the client, from its `initialize`.
     pub client: Option<String>,
     pub stats: Stats,
@@ -190,6 +192,7 @@ impl Router {
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
             asks: ask::Asks::default(),
+            learn: learn::Learn::default(),
             client: None,
             stats: Stats::default(),
         }
@@ -226,6 +229,7 @@ impl Router {
                 progress: p.progress.as_deref().map(str::to_owned),
             })
             .chain(self.held_calls(now))
+            .chain(self.learning_calls(now))
             .collect();
         v.sort_by_key(|view| std::cmp::Reverse(view.age));
         v
@@ -273,10 +277,24 @@ impl Router {
             return;
         }
         self.note_client_capabilities(&peek);
-        if self.refused_call(&peek, out) || self.ask_call(&peek, &line, now, out) {
+        if self.learn_first(&peek, &line, now, out) {
             return;
         }
-        self.client_line(&peek, line.clone(), now, out);
+        self.judged_client_line(&peek, line.clone(), now, out);
+    }
+
+    /// A client line past the tool policy: refused, held for an answer, or on its way.
+    fn judged_client_line(
+        &mut self,
+        peek: &Peek<'_>,
+        line: Bytes,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) {
+        if self.refused_call(peek, out) || self.ask_call(peek, &line, now, out) {
+            return;
+        }
+        self.client_line(peek, line, now, out);
     }
 
     /// A client line the policy lets through, now or once it was allowed.

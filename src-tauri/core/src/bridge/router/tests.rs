@@ -893,6 +893,126 @@ fn deny_by_annotation_hides_and_refuses_and_a_pin_cannot_be_loosened() {
     assert_eq!(s.len(), 1, "allowed calls go through");
 }
 
+/// A client that calls a tool before it ever listed the tools: with `@destructive` in
+/// `tools_ask`, the bridge lists the tools itself (every page) and judges the call by what the
+/// server says of it, so a read-only tool runs and a destructive one is asked about; the
+/// listing is asked for once, and a call that waited is shown in flight.
+#[test]
+fn a_call_before_any_listing_waits_for_the_bridges_own_listing() {
+    let mut t = T::new();
+    initialized(&mut t);
+    let globs = |l: &[&str]| {
+        crate::config::ToolGlobs::new(l.iter().map(|s| s.to_string()).collect()).unwrap()
+    };
+    let limits = Limits {
+        tools_ask: globs(&["@destructive"]),
+        ..(*t.r.limits).clone()
+    };
+    t.r.set_limits(Arc::new(limits), t.at(1.0), &mut t.out);
+    t.r.set_supervised(true);
+    t.take();
+    let read = r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"read","arguments":{}}}"#;
+    t.client(1.0, read);
+    let (c, s) = t.take();
+    assert!(c.is_empty(), "{c:?}");
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["method"], "tools/list");
+    let own = s[0]["id"].clone();
+    assert!(own.as_str().unwrap().starts_with("__warden/"), "{own}");
+    let waiting = t.r.inflight(t.at(1.5));
+    assert_eq!(waiting.len(), 1);
+    assert!(
+        waiting[0]
+            .progress
+            .as_deref()
+            .unwrap()
+            .contains("tool list")
+    );
+    // A second call meanwhile waits for the same listing.
+    let rm =
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"rm","arguments":{}}}"#;
+    t.client(1.1, rm);
+    assert_eq!(t.take(), (vec![], vec![]));
+    // Two pages.
+    t.server(1.2, &format!(r#"{{"jsonrpc":"2.0","id":{own},"result":{{"tools":[{{"name":"read","annotations":{{"readOnlyHint":true}}}}],"nextCursor":"p2"}}}}"#));
+    let (c, s) = t.take();
+    assert!(
+        c.is_empty(),
+        "the client never sees the bridge's own listing: {c:?}"
+    );
+    assert_eq!(
+        (&s[0]["method"], &s[0]["params"]["cursor"]),
+        (&json!("tools/list"), &json!("p2"))
+    );
+    let own = s[0]["id"].clone();
+    t.server(
+        1.3,
+        &format!(r#"{{"jsonrpc":"2.0","id":{own},"result":{{"tools":[{{"name":"rm"}}]}}}}"#),
+    );
+    let (c, s) = t.take();
+    assert_eq!(s.len(), 1, "only the read-only call goes on: {s:?}");
+    assert_eq!(
+        (&s[0]["id"], &s[0]["params"]["name"]),
+        (&json!(10), &json!("read"))
+    );
+    assert!(c.is_empty(), "rm is held for an answer, not refused: {c:?}");
+    assert!(t.r.asking(t.at(1.4)).iter().any(|a| a.tool == "rm"));
+    // Listed once: a tool the server did not list is judged by the defaults at once.
+    t.client(2.0, r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"nosuch","arguments":{}}}"#);
+    let (_, s) = t.take();
+    assert!(s.iter().all(|m| m["method"] != "tools/list"), "{s:?}");
+    assert!(t.r.asking(t.at(2.0)).iter().any(|a| a.tool == "nosuch"));
+}
+
+/// No listing comes back in time: the waiting calls are judged as before (by the spec's
+/// defaults), and a call the client cancels meanwhile is never sent.
+#[test]
+fn a_listing_that_does_not_come_judges_the_waiting_calls_by_the_defaults() {
+    let mut t = T::new();
+    initialized(&mut t);
+    t.r.set_limits(filtered(&["@readonly"], &[]), t.at(1.0), &mut t.out);
+    t.take();
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"read","arguments":{}}}"#);
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"other","arguments":{}}}"#);
+    t.client(
+        1.1,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":21}}"#,
+    );
+    let (_, s) = t.take();
+    assert_eq!(s.len(), 1, "the listing only: {s:?}");
+    let deadline = t.tick(1.2).unwrap();
+    assert!(
+        deadline <= 1.0 + learn::LEARN_WAIT.as_secs_f64(),
+        "{deadline}"
+    );
+    t.tick(deadline);
+    let (c, s) = t.take();
+    assert!(s.is_empty(), "{s:?}");
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(
+        (&c[0]["id"], &c[0]["error"]["data"]["kind"]),
+        (&json!(20), &json!("tool_denied"))
+    );
+}
+
+/// A client that lists first is judged on that listing: no listing of the bridge's own.
+#[test]
+fn a_client_that_listed_first_gets_no_extra_listing() {
+    let mut t = T::new();
+    initialized(&mut t);
+    t.r.set_limits(filtered(&["@readonly"], &[]), t.at(1.0), &mut t.out);
+    t.take();
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    t.server(1.1, r#"{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"read","annotations":{"readOnlyHint":true}}]}}"#);
+    t.take();
+    t.client(
+        1.2,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read","arguments":{}}}"#,
+    );
+    let (_, s) = t.take();
+    assert_eq!((s.len(), &s[0]["id"]), (1, &json!(6)));
+}
+
 // ---- pin_tools ----------------------------------------------------------------------------
 
 fn list_answer(id: u32, desc: &str) -> String {

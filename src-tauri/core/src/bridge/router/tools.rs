@@ -19,7 +19,7 @@ pub(super) struct Pins {
     /// `None`: nothing is pinned yet, so the first listing is pinned as it is.
     file: Option<PinFile>,
     /// The pin file cannot be read: nothing is checked until it can.
-    broken: bool,
+    pub(super) broken: bool,
     /// A first listing is under way (its later pages are pinned too).
     trusting: bool,
     /// Tools reported in this session (each once).
@@ -122,7 +122,7 @@ impl Router {
 
     /// The definitions of tool `name` the policy reads: its pin (where pinning is on) and
     /// what the server listed in this session, once when they are equal.
-    fn tool_defs(&self, name: &str) -> Vec<&Value> {
+    pub(super) fn tool_defs(&self, name: &str) -> Vec<&Value> {
         let pinned = (self.limits.pin_tools != PinMode::Off && !self.pins.broken)
             .then(|| self.pins.file.as_ref()?.pinned.get(name))
             .flatten();
@@ -237,6 +237,8 @@ impl Router {
         }
         let mut msg: Value = serde_json::from_slice(line).ok()?;
         let last_page = msg.pointer("/result/nextCursor").is_none_or(Value::is_null);
+        // A complete listing: a tool it did not name stays unknown (no listing of our own).
+        self.learn.done |= last_page;
         let tools = msg.pointer_mut("/result/tools")?.as_array_mut()?;
         if pinning {
             self.check_pins(tools, last_page, out);
@@ -255,7 +257,7 @@ impl Router {
         (tools.len() != before).then(|| Bytes::from(msg.to_string()))
     }
 
-    fn check_pins(&mut self, tools: &[Value], last_page: bool, out: &mut Vec<Out>) {
+    pub(super) fn check_pins(&mut self, tools: &[Value], last_page: bool, out: &mut Vec<Out>) {
         let trust = self.pins.file.is_none() || self.pins.trusting;
         self.pins.trusting = trust && !last_page;
         let block = self.limits.pin_tools == PinMode::Block;

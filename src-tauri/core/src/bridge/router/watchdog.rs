@@ -52,6 +52,9 @@ impl Router {
         if let Some(t) = self.ask_tick(now, out) {
             next = Some(next.map_or(t, |n| n.min(t)));
         }
+        if let Some(t) = self.learn_tick(now, out) {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
         next
     }
 

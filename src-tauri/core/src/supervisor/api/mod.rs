@@ -39,7 +39,7 @@ pub use clients::{
 pub use error::{ApiError, ErrorCode};
 pub use reports::{
     CommandOutcome, HistoryEntry, KnownServer, LimitSource, LimitValue, LimitsReport, Orphan,
-    PendingApproval, ProbeReport, SessionAck, StopResult,
+    PendingApproval, PolicyKind, ProbeReport, SessionAck, StopResult, ToolPolicy,
 };
 pub use status::{
     Health, InflightStatus, LatencyPoint, NetworkDenial, PinState, ServerStatus, SessionState,
@@ -389,6 +389,8 @@ pub fn typescript() -> String {
         LimitsReport::decl(&cfg),
         LimitValue::decl(&cfg),
         LimitSource::decl(&cfg),
+        ToolPolicy::decl(&cfg),
+        PolicyKind::decl(&cfg),
         ClientsReport::decl(&cfg),
         ClientFile::decl(&cfg),
         AwaitingServer::decl(&cfg),

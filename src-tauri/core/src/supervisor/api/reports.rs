@@ -141,6 +141,48 @@ pub struct LimitsReport {
     /// they exist or not. The window grants no folder that holds one or lies in one.
     #[serde(default)]
     pub sandbox_hidden: Vec<PathBuf>,
+    /// Each tool Warden knows of this server (pinned, seen since, or called) and its policy,
+    /// as the bridges decide it ([`crate::policy`]) from these lists and its pinned definition.
+    #[serde(default)]
+    pub tools: Vec<ToolPolicy>,
+}
+
+/// What happens to a call of a tool ([`crate::policy::Policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyKind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// One tool's policy on the server page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ToolPolicy {
+    pub tool: String,
+    pub policy: PolicyKind,
+    /// The list that decided (`tools_deny`, `tools_ask`, `tools_allow`); `None` for a tool
+    /// allowed because no list names it.
+    pub key: Option<String>,
+    /// The entry of that list that matched: a name glob, or a selector (`@destructive` …);
+    /// `None` for a tool denied because a non-empty `tools_allow` does not list it.
+    pub entry: Option<String>,
+    /// The list entry that names this tool and no other ([`crate::policy::name_entry`]):
+    /// what the page adds to or removes from a list to move it by name.
+    pub name_entry: String,
+    /// `tools_allow` lets it through: it is empty, or an entry matches.
+    pub allow_listed: bool,
+    /// The annotation selectors its newest definition matches.
+    pub selectors: Vec<String>,
+    /// Its definition is pinned; else the spec's defaults are assumed (a destructive,
+    /// open-world write), as the bridge does for a tool it has not seen listed.
+    pub known: bool,
+    /// An "always" answer is kept for it (`warden approvals forget` undoes it).
+    pub always: bool,
+    /// That answer matches its definitions now (else the next call is asked about again).
+    pub always_current: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
