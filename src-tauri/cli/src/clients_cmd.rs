@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+
+use crate::output::fail;
 use serde_json::{Value, json};
 use warden_core::clients::{
     self, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange, Filter, Scope,
@@ -72,7 +74,7 @@ pub struct ProjectArgs {
 #[derive(Args)]
 pub struct FilterArgs {
     /// Only this client.
-    #[arg(long, value_name = "ID", value_parser = parse_client)]
+    #[arg(long, value_name = "ID")]
     client: Option<ClientId>,
     /// Only this config file (also one Warden does not detect; name its client with --client).
     #[arg(long, value_name = "PATH")]
@@ -82,10 +84,6 @@ pub struct FilterArgs {
     server: Option<String>,
     #[command(flatten)]
     scope: ProjectArgs,
-}
-
-fn parse_client(s: &str) -> Result<ClientId, String> {
-    s.parse()
 }
 
 pub fn run(command: ClientsCommand) -> ExitCode {
@@ -98,7 +96,7 @@ pub fn run(command: ClientsCommand) -> ExitCode {
     };
     let mut env = match ClientEnv::from_process() {
         Ok(env) => env,
-        Err(e) => return fail(&e.coded()),
+        Err(e) => return fail(e.coded()),
     };
     for p in projects {
         let p = std::fs::canonicalize(&p).unwrap_or(p);
@@ -117,7 +115,7 @@ pub fn run(command: ClientsCommand) -> ExitCode {
             let warden = match std::env::current_exe().and_then(std::fs::canonicalize) {
                 Ok(p) => p,
                 Err(e) => {
-                    return fail(&format!(
+                    return fail(format!(
                         "cannot find the path of the warden binary: {e}. Fix: run warden by its full path"
                     ));
                 }
@@ -160,11 +158,6 @@ fn to_filter(f: FilterArgs) -> Filter {
         file: f.file,
         server: f.server,
     }
-}
-
-fn fail(msg: &str) -> ExitCode {
-    eprintln!("warden: {msg}");
-    ExitCode::FAILURE
 }
 
 /// The end of a file's report: its backup, the diff of a dry run, what the client needs next.
@@ -350,7 +343,7 @@ fn report(
 ) -> ExitCode {
     let changes = match result {
         Ok(c) => c,
-        Err(e) => return fail(&e.coded()),
+        Err(e) => return fail(e.coded()),
     };
     let failed = changes.iter().any(|c| c.error.is_some());
     let matched = changes
@@ -447,7 +440,7 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
 fn backups(env: &ClientEnv, as_json: bool) -> ExitCode {
     let all = match clients::backups(&env.state_dir) {
         Ok(b) => b,
-        Err(e) => return fail(&e.coded()),
+        Err(e) => return fail(e.coded()),
     };
     if as_json {
         print_json(&json!({ "backups": all }));
@@ -501,6 +494,6 @@ fn restore(env: &ClientEnv, id: &str, dry_run: bool) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(e) => fail(&e.coded()),
+        Err(e) => fail(e.coded()),
     }
 }

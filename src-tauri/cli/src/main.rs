@@ -1,6 +1,7 @@
 //! `warden`: the stdio bridge and command-line tools of MCP Warden.
 
 mod clients_cmd;
+mod output;
 mod secret_input;
 mod servers_cmd;
 mod tools_cmd;

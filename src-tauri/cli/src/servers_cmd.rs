@@ -35,7 +35,7 @@ pub enum ServersCommand {
         /// The server's name in the clients' files.
         name: String,
         /// A client to add it to (repeatable; at least one).
-        #[arg(long = "client", value_name = "ID", value_parser = parse_client, required = true)]
+        #[arg(long = "client", value_name = "ID", required = true)]
         clients: Vec<ClientId>,
         /// An environment variable written into the entry (repeatable).
         #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_kv)]
@@ -66,7 +66,7 @@ pub enum ServersCommand {
     Disable {
         name: String,
         /// Only this client's files (repeatable; default: every client that has it).
-        #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
+        #[arg(long = "client", value_name = "ID")]
         clients: Vec<ClientId>,
         /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
         /// projects in `~/.claude.json` too).
@@ -80,7 +80,7 @@ pub enum ServersCommand {
     Enable {
         name: String,
         /// Only this client's files (repeatable; default: every client that has it).
-        #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
+        #[arg(long = "client", value_name = "ID")]
         clients: Vec<ClientId>,
         /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
         /// projects in `~/.claude.json` too).
@@ -96,7 +96,7 @@ pub enum ServersCommand {
     Remove {
         name: String,
         /// Only this client's files (repeatable; default: every client that has it).
-        #[arg(long = "client", value_name = "ID", value_parser = parse_client)]
+        #[arg(long = "client", value_name = "ID")]
         clients: Vec<ClientId>,
         /// Only this file (as `warden servers list` names it); all its scopes (Claude Code's
         /// projects in `~/.claude.json` too).
@@ -109,10 +109,6 @@ pub enum ServersCommand {
         #[arg(long)]
         dry_run: bool,
     },
-}
-
-fn parse_client(s: &str) -> Result<ClientId, String> {
-    s.parse()
 }
 
 fn parse_kv(s: &str) -> Result<(String, String), String> {

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Subcommand, ValueEnum};
+
+use crate::output::fail;
 use warden_core::control::socket::socket_path;
 use warden_core::say;
 use warden_core::supervisor::api::{
@@ -266,11 +268,6 @@ pub fn run(command: Command) -> ExitCode {
             Command::Approvals { action, json } => approvals_cmd(action, json).await,
         }
     })
-}
-
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("warden: {}", warden_core::text::lines(&message.to_string()));
-    ExitCode::FAILURE
 }
 
 /// A connection to the running supervisor; `Ok(None)` when none runs.

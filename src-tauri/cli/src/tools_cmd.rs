@@ -5,6 +5,8 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
+
+use crate::output::fail;
 use serde_json::{Value, json};
 use warden_core::pins::{self, PinFile, PinState};
 use warden_core::{say, text};
@@ -35,11 +37,6 @@ pub fn run(command: ToolsCommand) -> ExitCode {
         ToolsCommand::Diff { server, tools } => with_pins(&server, |f| diff(&server, f, &tools)),
         ToolsCommand::Approve { server, tools } => approve(&server, &tools),
     }
-}
-
-fn fail(msg: &str) -> ExitCode {
-    eprintln!("warden: {}", text::lines(msg));
-    ExitCode::FAILURE
 }
 
 fn with_pins(server: &str, f: impl FnOnce(&PinFile) -> ExitCode) -> ExitCode {
@@ -112,7 +109,7 @@ fn diff(server: &str, file: &PinFile, tools: &[String]) -> ExitCode {
                 println!();
             }
             None => {
-                return fail(&format!(
+                return fail(format!(
                     "server `{server}` has no tool `{name}`; `warden tools list {server}` lists them"
                 ));
             }

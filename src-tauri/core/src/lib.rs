@@ -24,6 +24,7 @@ pub mod redact;
 pub mod registry;
 #[cfg(unix)]
 pub mod supervisor;
+pub mod testing;
 pub mod text;
 
 /// Checks that a generated file of the repository (`docs/config.md`, `docs/errors.md`) is

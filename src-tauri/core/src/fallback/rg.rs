@@ -162,8 +162,8 @@ async fn read_capped(mut src: impl AsyncRead + Unpin, cap: usize) -> io::Result<
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::super::tests::require_tool;
     use super::*;
+    use crate::testing::require_tool;
 
     #[test]
     fn user_values_never_stand_alone_and_the_path_follows_a_double_dash() {

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::*;
+use crate::testing::require_tool;
 
 /// A tree exercising what the tools can tell apart: ignore files, hidden files, binary files,
 /// symlinks, types, a line without a terminator, UTF-16 with a BOM.
@@ -39,22 +40,6 @@ fn tree() -> tempfile::TempDir {
     write("wide.txt", &utf16);
     symlink(root.join("sub"), root.join("link")).unwrap();
     dir
-}
-
-/// `name` on PATH, or `None` when a test that needs it cannot run here: it says so, and under
-/// CI (`CI` set, as CI services and .ci/run do), which installs the tools tests need
-/// (scripts/setup.sh), it fails the test instead.
-pub(super) fn require_tool(name: &str) -> Option<PathBuf> {
-    let found = crate::paths::find_on_path(name.as_ref());
-    if found.is_none() {
-        let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
-        assert!(
-            !ci,
-            "`{name}` is not on PATH: CI must provide it (scripts/setup.sh)"
-        );
-        eprintln!("SKIPPED: `{name}` is not on PATH (under CI this fails)");
-    }
-    found
 }
 
 fn search(root: &Path, engine: Engine) -> Search {

@@ -52,7 +52,7 @@ pub struct InstallArgs {
     /// A client whose config file gets the entry (repeatable): claude-desktop, claude-code,
     /// cursor, vscode, cline, windsurf, zed, gemini-cli, codex, opencode, kiro, lm-studio,
     /// continue, goose.
-    #[arg(long = "client", value_name = "ID", required = true, value_parser = parse_client)]
+    #[arg(long = "client", value_name = "ID", required = true)]
     clients: Vec<ClientId>,
     /// The entry's name in the files (default: the registry name after its last `/`).
     #[arg(long = "as", value_name = "ENTRY")]
@@ -83,10 +83,6 @@ pub struct InstallArgs {
     /// Ask the registry again instead of using an answer cached in the last 10 minutes.
     #[arg(long)]
     refresh: bool,
-}
-
-fn parse_client(s: &str) -> Result<ClientId, String> {
-    s.parse()
 }
 
 /// Why the install stopped.

@@ -21,27 +21,7 @@ pub const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
 /// Generous bound for anything that should happen "at once".
 pub const SOON: Duration = Duration::from_secs(10);
 
-/// Says why a test cannot run here (a tool it needs is missing), and lets the caller return.
-/// Under CI (`CI` set, as CI services and .ci/run do) it fails the test instead: CI installs
-/// what the tests need (scripts/setup.sh), so something missing there is a broken setup.
-pub fn cannot_run(why: &str) {
-    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
-    assert!(!ci, "{why}: CI must provide it (scripts/setup.sh)");
-    eprintln!("SKIPPED: {why} (under CI this fails)");
-}
-
-/// `name` on PATH, or `None` after [`cannot_run`].
-pub fn require_tool(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|f| f.is_file())
-    });
-    if found.is_none() {
-        cannot_run(&format!("`{name}` is not on PATH"));
-    }
-    found
-}
+pub use warden_core::testing::{cannot_run, require_tool};
 
 pub struct Session {
     pub child: Child,
