@@ -37,6 +37,8 @@ mod bwrap;
 mod landlock;
 #[cfg(target_os = "linux")]
 mod netns;
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+mod seatbelt;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod stderr;
@@ -44,6 +46,7 @@ mod stderr;
 pub use bwrap::{argv, userns_denied, works};
 #[cfg(target_os = "linux")]
 pub use netns::{HELPER, PORT_INSIDE, helper, receive_listener};
+pub use seatbelt::SEATBELT;
 pub use stderr::{Denied, denied};
 
 /// What the sandbox is, as `warden status` shows it.
@@ -272,11 +275,13 @@ impl Refused {
     }
 }
 
-/// The mode's name from its number in the session's links (0 off, 1 bwrap, 2 landlock).
+/// The mode's name from its number in the session's links (0 off, 1 bwrap, 2 landlock,
+/// 3 seatbelt).
 pub fn mode_name(n: u8) -> &'static str {
     match n {
         1 => BWRAP,
         2 => LANDLOCK,
+        3 => SEATBELT,
         _ => "off",
     }
 }
@@ -286,6 +291,7 @@ pub fn mode_number(mode: &str) -> u8 {
     match mode {
         BWRAP => 1,
         LANDLOCK => 2,
+        SEATBELT => 3,
         _ => 0,
     }
 }
@@ -411,10 +417,10 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
     if !limits.sandbox {
         return Ok(Launch::plain(command.to_vec()));
     }
-    if !cfg!(target_os = "linux") {
+    if !cfg!(any(target_os = "linux", target_os = "macos")) {
         return Err(Refused::new(
             Code::SandboxUnavailable,
-            "Warden's sandbox is Linux-only so far",
+            "Warden's sandbox exists on Linux and macOS only so far",
         ));
     }
     if let Some(runner) = container_runner(command) {
@@ -427,7 +433,9 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
     }
     #[cfg(target_os = "linux")]
     return linux::launch(command, limits, places);
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    return macos::launch(command, limits, places);
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         let _ = places;
         unreachable!("refused above")
@@ -599,6 +607,49 @@ mod linux {
                 None => Refused::new(landlock_why.code(), &landlock_why.to_string()),
             }),
         }
+    }
+}
+
+/// macOS: the server under `sandbox-exec` with its Seatbelt profile (`seatbelt.rs`).
+#[cfg(target_os = "macos")]
+mod macos {
+    use super::*;
+
+    pub(super) fn launch(
+        command: &[OsString],
+        limits: &Limits,
+        places: &Places,
+    ) -> Result<Launch, Refused> {
+        if !crate::paths::is_executable(Path::new(seatbelt::SANDBOX_EXEC)) {
+            return Err(Refused::new(
+                Code::SandboxUnavailable,
+                &format!("{} is missing", seatbelt::SANDBOX_EXEC),
+            ));
+        }
+        if matches!(
+            limits.sandbox_mode,
+            SandboxMode::Bwrap | SandboxMode::Landlock
+        ) {
+            return Err(Refused::new(
+                Code::SandboxUnavailable,
+                "its `sandbox_mode` asks for a Linux sandbox; on macOS the sandbox is Seatbelt (`sandbox_mode = \"auto\"`)",
+            ));
+        }
+        if limits.sandbox_network.list().is_some() {
+            return Err(Refused::new(
+                Code::SandboxUnavailable,
+                "its `sandbox_network` list needs the network-by-name proxy, which does not run on macOS yet: use \"none\" or \"host\"",
+            ));
+        }
+        let plan = seatbelt::Plan::new(limits, places, None);
+        let profile = seatbelt::profile(&plan)
+            .map_err(|e| Refused::new(Code::SandboxUnavailable, &e.to_string()))?;
+        Ok(Launch {
+            argv: seatbelt::argv(profile, command),
+            mode: SEATBELT,
+            env: Some(cleared_env(places, plan.own.as_deref(), false, None)),
+            confine: None,
+        })
     }
 }
 
