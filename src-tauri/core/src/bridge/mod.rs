@@ -44,6 +44,8 @@ mod spin;
 #[cfg(target_os = "linux")]
 mod splice;
 mod stdio;
+#[cfg(unix)]
+mod tether;
 
 use crate::events::now_ms;
 use child::Server;
