@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use super::child::{self, Pipes, Server};
 use super::generation::{Generation, drain_stale, fallback_command, finish_relay, task_result};
 use super::links::{Line, Links, ServerQueues, Side};
-use super::pumps::{Cut, client_writer, pump, watchdog};
+use super::pumps::{client_writer, no_cut, pump, watchdog};
 use super::reload::reload_config;
 use super::router::{Out, Restart, Router};
 use super::signals::Signals;
@@ -178,13 +178,7 @@ impl Session {
         #[cfg(not(target_os = "linux"))]
         let _ = second_out;
         let tasks = Tasks {
-            client_pump: tokio::spawn(pump(
-                client_in,
-                max,
-                links.clone(),
-                Side::Client,
-                Cut::default(),
-            )),
+            client_pump: tokio::spawn(pump(client_in, max, links.clone(), Side::Client, no_cut())),
             client_writer: tokio::spawn(client_writer(
                 client_out,
                 queues.client,
