@@ -35,10 +35,10 @@ pub struct Server {
     in_bwrap: bool,
     /// A `sandbox_network` list: the proxy's list and listener, until the session starts it
     /// (`Session::started`).
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     pub(super) net: Option<(Vec<crate::config::network::Dest>, super::proxy::Listen)>,
     /// The server's proxy, which stops when the server is dropped.
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     pub(super) proxy: Option<super::proxy::Proxy>,
 }
 
@@ -141,7 +141,7 @@ impl Server {
             },
             in_bwrap: launch.mode == super::sandbox::BWRAP,
             // The sandbox's end of the way to the proxy is closed here once the server has it.
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             net: launch.net.map(|n| {
                 let listen = match n.way {
                     super::sandbox::Way::Inside { ours, .. } => super::proxy::Listen::Inside(ours),
@@ -149,7 +149,7 @@ impl Server {
                 };
                 (n.list, listen)
             }),
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             proxy: None,
         };
         Ok((

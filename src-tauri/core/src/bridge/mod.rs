@@ -28,7 +28,7 @@ mod control;
 mod generation;
 mod guard;
 mod links;
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 mod proxy;
 mod pumps;
 #[cfg(target_os = "linux")]

@@ -73,10 +73,10 @@ pub(super) struct Session {
     /// What a sandboxed server's sandbox is built from (`sandbox = "on"`).
     places: super::sandbox::Places,
     /// The server's name (the proxy's refusals name its config section).
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     name: String,
     /// The destinations the proxy refused in this session (`network_denied` once each).
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     net_denied: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
@@ -209,9 +209,9 @@ impl Session {
             controller,
             supervisor_socket,
             places,
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             name,
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             net_denied: Arc::default(),
         }
     }
@@ -224,7 +224,7 @@ impl Session {
         generation: u64,
         fallback: bool,
     ) -> Generation {
-        #[cfg(target_os = "linux")]
+        #[cfg(unix)]
         if let Some((list, listen)) = server.net.take() {
             let cx = super::proxy::Context {
                 server: self.name.clone(),
@@ -352,7 +352,7 @@ impl Session {
         let (how, tail) = generation.finish(why).await;
         self.links.server_pid.store(0, Ordering::Relaxed);
         let mut waiting = Restart::OnRequest;
-        #[cfg(target_os = "linux")]
+        #[cfg(unix)]
         let refused = {
             let set = self
                 .net_denied
@@ -362,7 +362,7 @@ impl Session {
             list.sort();
             list
         };
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(unix))]
         let refused = Vec::new();
         self.links.route_now(|r, out| {
             r.note_net_refused(refused);

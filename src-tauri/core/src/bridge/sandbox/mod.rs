@@ -24,11 +24,11 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
 
 use crate::codes::Code;
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 use crate::config::network;
 use crate::config::{Limits, SandboxMode};
 
@@ -307,7 +307,7 @@ pub struct Launch {
     pub env: Option<Vec<(OsString, OsString)>>,
     pub confine: Option<Confine>,
     /// A `sandbox_network` list: the way to the proxy the bridge starts with the server.
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     pub net: Option<Net>,
 }
 
@@ -319,13 +319,13 @@ impl Launch {
             mode: "off",
             env: None,
             confine: None,
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             net: None,
         }
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 /// What the proxy of a server with a `sandbox_network` list needs: the list (presets
 /// expanded) and where it listens.
 pub struct Net {
@@ -334,13 +334,14 @@ pub struct Net {
 }
 
 /// Where the proxy listens.
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 pub enum Way {
     /// bubblewrap: inside the server's network namespace. The sandbox's helper sends the
     /// listener over `ours`; `theirs` is the end the server process inherits (closed in the
     /// bridge once it is spawned).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Inside { ours: OwnedFd, theirs: OwnedFd },
-    /// Landlock: on the host's loopback, the one port the server may connect to.
+    /// Landlock and Seatbelt: on the host's loopback, the one port the server may connect to.
     Host(std::net::TcpListener),
 }
 
@@ -361,7 +362,7 @@ fn proxy_env(url: &str) -> Vec<(OsString, OsString)> {
     .collect()
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 /// The list with its presets expanded: the runner's mirror from the bridge's environment and
 /// the `.npmrc` of each home and of the working folder.
 fn expanded(list: &[network::Entry], places: &Places) -> Vec<network::Dest> {
@@ -635,20 +636,43 @@ mod macos {
                 "its `sandbox_mode` asks for a Linux sandbox; on macOS the sandbox is Seatbelt (`sandbox_mode = \"auto\"`)",
             ));
         }
-        if limits.sandbox_network.list().is_some() {
-            return Err(Refused::new(
-                Code::SandboxUnavailable,
-                "its `sandbox_network` list needs the network-by-name proxy, which does not run on macOS yet: use \"none\" or \"host\"",
-            ));
-        }
-        let plan = seatbelt::Plan::new(limits, places, None);
+        // A `sandbox_network` list: the proxy listens on the host's loopback, the one port
+        // the profile lets the server connect to.
+        let net = match limits.sandbox_network.list() {
+            Some(list) => {
+                let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+                    .and_then(|l| l.local_addr().map(|a| (l, a.port())))
+                    .map_err(|e| {
+                        Refused::new(
+                            Code::SandboxUnavailable,
+                            &format!(
+                                "its `sandbox_network` proxy cannot listen on 127.0.0.1 ({e})"
+                            ),
+                        )
+                    })?;
+                Some((l, expanded(list, places)))
+            }
+            None => None,
+        };
+        let port = net.as_ref().map(|((_, port), _)| *port);
+        let plan = seatbelt::Plan::new(limits, places, port);
         let profile = seatbelt::profile(&plan)
             .map_err(|e| Refused::new(Code::SandboxUnavailable, &e.to_string()))?;
+        let proxy = port.map(|p| format!("http://127.0.0.1:{p}"));
         Ok(Launch {
             argv: seatbelt::argv(profile, command),
             mode: SEATBELT,
-            env: Some(cleared_env(places, plan.own.as_deref(), false, None)),
+            env: Some(cleared_env(
+                places,
+                plan.own.as_deref(),
+                false,
+                proxy.as_deref(),
+            )),
             confine: None,
+            net: net.map(|((l, _), list)| Net {
+                list,
+                way: Way::Host(l),
+            }),
         })
     }
 }
