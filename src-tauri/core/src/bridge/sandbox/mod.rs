@@ -159,10 +159,20 @@ impl Places {
             .collect()
     }
 
-    /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: the server's
-    /// program's folder (a venv, a download), its working folder, the homes, and the folder of
-    /// Warden's own program (the network's helper and the fallback run it in the sandbox).
+    /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: [`Places::kept`]
+    /// under `/tmp`.
     fn under_tmp(&self, command: &[OsString]) -> Vec<PathBuf> {
+        self.kept(command)
+            .into_iter()
+            .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
+            .collect()
+    }
+
+    /// The folders a sandbox that hides `/tmp` keeps readable when they lie there (resolved):
+    /// the server's program's folder (a venv, a download), its working folder, the homes,
+    /// and the folder of Warden's own program (the network's helper and the fallback run it
+    /// in the sandbox).
+    fn kept(&self, command: &[OsString]) -> Vec<PathBuf> {
         let program = command.first().map(PathBuf::from).and_then(|p| {
             if p.is_absolute() {
                 Some(p)
@@ -185,9 +195,6 @@ impl Places {
                 .map(Path::to_owned),
         );
         resolved(dirs)
-            .into_iter()
-            .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
-            .collect()
     }
 
     /// The folders the server may write: its grants (resolved) and its own folder, created.
@@ -655,7 +662,7 @@ mod macos {
             None => None,
         };
         let port = net.as_ref().map(|((_, port), _)| *port);
-        let plan = seatbelt::Plan::new(limits, places, port);
+        let plan = seatbelt::Plan::new(command, limits, places, port);
         let profile = seatbelt::profile(&plan)
             .map_err(|e| Refused::new(Code::SandboxUnavailable, &e.to_string()))?;
         let proxy = port.map(|p| format!("http://127.0.0.1:{p}"));

@@ -2,8 +2,9 @@
 //! per server, made from the same keys and places as the Linux sandbox (`Places::listed_hidden`
 //! and `Places::writable` are the one source of which paths are hidden and granted):
 //! - it reads everything but the hidden paths (the keys of each home, the macOS keychains and
-//!   cookies, Warden's own config and state, `/var/run`, `sandbox_deny`), which it may not
-//!   write, rename or rename a folder above either;
+//!   cookies, Warden's own config and state, `/var/run`, `/tmp` but for its program's, working
+//!   and home folders there, `sandbox_deny`), which it may not write, rename or rename a
+//!   folder above either;
 //! - it writes only its grants (`sandbox_write`), its own folder (package caches and temp
 //!   files, through the variables the Linux side sets) and the usual devices (`/dev/null`);
 //! - it forks and execs freely; it signals, and reads the state of, only processes of its own
@@ -33,6 +34,9 @@ use crate::config::network::Network;
 /// What `warden status` shows for this sandbox.
 pub const SEATBELT: &str = "seatbelt";
 
+/// Hidden as under Landlock (on macOS, `/private/tmp`).
+const TMP: &str = "/tmp";
+
 /// The program that runs a command under a profile given as text.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
@@ -61,20 +65,32 @@ pub struct Plan {
     pub grants: Vec<PathBuf>,
     /// Its own folder (under Warden's hidden state): read and written.
     pub own: Option<PathBuf>,
-    /// Files it may read inside a hidden folder: the resolver's configuration, with the
-    /// host's network (`/etc/resolv.conf` is `/private/var/run/resolv.conf`).
+    /// What it may read inside a hidden folder: its program's, working and home folders
+    /// under `/tmp`, and the resolver's configuration with the host's network
+    /// (`/etc/resolv.conf` is `/private/var/run/resolv.conf`).
     pub reads: Vec<PathBuf>,
     pub net: Net,
 }
 
 impl Plan {
-    /// The plan for a server under `limits` (`proxy`: the port of its `sandbox_network`
+    /// The plan for `command` under `limits` (`proxy`: the port of its `sandbox_network`
     /// list's proxy on the loopback). Creates the server's own folder.
-    pub fn new(limits: &Limits, places: &Places, proxy: Option<u16>) -> Plan {
+    pub fn new(command: &[OsString], limits: &Limits, places: &Places, proxy: Option<u16>) -> Plan {
         let mut listed = places.listed_hidden(limits);
         for home in &places.homes {
             listed.extend(DENIED_IN_HOME_MACOS.iter().map(|d| home.join(d)));
         }
+        // `/tmp` as under Landlock: hidden (its temp files go to its own folder), but for the
+        // program's, the working folder's and the homes' folders there.
+        listed.push(PathBuf::from(TMP));
+        let tmp = Path::new(TMP)
+            .canonicalize()
+            .unwrap_or_else(|_| PathBuf::from(TMP));
+        let mut reads: Vec<PathBuf> = places
+            .kept(command)
+            .into_iter()
+            .filter(|d| d.starts_with(&tmp) && *d != tmp)
+            .collect();
         let mut hidden: Vec<PathBuf> = Vec::new();
         for path in listed {
             let real = real_path(&path);
@@ -90,15 +106,14 @@ impl Plan {
             (Network::Only(_), Some(port)) => Net::Proxy(port),
             _ => Net::None,
         };
-        let reads = match net {
-            Net::Host => Path::new("/etc/resolv.conf")
-                .canonicalize()
-                .ok()
-                .filter(|r| hidden.iter().any(|h| r.starts_with(h)))
-                .into_iter()
-                .collect(),
-            _ => Vec::new(),
-        };
+        if net == Net::Host {
+            reads.extend(
+                Path::new("/etc/resolv.conf")
+                    .canonicalize()
+                    .ok()
+                    .filter(|r| hidden.iter().any(|h| r.starts_with(h))),
+            );
+        }
         Plan {
             hidden,
             grants,
@@ -274,8 +289,21 @@ pub fn profile(plan: &Plan) -> Result<String, Unsayable> {
     for q in above {
         line(&format!("(deny file-write-unlink (literal {q}))"));
     }
-    for file in &plan.reads {
-        line(&format!("(allow file-read* (literal {}))", quoted(file)?));
+    for path in &plan.reads {
+        line(&format!("(allow file-read* (subpath {}))", quoted(path)?));
+    }
+    // A hidden path inside what was read back stays hidden (a home under /tmp keeps its keys).
+    for hidden in &plan.hidden {
+        if plan
+            .reads
+            .iter()
+            .any(|r| hidden.starts_with(r) && hidden != r)
+        {
+            line(&format!(
+                "(deny file-read* file-write* (subpath {}))",
+                quoted(hidden)?
+            ));
+        }
     }
     if let Some(own) = &plan.own {
         line(&format!(
@@ -458,12 +486,33 @@ mod tests {
         assert!(
             at(
                 &p,
-                "(allow file-read* (literal \"/private/var/run/resolv.conf\"))"
+                "(allow file-read* (subpath \"/private/var/run/resolv.conf\"))"
             ) > at(
                 &p,
                 "(deny file-read* file-write* (subpath \"/private/var/run\"))"
             )
         );
+    }
+
+    #[test]
+    fn a_home_under_tmp_is_read_back_with_its_keys_still_hidden() {
+        let mut plan = plan(Net::None);
+        plan.hidden = vec![
+            PathBuf::from("/private/tmp"),
+            PathBuf::from("/private/tmp/h/.ssh"),
+        ];
+        plan.reads = vec![PathBuf::from("/private/tmp/h")];
+        let p = profile(&plan).unwrap();
+        let tmp = at(
+            &p,
+            "(deny file-read* file-write* (subpath \"/private/tmp\"))",
+        );
+        let back = at(&p, "(allow file-read* (subpath \"/private/tmp/h\"))");
+        let ssh = "(deny file-read* file-write* (subpath \"/private/tmp/h/.ssh\"))";
+        assert!(tmp < back, "{p}");
+        // Denied before the read-back and again after it: the later rule wins.
+        assert_eq!(p.matches(ssh).count(), 2, "{p}");
+        assert!(p.rfind(ssh).unwrap() > back, "{p}");
     }
 
     #[test]
@@ -554,7 +603,7 @@ mod tests {
             sandbox_network: Network::Host,
             ..Limits::default()
         };
-        let plan = Plan::new(&limits, &places, None);
+        let plan = Plan::new(&["true".into()], &limits, &places, None);
         for want in [
             d.join("home/.ssh"),
             d.join("home/.aws"),
@@ -574,6 +623,16 @@ mod tests {
         ] {
             assert!(plan.hidden.contains(&want), "{want:?} in {:?}", plan.hidden);
         }
+        // /tmp is hidden; the working folder, when it lies there, is read back.
+        let tmp = Path::new("/tmp").canonicalize().unwrap();
+        assert!(plan.hidden.contains(&PathBuf::from("/tmp")));
+        assert_eq!(
+            plan.reads.contains(&d),
+            d.starts_with(&tmp),
+            "{:?}",
+            plan.reads
+        );
+        assert!(!plan.reads.contains(&tmp));
         assert_eq!(plan.grants, [d.join("notes")]);
         assert_eq!(plan.own, Some(d.join("state/sandbox/s")));
         assert!(d.join("state/sandbox/s/tmp").is_dir());
@@ -591,9 +650,16 @@ mod tests {
             sandbox_network: Network::Only(Vec::new()),
             ..limits.clone()
         };
-        assert_eq!(Plan::new(&list, &places, Some(9)).net, Net::Proxy(9));
-        assert_eq!(Plan::new(&list, &places, None).net, Net::None);
-        assert!(Plan::new(&list, &places, Some(9)).reads.is_empty());
+        let cmd = ["true".into()];
+        assert_eq!(Plan::new(&cmd, &list, &places, Some(9)).net, Net::Proxy(9));
+        assert_eq!(Plan::new(&cmd, &list, &places, None).net, Net::None);
+        // Without the host's network, no resolver's file: only what lies under /tmp.
+        assert!(
+            Plan::new(&cmd, &list, &places, Some(9))
+                .reads
+                .iter()
+                .all(|r| r.starts_with(&tmp)),
+        );
     }
 
     #[test]
