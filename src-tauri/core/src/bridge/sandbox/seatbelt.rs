@@ -199,7 +199,9 @@ pub fn quoted(path: &Path) -> Result<String, Unsayable> {
 }
 
 /// The Mach services every server may look up: the user database, logging, notifications,
-/// preferences and the temp dir's helper (what libSystem and the runtimes need to start).
+/// preferences, the temp dir's helper (what libSystem and the runtimes need to start) and
+/// file-change events (file watchers: what it may read, it may watch). Chosen from what these
+/// services do, not from runs on a Mac: a runtime that needs more is refused by the default.
 const MACH_SERVICES: &[&str] = &[
     "com.apple.system.opendirectoryd.libinfo",
     "com.apple.system.opendirectoryd.membership",
@@ -209,17 +211,22 @@ const MACH_SERVICES: &[&str] = &[
     "com.apple.cfprefsd.daemon",
     "com.apple.cfprefsd.agent",
     "com.apple.bsd.dirhelper",
+    "com.apple.FSEvents",
 ];
 
 /// With a network: the certificate checker (TLS) and the network's configuration (proxies,
 /// DNS servers).
 const MACH_SERVICES_NET: &[&str] = &[
     "com.apple.trustd.agent",
+    "com.apple.trustd",
     "com.apple.SystemConfiguration.configd",
 ];
 
-/// With the host's network: DNS through mDNSResponder.
-const MACH_SERVICES_DNS: &[&str] = &["com.apple.dnssd.service"];
+/// With the host's network: DNS through mDNSResponder, and the resolvers' configuration.
+const MACH_SERVICES_DNS: &[&str] = &[
+    "com.apple.dnssd.service",
+    "com.apple.SystemConfiguration.DNSConfiguration",
+];
 const MDNS_SOCKET: &str = "/private/var/run/mDNSResponder";
 
 /// The devices every program opens.
@@ -465,7 +472,9 @@ mod tests {
         );
         // DNS is the proxy's, outside the sandbox.
         assert!(
-            !list.contains("dnssd") && !list.contains("mDNSResponder"),
+            !list.contains("dnssd")
+                && !list.contains("mDNSResponder")
+                && !list.contains("DNSConfiguration"),
             "{list}"
         );
         at(&list, "(global-name \"com.apple.trustd.agent\")");
