@@ -34,7 +34,7 @@ macro_rules! say {
 pub const NEWLINE: char = '⏎';
 
 /// Whether `c` reorders text or breaks a line without being a control character.
-fn is_format(c: char) -> bool {
+pub(crate) fn is_format(c: char) -> bool {
     matches!(
         c,
         '\u{061C}'

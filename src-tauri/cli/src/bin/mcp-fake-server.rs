@@ -230,7 +230,8 @@ fn tunnel(dest: &str) -> std::io::Result<String> {
 }
 
 /// The sockets among this process's descriptors, one line each: `FD unix peer=self|other`,
-/// `FD inet` (with ` listening` for a listener) or `FD DOMAIN`.
+/// `FD inet` (with ` listening` for a listener) or `FD DOMAIN` (Linux: `/proc`).
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn sockets() -> std::io::Result<String> {
     let mut lines = Vec::new();
@@ -291,6 +292,26 @@ fn sockets() -> std::io::Result<String> {
     Ok(lines.join("\n"))
 }
 
+#[cfg(not(target_os = "linux"))]
+fn sockets() -> std::io::Result<String> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+/// A connection to the abstract UNIX socket `name` (Linux's).
+fn connect_abstract(name: &str) -> std::io::Result<std::os::unix::net::UnixStream> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::linux::net::SocketAddrExt as _;
+        std::os::unix::net::SocketAddr::from_abstract_name(name)
+            .and_then(|a| std::os::unix::net::UnixStream::connect_addr(&a))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = name;
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
+
 /// SIGTERM to `pid`.
 #[allow(unsafe_code)]
 fn signal(pid: i64) -> std::io::Result<String> {
@@ -343,12 +364,9 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
                         .and_then(|s| talk(s, send.as_deref())),
                 )
             } else if let Some(name) = args.get("abstract").and_then(Value::as_str) {
-                use std::os::linux::net::SocketAddrExt as _;
                 outcome(
                     &format!("connect to @{name}"),
-                    std::os::unix::net::SocketAddr::from_abstract_name(name)
-                        .and_then(|a| std::os::unix::net::UnixStream::connect_addr(&a))
-                        .and_then(|s| talk(s, None)),
+                    connect_abstract(name).and_then(|s| talk(s, None)),
                 )
             } else if let Some(pid) = args.get("kill").and_then(Value::as_i64) {
                 outcome(&format!("signal {pid}"), signal(pid))

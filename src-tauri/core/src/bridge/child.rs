@@ -1,5 +1,5 @@
 //! The real server process: spawned without a shell in its own process group, tied to the
-//! bridge's life, and shut down the way MCP asks (close stdin, wait, SIGTERM, wait, SIGKILL),
+//! bridge's life (`tether.rs`), and shut down the way MCP asks (close stdin, wait, SIGTERM, wait, SIGKILL),
 //! for the whole group so that grandchildren (npx → node) go too.
 
 use std::ffi::OsString;
@@ -31,13 +31,14 @@ pub struct Server {
     group: GroupGuard,
     /// The server runs inside bubblewrap, in a session of its own that the group's signals
     /// do not reach.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     in_bwrap: bool,
     /// A `sandbox_network` list: the proxy's list and listener, until the session starts it
     /// (`Session::started`).
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     pub(super) net: Option<(Vec<crate::config::network::Dest>, super::proxy::Listen)>,
     /// The server's proxy, which stops when the server is dropped.
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     pub(super) proxy: Option<super::proxy::Proxy>,
 }
 
@@ -140,7 +141,7 @@ impl Server {
             },
             in_bwrap: launch.mode == super::sandbox::BWRAP,
             // The sandbox's end of the way to the proxy is closed here once the server has it.
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             net: launch.net.map(|n| {
                 let listen = match n.way {
                     super::sandbox::Way::Inside { ours, .. } => super::proxy::Listen::Inside(ours),
@@ -148,7 +149,7 @@ impl Server {
                 };
                 (n.list, listen)
             }),
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             proxy: None,
         };
         Ok((
@@ -298,35 +299,7 @@ pub(crate) mod sys {
 
     pub fn configure(cmd: &mut tokio::process::Command) {
         cmd.process_group(0);
-        #[cfg(target_os = "linux")]
-        {
-            let parent = std::process::id() as libc::pid_t;
-            if super::super::reaper::available() {
-                // SAFETY: getpgrp cannot fail.
-                let group = unsafe { libc::getpgrp() };
-                // SAFETY: runs in the forked child before exec; `fork_server` only makes
-                // async-signal-safe syscalls (see reaper.rs).
-                unsafe {
-                    cmd.pre_exec(move || super::super::reaper::fork_server(parent, group));
-                }
-                return;
-            }
-            // SAFETY: the closure runs in the forked child before exec and only calls
-            // async-signal-safe functions (prctl, getppid).
-            unsafe {
-                cmd.pre_exec(move || {
-                    // Die with the bridge, even if it is killed with SIGKILL.
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    // The bridge may have died before prctl took effect.
-                    if libc::getppid() != parent {
-                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                    }
-                    Ok(())
-                });
-            }
-        }
+        super::super::tether::tie(cmd);
     }
 
     /// Keeps `fd` open across the exec of this command alone (it stays close-on-exec for
@@ -411,6 +384,7 @@ pub(crate) mod sys {
         out
     }
 
+    #[cfg(target_os = "linux")]
     pub fn signal_pid(pid: u32, signal: Signal) {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
             return;

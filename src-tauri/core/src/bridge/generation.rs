@@ -40,7 +40,7 @@ impl Generation {
             super::splice::Splicer::new(std::os::fd::AsFd::as_fd(&pipes.stdout), client)
         });
         #[cfg(not(target_os = "linux"))]
-        let cut = ();
+        let cut = super::pumps::Cut;
         Generation {
             id,
             server,

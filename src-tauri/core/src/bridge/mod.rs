@@ -28,7 +28,7 @@ mod control;
 mod generation;
 mod guard;
 mod links;
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 mod proxy;
 mod pumps;
 #[cfg(target_os = "linux")]
@@ -44,6 +44,9 @@ mod spin;
 #[cfg(target_os = "linux")]
 mod splice;
 mod stdio;
+#[cfg(unix)]
+mod tether;
+#[cfg(unix)]
 mod tunnel;
 
 use crate::events::now_ms;

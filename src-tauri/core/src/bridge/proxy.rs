@@ -1,5 +1,5 @@
 //! The proxy a sandboxed server with a `sandbox_network` list reaches the network through
-//! (Linux). It runs only for such a server, on a thread of its own (its own current-thread
+//! (Linux and macOS). It runs only for such a server, on a thread of its own (its own current-thread
 //! runtime: the relay's thread never carries its traffic), from the server's start to its end.
 //!
 //! It speaks HTTP/1.1 as a forward proxy: `CONNECT host:port` (a tunnel: TLS stays end to
@@ -16,8 +16,8 @@
 //!
 //! Where it listens: under bubblewrap, on 127.0.0.1:[`super::sandbox::PORT_INSIDE`] *inside*
 //! the server's network namespace, a listener the sandbox's helper made there and sent out
-//! over an inherited socket (`sandbox/netns.rs`); under Landlock, on the host's loopback, the
-//! one TCP port Landlock lets the server connect to.
+//! over an inherited socket (`sandbox/netns.rs`); under Landlock and Seatbelt (macOS), on the
+//! host's loopback, the one TCP port the sandbox lets the server connect to.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -53,8 +53,8 @@ const MAX_CONNECTIONS: usize = if cfg!(test) { 4 } else { 256 };
 /// Where the proxy gets its listener.
 pub enum Listen {
     /// From the sandbox's helper, over this socket (bubblewrap).
-    Inside(OwnedFd),
-    /// Bound already, on the host's loopback (Landlock).
+    Inside(#[cfg_attr(not(target_os = "linux"), allow(dead_code))] OwnedFd),
+    /// Bound already, on the host's loopback (Landlock, Seatbelt).
     Host(std::net::TcpListener),
 }
 
@@ -95,6 +95,7 @@ fn run(listen: Listen, cx: Context, stopped: tokio::sync::oneshot::Receiver<()>)
     let listener = match listen {
         Listen::Host(l) => l,
         // Blocks until the helper sends it, or the sandbox ends (end of file).
+        #[cfg(target_os = "linux")]
         Listen::Inside(channel) => match super::sandbox::receive_listener(&channel) {
             Ok(Some(fd)) => std::net::TcpListener::from(fd),
             Ok(None) => return,
@@ -103,6 +104,9 @@ fn run(listen: Listen, cx: Context, stopped: tokio::sync::oneshot::Receiver<()>)
                 return;
             }
         },
+        // Only bubblewrap's helper sends one.
+        #[cfg(not(target_os = "linux"))]
+        Listen::Inside(_) => return,
     };
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()

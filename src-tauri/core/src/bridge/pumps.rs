@@ -24,11 +24,20 @@ const RECENT_STDERR: usize = 4 * 1024;
 /// memory. Such a line is not parsed whole; its id comes from its head or tail.
 const STREAM_OVER: usize = 1 << 20;
 
-/// What moves the rest of a streamed line past the reader (Linux: splice); `()` elsewhere.
+/// What moves the rest of a streamed line past the reader (Linux: splice); nothing elsewhere
+/// (a unit struct, not `()`: clippy's `unit_arg` refuses a `()` argument).
 #[cfg(target_os = "linux")]
 pub(super) type Cut = Option<super::splice::Splicer>;
 #[cfg(not(target_os = "linux"))]
-pub(super) type Cut = ();
+pub(super) struct Cut;
+
+/// No cut-through (the client's side).
+pub(super) fn no_cut() -> Cut {
+    #[cfg(target_os = "linux")]
+    return None;
+    #[cfg(not(target_os = "linux"))]
+    Cut
+}
 
 pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
     input: R,

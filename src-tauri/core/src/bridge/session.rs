@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use super::child::{self, Pipes, Server};
 use super::generation::{Generation, drain_stale, fallback_command, finish_relay, task_result};
 use super::links::{Line, Links, ServerQueues, Side};
-use super::pumps::{Cut, client_writer, pump, watchdog};
+use super::pumps::{client_writer, no_cut, pump, watchdog};
 use super::reload::reload_config;
 use super::router::{Out, Restart, Router};
 use super::signals::Signals;
@@ -73,10 +73,10 @@ pub(super) struct Session {
     /// What a sandboxed server's sandbox is built from (`sandbox = "on"`).
     places: super::sandbox::Places,
     /// The server's name (the proxy's refusals name its config section).
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     name: String,
     /// The destinations the proxy refused in this session (`network_denied` once each).
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     net_denied: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
@@ -178,13 +178,7 @@ impl Session {
         #[cfg(not(target_os = "linux"))]
         let _ = second_out;
         let tasks = Tasks {
-            client_pump: tokio::spawn(pump(
-                client_in,
-                max,
-                links.clone(),
-                Side::Client,
-                Cut::default(),
-            )),
+            client_pump: tokio::spawn(pump(client_in, max, links.clone(), Side::Client, no_cut())),
             client_writer: tokio::spawn(client_writer(
                 client_out,
                 queues.client,
@@ -215,9 +209,9 @@ impl Session {
             controller,
             supervisor_socket,
             places,
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             name,
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             net_denied: Arc::default(),
         }
     }
@@ -230,7 +224,7 @@ impl Session {
         generation: u64,
         fallback: bool,
     ) -> Generation {
-        #[cfg(target_os = "linux")]
+        #[cfg(unix)]
         if let Some((list, listen)) = server.net.take() {
             let cx = super::proxy::Context {
                 server: self.name.clone(),
@@ -358,7 +352,7 @@ impl Session {
         let (how, tail) = generation.finish(why).await;
         self.links.server_pid.store(0, Ordering::Relaxed);
         let mut waiting = Restart::OnRequest;
-        #[cfg(target_os = "linux")]
+        #[cfg(unix)]
         let refused = {
             let set = self
                 .net_denied
@@ -368,7 +362,7 @@ impl Session {
             list.sort();
             list
         };
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(unix))]
         let refused = Vec::new();
         self.links.route_now(|r, out| {
             r.note_net_refused(refused);

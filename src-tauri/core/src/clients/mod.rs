@@ -43,6 +43,8 @@ pub(crate) mod yaml;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_macos;
 
 pub use backup::{Backup, backups};
 pub use detect::{ClientEnv, ConfigFile, OVERRIDE_VARS, Os, Scope, candidates, detect};

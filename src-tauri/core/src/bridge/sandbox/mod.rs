@@ -24,11 +24,11 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
 
 use crate::codes::Code;
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 use crate::config::network;
 use crate::config::{Limits, SandboxMode};
 
@@ -37,6 +37,8 @@ mod bwrap;
 mod landlock;
 #[cfg(target_os = "linux")]
 mod netns;
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+mod seatbelt;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod stderr;
@@ -44,6 +46,7 @@ mod stderr;
 pub use bwrap::{argv, userns_denied, works};
 #[cfg(target_os = "linux")]
 pub use netns::{HELPER, PORT_INSIDE, helper, receive_listener};
+pub use seatbelt::SEATBELT;
 pub use stderr::{Denied, denied};
 
 /// What the sandbox is, as `warden status` shows it.
@@ -156,10 +159,20 @@ impl Places {
             .collect()
     }
 
-    /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: the server's
-    /// program's folder (a venv, a download), its working folder, the homes, and the folder of
-    /// Warden's own program (the network's helper and the fallback run it in the sandbox).
+    /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: [`Places::kept`]
+    /// under `/tmp`.
     fn under_tmp(&self, command: &[OsString]) -> Vec<PathBuf> {
+        self.kept(command)
+            .into_iter()
+            .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
+            .collect()
+    }
+
+    /// The folders a sandbox that hides `/tmp` keeps readable when they lie there (resolved):
+    /// the server's program's folder (a venv, a download), its working folder, the homes,
+    /// and the folder of Warden's own program (the network's helper and the fallback run it
+    /// in the sandbox).
+    fn kept(&self, command: &[OsString]) -> Vec<PathBuf> {
         let program = command.first().map(PathBuf::from).and_then(|p| {
             if p.is_absolute() {
                 Some(p)
@@ -182,9 +195,6 @@ impl Places {
                 .map(Path::to_owned),
         );
         resolved(dirs)
-            .into_iter()
-            .filter(|d| d.starts_with("/tmp") && d != Path::new("/tmp"))
-            .collect()
     }
 
     /// The folders the server may write: its grants (resolved) and its own folder, created.
@@ -272,11 +282,13 @@ impl Refused {
     }
 }
 
-/// The mode's name from its number in the session's links (0 off, 1 bwrap, 2 landlock).
+/// The mode's name from its number in the session's links (0 off, 1 bwrap, 2 landlock,
+/// 3 seatbelt).
 pub fn mode_name(n: u8) -> &'static str {
     match n {
         1 => BWRAP,
         2 => LANDLOCK,
+        3 => SEATBELT,
         _ => "off",
     }
 }
@@ -286,6 +298,7 @@ pub fn mode_number(mode: &str) -> u8 {
     match mode {
         BWRAP => 1,
         LANDLOCK => 2,
+        SEATBELT => 3,
         _ => 0,
     }
 }
@@ -301,7 +314,7 @@ pub struct Launch {
     pub env: Option<Vec<(OsString, OsString)>>,
     pub confine: Option<Confine>,
     /// A `sandbox_network` list: the way to the proxy the bridge starts with the server.
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     pub net: Option<Net>,
 }
 
@@ -313,13 +326,13 @@ impl Launch {
             mode: "off",
             env: None,
             confine: None,
-            #[cfg(target_os = "linux")]
+            #[cfg(unix)]
             net: None,
         }
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 /// What the proxy of a server with a `sandbox_network` list needs: the list (presets
 /// expanded) and where it listens.
 pub struct Net {
@@ -328,13 +341,14 @@ pub struct Net {
 }
 
 /// Where the proxy listens.
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 pub enum Way {
     /// bubblewrap: inside the server's network namespace. The sandbox's helper sends the
     /// listener over `ours`; `theirs` is the end the server process inherits (closed in the
     /// bridge once it is spawned).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Inside { ours: OwnedFd, theirs: OwnedFd },
-    /// Landlock: on the host's loopback, the one port the server may connect to.
+    /// Landlock and Seatbelt: on the host's loopback, the one port the server may connect to.
     Host(std::net::TcpListener),
 }
 
@@ -355,7 +369,7 @@ fn proxy_env(url: &str) -> Vec<(OsString, OsString)> {
     .collect()
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 /// The list with its presets expanded: the runner's mirror from the bridge's environment and
 /// the `.npmrc` of each home and of the working folder.
 fn expanded(list: &[network::Entry], places: &Places) -> Vec<network::Dest> {
@@ -411,10 +425,10 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
     if !limits.sandbox {
         return Ok(Launch::plain(command.to_vec()));
     }
-    if !cfg!(target_os = "linux") {
+    if !cfg!(any(target_os = "linux", target_os = "macos")) {
         return Err(Refused::new(
             Code::SandboxUnavailable,
-            "Warden's sandbox is Linux-only so far",
+            "Warden's sandbox exists on Linux and macOS only so far",
         ));
     }
     if let Some(runner) = container_runner(command) {
@@ -427,7 +441,9 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
     }
     #[cfg(target_os = "linux")]
     return linux::launch(command, limits, places);
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    return macos::launch(command, limits, places);
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         let _ = places;
         unreachable!("refused above")
@@ -599,6 +615,72 @@ mod linux {
                 None => Refused::new(landlock_why.code(), &landlock_why.to_string()),
             }),
         }
+    }
+}
+
+/// macOS: the server under `sandbox-exec` with its Seatbelt profile (`seatbelt.rs`).
+#[cfg(target_os = "macos")]
+mod macos {
+    use super::*;
+
+    pub(super) fn launch(
+        command: &[OsString],
+        limits: &Limits,
+        places: &Places,
+    ) -> Result<Launch, Refused> {
+        if !crate::paths::is_executable(Path::new(seatbelt::SANDBOX_EXEC)) {
+            return Err(Refused::new(
+                Code::SandboxUnavailable,
+                &format!("{} is missing", seatbelt::SANDBOX_EXEC),
+            ));
+        }
+        if matches!(
+            limits.sandbox_mode,
+            SandboxMode::Bwrap | SandboxMode::Landlock
+        ) {
+            return Err(Refused::new(
+                Code::SandboxUnavailable,
+                "its `sandbox_mode` asks for a Linux sandbox; on macOS the sandbox is Seatbelt (`sandbox_mode = \"auto\"`)",
+            ));
+        }
+        // A `sandbox_network` list: the proxy listens on the host's loopback, the one port
+        // the profile lets the server connect to.
+        let net = match limits.sandbox_network.list() {
+            Some(list) => {
+                let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+                    .and_then(|l| l.local_addr().map(|a| (l, a.port())))
+                    .map_err(|e| {
+                        Refused::new(
+                            Code::SandboxUnavailable,
+                            &format!(
+                                "its `sandbox_network` proxy cannot listen on 127.0.0.1 ({e})"
+                            ),
+                        )
+                    })?;
+                Some((l, expanded(list, places)))
+            }
+            None => None,
+        };
+        let port = net.as_ref().map(|((_, port), _)| *port);
+        let plan = seatbelt::Plan::new(command, limits, places, port);
+        let profile = seatbelt::profile(&plan)
+            .map_err(|e| Refused::new(Code::SandboxUnavailable, &e.to_string()))?;
+        let proxy = port.map(|p| format!("http://127.0.0.1:{p}"));
+        Ok(Launch {
+            argv: seatbelt::argv(profile, command),
+            mode: SEATBELT,
+            env: Some(cleared_env(
+                places,
+                plan.own.as_deref(),
+                false,
+                proxy.as_deref(),
+            )),
+            confine: None,
+            net: net.map(|((l, _), list)| Net {
+                list,
+                way: Way::Host(l),
+            }),
+        })
     }
 }
 
