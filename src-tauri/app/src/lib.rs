@@ -11,6 +11,7 @@
 //! [`role`] picks one from the command line.
 
 pub mod host;
+pub mod log;
 mod menu;
 mod sidecar;
 pub mod window;
@@ -76,32 +77,6 @@ pub(crate) fn build(builder: tauri::Builder<tauri::Wry>) -> tauri::App {
             eprintln!("warden-app: cannot start: {e}");
             std::process::exit(1);
         }
-    }
-}
-
-/// Logs to stderr, filtered by `$WARDEN_LOG` (`warn` by default).
-pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("WARDEN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(|| LossyStderr)
-        .init();
-}
-
-/// Stderr that may be gone: the window's is a pipe to the host that started it, and a host
-/// the window starts again after that one died inherits it. A line that cannot be written is
-/// dropped; tracing's own writer would report it with `eprintln!`, which panics then, and
-/// took down the task that was about to start the host again.
-struct LossyStderr;
-
-impl std::io::Write for LossyStderr {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let _ = std::io::stderr().write_all(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

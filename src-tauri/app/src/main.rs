@@ -19,7 +19,8 @@ fn main() {
             warden_app::window::webkit_defaults();
         }
     }
-    warden_app::init_logging();
+    // The host keeps a log file too; the window's stderr goes to the host's log.
+    warden_app::log::init(role != Role::Window);
     match role {
         Role::Host { hidden } => warden_app::host::run(hidden),
         Role::Window => warden_app::window::run(),

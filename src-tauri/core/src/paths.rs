@@ -114,6 +114,12 @@ pub fn state_dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("warden"))
 }
 
+/// The desktop app's own log (its host's, with what its window's process printed), capped
+/// in size: the file to attach to a bug report.
+pub fn app_log() -> PathBuf {
+    state_dir().join("warden-app.log")
+}
+
 /// The JSONL event log of one server.
 pub fn event_log(server: &str) -> PathBuf {
     state_dir()
