@@ -15,9 +15,7 @@ use warden_core::supervisor::api::{
     CommandOutcome, HistoryEntry, Orphan, Request, Response, StopResult,
 };
 use warden_core::supervisor::client::{Client, ClientError};
-use warden_core::supervisor::{
-    self, Options, OrphanPolicy, Supervisor, config_edit, history, orphans, probe,
-};
+use warden_core::supervisor::{self, Options, OrphanPolicy, Supervisor, history, orphans, probe};
 
 mod view;
 use view::{
@@ -471,13 +469,13 @@ async fn command_cmd(request: Request, json: bool) -> ExitCode {
                     "no config file location is known: set WARDEN_CONFIG to your config.toml",
                 );
             };
-            match config_edit::set_server_key(&path, &server, key, on) {
+            match warden_core::config::edit::set_server_key(&path, &server, key, on) {
                 Ok(edit) => {
                     let o = CommandOutcome {
                         ok: true,
                         message: format!(
                             "{key} = {on} {} {} [servers.{server}]; no supervisor is running, so which bridges picked it up is not known (running bridges reload the file)",
-                            if edit == config_edit::Edit::Changed {
+                            if edit == warden_core::config::edit::Edit::Changed {
                                 "written to"
                             } else {
                                 "already in"

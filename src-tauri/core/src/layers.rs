@@ -9,7 +9,7 @@ use std::path::Path;
 const DIRS: &[(&str, &str)] = &[
     (
         "supervisor",
-        "api metrics health history import probe orphans config_edit settings ide client switches \
+        "api metrics health history import probe orphans settings ide client switches \
          service sessions status known commands checks ide_host ide_probe dispatch serve run",
     ),
     ("supervisor/api", "error bindings reports status clients"),

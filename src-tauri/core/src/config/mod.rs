@@ -7,6 +7,7 @@
 //! the line, the key and the fix; unknown keys are warnings, so an older or newer config keeps
 //! loading.
 
+pub mod edit;
 mod keys;
 pub mod network;
 pub(crate) mod watch;

@@ -12,9 +12,9 @@ use tokio::sync::{broadcast, oneshot};
 use super::api::{
     ApiError, ApiEvent, CommandOutcome, ErrorCode, HistoryEntry, LimitsReport, SessionAck,
 };
-use super::config_edit::{self, Edit};
 use super::service::{State, Supervisor, Tx, blocking};
 use super::settings;
+use crate::config::edit::{self, Edit};
 use crate::control::{self, Action, Heartbeat, Message};
 use crate::events::{Event, now_ms};
 
@@ -393,10 +393,10 @@ impl Supervisor {
             let path = path.clone();
             let server = server.to_owned();
             tokio::task::spawn_blocking(move || match change {
-                Change::Set(v) => config_edit::set_server_key(&path, &server, key, v),
-                Change::Remove => config_edit::remove_server_key(&path, &server, key),
+                Change::Set(v) => edit::set_server_key(&path, &server, key, v),
+                Change::Remove => edit::remove_server_key(&path, &server, key),
                 Change::List { add, remove } => {
-                    config_edit::edit_server_list(&path, &server, key, &add, &remove)
+                    edit::edit_server_list(&path, &server, key, &add, &remove)
                 }
             })
             .await

@@ -30,7 +30,6 @@ pub mod api;
 mod checks;
 pub mod client;
 mod commands;
-pub mod config_edit;
 mod dispatch;
 pub mod health;
 pub mod history;

@@ -1,6 +1,6 @@
 //! The limits form: every config key of a server with its effective value, where it comes
 //! from and its default; and the conversion of the UI's JSON values into TOML for
-//! [`config_edit`](super::config_edit).
+//! [`config::edit`](crate::config::edit).
 
 use std::path::{Path, PathBuf};
 
