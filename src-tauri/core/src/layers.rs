@@ -23,7 +23,10 @@ const DIRS: &[(&str, &str)] = &[
         "clients/manage",
         "types lines json render region text files",
     ),
-    ("registry", "types error version model args plan parse view"),
+    (
+        "registry",
+        "document error version plan args planner parse view",
+    ),
 ];
 
 /// The code of a file: no comments, no inline modules (`tests`, per-OS ones).

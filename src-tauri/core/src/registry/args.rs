@@ -5,9 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::document::{Argument, ArgumentKind, Input, KeyValueInput};
 use super::error::{InputKind, InputRequest, RegistryError};
-use super::model::{PlannedEnv, ValueSource, Warning, WarningKind};
-use super::types::{Argument, ArgumentKind, Input, KeyValueInput};
+use super::plan::{PlannedEnv, ValueSource, Warning, WarningKind};
 
 /// One argument as tokens of the command line.
 #[derive(Debug, Clone)]

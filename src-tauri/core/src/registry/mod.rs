@@ -7,29 +7,30 @@
 //! the name of the IDE entry.
 //!
 //! This file is only the front door; the modules import downwards, never in a circle:
-//! types, error, version, model, args, plan, parse (checked by `layers.rs`).
+//! `document` (the registry's documents as read), error, version, `plan` (what a plan is
+//! made of), args, `planner` (document → plan), parse (checked by `layers.rs`).
 
 mod args;
+mod document;
 mod error;
-mod model;
 mod parse;
 mod plan;
-mod types;
+mod planner;
 mod version;
 mod view;
 
 #[cfg(test)]
 mod tests;
 
-pub use error::{InputKind, InputRequest, PackageId, RegistryError, RemoteSummary};
-pub use model::{
-    InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
-};
-pub use parse::{OFFICIAL_URL, parse_list, parse_server};
-pub use plan::{entry_name, plan, requested_version};
-pub use types::{
+pub use document::{
     Argument, ArgumentKind, Input, KeyValueInput, ListMetadata, OfficialMeta, Package,
     RegistryType, Remote, Repository, ResponseMeta, ServerJson, ServerList, ServerResponse,
     ServerStatus, Transport,
 };
+pub use error::{InputKind, InputRequest, PackageId, RegistryError, RemoteSummary};
+pub use parse::{OFFICIAL_URL, parse_list, parse_server};
+pub use plan::{
+    InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
+};
+pub use planner::{entry_name, plan, requested_version};
 pub use view::{Found, PlanView, RegistryAnswer, RegistryRequest, document_view, found, plan_view};

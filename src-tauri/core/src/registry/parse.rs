@@ -1,7 +1,7 @@
 //! Reading the registry's JSON: one server (bare or wrapped) or a page of a list.
 
+use super::document::{ResponseMeta, ServerJson, ServerList, ServerResponse};
 use super::error::RegistryError;
-use super::types::{ResponseMeta, ServerJson, ServerList, ServerResponse};
 
 /// The official registry's base URL (without `/v0.1`).
 pub const OFFICIAL_URL: &str = "https://registry.modelcontextprotocol.io";

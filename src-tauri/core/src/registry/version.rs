@@ -1,6 +1,6 @@
 //! Is a version exact? And `${VERSION}` templates, and OCI image references.
 
-use super::types::RegistryType;
+use super::document::RegistryType;
 
 /// Why `version` is not one exact version of a `registry_type` package, or `None` if it is.
 pub(super) fn not_exact(registry_type: &RegistryType, version: &str) -> Option<&'static str> {

@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::document::{ServerResponse, ServerStatus};
 use super::error::{InputRequest, RegistryError};
-use super::model::{InstallPlan, PlanOptions};
 use super::parse::{parse_list, parse_server};
-use super::plan::{entry_name, plan};
-use super::types::{ServerResponse, ServerStatus};
+use super::plan::{InstallPlan, PlanOptions};
+use super::planner::{entry_name, plan};
 
 /// What the window's Add flow asks of the MCP Registry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! Lenient where the schema is (unknown fields are ignored, `null` is an absent value, a
 //! number or boolean where the schema says string becomes its text, as the schema's
 //! `format` asks); the checks that keep a command line from being wrong are in
-//! [`super::plan`], which refuses with a message rather than guessing.
+//! [`super::planner`], which refuses with a message rather than guessing.
 
 use std::collections::BTreeMap;
 use std::fmt;
