@@ -21,7 +21,7 @@ const DIRS: &[(&str, &str)] = &[
     ("clients/edit", "classify splice driver wrap unwrap"),
     (
         "clients/manage",
-        "types lines json render region text files",
+        "types lines json render region text files remove",
     ),
     (
         "registry",

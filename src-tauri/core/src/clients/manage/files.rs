@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::lines::{self, Edit, fingerprint};
 use super::text::{self, ManageEdit, add_text, has_switch};
-use super::types::{AddOptions, ManageError, PlannedFile, Selection};
-use crate::clients::backup;
+use super::types::{AddOptions, ManageError, Selection};
 use crate::clients::detect::{ClientEnv, ConfigFile, Scope, candidates, detect};
 use crate::clients::doc::EntryRef;
 use crate::clients::edit;
@@ -17,7 +16,7 @@ use crate::clients::notices::notices_for;
 use crate::clients::ops::{FileChange, parse_error, read_text, real_path, unified_diff, utf8};
 use crate::clients::write;
 
-fn client_error(file: &ConfigFile, name: &str, e: ManageError) -> ClientError {
+pub(super) fn client_error(file: &ConfigFile, name: &str, e: ManageError) -> ClientError {
     match e {
         ManageError::Parse(d) => parse_error(file, d),
         ManageError::Exists(entry) => ClientError::Exists {
@@ -101,11 +100,11 @@ fn target_file(env: &ClientEnv, client: ClientId) -> Result<(ConfigFile, bool), 
 }
 
 /// What one file's edit comes to: the new text, the entries changed, and the ledger's news.
-struct Outcome {
-    text: String,
-    changed: Vec<EntryRef>,
-    record: Vec<ManagedRecord>,
-    forget: Vec<(EntryRef, Option<ManagedKind>)>,
+pub(super) struct Outcome {
+    pub(super) text: String,
+    pub(super) changed: Vec<EntryRef>,
+    pub(super) record: Vec<ManagedRecord>,
+    pub(super) forget: Vec<(EntryRef, Option<ManagedKind>)>,
 }
 
 fn undo_record(
@@ -130,7 +129,11 @@ fn undo_record(
 
 /// The text before the edit `rec` records, when `text` is still what that edit left.
 /// A record that does not fit that text (a damaged ledger) is an error.
-fn undone(ledger: &Ledger, rec: &ManagedRecord, text: &str) -> Result<Option<String>, ClientError> {
+pub(super) fn undone(
+    ledger: &Ledger,
+    rec: &ManagedRecord,
+    text: &str,
+) -> Result<Option<String>, ClientError> {
     if rec.after != fingerprint(text) {
         return Ok(None);
     }
@@ -153,7 +156,7 @@ type Compute<'a> = dyn Fn(&Ledger, &ConfigFile, &str) -> Result<Outcome, ClientE
 /// Writes (or, in a dry run, only computes) each planned file; `compute` makes the outcome
 /// from the file's current text, again inside the write (the client may have written). The
 /// ledger, locked by the caller before it planned, is saved before each file changes.
-fn write_all(
+pub(super) fn write_all(
     env: &ClientEnv,
     ledger: Ledger,
     plans: Vec<(ConfigFile, bool, String, Outcome)>,
@@ -259,7 +262,7 @@ fn write_all(
     out
 }
 
-fn check_writable(path: &Path) -> Result<(), ClientError> {
+pub(super) fn check_writable(path: &Path) -> Result<(), ClientError> {
     let real = real_path(path);
     match std::fs::metadata(&real) {
         Ok(m) if m.permissions().readonly() => Err(ClientError::ReadOnly { path: real }),
@@ -338,12 +341,16 @@ pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, Client
 }
 
 /// Whether `id` is of the scope `sel` names (any when it names none).
-fn in_scope(sel: &Selection, id: &EntryRef) -> bool {
+pub(super) fn in_scope(sel: &Selection, id: &EntryRef) -> bool {
     sel.scope.as_ref().is_none_or(|s| *s == id.scope)
 }
 
 /// The records of the entries `disable` kept aside, named `name`, of the scope of `sel`.
-fn kept<'a>(records: &'a [ManagedRecord], name: &str, sel: &Selection) -> Vec<&'a ManagedRecord> {
+pub(super) fn kept<'a>(
+    records: &'a [ManagedRecord],
+    name: &str,
+    sel: &Selection,
+) -> Vec<&'a ManagedRecord> {
     records
         .iter()
         .filter(|r| {
@@ -354,7 +361,10 @@ fn kept<'a>(records: &'a [ManagedRecord], name: &str, sel: &Selection) -> Vec<&'
 
 /// The active files of `sel`, read and checked: any that cannot be read or parsed stops the
 /// command.
-fn files_of(env: &ClientEnv, sel: &Selection) -> Result<Vec<(ConfigFile, String)>, ClientError> {
+pub(super) fn files_of(
+    env: &ClientEnv,
+    sel: &Selection,
+) -> Result<Vec<(ConfigFile, String)>, ClientError> {
     let want = sel.file.as_deref().map(real_path);
     let mut out = Vec::new();
     for file in detect(env).into_iter().filter(|f| {
@@ -369,7 +379,7 @@ fn files_of(env: &ClientEnv, sel: &Selection) -> Result<Vec<(ConfigFile, String)
     Ok(out)
 }
 
-fn nowhere(name: &str, sel: &Selection) -> ClientError {
+pub(super) fn nowhere(name: &str, sel: &Selection) -> ClientError {
     let mut place = match &sel.file {
         Some(f) => f.display().to_string(),
         None if sel.clients.is_empty() => "the clients' files".to_owned(),
@@ -461,7 +471,7 @@ fn undone_within(
 /// while the file is as Warden left it, else at the end of their list (their own bytes).
 /// `err` says why an entry cannot go back in; a record that does not fit is the ledger's
 /// error.
-fn put_back(
+pub(super) fn put_back(
     ledger: &Ledger,
     file: &ConfigFile,
     text: &str,
@@ -576,212 +586,6 @@ fn toggle(
         }
         out.changed.extend(e.changed.iter().cloned());
         out.text = e.text;
-    }
-    Ok(out)
-}
-
-/// The plan of a remove's preview: each file's fingerprint and the entries that go.
-pub fn plan_of(changes: &[FileChange]) -> Vec<PlannedFile> {
-    changes
-        .iter()
-        .filter_map(|c| {
-            Some(PlannedFile {
-                path: c.file.path.clone(),
-                fingerprint: c.fingerprint.clone()?,
-                changed: c.changed.iter().map(ToString::to_string).collect(),
-            })
-        })
-        .collect()
-}
-
-/// The files of `plan` that do not read as it says now, and those not in it that would
-/// change now.
-fn unplanned(plan: &[PlannedFile], now: &[PlannedFile]) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = plan
-        .iter()
-        .filter(|p| !now.contains(p))
-        .chain(
-            now.iter()
-                .filter(|n| !plan.iter().any(|p| p.path == n.path)),
-        )
-        .map(|p| p.path.clone())
-        .collect();
-    paths.sort();
-    paths.dedup();
-    paths
-}
-
-/// Takes the entries named `name` out of the files and scope of `sel`, and forgets those
-/// kept aside by `disable` (their bytes into the backups first: the file as it reads with
-/// them put back). With `plan` (a preview's [`plan_of`]), only while every file reads as it
-/// did then; else nothing is written ([`ClientError::Changed`]). Values a wrapped entry
-/// read from the OS keychain stay there; each change's `secrets` names them (`SERVER/VAR`).
-pub fn remove(
-    env: &ClientEnv,
-    name: &str,
-    sel: &Selection,
-    plan: Option<&[PlannedFile]>,
-    dry_run: bool,
-) -> Result<Vec<FileChange>, ClientError> {
-    let ledger = Ledger::lock(&env.state_dir)?;
-    let records = |ledger: &Ledger, file: &ConfigFile| ledger.managed_for(&real_path(&file.path));
-    let compute =
-        |ledger: &Ledger, file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
-            // Written only as previewed, also when the client wrote just now.
-            let planned = plan.and_then(|p| p.iter().find(|p| p.path == file.path));
-            if plan.is_some() && planned.is_none_or(|p| p.fingerprint != fingerprint(text)) {
-                return Err(ClientError::Changed {
-                    paths: vec![file.path.clone()],
-                });
-            }
-            take_out(ledger, file, text, name, sel, &records(ledger, file))
-        };
-    let mut plans = Vec::new();
-    let mut secrets = Vec::new();
-    let mut now = Vec::new();
-    let mut backups = Vec::new();
-    for (file, text) in files_of(env, sel)? {
-        let o = take_out(&ledger, &file, &text, name, sel, &records(&ledger, &file))?;
-        if o.changed.is_empty() {
-            continue;
-        }
-        if o.text != text {
-            check_writable(&file.path)?;
-        }
-        let records = records(&ledger, &file);
-        let stashed = kept(&records, name, sel);
-        // What a backup keeps of the kept entries: the file with them put back.
-        let with_kept = if stashed.is_empty() {
-            None
-        } else {
-            let targets: Vec<EntryRef> = stashed.iter().map(|r| r.entry.clone()).collect();
-            let cannot = |e: ManageError| ClientError::Layout {
-                path: file.path.clone(),
-                detail: format!(
-                    "{name} was turned off by `warden servers disable`, and Warden cannot put its kept bytes back into the file for the backup it takes before forgetting them ({e}); so it was not removed"
-                ),
-            };
-            let back = put_back(&ledger, &file, &text, &stashed, &targets, &cannot)?;
-            Some(back)
-        };
-        let kept_secrets: Vec<String> = edit::launches(file.dialect, &text)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|l| l.name == name)
-            .flat_map(|l| l.secret_env)
-            .chain(
-                stashed
-                    .iter()
-                    .filter_map(|r| r.raw.as_deref())
-                    .flat_map(|raw| stashed_secret_env(&file, raw)),
-            )
-            .map(|var| crate::keychain::account(name, &var))
-            .collect();
-        now.push(PlannedFile {
-            path: file.path.clone(),
-            fingerprint: fingerprint(&text),
-            changed: o.changed.iter().map(ToString::to_string).collect(),
-        });
-        secrets.push(kept_secrets);
-        backups.push(with_kept.map(|t| (file.client, real_path(&file.path), t)));
-        plans.push((file, true, text, o));
-    }
-    if let Some(plan) = plan {
-        let paths = unplanned(plan, &now);
-        if !paths.is_empty() {
-            return Err(ClientError::Changed { paths });
-        }
-    }
-    if plans.is_empty() {
-        return Err(nowhere(name, sel));
-    }
-    // Every removal is backed up first, the kept entries' too (their only copy is the
-    // ledger's).
-    let mut kept_backups = Vec::new();
-    for b in backups {
-        kept_backups.push(match (b, dry_run) {
-            (Some((client, real, text)), false) => Some(backup::save(
-                &env.state_dir,
-                client,
-                &real,
-                text.as_bytes(),
-            )?),
-            _ => None,
-        });
-    }
-    let mut changes = write_all(env, ledger, plans, &compute, dry_run);
-    for ((c, s), b) in changes.iter_mut().zip(secrets).zip(kept_backups) {
-        let mut s = s;
-        s.sort();
-        s.dedup();
-        c.secrets = s;
-        if b.is_some() && c.error.is_none() {
-            c.backup = b;
-        }
-    }
-    Ok(changes)
-}
-
-fn stashed_secret_env(file: &ConfigFile, raw: &str) -> Vec<String> {
-    text::standalone_launch(file.client, file.dialect, raw)
-        .map(|l| l.secret_env)
-        .unwrap_or_default()
-}
-
-fn take_out(
-    ledger: &Ledger,
-    file: &ConfigFile,
-    text: &str,
-    name: &str,
-    sel: &Selection,
-    records: &[ManagedRecord],
-) -> Result<Outcome, ClientError> {
-    let (client, dialect) = (file.client, file.dialect);
-    let entries = edit::entries(client, dialect, text).map_err(|e| parse_error(file, e))?;
-    let ids: Vec<EntryRef> = {
-        let mut v: Vec<EntryRef> = Vec::new();
-        for e in entries
-            .iter()
-            .filter(|e| e.name == name && in_scope(sel, &e.id()))
-        {
-            if !v.contains(&e.id()) {
-                v.push(e.id());
-            }
-        }
-        v
-    };
-    let mut out = Outcome {
-        text: text.to_owned(),
-        changed: Vec::new(),
-        record: Vec::new(),
-        forget: Vec::new(),
-    };
-    for r in kept(records, name, sel) {
-        out.changed.push(r.entry.clone());
-        out.forget.push((r.entry.clone(), None));
-    }
-    if ids.is_empty() {
-        return Ok(out);
-    }
-    // Added by Warden and nothing changed since: exactly the bytes before.
-    let added = records
-        .iter()
-        .find(|r| r.kind == ManagedKind::Added && ids.len() == 1 && r.entry == ids[0]);
-    let back = match added {
-        Some(r) => undone(ledger, r, text)?,
-        None => None,
-    };
-    out.text = match back {
-        Some(t) => t,
-        None => {
-            text::remove_ids(client, dialect, text, &ids, &entries)
-                .map_err(|e| client_error(file, name, e))?
-                .text
-        }
-    };
-    for id in ids {
-        out.forget.push((id.clone(), None));
-        out.changed.push(id);
     }
     Ok(out)
 }

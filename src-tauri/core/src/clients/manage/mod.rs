@@ -18,10 +18,12 @@ mod files;
 mod json;
 mod lines;
 mod region;
+mod remove;
 mod render;
 mod text;
 mod types;
 
-pub use files::{add, plan_of, remove, set_enabled, stashed};
+pub use files::{add, set_enabled, stashed};
+pub use remove::{plan_of, remove};
 pub use text::{ManageEdit, add_text, has_switch, remove_text, set_switch_text};
 pub use types::{AddOptions, ManageError, NewEntry, PlannedFile, Selection};
