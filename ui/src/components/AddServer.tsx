@@ -6,7 +6,7 @@ import type { ClientId, FileChangeView, ProbeReport, Risk } from "../bindings/ap
 import type { Found, InputRequest, PlanView } from "../bindings/app";
 import { bridgeArgv, entryNameProblem, planEnv, splitCommandLine } from "../lib/manage";
 import { runnerPreset, writeSandboxFirst, type AddSandbox, type FirstStartState } from "../lib/sandbox";
-import { api, registry } from "../lib/tauri";
+import { ask, askRegistry } from "../lib/tauri";
 import { AddSandboxChoices, FirstStartNetwork } from "./AddSandbox";
 import { ChangeList, changeResult, ResultPanel, type Result } from "./Changes";
 import { Dialog } from "./Dialog";
@@ -85,9 +85,9 @@ export function AddServer(props: {
 
   const search = () =>
     task(async () => {
-      const r = await registry({ op: "search", term });
-      if (r.kind === "found") setFound(r.servers);
-      else if (r.kind === "error") setError(r.message);
+      const r = await askRegistry({ op: "search", term });
+      if (r.kind === "error") setError(r.message);
+      else setFound(r.servers);
     });
 
   /** Plans again with the values given so far; the view says what is still missing. */
@@ -103,14 +103,13 @@ export function AddServer(props: {
             ? ({ op: "plan", name: target.name, version: target.version, inputs: values, as_name: entry } as const)
             : null;
       if (!request) return;
-      const r = await registry(request);
-      if (r.kind === "plan") {
-        setPlan(r);
-        if (over.name) setOrigin(target);
-        // A new choice names the entry afresh; planning again keeps the name typed.
-        if (over.name !== undefined || over.entry === "" || asName === "") setAsName(r.entry_name);
-        setStep("review");
-      } else if (r.kind === "error") setError(r.message);
+      const r = await askRegistry(request);
+      if (r.kind === "error") return setError(r.message);
+      setPlan(r);
+      if (over.name) setOrigin(target);
+      // A new choice names the entry afresh; planning again keeps the name typed.
+      if (over.name !== undefined || over.entry === "" || asName === "") setAsName(r.entry_name);
+      setStep("review");
     });
 
   const fromCommand = () => {
@@ -150,9 +149,9 @@ export function AddServer(props: {
 
   const add = (dryRun: boolean) => {
     const s = server;
-    if (!s) return;
+    if (!s) return null;
     const [command, ...args] = s.argv;
-    return api({
+    return ask({
       op: "server_add",
       name: s.name,
       clients: [...chosen],
@@ -168,10 +167,10 @@ export function AddServer(props: {
   const preview = () =>
     task(async () => {
       const r = await add(true);
-      if (r?.kind === "server_add") {
-        setChanges({ changes: r.changes, risks: r.risks });
-        setStep("changes");
-      } else if (r?.kind === "error") setError(r.message);
+      if (!r) return;
+      if (r.kind === "error") return setError(r.message);
+      setChanges({ changes: r.changes, risks: r.risks });
+      setStep("changes");
     });
 
   const write = () =>
@@ -181,14 +180,14 @@ export function AddServer(props: {
       const failed = await writeSandboxFirst(wrap && props.sandboxWorks && sandbox.on ? sandbox : null, {
         // 1. The sandbox's keys in config.toml, before any client's file.
         setKey: async (key, value) => {
-          const r = await api({ op: "set_limit", server: s.name, key, value });
+          const r = await ask({ op: "set_limit", server: s.name, key, value });
           return r.kind === "error" ? r.message : null;
         },
         // 2. The clients' files.
         writeFiles: async () => {
           const r = await add(false);
-          if (r?.kind === "error") return { error: r.message };
-          if (r?.kind !== "server_add") return { start: false };
+          if (!r) return { start: false };
+          if (r.kind === "error") return { error: r.message };
           const written = changeResult(`Added ${s.name}`, r.changes, (c) => `Into the OS keychain (service mcp-warden): ${c.secrets.join(", ")}.`);
           setResult(written);
           setStep("done");
@@ -200,9 +199,13 @@ export function AddServer(props: {
         firstStart: async () => {
           setProbe("running");
           const argv = wrap && props.warden ? bridgeArgv(props.warden, s.name, Object.keys(s.secrets), s.argv) : s.argv;
-          const p = await api({ op: "probe", server: s.name, command: argv, env: s.env, timeout_ms: 120_000 });
-          setProbe(p.kind === "probe" ? p : null);
-          return p.kind === "error" ? `The probe could not run: ${p.message}` : null;
+          const p = await ask({ op: "probe", server: s.name, command: argv, env: s.env, timeout_ms: 120_000 });
+          if (p.kind === "error") {
+            setProbe(null);
+            return `The probe could not run: ${p.message}`;
+          }
+          setProbe(p);
+          return null;
         },
         // 4. Then the network allowed for the first start only is taken away.
         onNetwork: setFirstStart,

@@ -1,12 +1,12 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
-import type { AwaitingServer, Backup, ClientFile, ClientsReport, FileChangeView, Notice, NoticeKind, Request, RestoreView, RiskKind, ServerEntry } from "../bindings/api";
+import { useState } from "preact/hooks";
+import type { AwaitingServer, Backup, ClientFile, FileChangeView, Notice, NoticeKind, Request, RestoreView, RiskKind, ServerEntry } from "../bindings/api";
 import { formatBytes, formatDateTime, printableLine, shellArgv } from "../lib/format";
 import { fileState } from "../lib/clients";
-import { api, app } from "../lib/tauri";
-import { useStore } from "./context";
+import { ask, askApp } from "../lib/tauri";
+import { ON_CLIENTS, useApi } from "../lib/useApi";
 import { Dialog } from "./Dialog";
 import { DiffView } from "./DiffView";
-import { ChangeList, changeResult, NoticeList, ResultPanel, type Result, skippedText } from "./Changes";
+import { ChangeList, changeResult, errorResult, NoticeList, ResultPanel, type Result, skippedText } from "./Changes";
 import { CommandLine, Empty, ErrorText, Loading } from "./common";
 
 type Pending =
@@ -14,38 +14,27 @@ type Pending =
   | { kind: "restore"; title: string; id: string; view: RestoreView };
 
 export function ClientsPage() {
-  const { state } = useStore();
-  const [report, setReport] = useState<ClientsReport | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [backups, setBackups] = useState<Backup[] | null>(null);
-  const [backupsError, setBackupsError] = useState<string | null>(null);
+  const clients = useApi({ op: "clients" }, ON_CLIENTS);
+  const backupList = useApi({ op: "backups" }, ON_CLIENTS);
+  const report = clients.answer?.kind === "clients" ? clients.answer : null;
+  const error = clients.answer?.kind === "error" ? clients.answer.message : null;
+  const backups = backupList.answer?.kind === "backups" ? backupList.answer.backups : null;
+  const backupsError = backupList.answer?.kind === "error" ? backupList.answer.message : null;
   const [pending, setPending] = useState<Pending | null>(null);
   const [result, setResult] = useState<Result | null>(null);
   const [busy, setBusy] = useState(false);
   const [switchError, setSwitchError] = useState<string | null>(null);
 
-  const load = useCallback(async () => {
-    const [c, b] = await Promise.all([api({ op: "clients" }), api({ op: "backups" })]);
-    if (c.kind === "clients") {
-      setReport(c);
-      setError(null);
-    } else if (c.kind === "error") setError(c.message);
-    if (b.kind === "backups") {
-      setBackups(b.backups);
-      setBackupsError(null);
-    } else if (b.kind === "error") setBackupsError(b.message);
-  }, []);
-
-  useEffect(() => {
-    void load();
-  }, [load, state.clientsVersion]);
+  const load = async () => {
+    await Promise.all([clients.reload(), backupList.reload()]);
+  };
 
   const preview = async (wrap: boolean, file: string | null, server: string | null, title: string, moveSecrets = false) => {
     setBusy(true);
     try {
-      const r = await api({ op: "client_edit", wrap, file, server, dry_run: true, move_secrets: moveSecrets });
-      if (r.kind === "client_edit") setPending({ kind: "edit", title, wrap, file, server, moveSecrets, changes: r.changes });
-      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+      const r = await ask({ op: "client_edit", wrap, file, server, dry_run: true, move_secrets: moveSecrets });
+      if (r.kind === "error") setResult(errorResult(title, r.message));
+      else setPending({ kind: "edit", title, wrap, file, server, moveSecrets, changes: r.changes });
     } finally {
       setBusy(false);
     }
@@ -55,9 +44,9 @@ export function ClientsPage() {
     setBusy(true);
     const title = `Restore ${b.original} from ${b.created}`;
     try {
-      const r = await api({ op: "restore", id: b.id, dry_run: true });
-      if (r.kind === "restore") setPending({ kind: "restore", title, id: b.id, view: r });
-      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+      const r = await ask({ op: "restore", id: b.id, dry_run: true });
+      if (r.kind === "error") setResult(errorResult(title, r.message));
+      else setPending({ kind: "restore", title, id: b.id, view: r });
     } finally {
       setBusy(false);
     }
@@ -68,7 +57,7 @@ export function ClientsPage() {
     setBusy(true);
     try {
       if (pending.kind === "edit") {
-        const r = await api({
+        const r = await ask({
           op: "client_edit",
           wrap: pending.wrap,
           file: pending.file,
@@ -76,15 +65,16 @@ export function ClientsPage() {
           dry_run: false,
           move_secrets: pending.moveSecrets,
         });
-        if (r.kind === "client_edit") setResult(changeResult(pending.title, r.changes, (c) => secretsLine(c, pending.wrap)));
-        else if (r.kind === "error") setResult({ title: pending.title, ok: false, lines: [r.message], notices: [] });
+        if (r.kind === "error") setResult(errorResult(pending.title, r.message));
+        else setResult(changeResult(pending.title, r.changes, (c) => secretsLine(c, pending.wrap)));
       } else {
-        const r = await api({ op: "restore", id: pending.id, dry_run: false });
-        if (r.kind === "restore") {
+        const r = await ask({ op: "restore", id: pending.id, dry_run: false });
+        if (r.kind === "error") setResult(errorResult(pending.title, r.message));
+        else {
           const lines = [r.written ? `Restored ${r.backup.original}.` : "Nothing to restore: the file already has these contents."];
           if (r.previous) lines.push(`The contents it replaced were backed up as ${r.previous}.`);
           setResult({ title: pending.title, ok: true, lines, notices: [] });
-        } else if (r.kind === "error") setResult({ title: pending.title, ok: false, lines: [r.message], notices: [] });
+        }
       }
       setPending(null);
       await load();
@@ -93,9 +83,9 @@ export function ClientsPage() {
     }
   };
 
-  // The page's two switches: the answer is either the switch's own kind or an error.
-  const setSwitch = async (req: Request) => {
-    const r = await api(req);
+  // The page's two switches.
+  const setSwitch = async (req: Extract<Request, { op: "auto_rewrite" | "probe_ide" }>) => {
+    const r = await ask(req);
     if (r.kind === "error") setSwitchError(r.message);
     else {
       setSwitchError(null);
@@ -108,21 +98,20 @@ export function ClientsPage() {
 
   const keepUnwrapped = async (a: AwaitingServer) => {
     const title = `Keep ${a.server.name} unwrapped`;
-    const r = await api({ op: "keep_unwrapped", file: a.path, server: a.server.name });
-    if (r.kind === "kept_unwrapped") {
-      setResult({
-        title,
-        ok: true,
-        lines: [`${a.server.name} stays as it is in ${a.path}; Warden will not ask about it again. The Wrap button below still wraps it.`],
-        notices: [],
-      });
-      await load();
-    } else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+    const r = await ask({ op: "keep_unwrapped", file: a.path, server: a.server.name });
+    if (r.kind === "error") return setResult(errorResult(title, r.message));
+    setResult({
+      title,
+      ok: true,
+      lines: [`${a.server.name} stays as it is in ${a.path}; Warden will not ask about it again. The Wrap button below still wraps it.`],
+      notices: [],
+    });
+    await load();
   };
 
   const openFile = async (path: string) => {
-    const r = await app({ op: "open", target: { kind: "client_file", path } });
-    if (r.kind === "error") setResult({ title: `Open ${path}`, ok: false, lines: [r.message], notices: [] });
+    const r = await askApp({ op: "open", target: { kind: "client_file", path } });
+    if (r.kind === "error") setResult(errorResult(`Open ${path}`, r.message));
   };
 
   const present = report?.files.filter((f) => f.exists) ?? [];

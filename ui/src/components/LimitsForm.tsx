@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { JsonValue, LimitsReport, LimitValue } from "../bindings/api";
 import { humanizeLimit } from "../lib/format";
 import { CHOICES, describeSource, fieldKind, isChanged, parseDraft, showValue, toDraft } from "../lib/limits";
-import { api } from "../lib/tauri";
+import { ask } from "../lib/tauri";
 
 type FieldNote = { ok: boolean; message: string };
 
@@ -16,20 +16,20 @@ export function LimitsForm({ server, report, onSaved }: { server: string; report
   const send = async (key: string, value: JsonValue | null) => {
     setBusy(key);
     try {
-      const r = await api({ op: "set_limit", server, key, value });
-      if (r.kind === "command") {
-        setNotes((n) => ({ ...n, [key]: { ok: r.ok, message: r.message } }));
-        if (r.ok) {
-          setDrafts((d) => {
-            const next = { ...d };
-            delete next[key];
-            return next;
-          });
-        }
-        await onSaved();
-      } else if (r.kind === "error") {
+      const r = await ask({ op: "set_limit", server, key, value });
+      if (r.kind === "error") {
         setNotes((n) => ({ ...n, [key]: { ok: false, message: r.message } }));
+        return;
       }
+      setNotes((n) => ({ ...n, [key]: { ok: r.ok, message: r.message } }));
+      if (r.ok) {
+        setDrafts((d) => {
+          const next = { ...d };
+          delete next[key];
+          return next;
+        });
+      }
+      await onSaved();
     } finally {
       setBusy(null);
     }

@@ -3,6 +3,7 @@
 // (main.tsx imports it under `import.meta.env.DEV`). `?empty` shows a first run.
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { emit } from "@tauri-apps/api/event";
+import { CHANNELS } from "../bindings/api";
 import type {
   ApiEvent,
   AwaitingServer,
@@ -264,7 +265,7 @@ function clientEdit(wrap: boolean, path: string | null, name: string | null, dry
 }
 
 async function send(e: ApiEvent): Promise<void> {
-  await emit("warden://event", e);
+  await emit(CHANNELS.api, e);
 }
 
 function handleApi(req: Request): Response {

@@ -32,4 +32,6 @@ pub use types::{
     RegistryType, Remote, Repository, ResponseMeta, ServerJson, ServerList, ServerResponse,
     ServerStatus, Transport,
 };
-pub use view::{Found, PlanView, RegistryAnswer, RegistryRequest, document_view, found, plan_view};
+pub use view::{
+    Found, PlanView, RegistryAnswer, RegistryRequest, document_view, found, plan_view, registry_op,
+};
