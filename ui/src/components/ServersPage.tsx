@@ -1,4 +1,3 @@
-import { useEffect, useState } from "preact/hooks";
 import type { ClientsReport, ProbeReport, ServerStatus } from "../bindings/api";
 import { formatCount, formatMs, printableLine } from "../lib/format";
 import { serverHref } from "../lib/route";
