@@ -300,7 +300,12 @@ doc: string,
 /**
  * What a good value looks like.
  */
-fix: string, };
+fix: string, 
+/**
+ * The strings it takes when it takes one of a few (the window offers them as a choice;
+ * `config::CHOICES`); absent for the others.
+ */
+choices?: Array<string>, };
 
 export type LimitSource = "default" | "defaults" | "server";
 

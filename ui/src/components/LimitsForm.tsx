@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import type { JsonValue, LimitsReport, LimitValue } from "../bindings/api";
 import { humanizeLimit } from "../lib/format";
-import { CHOICES, describeSource, fieldKind, isChanged, parseDraft, showValue, toDraft } from "../lib/limits";
+import { describeSource, fieldKind, isChanged, parseDraft, showValue, toDraft } from "../lib/limits";
 import { ask } from "../lib/tauri";
 
 type FieldNote = { ok: boolean; message: string };
@@ -94,9 +94,10 @@ function LimitField(props: {
   onReset: () => void;
 }) {
   const { limit, server } = props;
-  const kind = fieldKind(limit.key, limit.default);
+  const choices = limit.choices ?? [];
+  const kind = fieldKind(limit.default, choices);
   const text = props.draft ?? toDraft(kind, limit.value);
-  const parsed = parseDraft(limit.key, kind, text);
+  const parsed = parseDraft(kind, text, choices);
   const changed = isChanged(limit, text);
   const id = `limit-${limit.key}`;
   const helpId = `${id}-help`;
@@ -123,7 +124,7 @@ function LimitField(props: {
     case "choice":
       input = (
         <select id={id} data-testid={id} value={text} aria-describedby={helpId} onChange={(e) => props.onDraft(e.currentTarget.value)}>
-          {(CHOICES[limit.key] ?? []).map((c) => (
+          {choices.map((c) => (
             <option key={c} value={c}>
               {c}
             </option>

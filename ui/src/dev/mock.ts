@@ -136,6 +136,8 @@ function limitsOf(name: string): LimitValue[] {
     return {
       key, default: def, doc, fix,
       value: mine ?? dflt ?? def, source, line: source === "default" ? null : 3 + i,
+      // As the supervisor answers: the strings a key takes when it takes one of a few.
+      ...(key === "fallback" ? { choices: ["off", "rg"] } : {}),
     };
   });
 }
