@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { LimitValue } from "../src/bindings/api";
+import { limitValue } from "../src/dev/fixtures";
 import { describeSource, fieldKind, isChanged, parseDraft, sameValue, toDraft } from "../src/lib/limits";
 
-function limit(over: Partial<LimitValue> & { key: string }): LimitValue {
-  return { value: 0, default: 0, source: "default", line: null, doc: "", fix: "", ...over };
-}
+const limit = limitValue;
 
 describe("fieldKind", () => {
   it("follows the default's type, and the choices the limits report lists", () => {

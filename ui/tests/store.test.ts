@@ -11,7 +11,7 @@ import {
   TOAST_CAP,
   type State,
 } from "../src/lib/store";
-import { entry, session, status } from "./fixtures";
+import { entry, session, status } from "../src/dev/fixtures";
 
 function loaded(): State {
   return reduce(initialState(), { type: "status", report: status(), now: 1000 });
