@@ -20,7 +20,7 @@ export function Approvals() {
   const [answerError, setAnswerError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const held = state.sessions.flatMap((s) => s.approvals).join(" ");
-  const { answer: list, reload } = useApi({ op: "approvals" }, ON_APPROVALS);
+  const { data: list, error: listError, reload } = useApi({ op: "approvals" }, ON_APPROVALS);
   const seen = useRef(held);
   useEffect(() => {
     if (seen.current === held) return;
@@ -29,13 +29,13 @@ export function Approvals() {
   }, [held, reload]);
 
   const pending: Pending[] = useMemo(() => {
-    if (list?.kind !== "approvals") return [];
+    if (!list) return [];
     const now = Date.now();
     return list.approvals.filter((a) => !answered.includes(a.id)).map((a) => ({ ...a, until_ms: now + a.left_ms }));
   }, [list, answered]);
   // A new list of held calls clears the error of an earlier answer.
   useEffect(() => setAnswerError(null), [list]);
-  const error = answerError ?? (list?.kind === "error" ? list.message : null);
+  const error = answerError ?? listError;
 
   const answer = async (a: Pending, allow: boolean, always: boolean) => {
     setBusy(true);

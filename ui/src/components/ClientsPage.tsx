@@ -11,10 +11,9 @@ import { Empty, ErrorText, Loading } from "./common";
 export function ClientsPage() {
   const clients = useApi({ op: "clients" }, ON_CLIENTS);
   const backupList = useApi({ op: "backups" }, ON_CLIENTS);
-  const report = clients.answer?.kind === "clients" ? clients.answer : null;
-  const error = clients.answer?.kind === "error" ? clients.answer.message : null;
-  const backups = backupList.answer?.kind === "backups" ? backupList.answer.backups : null;
-  const backupsError = backupList.answer?.kind === "error" ? backupList.answer.message : null;
+  const { data: report, error } = clients;
+  const backups = backupList.data?.backups ?? null;
+  const backupsError = backupList.error;
   const [pending, setPending] = useState<Pending | null>(null);
   const [result, setResult] = useState<Result | null>(null);
   const [busy, setBusy] = useState(false);

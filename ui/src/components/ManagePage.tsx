@@ -15,8 +15,7 @@ type Removal = { server: string; changes: FileChangeView[]; plan: PlannedFile[];
 /** Every server across the clients' files: where it is, on or off per client, Remove, Add. */
 export function ManagePage() {
   const clientsReport = useApi({ op: "clients" }, ON_CLIENTS);
-  const report = clientsReport.answer?.kind === "clients" ? clientsReport.answer : null;
-  const error = clientsReport.answer?.kind === "error" ? clientsReport.answer.message : null;
+  const { data: report, error } = clientsReport;
   const load = clientsReport.reload;
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<Result | null>(null);

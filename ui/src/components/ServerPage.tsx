@@ -23,13 +23,11 @@ export function ServerPage({ name }: { name: string }) {
   const [historyError, setHistoryError] = useState<string | null>(null);
   // Read again when config.toml changes for this server, and (the tool policy section reads
   // the pin file too) when an "always" answer is given or a tool is pinned or changes.
-  const { answer: limitsAnswer, reload: reloadLimits } = useApi(
+  const { data: limits, error: limitsError, reload: reloadLimits } = useApi(
     { op: "limits", server: name },
     onLimits(name),
   );
   const loadLimits = () => void reloadLimits();
-  const limits = limitsAnswer?.kind === "limits" ? limitsAnswer : null;
-  const limitsError = limitsAnswer?.kind === "error" ? limitsAnswer.message : null;
   const toolsSeen = server?.tools.map((t) => `${t.name}:${t.pin}`).join(" ") ?? "";
   const seen = useRef(toolsSeen);
   useEffect(() => {

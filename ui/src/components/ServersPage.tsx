@@ -67,8 +67,7 @@ function ProbeLine({ probe, probing }: { probe: ProbeReport | null; probing: boo
 
 export function ServersPage() {
   const { state } = useStore();
-  const { answer } = useApi({ op: "clients" }, ON_CLIENTS);
-  const clients = answer?.kind === "clients" ? answer : null;
+  const { data: clients } = useApi({ op: "clients" }, ON_CLIENTS);
   if (!state.loaded) {
     return (
       <section class="page">

@@ -24,16 +24,26 @@ export function refetches(on: Refetch, event: ApiEvent): boolean {
   return test === true || (typeof test === "function" && test(event));
 }
 
+/** Whether an answer is the error every request may get. */
+function failed(a: unknown): a is { kind: "error"; message: string } {
+  return typeof a === "object" && a !== null && (a as { kind?: unknown }).kind === "error";
+}
+
+/** What request `R` answers when it does not fail. */
+export type Ok<R extends Request> = Exclude<Answer<R>, { kind: "error" }>;
+
 export interface Api<R extends Request> {
-  /** The latest answer (`null` until the first one). */
-  answer: Answer<R> | null;
+  /** The latest good answer (`null` until the first one); kept when a later ask fails. */
+  data: Ok<R> | null;
+  /** Why the latest ask failed (`null` once one succeeds). */
+  error: string | null;
   /** Asks again now (after an action of the page). */
   reload: () => Promise<void>;
 }
 
 /** `request`'s answer, asked again on the events `on` names; `null` asks nothing. */
 export function useApi<R extends Request>(request: R | null, on: Refetch = {}): Api<R> {
-  const [answer, setAnswer] = useState<Answer<R> | null>(null);
+  const [answer, setAnswer] = useState<{ data: Ok<R> | null; error: string | null }>({ data: null, error: null });
   const key = request === null ? null : JSON.stringify(request);
   const current = useRef({ request, on });
   current.current = { request, on };
@@ -41,13 +51,15 @@ export function useApi<R extends Request>(request: R | null, on: Refetch = {}): 
   const reload = useCallback(async () => {
     const r = current.current.request;
     if (r === null) return;
-    const a = await ask(r);
+    const a: unknown = await ask(r);
     // A newer request took its place meanwhile: its answer is the one to show.
-    if (JSON.stringify(current.current.request) === JSON.stringify(r)) setAnswer(a);
+    if (JSON.stringify(current.current.request) !== JSON.stringify(r)) return;
+    if (failed(a)) setAnswer((was) => ({ data: was.data, error: a.message }));
+    else setAnswer({ data: a as Ok<R>, error: null });
   }, []);
 
   useEffect(() => {
-    setAnswer(null);
+    setAnswer({ data: null, error: null });
     void reload();
   }, [key, reload]);
 
@@ -66,5 +78,5 @@ export function useApi<R extends Request>(request: R | null, on: Refetch = {}): 
     };
   }, [reload]);
 
-  return { answer, reload };
+  return { ...answer, reload };
 }
