@@ -1,72 +1,68 @@
 import { describe, expect, it } from "vitest";
-import type { LimitValue } from "../src/bindings/api";
+import { limitValue } from "../src/dev/fixtures";
 import { describeSource, fieldKind, isChanged, parseDraft, sameValue, toDraft } from "../src/lib/limits";
 
-function limit(over: Partial<LimitValue> & { key: string }): LimitValue {
-  return { value: 0, default: 0, source: "default", line: null, doc: "", fix: "", ...over };
-}
+const limit = limitValue;
 
 describe("fieldKind", () => {
-  it("follows the default's type, and the key for choices", () => {
-    expect(fieldKind("idle_timeout_ms", 50000)).toBe("number");
-    expect(fieldKind("debug", false)).toBe("boolean");
-    expect(fieldKind("fallback", "off")).toBe("choice");
-    expect(fieldKind("sandbox", "off")).toBe("choice");
-    expect(fieldKind("sandbox_network", "none")).toBe("choice");
-    expect(fieldKind("sandbox_write", [])).toBe("list");
-    expect(fieldKind("fallback_roots", [])).toBe("list");
-    expect(fieldKind("idempotent_tools", [])).toBe("list");
-    expect(fieldKind("clamp", {})).toBe("table");
-    expect(fieldKind("something_new", "x")).toBe("text");
+  it("follows the default's type, and the choices the limits report lists", () => {
+    expect(fieldKind(50000)).toBe("number");
+    expect(fieldKind(false)).toBe("boolean");
+    expect(fieldKind("off", ["off", "rg"])).toBe("choice");
+    expect(fieldKind("none", ["none", "host"])).toBe("choice");
+    expect(fieldKind("off", [])).toBe("text");
+    expect(fieldKind([])).toBe("list");
+    expect(fieldKind({})).toBe("table");
+    expect(fieldKind("x")).toBe("text");
   });
 });
 
 describe("parseDraft", () => {
   it("numbers: whole, non-negative, separators allowed", () => {
-    expect(parseDraft("retries", "number", "3")).toEqual({ ok: true, value: 3 });
-    expect(parseDraft("idle_timeout_ms", "number", " 50_000 ")).toEqual({ ok: true, value: 50000 });
-    expect(parseDraft("idle_timeout_ms", "number", "1,000")).toEqual({ ok: true, value: 1000 });
-    expect(parseDraft("retries", "number", "-1").ok).toBe(false);
-    expect(parseDraft("retries", "number", "1.5").ok).toBe(false);
-    expect(parseDraft("retries", "number", "abc").ok).toBe(false);
-    expect(parseDraft("retries", "number", "").ok).toBe(false);
-    expect(parseDraft("retries", "number", "99999999999999999999").ok).toBe(false);
+    expect(parseDraft("number", "3")).toEqual({ ok: true, value: 3 });
+    expect(parseDraft("number", " 50_000 ")).toEqual({ ok: true, value: 50000 });
+    expect(parseDraft("number", "1,000")).toEqual({ ok: true, value: 1000 });
+    expect(parseDraft("number", "-1").ok).toBe(false);
+    expect(parseDraft("number", "1.5").ok).toBe(false);
+    expect(parseDraft("number", "abc").ok).toBe(false);
+    expect(parseDraft("number", "").ok).toBe(false);
+    expect(parseDraft("number", "99999999999999999999").ok).toBe(false);
   });
 
   it("booleans and choices", () => {
-    expect(parseDraft("debug", "boolean", "true")).toEqual({ ok: true, value: true });
-    expect(parseDraft("debug", "boolean", "yes").ok).toBe(false);
-    expect(parseDraft("fallback", "choice", "rg")).toEqual({ ok: true, value: "rg" });
-    const bad = parseDraft("fallback", "choice", "ripgrep");
+    expect(parseDraft("boolean", "true")).toEqual({ ok: true, value: true });
+    expect(parseDraft("boolean", "yes").ok).toBe(false);
+    expect(parseDraft("choice", "rg", ["off", "rg"])).toEqual({ ok: true, value: "rg" });
+    const bad = parseDraft("choice", "ripgrep", ["off", "rg"]);
     expect(bad).toEqual({ ok: false, error: 'Must be one of "off", "rg".' });
   });
 
   it("lists of strings", () => {
-    expect(parseDraft("fallback_roots", "list", '["/src", "/work"]')).toEqual({ ok: true, value: ["/src", "/work"] });
-    expect(parseDraft("fallback_roots", "list", "")).toEqual({ ok: true, value: [] });
-    expect(parseDraft("fallback_roots", "list", '"/src"').ok).toBe(false);
-    expect(parseDraft("fallback_roots", "list", "[1]").ok).toBe(false);
-    const broken = parseDraft("fallback_roots", "list", "[/src]");
+    expect(parseDraft("list", '["/src", "/work"]')).toEqual({ ok: true, value: ["/src", "/work"] });
+    expect(parseDraft("list", "")).toEqual({ ok: true, value: [] });
+    expect(parseDraft("list", '"/src"').ok).toBe(false);
+    expect(parseDraft("list", "[1]").ok).toBe(false);
+    const broken = parseDraft("list", "[/src]");
     expect(broken.ok).toBe(false);
     if (!broken.ok) expect(broken.error).toMatch(/^Not valid JSON/);
   });
 
   it("tables", () => {
-    expect(parseDraft("clamp", "table", '{"advanced-search": {"maxResults": 500}}')).toEqual({
+    expect(parseDraft("table", '{"advanced-search": {"maxResults": 500}}')).toEqual({
       ok: true,
       value: { "advanced-search": { maxResults: 500 } },
     });
-    expect(parseDraft("clamp", "table", "[]").ok).toBe(false);
-    expect(parseDraft("clamp", "table", "null").ok).toBe(false);
+    expect(parseDraft("table", "[]").ok).toBe(false);
+    expect(parseDraft("table", "null").ok).toBe(false);
   });
 
   it("round-trips what toDraft shows", () => {
-    const cases: Array<[string, unknown]> = [
-      ["retries", 2], ["debug", true], ["fallback", "rg"], ["fallback_roots", ["/a"]], ["clamp", { t: { n: 1 } }],
+    const cases: Array<[unknown, string[]]> = [
+      [2, []], [true, []], ["rg", ["off", "rg"]], [["/a"], []], [{ t: { n: 1 } }, []],
     ];
-    for (const [key, value] of cases) {
-      const kind = fieldKind(key, value as never);
-      expect(parseDraft(key, kind, toDraft(kind, value as never))).toEqual({ ok: true, value });
+    for (const [value, choices] of cases) {
+      const kind = fieldKind(value as never, choices);
+      expect(parseDraft(kind, toDraft(kind, value as never), choices)).toEqual({ ok: true, value });
     }
   });
 });
@@ -84,6 +80,8 @@ describe("changes", () => {
     expect(isChanged(l, "2")).toBe(false);
     expect(isChanged(l, "3")).toBe(true);
     expect(isChanged(l, "x")).toBe(false);
+    const choice = limit({ key: "fallback", value: "off", default: "off", choices: ["off", "rg"] });
+    expect([isChanged(choice, "rg"), isChanged(choice, "ripgrep")]).toEqual([true, false]);
   });
 
   it("describes where a value comes from", () => {

@@ -12,33 +12,38 @@ afterEach(async () => {
 });
 
 describe("lib/tauri", () => {
-  it("sends requests as `api` / `app` with a `request` argument", async () => {
+  it("sends requests as `api` / `app` / `registry` with a `request` argument", async () => {
     const { mockIPC } = await import("@tauri-apps/api/mocks");
-    const { api, app } = await import("../src/lib/tauri");
+    const { ask, askApp, askRegistry } = await import("../src/lib/tauri");
     const calls: Array<[string, unknown]> = [];
     mockIPC((cmd, payload) => {
       calls.push([cmd, payload]);
       if (cmd === "api") return { kind: "auto_rewrite", on: true, without_asking: false };
       if (cmd === "app") return { kind: "autostart", on: false };
+      if (cmd === "registry") return { kind: "found", servers: [] };
       return undefined;
     });
-    await expect(api({ op: "auto_rewrite", on: true, without_asking: false })).resolves.toEqual({ kind: "auto_rewrite", on: true, without_asking: false });
-    await expect(app({ op: "autostart", on: null })).resolves.toEqual({ kind: "autostart", on: false });
+    await expect(ask({ op: "auto_rewrite", on: true, without_asking: false })).resolves.toEqual({ kind: "auto_rewrite", on: true, without_asking: false });
+    await expect(askApp({ op: "autostart", on: null })).resolves.toEqual({ kind: "autostart", on: false });
+    await expect(askRegistry({ op: "search", term: "" })).resolves.toEqual({ kind: "found", servers: [] });
     expect(calls).toEqual([
       ["api", { request: { op: "auto_rewrite", on: true, without_asking: false } }],
       ["app", { request: { op: "autostart", on: null } }],
+      ["registry", { request: { op: "search", term: "" } }],
     ]);
   });
 
   it("turns a failed invoke into an error answer instead of rejecting", async () => {
     const { mockIPC } = await import("@tauri-apps/api/mocks");
-    const { api } = await import("../src/lib/tauri");
+    const { ask, askRegistry } = await import("../src/lib/tauri");
     mockIPC(() => {
       throw new Error("command api not found");
     });
-    const r = await api({ op: "status" });
+    const r = await ask({ op: "status" });
     expect(r.kind).toBe("error");
     if (r.kind === "error") expect(r.message).toContain("command api not found");
+    const g = await askRegistry({ op: "search", term: "x" });
+    expect(g).toEqual({ kind: "error", message: "The app did not answer: command api not found" });
   });
 
   it("delivers the payloads of warden://event and warden://app", async () => {
@@ -56,5 +61,20 @@ describe("lib/tauri", () => {
     expect(app).toEqual([{ kind: "state", tray: "idle" }]);
     stopApi();
     stopApp();
+  });
+
+  it("types each answer by its request, as the Rust table pairs them", async () => {
+    const { mockIPC } = await import("@tauri-apps/api/mocks");
+    const { ask } = await import("../src/lib/tauri");
+    mockIPC(() => ({ kind: "client_edit", changes: [] }));
+    // `server_switch` is answered by `client_edit` (not by a `server_switch` kind).
+    const r = await ask({ op: "server_switch", server: "rg", clients: [], file: null, scope: null, enabled: false, dry_run: true });
+    if (r.kind !== "error") {
+      const kind: "client_edit" = r.kind;
+      expect(kind).toBe("client_edit");
+      expect(r.changes).toEqual([]);
+      // @ts-expect-error: a switch's answer has no removal plan (that is `server_remove`'s).
+      expect(r.plan).toBeUndefined();
+    }
   });
 });

@@ -4,7 +4,7 @@
 //!
 //! - Two commands: `api` (the supervisor's typed API, unchanged) and `app` (tray state, start
 //!   at login, opening files, quit), both sent over the socket; the host answers the latter.
-//!   The supervisor's events go to the page as `warden://event`, the tray's state as
+//!   The supervisor's events go to the page as `EVENTS_API` (`warden://event`), the tray's state as
 //!   `warden://app`.
 //! - Closing the window ends this process and its WebKit processes; Warden lives on in the
 //!   host, which has no web view. When the host quits, the window goes too; when it dies, the
@@ -20,7 +20,9 @@ use crate::{HIDDEN_ARG, SHOW_LINE};
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 use warden_core::desktop::{AppEvent, AppRequest, AppResponse, AppState, TrayHealth, beside_me};
 use warden_core::registry::{RegistryAnswer, RegistryRequest};
-use warden_core::supervisor::api::{ApiError, ApiEvent, ErrorCode, Request, Response};
+use warden_core::supervisor::api::{
+    ApiError, ApiEvent, EVENTS_API, EVENTS_APP, ErrorCode, Request, Response,
+};
 use warden_core::supervisor::client::{Client, ClientError};
 
 /// The window's label.
@@ -319,7 +321,7 @@ async fn follow(app: AppHandle, socket: PathBuf, host: PathBuf) {
         }
         // What happened meanwhile: the page reloads its state.
         if let AppResponse::State(state) = ask_app(&socket, AppRequest::State, None).await {
-            let _ = app.emit("warden://app", AppEvent::State(state));
+            let _ = app.emit(EVENTS_APP, AppEvent::State(state));
         }
     }
 }
@@ -351,7 +353,7 @@ fn no_host(app: &AppHandle, e: String) {
     if let Ok(mut error) = app.state::<Link>().host_error.lock() {
         *error = Some(e.clone());
     }
-    let _ = app.emit("warden://app", AppEvent::State(without_host(e)));
+    let _ = app.emit(EVENTS_APP, AppEvent::State(without_host(e)));
 }
 
 /// The supervisor's events, to the page, until its stream ends.
@@ -372,8 +374,8 @@ async fn forward_events(app: &AppHandle, socket: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     while let Ok(event) = client.next_event().await {
         let _ = match event {
-            ApiEvent::App { event } => app.emit("warden://app", event),
-            event => app.emit("warden://event", event),
+            ApiEvent::App { event } => app.emit(EVENTS_APP, event),
+            event => app.emit(EVENTS_API, event),
         };
     }
     Ok(())

@@ -359,83 +359,116 @@ pub trait Host {
     fn client_files(&self) -> Vec<PathBuf>;
 }
 
-/// Carries out one [`AppRequest`].
+crate::supervisor::api::pairs::pairs! {
+    /// Each [`AppRequest`] with its answer (see [`crate::supervisor::api::pairs`]).
+    pub mod app_op: AppRequest => AppResponse {
+        State => State(AppState) = AppResponse::State;
+        Autostart => Autostart(bool) = |on| AppResponse::Autostart { on };
+        Open => Opened(PathBuf) = |path| AppResponse::Opened { path };
+        Quit => Quitting(()) = |()| AppResponse::Quitting;
+    }
+}
+
+impl From<ApiError> for AppResponse {
+    fn from(e: ApiError) -> AppResponse {
+        AppResponse::Error(e)
+    }
+}
+
+/// Carries out one [`AppRequest`], answered as [`app_op`] declares.
 pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
-    let error = |code, message: String| AppResponse::Error(ApiError::new(code, message));
-    match request {
-        AppRequest::State => AppResponse::State(host.state()),
-        AppRequest::Autostart { on: None } => match host.autostart() {
-            Ok(on) => AppResponse::Autostart { on },
-            Err(e) => error(
-                ErrorCode::Io,
-                format!("cannot read the start-at-login setting: {e}"),
-            ),
-        },
-        AppRequest::Autostart { on: Some(on) } => match host.set_autostart(on) {
-            Ok(()) => AppResponse::Autostart { on },
-            Err(e) => error(
-                ErrorCode::Io,
-                format!("cannot change the start-at-login setting: {e}"),
-            ),
-        },
-        AppRequest::Open { target } => {
-            let path = match target {
-                OpenTarget::Config => match host.config_path() {
-                    Some(p) => p,
-                    None => {
-                        return error(
-                            ErrorCode::NotFound,
-                            "no config file is known (set WARDEN_CONFIG or create ~/.config/warden/config.toml)".to_owned(),
-                        );
-                    }
-                },
-                OpenTarget::EventLog { server } => host
-                    .state_dir()
-                    .join("logs")
-                    .join(format!("{}.jsonl", crate::paths::file_stem(&server))),
-                OpenTarget::DebugLog { server } => host
-                    .state_dir()
-                    .join("logs")
-                    .join(format!("{}.debug.jsonl", crate::paths::file_stem(&server))),
-                OpenTarget::ClientFile { path } => {
-                    // Only files Warden lists: the webview cannot open arbitrary paths.
-                    if !host.client_files().contains(&path) {
-                        return error(
-                            ErrorCode::NotFound,
-                            format!("{} is not a detected client config file", path.display()),
-                        );
-                    }
-                    path
-                }
-                OpenTarget::StateDir => host.state_dir(),
-            };
-            if !path.exists() {
-                return error(
-                    ErrorCode::NotFound,
-                    format!(
-                        "{} does not exist yet (a log appears once the server ran through the bridge; config.toml once a setting is saved)",
-                        path.display()
-                    ),
-                );
-            }
-            match host.open(&path) {
-                Ok(()) => AppResponse::Opened { path },
-                Err(e) => error(
+    use crate::supervisor::api::pairs::answer;
+    let asked = cfg!(debug_assertions).then(|| request.clone());
+    let response = match request {
+        AppRequest::State => answer(app_op::State, Ok::<_, ApiError>(host.state())),
+        AppRequest::Autostart { on: None } => answer(
+            app_op::Autostart,
+            host.autostart().map_err(|e| {
+                ApiError::new(
                     ErrorCode::Io,
-                    format!("cannot open {}: {e}", path.display()),
-                ),
-            }
-        }
+                    format!("cannot read the start-at-login setting: {e}"),
+                )
+            }),
+        ),
+        AppRequest::Autostart { on: Some(on) } => answer(
+            app_op::Autostart,
+            host.set_autostart(on).map(|()| on).map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!("cannot change the start-at-login setting: {e}"),
+                )
+            }),
+        ),
+        AppRequest::Open { target } => answer(app_op::Open, open(host, target)),
         AppRequest::Quit => {
             host.quit();
-            AppResponse::Quitting
+            answer(app_op::Quit, Ok::<_, ApiError>(()))
         }
+    };
+    if let Some(asked) = asked {
+        debug_assert!(
+            asked.answered_by(&response),
+            "{asked:?} answered by {response:?}"
+        );
+    }
+    response
+}
+
+/// Opens `target` with the user's default application: the path it opened.
+fn open(host: &dyn Host, target: OpenTarget) -> Result<PathBuf, ApiError> {
+    let error = |code, message: String| Err(ApiError::new(code, message));
+    let path = match target {
+        OpenTarget::Config => match host.config_path() {
+            Some(p) => p,
+            None => {
+                return error(
+                    ErrorCode::NotFound,
+                    "no config file is known (set WARDEN_CONFIG or create ~/.config/warden/config.toml)".to_owned(),
+                );
+            }
+        },
+        OpenTarget::EventLog { server } => host
+            .state_dir()
+            .join("logs")
+            .join(format!("{}.jsonl", crate::paths::file_stem(&server))),
+        OpenTarget::DebugLog { server } => host
+            .state_dir()
+            .join("logs")
+            .join(format!("{}.debug.jsonl", crate::paths::file_stem(&server))),
+        OpenTarget::ClientFile { path } => {
+            // Only files Warden lists: the webview cannot open arbitrary paths.
+            if !host.client_files().contains(&path) {
+                return error(
+                    ErrorCode::NotFound,
+                    format!("{} is not a detected client config file", path.display()),
+                );
+            }
+            path
+        }
+        OpenTarget::StateDir => host.state_dir(),
+    };
+    if !path.exists() {
+        return error(
+            ErrorCode::NotFound,
+            format!(
+                "{} does not exist yet (a log appears once the server ran through the bridge; config.toml once a setting is saved)",
+                path.display()
+            ),
+        );
+    }
+    match host.open(&path) {
+        Ok(()) => Ok(path),
+        Err(e) => error(
+            ErrorCode::Io,
+            format!("cannot open {}: {e}", path.display()),
+        ),
     }
 }
 
 /// The TypeScript declarations of the app's own commands (`ui/src/bindings/app.ts`).
 #[cfg(feature = "ts")]
 pub fn typescript() -> String {
+    use crate::supervisor::api::pairs;
     use ts_rs::TS;
     let cfg = ts_rs::Config::new().with_large_int("number");
     let decls = [
@@ -458,6 +491,12 @@ pub fn typescript() -> String {
         crate::registry::WarningKind::decl(&cfg),
         crate::registry::InputRequest::decl(&cfg),
         crate::registry::InputKind::decl(&cfg),
+        pairs::answers_map("AppAnswers", "AppResponse", AppRequest::ANSWERS),
+        pairs::answers_map(
+            "RegistryAnswers",
+            "RegistryAnswer",
+            crate::registry::RegistryRequest::ANSWERS,
+        ),
     ];
     crate::supervisor::api::bindings::bindings_file(
         "// Generated from src-tauri/core/src/desktop.rs by\n\

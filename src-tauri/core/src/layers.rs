@@ -12,7 +12,10 @@ const DIRS: &[(&str, &str)] = &[
         "api metrics health history import probe orphans settings ide client switches \
          service sessions status known commands checks ide_host ide_probe dispatch serve run",
     ),
-    ("supervisor/api", "error bindings reports status clients"),
+    (
+        "supervisor/api",
+        "error bindings pairs reports status clients",
+    ),
     (
         "clients",
         "doc risk jsonc yaml dialect literal secrets model lock backup detect notices edit ledger \

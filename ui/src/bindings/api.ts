@@ -300,7 +300,12 @@ doc: string,
 /**
  * What a good value looks like.
  */
-fix: string, };
+fix: string, 
+/**
+ * The strings it takes when it takes one of a few (the window offers them as a choice;
+ * `config::CHOICES`); absent for the others.
+ */
+choices?: Array<string>, };
 
 export type LimitSource = "default" | "defaults" | "server";
 
@@ -507,3 +512,39 @@ created: string, size: number, };
 export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "server", server: ServerStatus, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, } | { "kind": "app", event: AppEvent, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+export type Answers = {
+  // Each request's answer, declared once in Rust (`pairs!`); the UI's `ask` is typed by it.
+  "status": Extract<Response, { "kind": "status" | "error" }>,
+  "history": Extract<Response, { "kind": "history" | "error" }>,
+  "restart": Extract<Response, { "kind": "command" | "error" }>,
+  "fallback": Extract<Response, { "kind": "command" | "error" }>,
+  "debug": Extract<Response, { "kind": "command" | "error" }>,
+  "probe": Extract<Response, { "kind": "probe" | "error" }>,
+  "orphans": Extract<Response, { "kind": "orphans" | "error" }>,
+  "stop_orphans": Extract<Response, { "kind": "stopped" | "error" }>,
+  "known_servers": Extract<Response, { "kind": "known_servers" | "error" }>,
+  "subscribe": Extract<Response, { "kind": "subscribed" | "error" }>,
+  "approve_tools": Extract<Response, { "kind": "command" | "error" }>,
+  "approvals": Extract<Response, { "kind": "approvals" | "error" }>,
+  "approval_answer": Extract<Response, { "kind": "command" | "error" }>,
+  "approvals_forget": Extract<Response, { "kind": "command" | "error" }>,
+  "limits": Extract<Response, { "kind": "limits" | "error" }>,
+  "set_limit": Extract<Response, { "kind": "command" | "error" }>,
+  "clients": Extract<Response, { "kind": "clients" | "error" }>,
+  "client_edit": Extract<Response, { "kind": "client_edit" | "error" }>,
+  "backups": Extract<Response, { "kind": "backups" | "error" }>,
+  "restore": Extract<Response, { "kind": "restore" | "error" }>,
+  "auto_rewrite": Extract<Response, { "kind": "auto_rewrite" | "error" }>,
+  "keep_unwrapped": Extract<Response, { "kind": "kept_unwrapped" | "error" }>,
+  "probe_ide": Extract<Response, { "kind": "probe_ide" | "error" }>,
+  "server_add": Extract<Response, { "kind": "server_add" | "error" }>,
+  "server_switch": Extract<Response, { "kind": "client_edit" | "error" }>,
+  "server_remove": Extract<Response, { "kind": "server_remove" | "error" }>,
+  "app": Extract<Response, { "kind": "app" | "error" }>,
+};
+
+export const CHANNELS = { api: "warden://event", app: "warden://app" } as const;
+
+/** The kinds of the supervisor's events, which `useApi` refetches on. */
+export type ApiEventKind = ApiEvent["kind"];

@@ -140,3 +140,18 @@ export type WarningKind = "runtime_hint" | "no_transport" | "template_filled" | 
 export type InputRequest = { key: string, kind: InputKind, secret: boolean, description: string | null, choices: Array<string>, placeholder: string | null, };
 
 export type InputKind = "env" | "positional" | "named" | "variable";
+
+export type AppAnswers = {
+  // Each request's answer, declared once in Rust (`pairs!`); the UI's `ask` is typed by it.
+  "state": Extract<AppResponse, { "kind": "state" | "error" }>,
+  "autostart": Extract<AppResponse, { "kind": "autostart" | "error" }>,
+  "open": Extract<AppResponse, { "kind": "opened" | "error" }>,
+  "quit": Extract<AppResponse, { "kind": "quitting" | "error" }>,
+};
+
+export type RegistryAnswers = {
+  // Each request's answer, declared once in Rust (`pairs!`); the UI's `ask` is typed by it.
+  "search": Extract<RegistryAnswer, { "kind": "found" | "error" }>,
+  "plan": Extract<RegistryAnswer, { "kind": "plan" | "error" }>,
+  "document": Extract<RegistryAnswer, { "kind": "plan" | "error" }>,
+};

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import { initialState, reduce } from "../lib/store";
 import { parseRoute, type Route } from "../lib/route";
-import { api, app, onApiEvent, onAppEvent } from "../lib/tauri";
+import { ask, askApp, onApiEvent, onAppEvent } from "../lib/tauri";
 import { StoreContext } from "./context";
 import { Header } from "./Header";
 import { Footer } from "./Footer";
@@ -43,10 +43,10 @@ export function App() {
       if (polling.current) return;
       polling.current = true;
       try {
-        const r = await api({ op: "status" });
+        const r = await ask({ op: "status" });
         if (stopped) return;
-        if (r.kind === "status") dispatch({ type: "status", report: r, now: Date.now() });
-        else if (r.kind === "error") dispatch({ type: "status_error", message: r.message });
+        if (r.kind === "error") dispatch({ type: "status_error", message: r.message });
+        else dispatch({ type: "status", report: r, now: Date.now() });
       } finally {
         polling.current = false;
       }
@@ -58,8 +58,8 @@ export function App() {
       keep(onAppEvent((e) => dispatch({ type: "app", state: e }))),
     ]).then(() => {
       void refresh();
-      void app({ op: "state" }).then((r) => {
-        if (!stopped && r.kind === "state") dispatch({ type: "app", state: r });
+      void askApp({ op: "state" }).then((r) => {
+        if (!stopped && r.kind !== "error") dispatch({ type: "app", state: r });
       });
     });
     const timer = window.setInterval(() => void refresh(), STATUS_EVERY_MS);

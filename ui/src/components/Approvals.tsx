@@ -3,10 +3,11 @@
 // held calls change (their heartbeats) and when an `approval_*` event arrives (asked, given,
 // declined, timed out), so an answer given in the client or with `warden approvals` takes it
 // away here too.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { PendingApproval } from "../bindings/api";
 import { formatClock, printableLine, printableLines } from "../lib/format";
-import { api } from "../lib/tauri";
+import { ask } from "../lib/tauri";
+import { ON_APPROVALS, useApi } from "../lib/useApi";
 import { useStore } from "./context";
 import { ErrorText } from "./common";
 
@@ -15,32 +16,36 @@ type Pending = PendingApproval & { until_ms: number };
 
 export function Approvals() {
   const { state } = useStore();
-  const [pending, setPending] = useState<Pending[]>([]);
-  const [error, setError] = useState<string | null>(null);
+  const [answered, setAnswered] = useState<string[]>([]);
+  const [answerError, setAnswerError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const held = state.sessions.flatMap((s) => s.approvals).join(" ");
-
+  const { data: list, error: listError, reload } = useApi({ op: "approvals" }, ON_APPROVALS);
+  const seen = useRef(held);
   useEffect(() => {
-    let stale = false;
-    void api({ op: "approvals" }).then((r) => {
-      if (stale) return;
-      if (r.kind === "approvals") {
-        const now = Date.now();
-        setPending(r.approvals.map((a) => ({ ...a, until_ms: now + a.left_ms })));
-        setError(null);
-      } else if (r.kind === "error") setError(r.message);
-    });
-    return () => {
-      stale = true;
-    };
-  }, [state.approvalsVersion, held]);
+    if (seen.current === held) return;
+    seen.current = held;
+    void reload();
+  }, [held, reload]);
+
+  const pending: Pending[] = useMemo(() => {
+    if (!list) return [];
+    const now = Date.now();
+    return list.approvals.filter((a) => !answered.includes(a.id)).map((a) => ({ ...a, until_ms: now + a.left_ms }));
+  }, [list, answered]);
+  // A new list of held calls clears the error of an earlier answer.
+  useEffect(() => setAnswerError(null), [list]);
+  const error = answerError ?? listError;
 
   const answer = async (a: Pending, allow: boolean, always: boolean) => {
     setBusy(true);
     try {
-      const r = await api({ op: "approval_answer", id: a.id, allow, always });
-      if (r.kind === "error") setError(r.message);
-      else setPending((p) => p.filter((x) => x.id !== a.id));
+      const r = await ask({ op: "approval_answer", id: a.id, allow, always });
+      if (r.kind === "error") setAnswerError(r.message);
+      else {
+        setAnswerError(null);
+        setAnswered((ids) => [...ids, a.id]);
+      }
     } finally {
       setBusy(false);
     }

@@ -14,6 +14,11 @@ export const NOTICE_LABEL: Record<NoticeKind, string> = {
 };
 
 /** The result of a write: each file's change and backup, what failed, what to do now. */
+/** What a request that failed says, as a result panel. */
+export function errorResult(title: string, message: string): Result {
+  return { title, ok: false, lines: [message], notices: [] };
+}
+
 export function changeResult(title: string, changes: FileChangeView[], secretsLine?: (c: FileChangeView) => string): Result {
   const lines: string[] = [];
   const notices: Notice[] = [];

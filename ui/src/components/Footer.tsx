@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import type { OpenTarget } from "../bindings/app";
-import { app } from "../lib/tauri";
+import { askApp } from "../lib/tauri";
 import { useStore } from "./context";
 
 export function Footer() {
@@ -9,24 +9,24 @@ export function Footer() {
   const [message, setMessage] = useState<string | null>(null);
 
   useEffect(() => {
-    void app({ op: "autostart", on: null }).then((r) => {
-      if (r.kind === "autostart") setAutostart(r.on);
-      else if (r.kind === "error") setMessage(r.message);
+    void askApp({ op: "autostart", on: null }).then((r) => {
+      if (r.kind === "error") setMessage(r.message);
+      else setAutostart(r.on);
     });
   }, []);
 
   const toggle = async (on: boolean) => {
-    const r = await app({ op: "autostart", on });
-    if (r.kind === "autostart") {
+    const r = await askApp({ op: "autostart", on });
+    if (r.kind === "error") setMessage(r.message);
+    else {
       setAutostart(r.on);
       setMessage(null);
-    } else if (r.kind === "error") setMessage(r.message);
+    }
   };
 
   const open = async (target: OpenTarget) => {
-    const r = await app({ op: "open", target });
-    if (r.kind === "opened") setMessage(`Opened ${r.path}`);
-    else if (r.kind === "error") setMessage(r.message);
+    const r = await askApp({ op: "open", target });
+    setMessage(r.kind === "error" ? r.message : `Opened ${r.path}`);
   };
 
   return (

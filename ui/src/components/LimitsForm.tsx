@@ -1,8 +1,8 @@
 import { useState } from "preact/hooks";
 import type { JsonValue, LimitsReport, LimitValue } from "../bindings/api";
 import { humanizeLimit } from "../lib/format";
-import { CHOICES, describeSource, fieldKind, isChanged, parseDraft, showValue, toDraft } from "../lib/limits";
-import { api } from "../lib/tauri";
+import { describeSource, fieldKind, isChanged, parseDraft, showValue, toDraft } from "../lib/limits";
+import { ask } from "../lib/tauri";
 
 type FieldNote = { ok: boolean; message: string };
 
@@ -16,20 +16,20 @@ export function LimitsForm({ server, report, onSaved }: { server: string; report
   const send = async (key: string, value: JsonValue | null) => {
     setBusy(key);
     try {
-      const r = await api({ op: "set_limit", server, key, value });
-      if (r.kind === "command") {
-        setNotes((n) => ({ ...n, [key]: { ok: r.ok, message: r.message } }));
-        if (r.ok) {
-          setDrafts((d) => {
-            const next = { ...d };
-            delete next[key];
-            return next;
-          });
-        }
-        await onSaved();
-      } else if (r.kind === "error") {
+      const r = await ask({ op: "set_limit", server, key, value });
+      if (r.kind === "error") {
         setNotes((n) => ({ ...n, [key]: { ok: false, message: r.message } }));
+        return;
       }
+      setNotes((n) => ({ ...n, [key]: { ok: r.ok, message: r.message } }));
+      if (r.ok) {
+        setDrafts((d) => {
+          const next = { ...d };
+          delete next[key];
+          return next;
+        });
+      }
+      await onSaved();
     } finally {
       setBusy(null);
     }
@@ -94,9 +94,10 @@ function LimitField(props: {
   onReset: () => void;
 }) {
   const { limit, server } = props;
-  const kind = fieldKind(limit.key, limit.default);
+  const choices = limit.choices ?? [];
+  const kind = fieldKind(limit.default, choices);
   const text = props.draft ?? toDraft(kind, limit.value);
-  const parsed = parseDraft(limit.key, kind, text);
+  const parsed = parseDraft(kind, text, choices);
   const changed = isChanged(limit, text);
   const id = `limit-${limit.key}`;
   const helpId = `${id}-help`;
@@ -123,7 +124,7 @@ function LimitField(props: {
     case "choice":
       input = (
         <select id={id} data-testid={id} value={text} aria-describedby={helpId} onChange={(e) => props.onDraft(e.currentTarget.value)}>
-          {(CHOICES[limit.key] ?? []).map((c) => (
+          {choices.map((c) => (
             <option key={c} value={c}>
               {c}
             </option>

@@ -1,11 +1,11 @@
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
-import type { ClientsReport, FileChangeView, PlannedFile } from "../bindings/api";
+import { useMemo, useState } from "preact/hooks";
+import type { FileChangeView, PlannedFile } from "../bindings/api";
 import { byServer, changedSincePreview, detectedClients, type ManagedServer, type Place, switchRequest } from "../lib/manage";
 import { printableLine } from "../lib/format";
-import { api } from "../lib/tauri";
+import { ask } from "../lib/tauri";
+import { ON_CLIENTS, useApi } from "../lib/useApi";
 import { AddServer } from "./AddServer";
-import { ChangeList, ResultPanel, type Result, changeResult } from "./Changes";
-import { useStore } from "./context";
+import { ChangeList, ResultPanel, type Result, changeResult, errorResult } from "./Changes";
 import { Dialog } from "./Dialog";
 import { Empty, ErrorText, Loading } from "./common";
 
@@ -14,25 +14,13 @@ type Removal = { server: string; changes: FileChangeView[]; plan: PlannedFile[];
 
 /** Every server across the clients' files: where it is, on or off per client, Remove, Add. */
 export function ManagePage() {
-  const { state } = useStore();
-  const [report, setReport] = useState<ClientsReport | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const clientsReport = useApi({ op: "clients" }, ON_CLIENTS);
+  const { data: report, error } = clientsReport;
+  const load = clientsReport.reload;
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<Result | null>(null);
   const [removal, setRemoval] = useState<Removal | null>(null);
   const [adding, setAdding] = useState(false);
-
-  const load = useCallback(async () => {
-    const r = await api({ op: "clients" });
-    if (r.kind === "clients") {
-      setReport(r);
-      setError(null);
-    } else if (r.kind === "error") setError(r.message);
-  }, []);
-
-  useEffect(() => {
-    void load();
-  }, [load, state.clientsVersion]);
 
   const servers = useMemo(() => (report ? byServer(report) : []), [report]);
   const clients = useMemo(() => (report ? detectedClients(report) : []), [report]);
@@ -51,21 +39,19 @@ export function ManagePage() {
   const toggle = (server: string, p: Place) => {
     const title = `${p.enabled ? "Turn off" : "Turn on"} ${server} in ${p.clientName}`;
     void run(title, async () => {
-      const r = await api(switchRequest(server, p, !p.enabled));
-      if (r.kind === "client_edit") setResult(changeResult(title, r.changes));
-      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+      const r = await ask(switchRequest(server, p, !p.enabled));
+      setResult(r.kind === "error" ? errorResult(title, r.message) : changeResult(title, r.changes));
       await load();
     });
   };
 
   /** Shows the preview of removing `server`; `stale`: why an earlier one was not applied. */
   const showRemoval = async (server: string, stale?: string) => {
-    const r = await api({ op: "server_remove", server, clients: [], plan: null, dry_run: true });
-    if (r.kind === "server_remove") setRemoval({ server, changes: r.changes, plan: r.plan, stale });
-    else if (r.kind === "error") {
+    const r = await ask({ op: "server_remove", server, clients: [], plan: null, dry_run: true });
+    if (r.kind === "error") {
       setRemoval(null);
-      setResult({ title: `Remove ${server}`, ok: false, lines: [r.message], notices: [] });
-    }
+      setResult(errorResult(`Remove ${server}`, r.message));
+    } else setRemoval({ server, changes: r.changes, plan: r.plan, stale });
   };
 
   const previewRemove = (server: string) => void run(`Remove ${server}`, () => showRemoval(server));
@@ -75,13 +61,12 @@ export function ManagePage() {
     const title = `Remove ${removal.server}`;
     void run(title, async () => {
       // Exactly what the preview showed: refused (nothing written) if a file changed since.
-      const r = await api({ op: "server_remove", server: removal.server, clients: [], plan: removal.plan, dry_run: false });
+      const r = await ask({ op: "server_remove", server: removal.server, clients: [], plan: removal.plan, dry_run: false });
       if (r.kind === "error" && changedSincePreview(r.message)) {
         await showRemoval(removal.server, r.message);
         return;
       }
-      if (r.kind === "server_remove") setResult(changeResult(title, r.changes));
-      else if (r.kind === "error") setResult({ title, ok: false, lines: [r.message], notices: [] });
+      setResult(r.kind === "error" ? errorResult(title, r.message) : changeResult(title, r.changes));
       setRemoval(null);
       await load();
     });

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { LimitsReport, PolicyKind, ToolPolicy } from "../bindings/api";
 import { printableLine } from "../lib/format";
 import { POLICY_LABEL, policyEdits, policyReason, policyStuck } from "../lib/policy";
-import { api } from "../lib/tauri";
+import { ask } from "../lib/tauri";
 import { ErrorText } from "./common";
 
 const KINDS: PolicyKind[] = ["allow", "ask", "deny"];
@@ -38,7 +38,7 @@ export function PolicySection(props: { server: string; report: LimitsReport; onS
       setNote(null);
       setMoved({ tool: t.tool, to });
       for (const e of policyEdits(t, to, props.report)) {
-        const r = await api({ op: "set_limit", server: props.server, key: e.key, value: null, add: e.add, remove: e.remove });
+        const r = await ask({ op: "set_limit", server: props.server, key: e.key, value: null, add: e.add, remove: e.remove });
         if (r.kind === "error") return r.message;
       }
       return null;
@@ -47,9 +47,9 @@ export function PolicySection(props: { server: string; report: LimitsReport; onS
   const forget = (t: ToolPolicy) =>
     act(async () => {
       setMoved(null);
-      const r = await api({ op: "approvals_forget", server: props.server, tool: t.tool });
+      const r = await ask({ op: "approvals_forget", server: props.server, tool: t.tool });
       if (r.kind === "error") return r.message;
-      if (r.kind === "command") setNote(r.message);
+      setNote(r.message);
       return null;
     });
 

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { HistoryEntry, JsonValue, LimitsReport } from "../bindings/api";
 import { formatClock, printableLine } from "../lib/format";
 import { blocked, expandHome, grantable, hostEntry, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
-import { api } from "../lib/tauri";
+import { ask } from "../lib/tauri";
 import { ErrorText } from "./common";
 
 /**
@@ -29,7 +29,7 @@ export function SandboxSection(props: {
   const set = async (key: string, value: JsonValue, list?: { add?: string[]; remove?: string[] }) => {
     setBusy(true);
     try {
-      const r = await api({ op: "set_limit", server: props.server, key, value: list ? null : value, ...list });
+      const r = await ask({ op: "set_limit", server: props.server, key, value: list ? null : value, ...list });
       if (r.kind === "error") setError(r.message);
       else {
         setError(null);

@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
-import type { LimitsReport } from "../bindings/api";
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Request } from "../bindings/api";
 import type { OpenTarget } from "../bindings/app";
 import { formatAge, formatBytes, formatClock, formatMs, printableLine, printableLines } from "../lib/format";
 import { inflightOf, sessionsOf, TIMELINE_CAP } from "../lib/store";
-import { api, app } from "../lib/tauri";
+import { ask, askApp } from "../lib/tauri";
+import { onLimits, useApi } from "../lib/useApi";
 import { useNow, useStore } from "./context";
 import { CommandLine, ErrorText, FailureCode, HealthBadge, Loading, Outcome, type OutcomeView } from "./common";
 import { LatencyChart, ToolsTable } from "./Charts";
@@ -17,32 +18,28 @@ export function ServerPage({ name }: { name: string }) {
   const { state, dispatch } = useStore();
   const now = useNow();
   const server = state.servers.find((s) => s.name === name);
-  const [limits, setLimits] = useState<LimitsReport | null>(null);
-  const [limitsError, setLimitsError] = useState<string | null>(null);
   const [outcome, setOutcome] = useState<OutcomeView | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [historyError, setHistoryError] = useState<string | null>(null);
-  const version = state.limitsVersion[name] ?? 0;
-  // The tool policy section reads the pin file too: read again when a tool is pinned or
-  // changes, and when an "always" answer is given.
+  // Read again when config.toml changes for this server, and (the tool policy section reads
+  // the pin file too) when an "always" answer is given or a tool is pinned or changes.
+  const { data: limits, error: limitsError, reload: reloadLimits } = useApi(
+    { op: "limits", server: name },
+    onLimits(name),
+  );
+  const loadLimits = () => void reloadLimits();
   const toolsSeen = server?.tools.map((t) => `${t.name}:${t.pin}`).join(" ") ?? "";
-
-  const loadLimits = useCallback(async () => {
-    const r = await api({ op: "limits", server: name });
-    if (r.kind === "limits") {
-      setLimits(r);
-      setLimitsError(null);
-    } else if (r.kind === "error") setLimitsError(r.message);
-  }, [name]);
+  const seen = useRef(toolsSeen);
+  useEffect(() => {
+    if (seen.current === toolsSeen) return;
+    seen.current = toolsSeen;
+    void reloadLimits();
+  }, [toolsSeen, reloadLimits]);
 
   useEffect(() => {
-    void loadLimits();
-  }, [loadLimits, version, state.approvalsVersion, toolsSeen]);
-
-  useEffect(() => {
-    void api({ op: "history", server: name, since_ms: null, limit: TIMELINE_CAP }).then((r) => {
-      if (r.kind === "history") dispatch({ type: "history", server: name, entries: r.entries });
-      else if (r.kind === "error") setHistoryError(r.message);
+    void ask({ op: "history", server: name, since_ms: null, limit: TIMELINE_CAP }).then((r) => {
+      if (r.kind === "error") setHistoryError(r.message);
+      else dispatch({ type: "history", server: name, entries: r.entries });
     });
   }, [name, dispatch]);
 
@@ -62,32 +59,27 @@ export function ServerPage({ name }: { name: string }) {
     }
   };
 
-  const command = (title: string, request: Parameters<typeof api>[0]) =>
+  const command = (title: string, request: Extract<Request, { op: "restart" | "fallback" | "debug" | "approve_tools" }>) =>
     run(title, async () => {
-      const r = await api(request);
-      if (r.kind === "command") return { kind: "command", title, outcome: r };
+      const r = await ask(request);
       if (r.kind === "error") return { kind: "error", title, message: r.message };
-      return { kind: "error", title, message: `unexpected answer: ${r.kind}` };
-    }).then(() => loadLimits());
+      return { kind: "command", title, outcome: r };
+    }).then(loadLimits);
 
   const open = (title: string, target: OpenTarget) =>
     run(title, async () => {
-      const r = await app({ op: "open", target });
-      if (r.kind === "opened") return { kind: "info", title, message: `opened ${r.path}` };
+      const r = await askApp({ op: "open", target });
       if (r.kind === "error") return { kind: "error", title, message: r.message };
-      return { kind: "error", title, message: `unexpected answer: ${r.kind}` };
+      return { kind: "info", title, message: `opened ${r.path}` };
     });
 
   const probe = () =>
     run("Probe", async () => {
-      const r = await api({ op: "probe", server: name, command: null, timeout_ms: null, env: {} });
-      if (r.kind === "probe") {
-        return r.ok
-          ? { kind: "info", title: "Probe", message: `answered in ${formatMs(r.cold_start_ms)} (cold start) with ${r.tools ?? 0} tools; ${r.shutdown}` }
-          : { kind: "error", title: "Probe", message: `${r.error ?? "failed"}${r.stderr_tail ? ` — stderr: ${r.stderr_tail.trim().split("\n").slice(-3).join(" / ")}` : ""}` };
-      }
+      const r = await ask({ op: "probe", server: name, command: null, timeout_ms: null, env: {} });
       if (r.kind === "error") return { kind: "error", title: "Probe", message: r.message };
-      return { kind: "error", title: "Probe", message: `unexpected answer: ${r.kind}` };
+      return r.ok
+        ? { kind: "info", title: "Probe", message: `answered in ${formatMs(r.cold_start_ms)} (cold start) with ${r.tools ?? 0} tools; ${r.shutdown}` }
+        : { kind: "error", title: "Probe", message: `${r.error ?? "failed"}${r.stderr_tail ? ` — stderr: ${r.stderr_tail.trim().split("\n").slice(-3).join(" / ")}` : ""}` };
     });
 
   const sessions = sessionsOf(state, name);
@@ -260,13 +252,13 @@ export function ServerPage({ name }: { name: string }) {
         )}
       </div>
 
-      {limits && <PolicySection server={name} report={limits} onSaved={() => void loadLimits()} />}
+      {limits && <PolicySection server={name} report={limits} onSaved={loadLimits} />}
 
       {limits && <SandboxSection server={name} report={limits} mode={server?.sandbox} timeline={state.timelines[name] ?? []} onSaved={loadLimits} />}
 
       <h2>Limits</h2>
       {limitsError && <ErrorText message={limitsError} testid="limits-error" />}
-      {limits ? <LimitsForm server={name} report={limits} onSaved={loadLimits} /> : !limitsError && <Loading what="limits" />}
+      {limits ? <LimitsForm server={name} report={limits} onSaved={reloadLimits} /> : !limitsError && <Loading what="limits" />}
 
       <h2>Event timeline</h2>
       {historyError && <ErrorText message={historyError} />}

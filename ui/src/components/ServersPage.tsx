@@ -1,8 +1,7 @@
-import { useEffect, useState } from "preact/hooks";
 import type { ClientsReport, ProbeReport, ServerStatus } from "../bindings/api";
 import { formatCount, formatMs, printableLine } from "../lib/format";
 import { serverHref } from "../lib/route";
-import { api } from "../lib/tauri";
+import { ON_CLIENTS, useApi } from "../lib/useApi";
 import { useStore } from "./context";
 import { CommandLine, Empty, ErrorText, FailureCode, HealthBadge, Loading } from "./common";
 
@@ -68,12 +67,7 @@ function ProbeLine({ probe, probing }: { probe: ProbeReport | null; probing: boo
 
 export function ServersPage() {
   const { state } = useStore();
-  const [clients, setClients] = useState<ClientsReport | null>(null);
-  useEffect(() => {
-    void api({ op: "clients" }).then((r) => {
-      if (r.kind === "clients") setClients(r);
-    });
-  }, [state.clientsVersion]);
+  const { data: clients } = useApi({ op: "clients" }, ON_CLIENTS);
   if (!state.loaded) {
     return (
       <section class="page">

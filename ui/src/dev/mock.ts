@@ -3,6 +3,8 @@
 // (main.tsx imports it under `import.meta.env.DEV`). `?empty` shows a first run.
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { emit } from "@tauri-apps/api/event";
+import { CHANNELS } from "../bindings/api";
+import { server, session } from "./fixtures";
 import type {
   ApiEvent,
   AwaitingServer,
@@ -28,14 +30,6 @@ const SANDBOX_HIDDEN = [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", 
   .concat(["/run", "/var/run", "/run/user/1000"]);
 const WARDEN = "/usr/bin/warden";
 
-function server(name: string, over: Partial<ServerStatus>): ServerStatus {
-  return {
-    name, health: "healthy", reason: "answering normally", sessions: 0, unresponsive: 0, inflight: 0,
-    p50_ms: 0, p95_ms: 0, p99_ms: 0, requests: 0, errors: 0, timeouts: 0, retries: 0, restarts: 0,
-    bytes_in: 0, bytes_out: 0, last_error: null, code: null, last_seen_ms: now(), command: null, circuit_open: false,
-    fallback: false, debug: false, sandbox: "off", last_probe: null, tools: [], latency: [], network_denied: [], ...over,
-  };
-}
 
 const servers: ServerStatus[] = empty ? [] : [
   server("ripgrep", {
@@ -73,32 +67,24 @@ const servers: ServerStatus[] = empty ? [] : [
 
 const started = now() - 3_725_000;
 const sessions: SessionStatus[] = empty ? [] : [
-  {
-    id: "b1-4211", server: "ripgrep", pid: 4211, client: "claude-code 2.1.80", last_heartbeat_ms: 800, state: "live",
-    server_pid: 4219, generation: 2, circuit_open: false, fallback: false, debug: false, sandbox: "off", config_hash: "9f2c", started_ms: started,
-    command: ["npx", "-y", "mcp-ripgrep"],
+  session({
+    id: "b1-4211", pid: 4211, last_heartbeat_ms: 800, server_pid: 4219, generation: 2, config_hash: "9f2c", started_ms: started,
     inflight: [{ id: 41, method: "tools/call", tool: "advanced-search", age_ms: 7_300, idle_ms: 1_100, progress: "12/40 files" }],
-    approvals: [],
     stderr_tail: "npm warn exec The following package was not found and will be installed: mcp-ripgrep@0.4.0\nMCP ripgrep server running on stdio\n",
-  },
-  {
-    id: "b2-5120", server: "ripgrep", pid: 5120, client: "cursor 1.7.2", last_heartbeat_ms: 1_500, state: "live",
-    server_pid: 5124, generation: 1, circuit_open: false, fallback: false, debug: false, sandbox: "off", config_hash: "9f2c", started_ms: now() - 600_000,
-    command: ["npx", "-y", "mcp-ripgrep"], inflight: [], approvals: [], stderr_tail: "",
-  },
-  {
+  }),
+  session({
+    id: "b2-5120", pid: 5120, client: "cursor 1.7.2", last_heartbeat_ms: 1_500, server_pid: 5124, config_hash: "9f2c", started_ms: now() - 600_000,
+  }),
+  session({
     id: "b3-6001", server: "github", pid: 6001, client: "claude-code 2.1.80 (sub-agent)", last_heartbeat_ms: 7_400, state: "unresponsive",
-    server_pid: 6007, generation: 1, circuit_open: false, fallback: false, debug: false, sandbox: "off", config_hash: "1a7e", started_ms: now() - 95_000,
-    command: ["npx", "-y", "@modelcontextprotocol/server-github"],
+    server_pid: 6007, config_hash: "1a7e", started_ms: now() - 95_000, command: ["npx", "-y", "@modelcontextprotocol/server-github"],
     inflight: [{ id: "req-9", method: "tools/call", tool: "search_issues", age_ms: 38_000, idle_ms: 38_000, progress: null }],
-    approvals: [],
     stderr_tail: "GitHub MCP Server running on stdio\nwarning: rate limit 4990/5000\n",
-  },
-  {
-    id: "b4-7002", server: "docs-search", pid: 7002, client: null, last_heartbeat_ms: 300, state: "live", server_pid: 7010,
-    generation: 3, circuit_open: false, fallback: true, debug: true, sandbox: "off", config_hash: "33aa", started_ms: now() - 30_000,
-    command: ["uvx", "docs-search-mcp"], inflight: [], approvals: [], stderr_tail: "",
-  },
+  }),
+  session({
+    id: "b4-7002", server: "docs-search", pid: 7002, client: null, last_heartbeat_ms: 300, server_pid: 7010,
+    generation: 3, fallback: true, debug: true, config_hash: "33aa", started_ms: now() - 30_000, command: ["uvx", "docs-search-mcp"],
+  }),
 ];
 
 const KEYS: Array<[string, JsonValue, string, string]> = [
@@ -135,6 +121,8 @@ function limitsOf(name: string): LimitValue[] {
     return {
       key, default: def, doc, fix,
       value: mine ?? dflt ?? def, source, line: source === "default" ? null : 3 + i,
+      // As the supervisor answers: the strings a key takes when it takes one of a few.
+      ...(key === "fallback" ? { choices: ["off", "rg"] } : {}),
     };
   });
 }
@@ -264,7 +252,7 @@ function clientEdit(wrap: boolean, path: string | null, name: string | null, dry
 }
 
 async function send(e: ApiEvent): Promise<void> {
-  await emit("warden://event", e);
+  await emit(CHANNELS.api, e);
 }
 
 function handleApi(req: Request): Response {

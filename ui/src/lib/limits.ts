@@ -5,17 +5,10 @@ import type { JsonValue, LimitSource, LimitValue } from "../bindings/api";
 
 export type FieldKind = "number" | "boolean" | "choice" | "text" | "list" | "table";
 
-/** Choices of keys whose value is one of a few strings. */
-export const CHOICES: Record<string, readonly string[]> = {
-  fallback: ["off", "rg"],
-  pin_tools: ["off", "warn", "block"],
-  sandbox: ["off", "on"],
-  sandbox_network: ["none", "host"],
-};
-
-/** The input a key gets, from its default's type (and its name for choices). */
-export function fieldKind(key: string, defaultValue: JsonValue): FieldKind {
-  if (key in CHOICES) return "choice";
+/** The input a key gets: a choice where the limits report lists the strings it takes
+ * (`LimitValue.choices`, from the Rust key table), else by its default's type. */
+export function fieldKind(defaultValue: JsonValue, choices: readonly string[] = []): FieldKind {
+  if (choices.length > 0) return "choice";
   if (typeof defaultValue === "boolean") return "boolean";
   if (typeof defaultValue === "number") return "number";
   if (Array.isArray(defaultValue)) return "list";
@@ -42,7 +35,7 @@ export function toDraft(kind: FieldKind, value: JsonValue): string {
 export type Parsed = { ok: true; value: JsonValue } | { ok: false; error: string };
 
 /** The value a draft stands for, or why it cannot be one. */
-export function parseDraft(key: string, kind: FieldKind, draft: string): Parsed {
+export function parseDraft(kind: FieldKind, draft: string, choices: readonly string[] = []): Parsed {
   const text = draft.trim();
   switch (kind) {
     case "boolean":
@@ -59,7 +52,6 @@ export function parseDraft(key: string, kind: FieldKind, draft: string): Parsed 
       return { ok: true, value: n };
     }
     case "choice": {
-      const choices = CHOICES[key] ?? [];
       if (choices.includes(text)) return { ok: true, value: text };
       return { ok: false, error: `Must be one of ${choices.map((c) => `"${c}"`).join(", ")}.` };
     }
@@ -115,7 +107,8 @@ export function sameValue(a: JsonValue, b: JsonValue): boolean {
 
 /** Whether a draft is a valid value that differs from the effective one (so Save applies). */
 export function isChanged(limit: LimitValue, draft: string): boolean {
-  const p = parseDraft(limit.key, fieldKind(limit.key, limit.default), draft);
+  const choices = limit.choices ?? [];
+  const p = parseDraft(fieldKind(limit.default, choices), draft, choices);
   return p.ok && !sameValue(p.value, limit.value);
 }
 

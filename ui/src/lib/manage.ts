@@ -53,7 +53,7 @@ function place(client: ClientId, clientName: string, path: string, s: ServerEntr
 }
 
 /** The request that turns one row on or off: that file and scope only, no other entry of the name. */
-export function switchRequest(server: string, p: Place, enabled: boolean): Request {
+export function switchRequest(server: string, p: Place, enabled: boolean): Extract<Request, { op: "server_switch" }> {
   return { op: "server_switch", server, clients: [p.client], file: p.path, scope: p.scope, enabled, dry_run: false };
 }
 

@@ -34,12 +34,6 @@ export interface State {
   statusError: string | null;
   /** Event timeline per server, oldest first. */
   timelines: Record<string, HistoryEntry[]>;
-  /** Bumped on `config_changed`: a server page re-reads its limits when its number moves. */
-  limitsVersion: Record<string, number>;
-  /** Bumped on `client` events: the clients page re-reads the report. */
-  clientsVersion: number;
-  /** Bumped on `approval_*` events: the list of calls waiting for an answer is re-read. */
-  approvalsVersion: number;
   orphans: Orphan[];
   app: AppState | null;
   toasts: Toast[];
@@ -58,9 +52,6 @@ export function initialState(): State {
     loaded: false,
     statusError: null,
     timelines: {},
-    limitsVersion: {},
-    clientsVersion: 0,
-    approvalsVersion: 0,
     orphans: [],
     app: null,
     toasts: [],
@@ -150,8 +141,7 @@ export function apply(state: State, event: ApiEvent, now: number): State {
       // The figures the event changes arrive with the next `server` row.
       const { server } = event.entry;
       const timeline = cap([...(state.timelines[server] ?? []), event.entry]);
-      const asked = event.entry.event.kind.startsWith("approval_");
-      return { ...state, timelines: { ...state.timelines, [server]: timeline }, approvalsVersion: state.approvalsVersion + (asked ? 1 : 0) };
+      return { ...state, timelines: { ...state.timelines, [server]: timeline } };
     }
     case "probe": {
       const name = event.report.server;
@@ -162,18 +152,13 @@ export function apply(state: State, event: ApiEvent, now: number): State {
     case "orphans":
       return { ...state, orphans: event.orphans };
     case "client": {
-      const s = { ...state, clientsVersion: state.clientsVersion + 1 };
+      // The pages that show clients ask again themselves (`useApi`'s `ON_CLIENTS`).
       const { kind, title } = clientToast(event.change);
-      return pushToast(s, kind, title, event.message);
+      return pushToast(state, kind, title, event.message);
     }
     case "config_changed":
-      return {
-        ...state,
-        limitsVersion: {
-          ...state.limitsVersion,
-          [event.server]: (state.limitsVersion[event.server] ?? 0) + 1,
-        },
-      };
+      // A server page asks for its limits again itself (`useApi`'s `onLimits`).
+      return state;
     case "app":
       // The window sends the tray's state as its own `warden://app` event.
       return { ...state, app: event.event };

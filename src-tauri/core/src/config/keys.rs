@@ -433,3 +433,46 @@ pub const KEYS: &[KeyDef] = &[
         },
     },
 ];
+
+/// The keys whose value is one of a few strings, and those strings: the window offers them as
+/// a choice (carried in the limits report, `LimitValue::choices`). A test checks that each
+/// key's `apply` takes every one of them.
+pub const CHOICES: &[(&str, &[&str])] = &[
+    ("fallback", &["off", "rg"]),
+    ("pin_tools", &["off", "warn", "block"]),
+    ("sandbox", &["off", "on"]),
+    ("sandbox_network", &["none", "host"]),
+];
+
+/// The strings `key` takes, when it takes one of a few (else empty).
+pub fn choices(key: &str) -> &'static [&'static str] {
+    CHOICES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(&[], |(_, c)| *c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every choice the window offers is a value its key takes, and the key refuses a string
+    /// that is none of them.
+    #[test]
+    fn each_choice_is_a_value_its_key_takes() {
+        for (key, choices) in CHOICES {
+            let def = KEYS.iter().find(|d| d.name == *key);
+            let def = def.unwrap_or_else(|| panic!("{key} is not a key"));
+            for c in *choices {
+                let mut l = Limits::default();
+                let took = (def.apply)(&mut l, &Value::String((*c).to_owned()));
+                assert!(took.is_ok(), "{key} = {c:?}: {took:?}");
+            }
+            let mut l = Limits::default();
+            let refused = (def.apply)(&mut l, &Value::String("neither".into()));
+            assert!(refused.is_err(), "{key} took \"neither\"");
+        }
+        assert_eq!(choices("pin_tools"), ["off", "warn", "block"]);
+        assert!(choices("debug").is_empty());
+    }
+}

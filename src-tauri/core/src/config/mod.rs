@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-pub use keys::{KEYS, KeyDef};
+pub use keys::{CHOICES, KEYS, KeyDef, choices};
 pub use watch::ConfigWatch;
 
 /// Which sandbox `sandbox = "on"` may use (`sandbox_mode`).

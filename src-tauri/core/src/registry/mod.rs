@@ -33,4 +33,6 @@ pub use plan::{
     InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
 };
 pub use planner::{entry_name, plan, requested_version};
-pub use view::{Found, PlanView, RegistryAnswer, RegistryRequest, document_view, found, plan_view};
+pub use view::{
+    Found, PlanView, RegistryAnswer, RegistryRequest, document_view, found, plan_view, registry_op,
+};

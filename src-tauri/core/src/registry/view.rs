@@ -59,6 +59,21 @@ pub enum RegistryAnswer {
     },
 }
 
+crate::supervisor::api::pairs::pairs! {
+    /// Each [`RegistryRequest`] with its answer (see [`crate::supervisor::api::pairs`]).
+    pub mod registry_op: RegistryRequest => RegistryAnswer {
+        Search => Found(Vec<Found>) = |servers| RegistryAnswer::Found { servers };
+        Plan => Plan(Box<PlanView>) = RegistryAnswer::Plan;
+        Document => Plan(Box<PlanView>) = RegistryAnswer::Plan;
+    }
+}
+
+impl From<String> for RegistryAnswer {
+    fn from(message: String) -> RegistryAnswer {
+        RegistryAnswer::Error { message }
+    }
+}
+
 impl RegistryRequest {
     /// The `warden-registry` command line that fetches what this needs (`None`: nothing to
     /// fetch). A term or name that looks like a flag stays a word (after `--`).
@@ -84,35 +99,36 @@ impl RegistryRequest {
         }
     }
 
-    /// The answer, from what [`Self::args`] printed (or why it failed: its message).
+    /// The answer, from what [`Self::args`] printed (or why it failed: its message), as
+    /// [`registry_op`] declares.
     pub fn answer(self, printed: Result<String, String>) -> RegistryAnswer {
-        let failed = |message: String| RegistryAnswer::Error { message };
-        let plan = |r: Result<PlanView, RegistryError>| {
-            r.map_or_else(
-                |e| failed(e.to_string()),
-                |v| RegistryAnswer::Plan(Box::new(v)),
-            )
-        };
-        match (self, printed) {
-            (
-                RegistryRequest::Document {
-                    document,
-                    inputs,
-                    as_name,
-                },
-                _,
-            ) => plan(document_view(&document, inputs, as_name.as_deref())),
-            (_, Err(message)) => failed(message),
-            (RegistryRequest::Search { .. }, Ok(out)) => found(&out).map_or_else(
-                |e| failed(e.to_string()),
-                |servers| RegistryAnswer::Found { servers },
+        use crate::supervisor::api::pairs::answer;
+        let text = |e: RegistryError| e.to_string();
+        match self {
+            RegistryRequest::Document {
+                document,
+                inputs,
+                as_name,
+            } => answer(
+                registry_op::Document,
+                document_view(&document, inputs, as_name.as_deref())
+                    .map(Box::new)
+                    .map_err(text),
             ),
-            (
-                RegistryRequest::Plan {
-                    inputs, as_name, ..
-                },
-                Ok(out),
-            ) => plan(plan_view(&out, inputs, as_name.as_deref())),
+            RegistryRequest::Search { .. } => answer(
+                registry_op::Search,
+                printed.and_then(|out| found(&out).map_err(text)),
+            ),
+            RegistryRequest::Plan {
+                inputs, as_name, ..
+            } => answer(
+                registry_op::Plan,
+                printed.and_then(|out| {
+                    plan_view(&out, inputs, as_name.as_deref())
+                        .map(Box::new)
+                        .map_err(text)
+                }),
+            ),
         }
     }
 }

@@ -1,92 +1,102 @@
-//! The typed API's dispatcher: each [`Request`] to one function and one [`Response`] shape.
+//! The typed API's dispatcher: each [`Request`] to one function, answered by the shape
+//! `pairs!` declares for it in the API module ([`op`]).
 //! The functions live with what they do: [`commands`](super::commands),
 //! [`checks`](super::checks), [`status`](super::status), [`known`](super::known),
 //! [`ide_host`](super::ide_host).
 
 use std::sync::Arc;
 
-use super::api::{ApiError, ErrorCode, Request, Response};
+use super::api::{ApiError, ErrorCode, Request, Response, answer, op};
 use super::commands::Change;
 use super::service::Supervisor;
 use crate::desktop::AppRequest;
 
 impl Supervisor {
-    /// Serves one request of the typed API.
+    /// Serves one request of the typed API. Each arm answers through [`answer`] with the
+    /// request's marker (`op::Name`), so it can only give the answer `pairs!` declares for it.
     pub async fn handle(self: &Arc<Self>, request: Request) -> Response {
+        let asked = cfg!(debug_assertions).then(|| request.clone());
+        let response = self.dispatch(request).await;
+        if let Some(asked) = asked {
+            debug_assert!(
+                asked.answered_by(&response),
+                "{} answered by {response:?}",
+                asked.op()
+            );
+        }
+        response
+    }
+
+    async fn dispatch(self: &Arc<Self>, request: Request) -> Response {
         match request {
-            Request::Status => Response::Status(self.status()),
+            Request::Status => answer(op::Status, ok(self.status())),
             Request::History {
                 server,
                 since_ms,
                 limit,
-            } => Response::History {
-                entries: self.history(server.as_deref(), since_ms, limit),
-            },
-            Request::Restart { server } => Response::Command(self.restart(&server).await),
-            Request::Fallback { server, on } => reply(
+            } => answer(
+                op::History,
+                ok(self.history(server.as_deref(), since_ms, limit)),
+            ),
+            Request::Restart { server } => answer(op::Restart, ok(self.restart(&server).await)),
+            Request::Fallback { server, on } => answer(
+                op::Fallback,
                 self.set_key(&server, "force_fallback", Change::Set(on.into()))
                     .await,
-                Response::Command,
             ),
-            Request::Debug { server, on } => reply(
+            Request::Debug { server, on } => answer(
+                op::Debug,
                 self.set_key(&server, "debug", Change::Set(on.into())).await,
-                Response::Command,
             ),
             Request::Probe {
                 server,
                 command,
                 timeout_ms,
                 env,
-            } => reply(
+            } => answer(
+                op::Probe,
                 self.probe(server, command, timeout_ms, env).await,
-                Response::Probe,
             ),
-            Request::Orphans => Response::Orphans {
-                orphans: self.find_orphans().await,
-            },
-            Request::StopOrphans { pids } => Response::Stopped {
-                stopped: self.stop_orphans(&pids).await,
-            },
-            Request::KnownServers => Response::KnownServers {
-                servers: self.known_servers(),
-            },
-            Request::Subscribe => Response::Subscribed,
-            Request::ApproveTools { server, tools } => {
-                reply(self.approve_tools(&server, &tools), Response::Command)
+            Request::Orphans => answer(op::Orphans, ok(self.find_orphans().await)),
+            Request::StopOrphans { pids } => {
+                answer(op::StopOrphans, ok(self.stop_orphans(&pids).await))
             }
-            Request::Approvals => Response::Approvals {
-                approvals: self.approvals(),
-            },
-            Request::ApprovalAnswer { id, allow, always } => reply(
+            Request::KnownServers => answer(op::KnownServers, ok(self.known_servers())),
+            Request::Subscribe => answer(op::Subscribe, ok(())),
+            Request::ApproveTools { server, tools } => {
+                answer(op::ApproveTools, self.approve_tools(&server, &tools))
+            }
+            Request::Approvals => answer(op::Approvals, ok(self.approvals())),
+            Request::ApprovalAnswer { id, allow, always } => answer(
+                op::ApprovalAnswer,
                 self.answer_approval(&id, allow, always).await,
-                Response::Command,
             ),
-            Request::ApprovalsForget { server, tool } => reply(
+            Request::ApprovalsForget { server, tool } => answer(
+                op::ApprovalsForget,
                 self.forget_approvals(&server, tool.as_deref()),
-                Response::Command,
             ),
-            Request::Limits { server } => reply(self.limits(server).await, Response::Limits),
+            Request::Limits { server } => answer(op::Limits, self.limits(server).await),
             Request::SetLimit {
                 server,
                 key,
                 value,
                 add,
                 remove,
-            } => reply(
+            } => answer(
+                op::SetLimit,
                 self.set_limit(&server, &key, value, add, remove).await,
-                Response::Command,
             ),
-            Request::Clients => reply(self.clients().await, Response::Clients),
+            Request::Clients => answer(op::Clients, self.clients().await),
             Request::ClientEdit {
                 wrap,
                 file,
                 server,
                 dry_run,
                 move_secrets,
-            } => reply(
+            } => answer(
+                op::ClientEdit,
                 self.edit_clients(wrap, file, server, dry_run, move_secrets)
                     .await,
-                |changes| Response::ClientEdit { changes },
             ),
             Request::ServerAdd {
                 name,
@@ -105,10 +115,10 @@ impl Supervisor {
                     env,
                     secret_env: secrets.keys().cloned().collect(),
                 };
-                reply(
+                answer(
+                    op::ServerAdd,
                     self.add_server(entry, clients, secrets, wrap, dry_run)
                         .await,
-                    |(changes, risks)| Response::ServerAdd { changes, risks },
                 )
             }
             Request::ServerSwitch {
@@ -124,9 +134,9 @@ impl Supervisor {
                     file,
                     scope,
                 };
-                reply(
+                answer(
+                    op::ServerSwitch,
                     self.switch_server(server, sel, enabled, dry_run).await,
-                    |changes| Response::ClientEdit { changes },
                 )
             }
             Request::ServerRemove {
@@ -134,39 +144,38 @@ impl Supervisor {
                 clients,
                 plan,
                 dry_run,
-            } => reply(
+            } => answer(
+                op::ServerRemove,
                 self.remove_server(server, clients, plan, dry_run).await,
-                |(changes, plan)| Response::ServerRemove { changes, plan },
             ),
-            Request::Backups => reply(self.backups().await, |backups| Response::Backups {
-                backups,
-            }),
+            Request::Backups => answer(op::Backups, self.backups().await),
             Request::Restore { id, dry_run } => {
-                reply(self.restore(id, dry_run).await, Response::Restore)
+                answer(op::Restore, self.restore(id, dry_run).await)
             }
-            Request::AutoRewrite { on, without_asking } => reply(
-                self.set_auto_rewrite(on, without_asking),
-                |(on, without_asking)| Response::AutoRewrite { on, without_asking },
-            ),
-            Request::ProbeIde { on } => {
-                reply(self.set_probe_ide(on), |on| Response::ProbeIde { on })
+            Request::AutoRewrite { on, without_asking } => {
+                answer(op::AutoRewrite, self.set_auto_rewrite(on, without_asking))
             }
+            Request::ProbeIde { on } => answer(op::ProbeIde, self.set_probe_ide(on)),
             Request::KeepUnwrapped { file, server } => {
-                reply(self.keep_unwrapped(file, server).await, |servers| {
-                    Response::KeptUnwrapped { servers }
-                })
+                answer(op::KeepUnwrapped, self.keep_unwrapped(file, server).await)
             }
-            Request::App { request } => match self.app.get() {
-                Some(app) => Response::App {
-                    response: app(request).await,
+            Request::App { request } => answer(
+                op::App,
+                match self.app.get() {
+                    Some(app) => Ok(app(request).await),
+                    None => Err(ApiError::new(
+                        ErrorCode::Invalid,
+                        "this supervisor is `warden daemon`, not the desktop app: stop it (`warden daemon` runs in a terminal or a service) and start MCP Warden",
+                    )),
                 },
-                None => Response::Error(ApiError::new(
-                    ErrorCode::Invalid,
-                    "this supervisor is `warden daemon`, not the desktop app: stop it (`warden daemon` runs in a terminal or a service) and start MCP Warden",
-                )),
-            },
+            ),
         }
     }
+}
+
+/// A handler's value that cannot fail.
+fn ok<T>(value: T) -> Result<T, ApiError> {
+    Ok(value)
 }
 
 /// What a request does, for who may ask it: the control socket serves only
@@ -242,11 +251,6 @@ impl Request {
     }
 }
 
-/// The answer of a request that can fail: `ok` shapes the value, an error is `Error`.
-fn reply<T>(result: Result<T, ApiError>, ok: impl FnOnce(T) -> Response) -> Response {
-    result.map_or_else(Response::Error, ok)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -305,6 +309,39 @@ mod tests {
         ]
         .map(|(op, access)| (op.to_owned(), access));
         assert_eq!(got, want);
+    }
+
+    /// A request is answered by the variant `pairs!` declares for it or an error, never by
+    /// another request's (`server_switch` is answered by `client_edit`, not `server_remove`).
+    #[test]
+    fn each_request_has_its_declared_answer() {
+        let switch = Request::ServerSwitch {
+            server: "rg".into(),
+            clients: Vec::new(),
+            file: None,
+            scope: None,
+            enabled: false,
+            dry_run: true,
+        };
+        let edit = Response::ClientEdit {
+            changes: Vec::new(),
+        };
+        let removal = Response::ServerRemove {
+            changes: Vec::new(),
+            plan: Vec::new(),
+        };
+        let error = Response::Error(ApiError::new(ErrorCode::Invalid, "no"));
+        assert!(switch.answered_by(&edit) && switch.answered_by(&error));
+        assert!(!switch.answered_by(&removal));
+        assert_eq!(
+            answer(op::ServerSwitch, Ok::<_, ApiError>(Vec::new())),
+            edit
+        );
+        let ops: Vec<String> = Request::ANSWERS
+            .iter()
+            .map(|(op, _)| super::super::api::pairs::snake(op))
+            .collect();
+        assert!(ops.contains(&switch.op()) && ops.len() == 27, "{ops:?}");
     }
 
     /// The desktop app's requests reach the handler the tray set; `warden daemon`, which sets

@@ -50,6 +50,10 @@ pub fn limits_and_tools(path: Option<&Path>, server: &str, seen: &[String]) -> L
                 line,
                 doc: def.doc.to_owned(),
                 fix: def.fix.to_owned(),
+                choices: crate::config::choices(def.name)
+                    .iter()
+                    .map(|c| (*c).to_owned())
+                    .collect(),
             }
         })
         .collect();

@@ -15,6 +15,7 @@
 pub mod bindings;
 pub mod clients;
 pub mod error;
+pub mod pairs;
 pub mod reports;
 pub mod status;
 
@@ -37,6 +38,7 @@ pub use clients::{
     SkippedEntry,
 };
 pub use error::{ApiError, ErrorCode};
+pub use pairs::answer;
 pub use reports::{
     CommandOutcome, HistoryEntry, KnownServer, LimitSource, LimitValue, LimitsReport, Orphan,
     PendingApproval, PolicyKind, ProbeReport, SessionAck, StopResult, ToolPolicy,
@@ -220,6 +222,54 @@ pub enum Request {
 fn yes() -> bool {
     true
 }
+
+pairs::pairs! {
+    /// Each [`Request`] with its answer: `op::Name` is request `Name`, and the dispatcher
+    /// answers it by [`answer`]`(op::Name, result)` with the value declared here.
+    pub mod op: Request => Response {
+        Status => Status(StatusReport) = Response::Status;
+        History => History(Vec<HistoryEntry>) = |entries| Response::History { entries };
+        Restart => Command(CommandOutcome) = Response::Command;
+        Fallback => Command(CommandOutcome) = Response::Command;
+        Debug => Command(CommandOutcome) = Response::Command;
+        Probe => Probe(ProbeReport) = Response::Probe;
+        Orphans => Orphans(Vec<Orphan>) = |orphans| Response::Orphans { orphans };
+        StopOrphans => Stopped(Vec<StopResult>) = |stopped| Response::Stopped { stopped };
+        KnownServers => KnownServers(Vec<KnownServer>) = |servers| Response::KnownServers { servers };
+        Subscribe => Subscribed(()) = |()| Response::Subscribed;
+        ApproveTools => Command(CommandOutcome) = Response::Command;
+        Approvals => Approvals(Vec<PendingApproval>) = |approvals| Response::Approvals { approvals };
+        ApprovalAnswer => Command(CommandOutcome) = Response::Command;
+        ApprovalsForget => Command(CommandOutcome) = Response::Command;
+        Limits => Limits(LimitsReport) = Response::Limits;
+        SetLimit => Command(CommandOutcome) = Response::Command;
+        Clients => Clients(ClientsReport) = Response::Clients;
+        ClientEdit => ClientEdit(Vec<FileChangeView>) = |changes| Response::ClientEdit { changes };
+        Backups => Backups(Vec<Backup>) = |backups| Response::Backups { backups };
+        Restore => Restore(RestoreView) = Response::Restore;
+        AutoRewrite => AutoRewrite((bool, bool)) =
+            |(on, without_asking)| Response::AutoRewrite { on, without_asking };
+        KeepUnwrapped => KeptUnwrapped(Vec<String>) = |servers| Response::KeptUnwrapped { servers };
+        ProbeIde => ProbeIde(bool) = |on| Response::ProbeIde { on };
+        ServerAdd => ServerAdd((Vec<FileChangeView>, Vec<crate::clients::Risk>)) =
+            |(changes, risks)| Response::ServerAdd { changes, risks };
+        ServerSwitch => ClientEdit(Vec<FileChangeView>) = |changes| Response::ClientEdit { changes };
+        ServerRemove => ServerRemove((Vec<FileChangeView>, Vec<PlannedFile>)) =
+            |(changes, plan)| Response::ServerRemove { changes, plan };
+        App => App(crate::desktop::AppResponse) = |response| Response::App { response };
+    }
+}
+
+impl From<ApiError> for Response {
+    fn from(e: ApiError) -> Response {
+        Response::Error(e)
+    }
+}
+
+/// The window's event channels (Tauri events): the supervisor's [`ApiEvent`]s go to
+/// `EVENTS_API`, the desktop app's [`AppEvent`](crate::desktop::AppEvent)s to `EVENTS_APP`.
+pub const EVENTS_API: &str = "warden://event";
+pub const EVENTS_APP: &str = "warden://app";
 
 /// The answer to a [`Request`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -409,6 +459,12 @@ pub fn typescript() -> String {
         Backup::decl(&cfg),
         ApiEvent::decl(&cfg),
         <Value as TS>::decl(&cfg),
+        pairs::answers_map("Answers", "Response", Request::ANSWERS),
+        format!(
+            "const CHANNELS = {{ api: {EVENTS_API:?}, app: {EVENTS_APP:?} }} as const;\n\n\
+             /** The kinds of the supervisor's events, which `useApi` refetches on. */\n\
+             export type ApiEventKind = ApiEvent[\"kind\"];"
+        ),
     ];
     bindings_file(
         "// Generated from src-tauri/core/src/supervisor/api/ by\n\

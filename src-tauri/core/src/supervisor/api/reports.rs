@@ -199,6 +199,11 @@ pub struct LimitValue {
     pub doc: String,
     /// What a good value looks like.
     pub fix: String,
+    /// The strings it takes when it takes one of a few (the window offers them as a choice;
+    /// `config::CHOICES`); absent for the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub choices: Vec<String>,
 }
 
 /// Where an effective value comes from.

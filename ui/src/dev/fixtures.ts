@@ -1,6 +1,18 @@
-// Small builders of API values for the tests.
-import type { Event, HistoryEntry, SessionStatus, StatusReport } from "../src/bindings/api";
-import { blankServer } from "../src/lib/store";
+// The UI's one set of fixtures: builders of API values, each with everything filled in and
+// what a case needs overridden. The unit tests (ui/tests/) and the dev mock (mock.ts, for
+// `npm run dev`) both build from these. Dev and tests only: no production module imports it.
+import type { Event, HistoryEntry, LimitValue, ServerStatus, SessionStatus, StatusReport } from "../bindings/api";
+import { blankServer } from "../lib/store";
+
+/** A healthy server row, seen now. */
+export function server(name: string, over: Partial<ServerStatus> = {}): ServerStatus {
+  return { ...blankServer(name), health: "healthy", reason: "answering normally", last_seen_ms: Date.now(), ...over };
+}
+
+/** A key of the limits report at its built-in default. */
+export function limitValue(over: Partial<LimitValue> & { key: string }): LimitValue {
+  return { value: 0, default: 0, source: "default", line: null, doc: "", fix: "", ...over };
+}
 
 export function session(over: Partial<SessionStatus> = {}): SessionStatus {
   return {
