@@ -1,9 +1,11 @@
 """The window's processes: its own process started by the host, no GL driver, none of its
-WebKit settings in the host, no writable executable memory."""
+WebKit settings in the host, no writable executable memory; its log file named in the footer."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from selenium.webdriver.common.by import By
 
 from support import World, ours, exe_name, parent, hosts, webkit, windows
 
@@ -53,3 +55,12 @@ def test_no_process_of_the_window_maps_writable_executable_memory(world: World) 
                 continue
             rwx[(pid, name)] = [line for line in maps if line.split()[1].startswith("rwx")]
     assert ({name for _, name in rwx}, [m for m in rwx.values() if m]) == (kinds, []), rwx
+
+
+def test_the_host_keeps_a_log_file_that_the_footer_names(world: World) -> None:
+    """The host logs to a file in the state dir too (a start line, then what stderr gets),
+    for a bug report; the window's footer names it and opens it."""
+    [host] = hosts(world.root / "state")
+    log = (world.root / "state" / "warden-app.log").read_text()
+    button = world.driver.find_element(By.CSS_SELECTOR, '[data-testid="open-app-log"]')
+    assert (f"started (pid {host})" in log, "warden-app.log" in button.text) == (True, True)

@@ -47,6 +47,8 @@ pub enum OpenTarget {
     ClientFile { path: PathBuf },
     /// Warden's state directory (logs, history, backups).
     StateDir,
+    /// The app's own log ([`crate::paths::app_log`]).
+    AppLog,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -446,6 +448,7 @@ fn open(host: &dyn Host, target: OpenTarget) -> Result<PathBuf, ApiError> {
             path
         }
         OpenTarget::StateDir => host.state_dir(),
+        OpenTarget::AppLog => host.state_dir().join(crate::paths::APP_LOG),
     };
     if !path.exists() {
         return error(

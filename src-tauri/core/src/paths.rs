@@ -117,8 +117,11 @@ pub fn state_dir() -> PathBuf {
 /// The desktop app's own log (its host's, with what its window's process printed), capped
 /// in size: the file to attach to a bug report.
 pub fn app_log() -> PathBuf {
-    state_dir().join("warden-app.log")
+    state_dir().join(APP_LOG)
 }
+
+/// The name of [`app_log`] in the state dir.
+pub const APP_LOG: &str = "warden-app.log";
 
 /// The JSONL event log of one server.
 pub fn event_log(server: &str) -> PathBuf {

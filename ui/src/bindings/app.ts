@@ -9,7 +9,7 @@ export type RegistryRequest = { "op": "search", term: string, } | { "op": "plan"
 
 export type RegistryAnswer = { "kind": "found", servers: Array<Found>, } | { "kind": "plan" } & PlanView | { "kind": "error", message: string, };
 
-export type OpenTarget = { "kind": "config" } | { "kind": "event_log", server: string, } | { "kind": "debug_log", server: string, } | { "kind": "client_file", path: string, } | { "kind": "state_dir" };
+export type OpenTarget = { "kind": "config" } | { "kind": "event_log", server: string, } | { "kind": "debug_log", server: string, } | { "kind": "client_file", path: string, } | { "kind": "state_dir" } | { "kind": "app_log" };
 
 export type AppResponse = { "kind": "state" } & AppState | { "kind": "autostart", on: boolean, } | { "kind": "opened", path: string, } | { "kind": "quitting" } | { "kind": "error" } & ApiError;
 

@@ -47,6 +47,15 @@ export function Footer() {
       <button type="button" class="link" data-testid="open-state-dir" onClick={() => void open({ kind: "state_dir" })}>
         Open state folder
       </button>
+      <button
+        type="button"
+        class="link"
+        data-testid="open-app-log"
+        title="The app's warnings and errors: attach it to a bug report"
+        onClick={() => void open({ kind: "app_log" })}
+      >
+        Open log (warden-app.log)
+      </button>
       {message && (
         <span class="muted" role="status" data-testid="footer-message">
           {message}
