@@ -9,8 +9,8 @@ use std::path::Path;
 const DIRS: &[(&str, &str)] = &[
     (
         "supervisor",
-        "api metrics health history import probe orphans settings ide client switches \
-         service sessions status known commands checks ide_host ide_probe dispatch serve run",
+        "api metrics health history import probe orphans settings clients_api client switches \
+         service sessions status known commands checks clients_host clients_probe dispatch serve run",
     ),
     (
         "supervisor/api",

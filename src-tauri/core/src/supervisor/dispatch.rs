@@ -2,7 +2,7 @@
 //! `pairs!` declares for it in the API module ([`op`]).
 //! The functions live with what they do: [`commands`](super::commands),
 //! [`checks`](super::checks), [`status`](super::status), [`known`](super::known),
-//! [`ide_host`](super::ide_host).
+//! [`clients_host`](super::clients_host).
 
 use std::sync::Arc;
 

@@ -16,7 +16,7 @@ impl Supervisor {
             .iter()
             .filter_map(|(n, s)| s.command.clone().map(|c| (n.clone(), c)))
             .collect();
-        for (name, command) in ide_commands() {
+        for (name, command) in client_commands() {
             if !known.iter().any(|(n, _)| *n == name) {
                 known.push((name, command));
             }
@@ -32,7 +32,7 @@ impl Supervisor {
             .map(|s| s.hello.command.clone())
             .or_else(|| st.servers.get(server).and_then(|s| s.command.clone()))
             .or_else(|| {
-                ide_commands()
+                client_commands()
                     .into_iter()
                     .find(|(n, _)| n == server)
                     .map(|(_, c)| c)
@@ -63,7 +63,7 @@ impl Supervisor {
             })
             .collect();
         drop(st);
-        for (name, command) in ide_commands() {
+        for (name, command) in client_commands() {
             if !servers.iter().any(|s| s.name == name) {
                 servers.push(KnownServer {
                     name,
@@ -78,7 +78,7 @@ impl Supervisor {
 
 /// The stdio servers of the detected IDE and agent configs, with their original commands
 /// (behind `warden bridge` for wrapped ones), named as the bridge would name them.
-fn ide_commands() -> Vec<(String, Vec<String>)> {
+fn client_commands() -> Vec<(String, Vec<String>)> {
     let Ok(env) = crate::clients::ClientEnv::from_process() else {
         return Vec::new();
     };

@@ -14,7 +14,7 @@
 //!   it up, and the outcome says which did).
 //! - Probes ([`probe`]), scheduled or asked for, pre-warming of `npx`/`uvx` caches, and the
 //!   orphan sweeper ([`orphans`]); `checks` runs them for the supervisor.
-//! - The IDE config watcher and requests on the IDE configs (`ide_host`).
+//! - The IDE config watcher and requests on the IDE configs (`clients_host`).
 //!
 //! Everything is served through one typed API ([`api`]): [`Supervisor::handle`] (the
 //! dispatcher, `dispatch`) and [`Supervisor::subscribe`] in-process, the same enums on the
@@ -29,13 +29,13 @@
 pub mod api;
 mod checks;
 pub mod client;
+mod clients_api;
+mod clients_host;
+mod clients_probe;
 mod commands;
 mod dispatch;
 pub mod health;
 pub mod history;
-mod ide;
-mod ide_host;
-mod ide_probe;
 pub mod import;
 mod known;
 pub mod metrics;

@@ -24,7 +24,7 @@ impl Supervisor {
             tokio::spawn(serve::serve(Arc::clone(self), listener)),
             tokio::spawn(Arc::clone(self).ticker()),
             tokio::spawn(Arc::clone(self).prober()),
-            tokio::spawn(Arc::clone(self).ide_prober()),
+            tokio::spawn(Arc::clone(self).clients_prober()),
             tokio::spawn(Arc::clone(self).sweeper()),
         ];
         shutdown.await;
@@ -71,7 +71,7 @@ impl Supervisor {
         loop {
             timer.tick().await;
             for (name, command) in self.known_commands() {
-                if super::ide_probe::runs_unattended(&command) {
+                if super::clients_probe::runs_unattended(&command) {
                     self.run_probe(Some(name), command, &[], None, self.opts.probe_timeout)
                         .await;
                 }

@@ -105,7 +105,7 @@ pub struct Supervisor {
     /// The IDE probing switch (see [`Options::probe_ide`]).
     pub(super) probing: std::sync::atomic::AtomicBool,
     /// Signalled when an IDE config changed or the probing switch moved.
-    pub(super) ide_changed: tokio::sync::Notify,
+    pub(super) clients_changed: tokio::sync::Notify,
     /// Serves [`Request::App`](super::api::Request::App): set by the app's host.
     pub(super) app: std::sync::OnceLock<crate::desktop::AppHandler>,
 }
@@ -200,7 +200,7 @@ impl Supervisor {
             next_conn: AtomicU64::new(1),
             started_ms: now_ms(),
             probing: std::sync::atomic::AtomicBool::new(probing),
-            ide_changed: tokio::sync::Notify::new(),
+            clients_changed: tokio::sync::Notify::new(),
             watcher: Mutex::new(None),
             app: std::sync::OnceLock::new(),
         });

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::api::{ApiError, ErrorCode};
 use super::service::{Supervisor, blocking};
 use super::switches;
-use super::{ide, probe};
+use super::{clients_api, probe};
 use crate::clients::{self, Launch, RiskKind};
 
 /// The wait before a failed server is probed again; doubled after each failure.
@@ -82,12 +82,12 @@ impl Supervisor {
         };
         switches::save_probe_ide(path, on)?;
         self.probing.store(on, Ordering::SeqCst);
-        self.ide_changed.notify_one();
+        self.clients_changed.notify_one();
         Ok(on)
     }
 
     /// Probes what is due, then waits for a config change, the switch, or the next retry.
-    pub(super) async fn ide_prober(self: Arc<Self>) {
+    pub(super) async fn clients_prober(self: Arc<Self>) {
         if self.opts.probe_ide.is_none() {
             return;
         }
@@ -115,7 +115,7 @@ impl Supervisor {
                 }
             };
             tokio::select! {
-                () = self.ide_changed.notified() => {}
+                () = self.clients_changed.notified() => {}
                 () = tokio::time::sleep(wait) => {}
                 Some(()) = config_changed => {}
             }
@@ -130,7 +130,7 @@ impl Supervisor {
             .as_ref()
             .is_some_and(|w| w.auto_rewrite() && !w.without_asking());
         let (launches, awaiting) = blocking(move || {
-            let env = ide::env()?;
+            let env = clients_api::env()?;
             let awaiting: BTreeSet<String> = if asks {
                 clients::awaiting(&env, &clients::list(&env))
                     .into_iter()

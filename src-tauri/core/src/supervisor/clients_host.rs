@@ -1,6 +1,6 @@
 //! The IDE configs as the supervisor hosts them: the config watcher (its reports become
 //! events and history; the auto-rewrite switch) and the requests on the configs, run off the
-//! async threads. The work itself is in [`ide`] and [`crate::clients`].
+//! async threads. The work itself is in [`clients_api`] and [`crate::clients`].
 
 use std::path::PathBuf;
 use std::sync::{Arc, MutexGuard, PoisonError};
@@ -9,7 +9,7 @@ use super::api::{
     ApiError, ApiEvent, ClientChangeKind, ClientsReport, ErrorCode, FileChangeView, HistoryEntry,
     RestoreView,
 };
-use super::ide;
+use super::clients_api;
 use super::service::{Supervisor, blocking};
 use super::switches;
 use crate::clients::{self, Backup};
@@ -26,7 +26,7 @@ impl Supervisor {
             tracing::warn!("not watching IDE configs: the path of the warden binary is unknown");
             return;
         };
-        let env = match ide::env() {
+        let env = match clients_api::env() {
             Ok(env) => env,
             Err(e) => {
                 tracing::warn!("not watching IDE configs: {}", e.message);
@@ -57,7 +57,7 @@ impl Supervisor {
     }
 
     fn on_client_report(&self, report: crate::clients::WatchReport) {
-        let (event, line) = ide::watch_event(report);
+        let (event, line) = clients_api::watch_event(report);
         let ApiEvent::Client { client, change, .. } = &event else {
             return;
         };
@@ -105,10 +105,10 @@ impl Supervisor {
     pub(super) async fn clients(self: &Arc<Self>) -> Result<ClientsReport, ApiError> {
         let sup = Arc::clone(self);
         blocking(move || {
-            let env = ide::env()?;
+            let env = clients_api::env()?;
             Ok(ClientsReport {
                 probe_ide: sup.probe_ide(),
-                ..ide::report(&env, sup.watcher().as_ref(), sup.opts.warden_bin.as_deref())
+                ..clients_api::report(&env, sup.watcher().as_ref(), sup.opts.warden_bin.as_deref())
             })
         })
         .await
@@ -126,7 +126,7 @@ impl Supervisor {
     ) -> Result<Vec<FileChangeView>, ApiError> {
         let sup = Arc::clone(self);
         blocking(move || {
-            let env = ide::env()?;
+            let env = clients_api::env()?;
             let filter = clients::Filter {
                 client: None,
                 file,
@@ -134,7 +134,7 @@ impl Supervisor {
             };
             let wrote = |path: &std::path::Path, text: &str| sup.wrote(path, text);
             let warden = sup.opts.warden_bin.as_deref();
-            ide::edit(&env, warden, wrap, filter, dry_run, move_secrets, &wrote)
+            clients_api::edit(&env, warden, wrap, filter, dry_run, move_secrets, &wrote)
         })
         .await
     }
@@ -155,8 +155,8 @@ impl Supervisor {
                 file: Some(file),
                 server: Some(server),
             };
-            let kept =
-                clients::keep_unwrapped(&ide::env()?, &filter).map_err(|e| ide::api_error(&e))?;
+            let kept = clients::keep_unwrapped(&clients_api::env()?, &filter)
+                .map_err(|e| clients_api::api_error(&e))?;
             if kept.is_empty() {
                 return Err(ApiError::new(ErrorCode::NotFound, missing));
             }
@@ -166,11 +166,11 @@ impl Supervisor {
     }
 
     pub(super) async fn backups(&self) -> Result<Vec<Backup>, ApiError> {
-        blocking(|| ide::backups(&ide::env()?)).await
+        blocking(|| clients_api::backups(&clients_api::env()?)).await
     }
 
     pub(super) async fn restore(&self, id: String, dry_run: bool) -> Result<RestoreView, ApiError> {
-        blocking(move || ide::restore(&ide::env()?, &id, dry_run)).await
+        blocking(move || clients_api::restore(&clients_api::env()?, &id, dry_run)).await
     }
 
     /// `ServerAdd`: the secrets into the keychain first (not in a dry run), then the files.
@@ -184,11 +184,11 @@ impl Supervisor {
     ) -> Result<(Vec<FileChangeView>, Vec<clients::Risk>), ApiError> {
         let sup = Arc::clone(self);
         blocking(move || {
-            let env = ide::env()?;
+            let env = clients_api::env()?;
             let warden = match (wrap, sup.opts.warden_bin.clone()) {
                 (false, _) => None,
                 (true, Some(w)) => Some(w),
-                (true, None) => return Err(ide::no_warden()),
+                (true, None) => return Err(clients_api::no_warden()),
             };
             let names = entry.env.keys().chain(&entry.secret_env);
             let risks = clients::entry_risks(&entry.command, &entry.args, names);
@@ -199,7 +199,7 @@ impl Supervisor {
                 dry_run,
             };
             let wrote = |path: &std::path::Path, text: &str| sup.wrote(path, text);
-            let changes = ide::add(&env, &opts, &secrets, &wrote)?;
+            let changes = clients_api::add(&env, &opts, &secrets, &wrote)?;
             Ok((changes, risks))
         })
         .await
@@ -215,9 +215,9 @@ impl Supervisor {
     ) -> Result<Vec<FileChangeView>, ApiError> {
         let sup = Arc::clone(self);
         blocking(move || {
-            let env = ide::env()?;
+            let env = clients_api::env()?;
             let changes = clients::set_enabled(&env, &server, &sel, enabled, dry_run);
-            ide::views(changes, &|path, text| sup.wrote(path, text))
+            clients_api::views(changes, &|path, text| sup.wrote(path, text))
         })
         .await
     }
@@ -232,11 +232,11 @@ impl Supervisor {
     ) -> Result<(Vec<FileChangeView>, Vec<clients::PlannedFile>), ApiError> {
         let sup = Arc::clone(self);
         blocking(move || {
-            let env = ide::env()?;
+            let env = clients_api::env()?;
             let sel = clients::Selection::clients(&of);
             let changes = clients::remove(&env, &server, &sel, plan.as_deref(), dry_run);
             let plan = changes.as_deref().map(clients::plan_of).unwrap_or_default();
-            let views = ide::views(changes, &|path, text| sup.wrote(path, text))?;
+            let views = clients_api::views(changes, &|path, text| sup.wrote(path, text))?;
             Ok((views, plan))
         })
         .await
