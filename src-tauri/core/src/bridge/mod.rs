@@ -27,6 +27,8 @@ pub mod child;
 mod control;
 mod generation;
 mod guard;
+#[cfg_attr(not(windows), allow(dead_code))]
+mod launcher;
 mod links;
 #[cfg(target_os = "linux")]
 mod proxy;

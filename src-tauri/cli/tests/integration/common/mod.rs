@@ -392,6 +392,12 @@ pub fn text_of(v: &Value) -> &str {
         .unwrap_or("")
 }
 
+#[cfg(windows)]
+pub fn alive(pid: u32) -> bool {
+    warden_core::supervisor::orphans::alive(pid)
+}
+
+#[cfg(unix)]
 pub fn alive(pid: u32) -> bool {
     // A zombie has exited; only its parent's wait is missing.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
