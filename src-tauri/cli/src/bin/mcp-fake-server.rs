@@ -809,7 +809,12 @@ mod os {
         Err(unsupported())
     }
 
-    pub fn ignore_sigterm() {}
+    /// What Unix's handle stands for: there is no SIGTERM to ignore.
+    pub struct NoSignal;
+
+    pub fn ignore_sigterm() -> NoSignal {
+        NoSignal
+    }
 
     pub fn on_sigterm(_: String) {}
 }

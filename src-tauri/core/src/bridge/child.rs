@@ -36,6 +36,7 @@ pub struct Server {
     group: GroupGuard,
     /// The server runs inside bubblewrap, in a session of its own that the group's signals
     /// do not reach.
+    #[cfg_attr(windows, allow(dead_code))]
     in_bwrap: bool,
     /// A `sandbox_network` list: the proxy's list and listener, until the session starts it
     /// (`Session::started`).

@@ -23,7 +23,6 @@
 //! end a session, `reload.rs` the config reload task.
 
 pub mod child;
-#[cfg(unix)]
 mod control;
 mod generation;
 mod guard;

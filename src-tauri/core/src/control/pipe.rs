@@ -82,6 +82,16 @@ pub fn origin_of_pid(_pid: Option<i32>) -> PeerOrigin {
     PeerOrigin::Own
 }
 
+/// Whether a supervisor's pipe is there, without connecting to it (a busy one is there).
+pub fn exists(path: &Path) -> bool {
+    let name: Vec<u16> = pipe_name(path).encode_utf16().chain([0]).collect();
+    // SAFETY: a NUL-terminated name; waits at most 1 ms.
+    if unsafe { sys::WaitNamedPipeW(name.as_ptr(), 1) } != 0 {
+        return true;
+    }
+    io::Error::last_os_error().raw_os_error() == Some(sys::ERROR_SEM_TIMEOUT as i32)
+}
+
 /// One end of a connection: the supervisor's instance of the pipe, or a client's handle.
 #[derive(Debug)]
 pub enum Stream {
@@ -240,6 +250,7 @@ mod sys {
 
     use super::RawHandle;
     use windows_sys::Win32::Foundation::CloseHandle;
+    pub use windows_sys::Win32::Foundation::ERROR_SEM_TIMEOUT;
     pub use windows_sys::Win32::Foundation::{
         ERROR_ACCESS_DENIED, ERROR_PIPE_BUSY, HANDLE, LocalFree,
     };
@@ -252,7 +263,7 @@ mod sys {
         SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER, TokenUser,
     };
     pub use windows_sys::Win32::System::Pipes::{
-        GetNamedPipeClientProcessId, GetNamedPipeServerProcessId,
+        GetNamedPipeClientProcessId, GetNamedPipeServerProcessId, WaitNamedPipeW,
     };
     use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 

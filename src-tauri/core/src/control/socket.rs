@@ -17,6 +17,11 @@ pub fn split(stream: Stream) -> (ReadHalf, WriteHalf) {
     stream.into_split()
 }
 
+/// Whether a supervisor's socket is there (it may still be a stale one).
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
+
 /// The peer's pid, as the kernel gives it (`SO_PEERCRED`, in our pid namespace).
 pub fn peer_pid(stream: &Stream) -> Option<u32> {
     stream

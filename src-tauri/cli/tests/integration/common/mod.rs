@@ -14,6 +14,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 mod registry_server;
+// Its users are Unix-only modules.
+#[cfg_attr(windows, allow(unused_imports))]
 pub use registry_server::*;
 
 pub const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
