@@ -13,6 +13,7 @@
 # target/cross beside the native one), the Wine prefix and the shim DLL under it.
 #   scripts/cross.sh            everything
 #   scripts/cross.sh check      only the type check and clippy for Windows
+#   scripts/cross.sh test       only the build and the tests under Wine
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage_start=$SECONDS
@@ -60,10 +61,12 @@ step() { echo "== cross: $* ($((SECONDS - stage_start)) s)"; }
 
 # Every target but the benchmarks: they measure Linux (RSS from /proc, a poll relay).
 TARGETS=(--workspace --lib --bins --tests)
-step "cargo check, Windows (the workspace, the app included)"
-$CARGO check "${TARGETS[@]}" --locked "${ZFLAGS[@]}"
-step "cargo clippy -D warnings, Windows"
-$CARGO clippy "${TARGETS[@]}" --locked "${ZFLAGS[@]}" -- -D warnings
+if [ "$only" != test ]; then
+  step "cargo check, Windows (the workspace, the app included)"
+  $CARGO check "${TARGETS[@]}" --locked "${ZFLAGS[@]}"
+  step "cargo clippy -D warnings, Windows"
+  $CARGO clippy "${TARGETS[@]}" --locked "${ZFLAGS[@]}" -- -D warnings
+fi
 [ "$only" = check ] && { step "done (check only)"; exit 0; }
 
 step "build warden.exe and mcp-fake-server.exe"
@@ -90,8 +93,17 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
 wineserver -p 60
 trap 'wineserver -k 2>/dev/null || true' EXIT
 
+# What Wine 8 does not do as Windows does: skipped here (they stay tests on Windows itself).
+WINE_SKIPS=(
+  # notify's watcher (ReadDirectoryChangesW) reports no change under Wine: the tests hang.
+  --skip clients::tests::clients_watcher_
+  # Taking Cline's lock file fails with "Access denied" under Wine.
+  --skip clients::tests::clients_waits_for_clines_lock
+  # Wine creates a second first instance of a pipe (FILE_FLAG_FIRST_PIPE_INSTANCE ignored).
+  --skip control::socket::tests::the_pipe_has_one_supervisor
+)
 step "warden-core's unit tests under Wine"
-$CARGO test -p warden-core --lib --locked "${ZFLAGS[@]}"
+$CARGO test -p warden-core --lib --locked "${ZFLAGS[@]}" -- "${WINE_SKIPS[@]}"
 step "the bridge's Windows tests under Wine (warden.exe, mcp-fake-server.exe, warden daemon)"
 $CARGO test -p warden-cli --test integration --locked "${ZFLAGS[@]}" -- windows
 

@@ -322,13 +322,16 @@ mod sys {
         }
     }
 
-    /// A security descriptor whose DACL grants the user alone (protected: nothing
-    /// inherited).
+    /// A security descriptor owned by the user, whose DACL grants the user alone
+    /// (protected: nothing inherited).
     pub struct OwnDescriptor(PSECURITY_DESCRIPTOR);
 
     impl OwnDescriptor {
         pub fn new() -> io::Result<OwnDescriptor> {
-            let sddl = format!("D:P(A;;GA;;;{})", UserSid::of_this_process()?.to_string()?);
+            // Owned by the user too (an elevated token's default owner is Administrators), so
+            // that a client can check whose pipe it opened.
+            let sid = UserSid::of_this_process()?.to_string()?;
+            let sddl = format!("O:{sid}D:P(A;;GA;;;{sid})");
             let wide: Vec<u16> = sddl.encode_utf16().chain([0]).collect();
             let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
             // SAFETY: a NUL-terminated string; `sd` is allocated by the call (freed on drop).
@@ -410,18 +413,28 @@ mod tests {
         assert_ne!(a, b);
     }
 
-    /// Lines both ways; a second supervisor on the same name is refused while the first one
-    /// runs.
-    #[tokio::test]
-    async fn the_pipe_carries_lines_both_ways_and_has_one_supervisor() {
-        let path = PathBuf::from(format!(
-            r"\\.\pipe\warden-test-{}-{}",
+    fn test_pipe(what: &str) -> PathBuf {
+        PathBuf::from(format!(
+            r"\\.\pipe\warden-test-{what}-{}-{}",
             std::process::id(),
             crate::events::now_ms()
-        ));
-        let listener = bind(&path).await.unwrap();
+        ))
+    }
+
+    /// A second supervisor on the same name is refused while the first one runs.
+    #[tokio::test]
+    async fn the_pipe_has_one_supervisor() {
+        let path = test_pipe("one");
+        let _listener = bind(&path).await.unwrap();
         let err = bind(&path).await.err().unwrap();
         assert_eq!(err.kind(), io::ErrorKind::AddrInUse, "{err}");
+    }
+
+    /// Lines both ways, and each end knows the other's pid.
+    #[tokio::test]
+    async fn the_pipe_carries_lines_both_ways() {
+        let path = test_pipe("lines");
+        let listener = bind(&path).await.unwrap();
         let server = tokio::spawn(async move {
             let stream = accept(&listener).await.unwrap();
             assert!(peer_pid(&stream).is_some());
