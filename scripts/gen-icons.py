@@ -91,7 +91,22 @@ def main():
     png(OUT / "app-1024.png", 1024, draw("app", 1024, ss=1))
     for size, name in ((32, "32x32.png"), (128, "128x128.png"), (256, "128x128@2x.png"), (512, "icon.png")):
         png(OUT / name, size, draw("app", size, ss=2))
+    ico(OUT / "icon.ico", [OUT / "32x32.png", OUT / "128x128.png", OUT / "128x128@2x.png"])
     print(f"icons written to {OUT}")
+
+
+def ico(path, pngs):
+    """The Windows icon (the .exe's resource, tauri-build's `icons/icon.ico`): the PNGs as
+    they are, which an .ico may hold since Windows Vista."""
+    blobs = [p.read_bytes() for p in pngs]
+    head = struct.pack("<HHH", 0, 1, len(blobs))
+    offset = len(head) + 16 * len(blobs)
+    entries = b""
+    for blob in blobs:
+        width, height = struct.unpack(">II", blob[16:24])
+        entries += struct.pack("<BBBBHHII", width % 256, height % 256, 0, 0, 1, 32, len(blob), offset)
+        offset += len(blob)
+    path.write_bytes(head + entries + b"".join(blobs))
 
 
 if __name__ == "__main__":

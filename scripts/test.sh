@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: the quick loop (scripts/check.sh: the UI's checks, formatting,
 # lints, unit tests), then the Rust integration tests, fuzzing, the end-to-end tests with real
-# MCP servers and the real Python SDK client, the app through WebDriver, conformance and soak.
+# MCP servers and the real Python SDK client, the app through WebDriver, conformance and soak;
+# after the quick loop, the cross-target stage (scripts/cross.sh: Windows under Wine, macOS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,9 @@ echo "== web UI build (the app embeds ui/dist)"
 (cd ui && npm run --silent build)
 # The quick loop first: the UI's checks, fmt, clippy, the unit tests of core and the CLI.
 scripts/check.sh
+# Windows (type check and clippy of the workspace, warden.exe, core's and the bridge's tests
+# under Wine) and, through scripts/cross-macos.sh when present, macOS. Prints its own time.
+scripts/cross.sh
 echo "== warden-core and the CLI never link a GUI stack; the app is Tauri's, with its shell plugin"
 if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -E '^(tauri|wry|webkit2gtk|gtk) ' >/dev/null; then
   echo "warden-core or warden-cli depends on a GUI stack" >&2; exit 1

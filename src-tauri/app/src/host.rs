@@ -574,6 +574,7 @@ fn renew_old_autostart(app: &AppHandle) {
 }
 
 /// Whether a start-at-login entry's `Exec` runs the old tray program.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn runs_old_tray(desktop_entry: &str) -> bool {
     desktop_entry.lines().any(|line| {
         line.strip_prefix("Exec=")
@@ -614,6 +615,7 @@ async fn stop_signal() {
 /// this host never serve together): `None` when another host still holds it after
 /// [`LOCK_WAIT`] (one that is quitting lets go sooner; `waiting` is called each time it is
 /// still held). The kernel drops it when the process ends, however it ends.
+#[cfg(unix)]
 fn one_host(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::File>, String> {
     use rustix::fs::{Mode, OFlags};
     let mut path = socket.as_os_str().to_owned();
@@ -638,6 +640,42 @@ fn one_host(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::
             }
             Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
             Err(e) => return Err(format!("cannot lock {}: {e}", path.display())),
+        }
+    }
+}
+
+/// [`one_host`] on Windows: the lock is the file opened without sharing, which no other
+/// process can open while this one holds it (the system closes it when the process ends,
+/// however it ends). Beside the socket when the socket is a path; for the named pipe
+/// (`\\.\pipe\...`), in Warden's state folder.
+#[cfg(windows)]
+fn one_host(socket: &Path, mut waiting: impl FnMut()) -> Result<Option<std::fs::File>, String> {
+    use std::os::windows::fs::OpenOptionsExt as _;
+    /// `ERROR_SHARING_VIOLATION`: another process has the file open.
+    const HELD: i32 = 32;
+    let text = socket.to_string_lossy();
+    let path = match text.strip_prefix(r"\\.\pipe\") {
+        Some(pipe) => warden_core::paths::state_dir().join(format!("{pipe}.tray.lock")),
+        None => PathBuf::from(format!("{text}.tray.lock")),
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    warden_core::control::socket::private_dir(dir).map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .share_mode(0)
+            .open(&path);
+        match opened {
+            Ok(file) => return Ok(Some(file)),
+            Err(e) if e.raw_os_error() == Some(HELD) && Instant::now() < deadline => {
+                waiting();
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) if e.raw_os_error() == Some(HELD) => return Ok(None),
+            Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
         }
     }
 }
@@ -787,10 +825,12 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt as _;
 
     /// The lock is taken only in a directory the socket could be bound in: one other users
     /// can write to could hold a host back, so it is refused, saying what to do.
+    #[cfg(unix)]
     #[test]
     fn the_lock_is_refused_in_a_directory_open_to_others() {
         let dir = tempfile::tempdir().unwrap();
@@ -800,6 +840,7 @@ mod tests {
     }
 
     /// A link planted where the lock goes is not followed.
+    #[cfg(unix)]
     #[test]
     fn a_link_in_place_of_the_lock_is_not_followed() {
         let dir = tempfile::tempdir().unwrap();
@@ -815,6 +856,7 @@ mod tests {
     #[test]
     fn a_lock_let_go_within_the_wait_is_taken() {
         let dir = tempfile::tempdir().unwrap();
+        #[cfg(unix)]
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let socket = dir.path().join("control.sock");
         let quitting = one_host(&socket, || {}).unwrap().unwrap();

@@ -213,7 +213,6 @@ mod tests {
 mod through_the_plugin {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use std::os::unix::fs::PermissionsExt as _;
 
     fn check(cli: PathBuf) -> Result<(), String> {
         let app = tauri::test::mock_builder()
@@ -233,8 +232,11 @@ mod through_the_plugin {
         );
     }
 
+    /// A shell script stands in for the CLI (Unix).
+    #[cfg(unix)]
     #[test]
     fn a_cli_of_another_version_is_named() {
+        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let old = dir.path().join("warden");
         std::fs::write(&old, "#!/bin/sh\necho 'warden 0.0.9'\n").unwrap();

@@ -6,7 +6,6 @@ mod secret_input;
 mod servers_cmd;
 mod tools_cmd;
 
-#[cfg(unix)]
 mod supervisor_cmd;
 
 use std::ffi::OsString;
@@ -93,7 +92,6 @@ enum Command {
         )]
         args: Vec<OsString>,
     },
-    #[cfg(unix)]
     #[command(flatten)]
     Supervisor(supervisor_cmd::Command),
 }
@@ -200,7 +198,6 @@ fn main() -> ExitCode {
         Command::Tools { command } => tools_cmd::run(command),
         Command::Registry { args } => hand_over("registry", args),
         Command::Install { args } => hand_over("install", args),
-        #[cfg(unix)]
         Command::Supervisor(command) => supervisor_cmd::run(command),
     }
 }
@@ -332,10 +329,7 @@ fn bridge_main(
         pass_env,
         limits,
         reload: path.map(|p| (p, overrides)),
-        #[cfg(unix)]
         control: Some(warden_core::control::socket::socket_path()),
-        #[cfg(not(unix))]
-        control: None,
     };
     match bridge::run(options) {
         Ok(bridge::Exit::Clean) => ExitCode::SUCCESS,

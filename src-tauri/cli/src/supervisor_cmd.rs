@@ -308,6 +308,12 @@ async fn daemon(opts: Options) -> ExitCode {
                 }
             }
         }
+        // Windows: Ctrl-C or Ctrl-Break of its console; with none to listen to, it runs
+        // until it is ended.
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
     };
     let shown = |p: &Option<PathBuf>| {
         p.as_ref()

@@ -5,9 +5,7 @@ pub mod bridge;
 pub mod clients;
 pub mod codes;
 pub mod config;
-#[cfg(unix)]
 pub mod control;
-#[cfg(unix)]
 pub mod desktop;
 pub mod events;
 pub mod fallback;
@@ -22,7 +20,6 @@ pub mod policy;
 pub mod protocol;
 pub mod redact;
 pub mod registry;
-#[cfg(unix)]
 pub mod supervisor;
 pub mod testing;
 pub mod text;

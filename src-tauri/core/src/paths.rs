@@ -174,6 +174,7 @@ mod tests {
 
     /// `/run/user/<uid>` when it is the user's; else an absolute `$XDG_RUNTIME_DIR`; else none.
     #[test]
+    #[cfg_attr(windows, ignore = "a Linux runtime dir")]
     fn runtime_dir_prefers_the_users_run_dir_then_an_absolute_xdg_runtime_dir() {
         let xdg = || Some(OsString::from("/x/run"));
         let cases: [(Option<u32>, Option<OsString>, Option<&str>); 7] = [

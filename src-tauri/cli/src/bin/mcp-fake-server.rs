@@ -163,19 +163,6 @@ fn tools(state: &State) -> Value {
     list
 }
 
-/// Sends `line` (if any) on a connected socket and answers its first line back, else
-/// `connected`.
-fn talk(stream: std::os::unix::net::UnixStream, line: Option<&str>) -> std::io::Result<String> {
-    let Some(line) = line else {
-        return Ok("connected".to_owned());
-    };
-    let mut writer = stream.try_clone()?;
-    writer.write_all(format!("{line}\n").as_bytes())?;
-    let mut answer = String::new();
-    std::io::BufReader::new(stream).read_line(&mut answer)?;
-    Ok(answer.trim_end().to_owned())
-}
-
 /// The proxy named by `$var` (`http://HOST:PORT`), connected.
 fn proxy(var: &str) -> std::io::Result<std::net::TcpStream> {
     let url = std::env::var(var).map_err(|_| std::io::Error::other(format!("no {var}")))?;
@@ -229,101 +216,6 @@ fn tunnel(dest: &str) -> std::io::Result<String> {
     Ok(format!("tunnel: {}", read_all(s)?))
 }
 
-/// The sockets among this process's descriptors, one line each: `FD unix peer=self|other`,
-/// `FD inet` (with ` listening` for a listener) or `FD DOMAIN` (Linux: `/proc`).
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn sockets() -> std::io::Result<String> {
-    let mut lines = Vec::new();
-    for e in std::fs::read_dir("/proc/self/fd")?.flatten() {
-        let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(target) = std::fs::read_link(e.path()) else {
-            continue;
-        };
-        if !target.to_string_lossy().starts_with("socket:") {
-            continue;
-        }
-        let opt = |name: libc::c_int| {
-            let mut v: libc::c_int = 0;
-            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-            // SAFETY: getsockopt into a c_int of the length given.
-            let r = unsafe {
-                libc::getsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    name,
-                    (&raw mut v).cast(),
-                    &raw mut len,
-                )
-            };
-            (r == 0).then_some(v)
-        };
-        let domain = opt(libc::SO_DOMAIN).unwrap_or(-1);
-        let line = if domain == libc::AF_UNIX {
-            let mut cred = libc::ucred {
-                pid: 0,
-                uid: 0,
-                gid: 0,
-            };
-            let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-            // SAFETY: getsockopt into a ucred of the length given.
-            unsafe {
-                libc::getsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    libc::SO_PEERCRED,
-                    (&raw mut cred).cast(),
-                    &raw mut len,
-                );
-            }
-            let own = i32::try_from(std::process::id()).unwrap_or(-1);
-            let peer = if cred.pid == own { "self" } else { "other" };
-            format!("{fd} unix peer={peer}")
-        } else if domain == libc::AF_INET || domain == libc::AF_INET6 {
-            let listening = opt(libc::SO_ACCEPTCONN) == Some(1);
-            format!("{fd} inet{}", if listening { " listening" } else { "" })
-        } else {
-            format!("{fd} {domain}")
-        };
-        lines.push(line);
-    }
-    Ok(lines.join("\n"))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn sockets() -> std::io::Result<String> {
-    Err(std::io::ErrorKind::Unsupported.into())
-}
-
-/// A connection to the abstract UNIX socket `name` (Linux's).
-fn connect_abstract(name: &str) -> std::io::Result<std::os::unix::net::UnixStream> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::linux::net::SocketAddrExt as _;
-        std::os::unix::net::SocketAddr::from_abstract_name(name)
-            .and_then(|a| std::os::unix::net::UnixStream::connect_addr(&a))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = name;
-        Err(std::io::ErrorKind::Unsupported.into())
-    }
-}
-
-/// SIGTERM to `pid`.
-#[allow(unsafe_code)]
-fn signal(pid: i64) -> std::io::Result<String> {
-    let pid = libc::pid_t::try_from(pid).map_err(|_| std::io::ErrorKind::InvalidInput)?;
-    // SAFETY: a plain system call.
-    if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
-        Ok("signalled".to_owned())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
 async fn call(state: Arc<State>, id: Value, params: Value) {
     let out = &state.out;
     let args = params.get("arguments").cloned().unwrap_or(json!({}));
@@ -360,16 +252,12 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
                 let send = args.get("send").and_then(Value::as_str).map(str::to_owned);
                 outcome(
                     &format!("connect to '{path}'"),
-                    std::os::unix::net::UnixStream::connect(path)
-                        .and_then(|s| talk(s, send.as_deref())),
+                    os::unix_socket(path, send.as_deref()),
                 )
             } else if let Some(name) = args.get("abstract").and_then(Value::as_str) {
-                outcome(
-                    &format!("connect to @{name}"),
-                    connect_abstract(name).and_then(|s| talk(s, None)),
-                )
+                outcome(&format!("connect to @{name}"), os::abstract_socket(name))
             } else if let Some(pid) = args.get("kill").and_then(Value::as_i64) {
-                outcome(&format!("signal {pid}"), signal(pid))
+                outcome(&format!("signal {pid}"), os::signal(pid))
             } else if let Some(url) = args.get("fetch").and_then(Value::as_str) {
                 outcome(&format!("fetch {url}"), fetch(url))
             } else if let Some(dest) = args.get("tunnel").and_then(Value::as_str) {
@@ -388,7 +276,7 @@ async fn call(state: Arc<State>, id: Value, params: Value) {
                         .map(|_| "sent".to_owned()),
                 )
             } else if args.get("sockets").is_some() {
-                outcome("list its sockets", sockets())
+                outcome("list its sockets", os::sockets())
             } else if let Some(addr) = args.get("connect").and_then(Value::as_str) {
                 outcome(
                     &format!("connect to {addr}"),
@@ -614,18 +502,16 @@ fn handle(state: &Arc<State>, msg: Value) {
 /// limit: no hand-off between threads. Anything else (a socket, as Node's `spawn` gives, or a
 /// terminal) is read by a blocking thread of its own.
 enum Lines {
+    #[cfg(unix)]
     Pipe(tokio::io::BufReader<tokio::net::unix::pipe::Receiver>),
     Thread(mpsc::UnboundedReceiver<Vec<u8>>),
 }
 
 impl Lines {
     fn stdin() -> Lines {
-        let fd = std::os::fd::AsFd::as_fd(&std::io::stdin()).try_clone_to_owned();
-        if let Some(pipe) = fd
-            .ok()
-            .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
-        {
-            return Lines::Pipe(tokio::io::BufReader::new(pipe));
+        #[cfg(unix)]
+        if let Some(pipe) = os::stdin_pipe() {
+            return Lines::Pipe(pipe);
         }
         let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         std::thread::spawn(move || {
@@ -648,6 +534,7 @@ impl Lines {
     /// The next line, with its `\n` (none at the end of input).
     async fn next(&mut self) -> Option<Vec<u8>> {
         match self {
+            #[cfg(unix)]
             Lines::Pipe(pipe) => {
                 let mut line = Vec::new();
                 match tokio::io::AsyncBufReadExt::read_until(pipe, b'\n', &mut line).await {
@@ -686,7 +573,7 @@ fn main() {
             .build()
             .expect("runtime");
         rt.block_on(async {
-            let _term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+            let _term = os::ignore_sigterm();
             std::future::pending::<()>().await;
         });
         return;
@@ -696,22 +583,9 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async move {
-        let _term = if f.ignore_sigterm {
-            Some(tokio::signal::unix::signal(
-                tokio::signal::unix::SignalKind::terminate(),
-            ))
-        } else {
-            None
-        };
+        let _term = f.ignore_sigterm.then(os::ignore_sigterm);
         if let Some(file) = f.on_sigterm.clone() {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .expect("SIGTERM handler");
-            tokio::spawn(async move {
-                term.recv().await;
-                let _ = std::fs::write(&file, "sigterm");
-                std::process::exit(0);
-            });
+            os::on_sigterm(file);
         }
         let mut pids = vec![std::process::id().to_string()];
         let _grandchild = if f.grandchild {
@@ -775,4 +649,179 @@ fn main() {
             std::future::pending::<()>().await;
         }
     });
+}
+
+/// What only Unix has: its sockets, signals and stdin as a pipe of the event loop.
+#[cfg(unix)]
+mod os {
+    use std::io::{BufRead, Write};
+
+    pub fn unix_socket(path: &str, send: Option<&str>) -> std::io::Result<String> {
+        std::os::unix::net::UnixStream::connect(path).and_then(|s| talk(s, send))
+    }
+
+    #[cfg(target_os = "linux")]
+    pub fn abstract_socket(name: &str) -> std::io::Result<String> {
+        use std::os::linux::net::SocketAddrExt as _;
+        std::os::unix::net::SocketAddr::from_abstract_name(name)
+            .and_then(|a| std::os::unix::net::UnixStream::connect_addr(&a))
+            .and_then(|s| talk(s, None))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn abstract_socket(_: &str) -> std::io::Result<String> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// Sends `line` (if any) on a connected socket and answers its first line back, else
+    /// `connected`.
+    fn talk(stream: std::os::unix::net::UnixStream, line: Option<&str>) -> std::io::Result<String> {
+        let Some(line) = line else {
+            return Ok("connected".to_owned());
+        };
+        let mut writer = stream.try_clone()?;
+        writer.write_all(format!("{line}\n").as_bytes())?;
+        let mut answer = String::new();
+        std::io::BufReader::new(stream).read_line(&mut answer)?;
+        Ok(answer.trim_end().to_owned())
+    }
+
+    /// Elsewhere than Linux: no `/proc` to read them from.
+    #[cfg(not(target_os = "linux"))]
+    pub fn sockets() -> std::io::Result<String> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// The sockets among this process's descriptors, one line each: `FD unix peer=self|other`,
+    /// `FD inet` (with ` listening` for a listener) or `FD DOMAIN` (Linux: `/proc`).
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    pub fn sockets() -> std::io::Result<String> {
+        let mut lines = Vec::new();
+        for e in std::fs::read_dir("/proc/self/fd")?.flatten() {
+            let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(target) = std::fs::read_link(e.path()) else {
+                continue;
+            };
+            if !target.to_string_lossy().starts_with("socket:") {
+                continue;
+            }
+            let opt = |name: libc::c_int| {
+                let mut v: libc::c_int = 0;
+                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                // SAFETY: getsockopt into a c_int of the length given.
+                let r = unsafe {
+                    libc::getsockopt(
+                        fd,
+                        libc::SOL_SOCKET,
+                        name,
+                        (&raw mut v).cast(),
+                        &raw mut len,
+                    )
+                };
+                (r == 0).then_some(v)
+            };
+            let domain = opt(libc::SO_DOMAIN).unwrap_or(-1);
+            let line = if domain == libc::AF_UNIX {
+                let mut cred = libc::ucred {
+                    pid: 0,
+                    uid: 0,
+                    gid: 0,
+                };
+                let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+                // SAFETY: getsockopt into a ucred of the length given.
+                unsafe {
+                    libc::getsockopt(
+                        fd,
+                        libc::SOL_SOCKET,
+                        libc::SO_PEERCRED,
+                        (&raw mut cred).cast(),
+                        &raw mut len,
+                    );
+                }
+                let own = i32::try_from(std::process::id()).unwrap_or(-1);
+                let peer = if cred.pid == own { "self" } else { "other" };
+                format!("{fd} unix peer={peer}")
+            } else if domain == libc::AF_INET || domain == libc::AF_INET6 {
+                let listening = opt(libc::SO_ACCEPTCONN) == Some(1);
+                format!("{fd} inet{}", if listening { " listening" } else { "" })
+            } else {
+                format!("{fd} {domain}")
+            };
+            lines.push(line);
+        }
+        Ok(lines.join("\n"))
+    }
+
+    /// SIGTERM to `pid`.
+    #[allow(unsafe_code)]
+    pub fn signal(pid: i64) -> std::io::Result<String> {
+        let pid = libc::pid_t::try_from(pid).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        // SAFETY: a plain system call.
+        if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
+            Ok("signalled".to_owned())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
+    /// SIGTERM is ignored while the handle lives.
+    pub fn ignore_sigterm() -> std::io::Result<tokio::signal::unix::Signal> {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    }
+
+    /// On SIGTERM: writes `sigterm` to `file` and exits 0.
+    pub fn on_sigterm(file: String) {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::spawn(async move {
+            term.recv().await;
+            let _ = std::fs::write(&file, "sigterm");
+            std::process::exit(0);
+        });
+    }
+
+    /// Stdin as a pipe the runtime reads, when it is one.
+    pub fn stdin_pipe() -> Option<tokio::io::BufReader<tokio::net::unix::pipe::Receiver>> {
+        let fd = std::os::fd::AsFd::as_fd(&std::io::stdin()).try_clone_to_owned();
+        fd.ok()
+            .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
+            .map(tokio::io::BufReader::new)
+    }
+}
+
+/// Windows has none of Unix's sockets and signals: those tools answer an error, and the flags
+/// that handle SIGTERM do nothing (a Job Object ends the server without a signal).
+#[cfg(windows)]
+mod os {
+    fn unsupported() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::Unsupported, "not on Windows")
+    }
+
+    pub fn unix_socket(_: &str, _: Option<&str>) -> std::io::Result<String> {
+        Err(unsupported())
+    }
+
+    pub fn abstract_socket(_: &str) -> std::io::Result<String> {
+        Err(unsupported())
+    }
+
+    pub fn sockets() -> std::io::Result<String> {
+        Err(unsupported())
+    }
+
+    pub fn signal(_: i64) -> std::io::Result<String> {
+        Err(unsupported())
+    }
+
+    /// What Unix's handle stands for: there is no SIGTERM to ignore.
+    pub struct NoSignal;
+
+    pub fn ignore_sigterm() -> NoSignal {
+        NoSignal
+    }
+
+    pub fn on_sigterm(_: String) {}
 }

@@ -1,6 +1,11 @@
 //! The real server process: spawned without a shell in its own process group, tied to the
 //! bridge's life (`tether.rs`), and shut down the way MCP asks (close stdin, wait, SIGTERM, wait, SIGKILL),
 //! for the whole group so that grandchildren (npx → node) go too.
+//!
+//! On Windows (the `sys` module's Windows side) the group is a Job Object that kills its
+//! processes when its last handle closes, the bridge's, even when the bridge is killed; the
+//! server is assigned to it as soon as it is created, with no console window; `.cmd`/`.bat`
+//! launchers are found as the shell finds them (`launcher.rs`).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -83,7 +88,12 @@ impl Server {
                 hint: "Give the server command after `--`.".into(),
             });
         };
-        let mut cmd = Command::new(program);
+        let program = sys::program(program, args, env).map_err(|hint| SpawnError {
+            command: shown(command),
+            source: std::io::ErrorKind::InvalidInput.into(),
+            hint,
+        })?;
+        let mut cmd = Command::new(&program);
         if let Some(only) = &launch.env {
             cmd.env_clear().envs(only.iter().map(|(k, v)| (k, v)));
         }
@@ -120,6 +130,11 @@ impl Server {
             SpawnError { command: shown(command), source, hint }
         })?;
         let pid = child.id().unwrap_or_default();
+        sys::adopt(&child, pid).map_err(|source| SpawnError {
+            command: shown(command),
+            source,
+            hint: "The server could not be tied to the bridge's life; it was stopped.".to_owned(),
+        })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -297,6 +312,20 @@ pub(crate) mod sys {
         }
     }
 
+    /// The program as given: the system's exec searches `PATH`.
+    pub fn program(
+        program: &std::ffi::OsString,
+        _: &[std::ffi::OsString],
+        _: &[(String, String)],
+    ) -> Result<std::ffi::OsString, String> {
+        Ok(program.clone())
+    }
+
+    /// The process group made at spawn is the tree's handle: nothing to do after.
+    pub fn adopt(_: &tokio::process::Child, _: u32) -> std::io::Result<()> {
+        Ok(())
+    }
+
     pub fn configure(cmd: &mut tokio::process::Command) {
         cmd.process_group(0);
         super::super::tether::tie(cmd);
@@ -446,20 +475,159 @@ pub(crate) mod sys {
     }
 }
 
-#[cfg(not(unix))]
-mod sys {
-    //! Without process groups the direct child is all we can stop (`kill_on_drop`); a Job
-    //! Object would extend this to its descendants on Windows.
+#[cfg(windows)]
+#[allow(unsafe_code)]
+pub(crate) mod sys {
+    //! A kill-on-close Job Object per server, kept here by the server's pid: the bridge holds
+    //! the only handle, so the whole tree ends with the bridge, however it ends
+    //! (`TerminateProcess` included). Windows has no SIGTERM for a console-less process:
+    //! after the stdin close and its grace, the job is terminated.
+    use std::collections::HashMap;
+    use std::ffi::OsString;
+    use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+    use std::sync::{Mutex, PoisonError};
+
+    use windows_sys::Win32::System::JobObjects::{
+        AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+        JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+        JobObjectBasicAccountingInformation, JobObjectExtendedLimitInformation,
+        QueryInformationJobObject, SetInformationJobObject, TerminateJobObject,
+    };
+    use windows_sys::Win32::System::Threading::CREATE_NO_WINDOW;
+
     pub enum Signal {
         Term,
         Kill,
     }
-    pub fn configure(_: &mut tokio::process::Command) {}
+
+    /// The servers' jobs by pid.
+    static JOBS: Mutex<Option<HashMap<u32, OwnedHandle>>> = Mutex::new(None);
+
+    fn with_jobs<T>(f: impl FnOnce(&mut HashMap<u32, OwnedHandle>) -> T) -> T {
+        let mut jobs = JOBS.lock().unwrap_or_else(PoisonError::into_inner);
+        f(jobs.get_or_insert_with(HashMap::new))
+    }
+
+    /// A bare name (`npx`) resolved with `PATH` and `PATHEXT` (the server's `PATH` when its
+    /// environment sets one); a batch file's arguments must be quotable for `cmd.exe`.
+    pub fn program(
+        program: &OsString,
+        args: &[OsString],
+        env: &[(String, String)],
+    ) -> Result<OsString, String> {
+        let path = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case("PATH"))
+            .map(|(_, v)| OsString::from(v))
+            .or_else(|| std::env::var_os("PATH"));
+        let pathext = std::env::var_os("PATHEXT");
+        let found =
+            super::super::launcher::resolve(program, path.as_deref(), pathext.as_deref(), |p| {
+                p.is_file()
+            });
+        let program = found.map_or_else(|| program.clone(), OsString::from);
+        let as_path = std::path::Path::new(&program);
+        if super::super::launcher::is_batch(as_path) {
+            if let Some(why) = super::super::launcher::batch_refusal(as_path, args) {
+                return Err(why);
+            }
+        }
+        Ok(program)
+    }
+
+    pub fn configure(cmd: &mut tokio::process::Command) {
+        cmd.creation_flags(CREATE_NO_WINDOW);
+    }
+
+    /// Puts the new server in a kill-on-close job of its own, at once (before it has had
+    /// time to start children of its own, in practice). On failure the server is killed.
+    pub fn adopt(child: &tokio::process::Child, pid: u32) -> std::io::Result<()> {
+        let result = (|| {
+            let process = child
+                .raw_handle()
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            // SAFETY: plain calls; the job's handle is owned at once, and the structures
+            // are valid for their sizes.
+            unsafe {
+                let raw = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+                if raw.is_null() {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let job = OwnedHandle::from_raw_handle(raw);
+                let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+                limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+                if SetInformationJobObject(
+                    raw,
+                    JobObjectExtendedLimitInformation,
+                    (&raw const limits).cast(),
+                    size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+                ) == 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if AssignProcessToJobObject(raw, process as _) == 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(job)
+            }
+        })();
+        match result {
+            Ok(job) => {
+                with_jobs(|jobs| jobs.insert(pid, job));
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(process) = child.raw_handle() {
+                    // SAFETY: our child's handle, still open.
+                    unsafe {
+                        windows_sys::Win32::System::Threading::TerminateProcess(process as _, 1)
+                    };
+                }
+                Err(e)
+            }
+        }
+    }
+
     pub fn grow_pipes<A, B>(_: &A, _: &B) {}
-    pub fn grow_pipe(_: i32) {}
-    pub fn signal_group(_: u32, _: Signal) {}
-    pub fn group_alive(_: u32) -> bool {
-        false
+
+    /// Ends every process of the server's job (Term too: see the module's comment); after
+    /// Kill the job is let go.
+    pub fn signal_group(pid: u32, signal: Signal) {
+        with_jobs(|jobs| {
+            if let Some(job) = jobs.get(&pid) {
+                // SAFETY: a job handle we own.
+                unsafe { TerminateJobObject(job.as_raw_handle() as _, 1) };
+            }
+            if matches!(signal, Signal::Kill) {
+                jobs.remove(&pid);
+            }
+        });
+    }
+
+    /// Whether any process of the server's job still runs; a job found empty is let go.
+    pub fn group_alive(pid: u32) -> bool {
+        with_jobs(|jobs| {
+            let Some(job) = jobs.get(&pid) else {
+                return false;
+            };
+            // SAFETY: a job handle we own; the structure is valid for its size.
+            let active = unsafe {
+                let mut info: JOBOBJECT_BASIC_ACCOUNTING_INFORMATION = std::mem::zeroed();
+                let ok = QueryInformationJobObject(
+                    job.as_raw_handle() as _,
+                    JobObjectBasicAccountingInformation,
+                    (&raw mut info).cast(),
+                    size_of::<JOBOBJECT_BASIC_ACCOUNTING_INFORMATION>() as u32,
+                    std::ptr::null_mut(),
+                );
+                ok == 0 || info.ActiveProcesses > 0
+            };
+            if !active {
+                jobs.remove(&pid);
+            }
+            active
+        })
     }
 }
 

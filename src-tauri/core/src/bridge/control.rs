@@ -40,8 +40,8 @@ pub(super) async fn run(links: Links, path: PathBuf, hello: Hello) {
     }
 }
 
-async fn connected(links: &Links, stream: tokio::net::UnixStream, hello: &Hello) -> String {
-    let (read, mut write) = stream.into_split();
+async fn connected(links: &Links, stream: socket::Stream, hello: &Hello) -> String {
+    let (read, mut write) = socket::split(stream);
     let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
     links.sink.set_subscriber(Some(events_tx));
     if let Err(e) = write

@@ -23,10 +23,11 @@
 //! end a session, `reload.rs` the config reload task.
 
 pub mod child;
-#[cfg(unix)]
 mod control;
 mod generation;
 mod guard;
+#[cfg_attr(not(windows), allow(dead_code))]
+mod launcher;
 mod links;
 #[cfg(unix)]
 mod proxy;

@@ -65,7 +65,6 @@ pub(super) struct Session {
     orders: mpsc::UnboundedReceiver<Out>,
     tasks: Tasks,
     reloader: Option<JoinHandle<()>>,
-    #[cfg(unix)]
     controller: Option<JoinHandle<()>>,
     /// A supervisor's socket existed at the start (a start failure waits for the connection,
     /// so that the supervisor hears of it).
@@ -150,10 +149,7 @@ impl Session {
             "{serving} serving {:?}",
             command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>()
         )));
-        #[cfg(unix)]
         let hello = hello(&id, &name, &command, &limits, started_ms);
-        #[cfg(not(unix))]
-        let _ = started_ms;
         let max = limits.max_message_bytes;
         let mut router = Router::new(&name, Arc::new(limits));
         router.set_command(
@@ -163,7 +159,9 @@ impl Session {
                 .collect::<Vec<_>>()
                 .join(" "),
         );
-        let supervisor_socket = control.as_ref().is_some_and(|path| path.exists());
+        let supervisor_socket = control
+            .as_ref()
+            .is_some_and(|path| crate::control::socket::exists(path));
         #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let (mut links, queues) = Links::new(router, sink, first_pid);
         // Before the first message: a listing must be checked against the pins on disk.
@@ -177,6 +175,8 @@ impl Session {
         }
         #[cfg(not(target_os = "linux"))]
         let _ = second_out;
+        // `Cut` is `()` but on Linux.
+        #[cfg_attr(not(target_os = "linux"), allow(clippy::unit_arg))]
         let tasks = Tasks {
             client_pump: tokio::spawn(pump(client_in, max, links.clone(), Side::Client, no_cut())),
             client_writer: tokio::spawn(client_writer(
@@ -187,11 +187,8 @@ impl Session {
             watchdog: tokio::spawn(watchdog(links.clone())),
             signals: Signals::new(),
         };
-        #[cfg(unix)]
         let controller =
             control.map(|path| tokio::spawn(super::control::run(links.clone(), path, hello)));
-        #[cfg(not(unix))]
-        let _ = control;
         let reloader = reload.map(|(path, overrides)| {
             tokio::spawn(reload_config(links.clone(), path, name.clone(), overrides))
         });
@@ -205,7 +202,6 @@ impl Session {
             orders: queues.life,
             tasks,
             reloader,
-            #[cfg(unix)]
             controller,
             supervisor_socket,
             places,
@@ -332,7 +328,6 @@ impl Session {
                 Some(_) = self.orders.recv() => {}
             }
         }
-        #[cfg(unix)]
         if self.supervisor_socket && self.controller.is_some() {
             let deadline = tokio::time::Instant::now() + CONNECT_WAIT;
             while !self.links.sink.has_subscriber() && tokio::time::Instant::now() < deadline {
@@ -486,7 +481,6 @@ impl Session {
         if let Some(reloader) = self.reloader {
             reloader.abort();
         }
-        #[cfg(unix)]
         if let Some(mut controller) = self.controller {
             // When connected, let it pass `session_end` on to the supervisor.
             let connected = sink.has_subscriber();
@@ -507,7 +501,6 @@ impl Session {
 }
 
 /// What the bridge tells the supervisor about itself when it connects.
-#[cfg(unix)]
 fn hello(
     session: &str,
     server: &str,

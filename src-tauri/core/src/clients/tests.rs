@@ -281,7 +281,46 @@ fn clients_wrap_then_unwrap_restores_bytes_and_lists_state() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), CURSOR);
 }
 
+/// A file as Windows editors leave it (a BOM, CRLF line ends) under `%APPDATA%`, wrapped with
+/// a Windows `warden.exe` path: the BOM stays first, every line end stays CRLF, the path is
+/// escaped, and unwrapping gives back the same bytes.
 #[test]
+fn clients_windows_files_keep_their_bom_and_crlf() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path();
+    let mut env = ClientEnv::with_home(h, Os::Windows);
+    env.appdata = Some(h.join("Roaming"));
+    env.localappdata = Some(h.join("Local"));
+    let path = h.join("Roaming/Claude/claude_desktop_config.json");
+    let original = "\u{feff}{\r\n  \"mcpServers\": {\r\n    \"rg\": {\r\n      \"command\": \"npx\",\r\n      \"args\": [\"-y\", \"mcp-ripgrep\"]\r\n    }\r\n  }\r\n}\r\n";
+    put(&path, original);
+    let mut o = opts(Filter::default());
+    o.warden = PathBuf::from(r"C:\Program Files\MCP Warden\warden.exe");
+    let changes = wrap(&env, &o).unwrap();
+    let c = changes.iter().find(|c| c.file.path == path).unwrap();
+    assert!(c.error.is_none() && c.written, "{:?}", c.error);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with('\u{feff}'),
+        "the BOM stays first: {text:?}"
+    );
+    assert_eq!(text.matches('\u{feff}').count(), 1, "{text:?}");
+    assert!(
+        text.match_indices('\n')
+            .all(|(i, _)| i > 0 && &text[i - 1..i] == "\r"),
+        "every line ends with CRLF: {text:?}"
+    );
+    assert!(
+        text.contains(r#""command": "C:\\Program Files\\MCP Warden\\warden.exe""#),
+        "{text}"
+    );
+    let back = unwrap(&env, &UnwrapOptions::default()).unwrap();
+    assert!(back.iter().any(|c| c.file.path == path && c.written));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+}
+
+#[test]
+#[cfg_attr(windows, ignore = "POSIX paths in the test")]
 fn clients_dry_run_writes_nothing() {
     let (dir, env) = home();
     let path = dir.path().join(".cursor/mcp.json");
@@ -346,6 +385,10 @@ fn clients_filters_by_client_file_and_server() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the message's path has the file's own separators, the test's mixed ones"
+)]
 fn clients_malformed_file_is_refused_and_untouched() {
     let (dir, env) = home();
     let path = dir.path().join(".cursor/mcp.json");

@@ -102,6 +102,7 @@ fn set_errors() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "POSIX paths in the test")]
 fn clamp_and_roots() {
     let c = parse("[servers.rg]\nclamp = { \"advanced-search\" = { maxResults = 500 } }\nfallback_roots = [\"/src\"]\n").unwrap();
     let l = c.limits_for("rg", &Overrides::default()).unwrap();
@@ -153,6 +154,7 @@ fn docs_config_md_is_up_to_date() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "the fixture's roots are POSIX paths")]
 fn the_checked_in_v0_1_config_keeps_loading() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config/config-v0.1.toml");
     let c = Config::load(&path).unwrap();

@@ -6,6 +6,31 @@ use std::path::{Path, PathBuf};
 
 use tokio::net::{UnixListener, UnixStream};
 
+/// The channel's types and calls, the same names on every platform (Windows: `pipe.rs`).
+pub type Listener = UnixListener;
+pub type Stream = UnixStream;
+pub type ReadHalf = tokio::net::unix::OwnedReadHalf;
+pub type WriteHalf = tokio::net::unix::OwnedWriteHalf;
+
+/// The connection's reading and writing halves.
+pub fn split(stream: Stream) -> (ReadHalf, WriteHalf) {
+    stream.into_split()
+}
+
+/// Whether a supervisor's socket is there (it may still be a stale one).
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
+
+/// The peer's pid, as the kernel gives it (`SO_PEERCRED`, in our pid namespace).
+pub fn peer_pid(stream: &Stream) -> Option<u32> {
+    stream
+        .peer_cred()
+        .ok()
+        .and_then(|c| c.pid())
+        .and_then(|p| u32::try_from(p).ok())
+}
+
 /// `$WARDEN_SOCKET`, else `<runtime dir>/warden/control.sock` (the runtime dir is
 /// `/run/user/<uid>` when it is the user's, else `$XDG_RUNTIME_DIR` when absolute, on Linux
 /// only: [`crate::paths::runtime_dir`]), else `<temp dir>/warden-<uid>/control.sock`.

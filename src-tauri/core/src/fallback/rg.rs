@@ -159,7 +159,7 @@ async fn read_capped(mut src: impl AsyncRead + Unpin, cap: usize) -> io::Result<
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::api::{ApiEvent, ApiMessage, Request, Response, StatusReport};
+use crate::control::socket::{ReadHalf, WriteHalf};
 use crate::control::{self, Message};
 use crate::protocol::{Frame, FrameReader};
 
@@ -30,8 +30,8 @@ pub enum ClientError {
 }
 
 pub struct Client {
-    reader: FrameReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
+    reader: FrameReader<ReadHalf>,
+    writer: WriteHalf,
     next_id: u64,
 }
 
@@ -55,7 +55,7 @@ impl Client {
                 });
             }
         };
-        let (read, writer) = stream.into_split();
+        let (read, writer) = control::socket::split(stream);
         Ok(Client {
             reader: FrameReader::new(read, MAX_LINE),
             writer,

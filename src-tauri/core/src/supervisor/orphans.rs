@@ -8,7 +8,8 @@
 //! when asked (after confirmation) or by policy: SIGTERM to the process (its group when it
 //! leads one), 2 s, SIGKILL.
 //!
-//! Linux reads `/proc`; elsewhere the sweep finds nothing (and says so in the docs).
+//! Linux reads `/proc`; elsewhere the sweep finds nothing (and says so in the docs). On Windows
+//! a server's whole tree is in its bridge's kill-on-close Job Object, so none is left behind.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -146,7 +147,7 @@ async fn stop_one(o: &Orphan) -> StopResult {
         ok,
         message,
     };
-    if let Err(e) = signal(o.pid, group, rustix::process::Signal::TERM) {
+    if let Err(e) = signal(o.pid, group, Sig::Term) {
         if !sys::alive(o.pid) {
             return result(true, "already gone".to_owned());
         }
@@ -155,7 +156,7 @@ async fn stop_one(o: &Orphan) -> StopResult {
     if wait_gone(o.pid, GRACE).await {
         return result(true, "stopped by SIGTERM".to_owned());
     }
-    let _ = signal(o.pid, group, rustix::process::Signal::KILL);
+    let _ = signal(o.pid, group, Sig::Kill);
     if wait_gone(o.pid, GRACE).await {
         result(
             true,
@@ -185,8 +186,18 @@ pub fn alive(pid: u32) -> bool {
     sys::alive(pid)
 }
 
+enum Sig {
+    Term,
+    Kill,
+}
+
 /// Sends `sig` to a process, or to its whole group.
-fn signal(pid: u32, group: bool, sig: rustix::process::Signal) -> std::io::Result<()> {
+#[cfg(unix)]
+fn signal(pid: u32, group: bool, sig: Sig) -> std::io::Result<()> {
+    let sig = match sig {
+        Sig::Term => rustix::process::Signal::TERM,
+        Sig::Kill => rustix::process::Signal::KILL,
+    };
     let pid = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
@@ -279,7 +290,54 @@ mod sys {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+/// No signals on Windows (and no orphans to send them to: see the module's comment).
+#[cfg(windows)]
+fn signal(_: u32, _: bool, _: Sig) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+#[cfg(windows)]
+mod sys {
+    use super::Proc;
+
+    pub fn uid() -> u32 {
+        0
+    }
+
+    /// Whether `pid` runs: it opens, and has no exit code yet.
+    #[allow(unsafe_code)]
+    pub fn alive(pid: u32) -> bool {
+        use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+        use windows_sys::Win32::System::Threading::{
+            GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+        };
+        if pid == 0 {
+            return false;
+        }
+        // SAFETY: plain calls; the handle is closed below.
+        unsafe {
+            let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+            if handle.is_null() {
+                return false;
+            }
+            let mut code = 0u32;
+            let ok = GetExitCodeProcess(handle, &mut code);
+            CloseHandle(handle);
+            ok != 0 && code == STILL_ACTIVE as u32
+        }
+    }
+
+    pub fn looks_like_warden(_: u32) -> bool {
+        false
+    }
+
+    /// A server's tree dies with its bridge's Job Object: nothing is searched for.
+    pub fn processes() -> Vec<Proc> {
+        Vec::new()
+    }
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
 mod sys {
     use super::Proc;
 

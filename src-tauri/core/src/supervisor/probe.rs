@@ -332,6 +332,7 @@ mod tests {
     }
 
     #[tokio::test]
+    #[cfg_attr(windows, ignore = "runs `false`, a Unix program")]
     async fn a_server_that_exits_at_once_is_reported_with_its_exit() {
         for _ in 0..5 {
             let r = probe(None, &["false".to_owned()], &[], None, DEFAULT_TIMEOUT).await;

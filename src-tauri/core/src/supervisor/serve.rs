@@ -7,16 +7,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
-use tokio::net::UnixListener;
-use tokio::net::UnixStream;
-use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{broadcast, mpsc};
 
 use super::api::{ApiError, ApiMessage, ErrorCode, Request, Response};
 use super::dispatch::Access;
 use super::service::Supervisor;
 use crate::codes::Code;
-use crate::control::socket::PeerOrigin;
+use crate::control::socket::{Listener, PeerOrigin, Stream, WriteHalf};
 use crate::control::{self, Action, Message, VERSION};
 use crate::protocol::{Frame, FrameReader};
 
@@ -26,7 +23,7 @@ const MAX_LINE: usize = 16 << 20;
 const QUEUE: usize = 1024;
 
 /// Serves until aborted; aborting it ends every connection too.
-pub(super) async fn serve(sup: Arc<Supervisor>, listener: UnixListener) {
+pub(super) async fn serve(sup: Arc<Supervisor>, listener: Listener) {
     let mut connections = tokio::task::JoinSet::new();
     loop {
         while connections.try_join_next().is_some() {}
@@ -43,20 +40,16 @@ pub(super) async fn serve(sup: Arc<Supervisor>, listener: UnixListener) {
     }
 }
 
-async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
+async fn connection(sup: Arc<Supervisor>, stream: Stream) {
     // The kernel's word for the peer's pid, in our pid namespace (a bridge's own `pid` may be
     // in another one, inside a container).
-    let peer_pid = stream
-        .peer_cred()
-        .ok()
-        .and_then(|c| c.pid())
-        .and_then(|p| u32::try_from(p).ok());
+    let peer_pid = control::socket::peer_pid(&stream);
     // Judged once, at connect: the pid could be another process's later.
     let foreign = match control::socket::peer_origin(&stream) {
         PeerOrigin::Own => None,
         PeerOrigin::Foreign(why) => Some(why),
     };
-    let (read, write) = stream.into_split();
+    let (read, write) = control::socket::split(stream);
     let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUE);
     let writer = tokio::spawn(write_lines(write, rx));
     let mut conn = Conn {
@@ -105,7 +98,7 @@ async fn connection(sup: Arc<Supervisor>, stream: UnixStream) {
 }
 
 /// Writes the queued lines to the peer, in batches, until the queue closes.
-async fn write_lines(mut write: OwnedWriteHalf, mut rx: mpsc::Receiver<Vec<u8>>) {
+async fn write_lines(mut write: WriteHalf, mut rx: mpsc::Receiver<Vec<u8>>) {
     while let Some(line) = rx.recv().await {
         let mut batch = line;
         while let Ok(more) = rx.try_recv() {

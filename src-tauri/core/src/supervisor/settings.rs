@@ -219,6 +219,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(windows, ignore = "POSIX paths in the test")]
     fn lists_the_home_and_what_the_sandbox_hides() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");

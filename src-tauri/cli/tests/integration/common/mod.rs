@@ -14,6 +14,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 mod registry_server;
+// Its users are Unix-only modules.
+#[cfg_attr(windows, allow(unused_imports))]
 pub use registry_server::*;
 
 pub const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
@@ -372,6 +374,12 @@ pub fn text_of(v: &Value) -> &str {
         .unwrap_or("")
 }
 
+#[cfg(windows)]
+pub fn alive(pid: u32) -> bool {
+    warden_core::supervisor::orphans::alive(pid)
+}
+
+#[cfg(unix)]
 pub fn alive(pid: u32) -> bool {
     // A zombie has exited; only its parent's wait is missing.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
