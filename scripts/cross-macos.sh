@@ -4,7 +4,7 @@
 # Nothing is linked or run; the app is left out (its notification crate compiles
 # Objective-C against Apple's SDK, which no Linux machine has).
 #
-# How (shared research, "cross targets"): rustup cannot add these targets here, so Debian's
+# How: rustup cannot add these targets on machines like CI's, so Debian's
 # compiler (rustc-web 1.96, with its standard library's sources) builds `std` for them
 # (`-Zbuild-std`, allowed by RUSTC_BOOTSTRAP=1); rustup's older compiler fails on those
 # sources, so Debian's cargo and rustc are called by path. C code that build scripts compile

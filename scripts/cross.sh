@@ -4,7 +4,7 @@
 # and run warden-core's unit tests and the bridge's Windows tests under Wine. Then the macOS
 # part, when scripts/cross-macos.sh exists.
 #
-# The recipe is /work/shared/research/cross_targets.md's: rustup cannot add targets here, so
+# How: rustup cannot add targets on machines like CI's (no route to its servers), so
 # the build uses Debian's own compiler (rustc-web, 1.96) with its std sources and
 # `-Zbuild-std`; mingw links; Wine 8 runs the tests, with a one-function shim DLL
 # (scripts/cross/) for the ProcessPrng that Rust's std imports and Wine 8 lacks.
