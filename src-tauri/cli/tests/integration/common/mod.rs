@@ -23,6 +23,8 @@ pub const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
 /// Generous bound for anything that should happen "at once".
 pub const SOON: Duration = Duration::from_secs(10);
 
+// Windows builds only the `windows` module of these tests, which asks for no tool.
+#[cfg_attr(windows, allow(unused_imports))]
 pub use warden_core::testing::{cannot_run, require_tool};
 
 pub struct Session {
