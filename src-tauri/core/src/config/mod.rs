@@ -149,13 +149,14 @@ pub struct ToolGlobs {
     patterns: Vec<String>,
     /// The name globs of `patterns`, in order.
     globs: Vec<String>,
-    set: globset::GlobSet,
+    /// The globs compiled (globset's translation), matched against the name as text.
+    set: regex::bytes::RegexSet,
     selectors: Vec<crate::policy::Selector>,
 }
 
 impl ToolGlobs {
     pub fn new(patterns: Vec<String>) -> Result<ToolGlobs, String> {
-        let mut set = globset::GlobSetBuilder::new();
+        let mut regexes = Vec::new();
         let mut globs = Vec::new();
         let mut selectors = Vec::new();
         for p in &patterns {
@@ -163,10 +164,18 @@ impl ToolGlobs {
                 selectors.push(sel?);
                 continue;
             }
-            set.add(globset::Glob::new(p).map_err(|e| format!("has a bad glob: {e}"))?);
+            // Tool names are not paths: `\` escapes on every system (globset's default
+            // makes it a path separator on Windows), and the name is matched as it is, never
+            // read as a path (globset turns a candidate's `\` into `/` on Windows).
+            let glob = globset::GlobBuilder::new(p)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| format!("has a bad glob: {e}"))?;
+            regexes.push(glob.regex().to_owned());
             globs.push(p.clone());
         }
-        let set = set.build().map_err(|e| format!("has a bad glob: {e}"))?;
+        let set =
+            regex::bytes::RegexSet::new(&regexes).map_err(|e| format!("has a bad glob: {e}"))?;
         Ok(ToolGlobs {
             patterns,
             globs,
@@ -190,8 +199,8 @@ impl ToolGlobs {
 
     /// The first entry that matches the tool (a name glob, then a selector), if any.
     pub fn matching(&self, name: &str, hints: crate::policy::Hints) -> Option<&str> {
-        if let Some(i) = self.set.matches(name).first() {
-            return self.globs.get(*i).map(String::as_str);
+        if let Some(i) = self.set.matches(name.as_bytes()).iter().next() {
+            return self.globs.get(i).map(String::as_str);
         }
         self.selectors
             .iter()

@@ -352,7 +352,8 @@ pub fn argv(profile: String, command: &[OsString]) -> Vec<OsString> {
     a
 }
 
-#[cfg(test)]
+// Its paths are POSIX paths: the tests run on Unix (Linux here), not under Windows.
+#[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
