@@ -371,6 +371,28 @@ fn proxy_env(url: &str) -> Vec<(OsString, OsString)> {
     .collect()
 }
 
+/// Landlock and Seatbelt: with a `sandbox_network` list, the proxy's listener on the host's
+/// loopback (the one port the server may connect to), its port, and the list expanded.
+#[cfg(unix)]
+#[allow(clippy::type_complexity)]
+fn host_proxy(
+    limits: &Limits,
+    places: &Places,
+) -> Result<Option<((std::net::TcpListener, u16), Vec<network::Dest>)>, Refused> {
+    let Some(list) = limits.sandbox_network.list() else {
+        return Ok(None);
+    };
+    let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr().map(|a| (l, a.port())))
+        .map_err(|e| {
+            Refused::new(
+                Code::SandboxUnavailable,
+                &format!("its `sandbox_network` proxy cannot listen on 127.0.0.1 ({e})"),
+            )
+        })?;
+    Ok(Some((l, expanded(list, places))))
+}
+
 #[cfg(unix)]
 /// The list with its presets expanded: the runner's mirror from the bridge's environment and
 /// the `.npmrc` of each home and of the working folder.
@@ -574,22 +596,7 @@ mod linux {
                 &format!("{why}; `sandbox_mode = \"bwrap\"` allows no other sandbox"),
             ));
         }
-        let listener = match limits.sandbox_network.list() {
-            Some(list) => {
-                let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
-                    .and_then(|l| l.local_addr().map(|a| (l, a.port())))
-                    .map_err(|e| {
-                        Refused::new(
-                            Code::SandboxUnavailable,
-                            &format!(
-                                "its `sandbox_network` proxy cannot listen on 127.0.0.1 ({e})"
-                            ),
-                        )
-                    })?;
-                Some((l, expanded(list, places)))
-            }
-            None => None,
-        };
+        let listener = host_proxy(limits, places)?;
         let proxy_port = listener.as_ref().map(|((_, port), _)| *port);
         match landlock::Rules::new(command, limits, places, proxy_port) {
             Ok((rules, own)) => Ok(Launch {
@@ -647,22 +654,7 @@ mod macos {
         }
         // A `sandbox_network` list: the proxy listens on the host's loopback, the one port
         // the profile lets the server connect to.
-        let net = match limits.sandbox_network.list() {
-            Some(list) => {
-                let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
-                    .and_then(|l| l.local_addr().map(|a| (l, a.port())))
-                    .map_err(|e| {
-                        Refused::new(
-                            Code::SandboxUnavailable,
-                            &format!(
-                                "its `sandbox_network` proxy cannot listen on 127.0.0.1 ({e})"
-                            ),
-                        )
-                    })?;
-                Some((l, expanded(list, places)))
-            }
-            None => None,
-        };
+        let net = host_proxy(limits, places)?;
         let port = net.as_ref().map(|((_, port), _)| *port);
         let plan = seatbelt::Plan::new(command, limits, places, port);
         let profile = seatbelt::profile(&plan)
