@@ -32,7 +32,7 @@ use tauri_plugin_shell::process::{CommandChild, CommandEvent};
 use tokio::sync::Notify;
 use warden_core::desktop::{
     self as commands, AppEvent, AppRequest, AppResponse, AppState, ApprovalAction, ApprovalNotices,
-    ApprovalPresentation, Host, Notification, OpenTarget,
+    ApprovalPresentation, Desktop, Notification, OpenTarget,
 };
 use warden_core::supervisor::api::PendingApproval;
 use warden_core::supervisor::api::{ApiEvent, Request, Response};
@@ -47,7 +47,7 @@ const NOTIFICATIONS_KEPT: usize = 20;
 /// How long a host waits for the lock another host holds (a quitting one exits within 3 s).
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
-pub struct Tray {
+pub struct Host {
     app: AppHandle,
     sup: Arc<Supervisor>,
     icon: Mutex<Option<TrayIcon>>,
@@ -74,7 +74,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Tray {
+impl Host {
     fn state(&self) -> AppState {
         let model = lock(&self.model).clone().unwrap_or_default();
         AppState {
@@ -289,12 +289,12 @@ impl Tray {
         if self.quitting.swap(true, Ordering::SeqCst) {
             return;
         }
-        let tray = Arc::clone(self);
+        let host = Arc::clone(self);
         tauri::async_runtime::spawn(async move {
-            let stopped = tray.stopped.notified();
-            tray.stop.notify_one();
+            let stopped = host.stopped.notified();
+            host.stop.notify_one();
             let _ = tokio::time::timeout(Duration::from_secs(3), stopped).await;
-            tray.app.exit(0);
+            host.app.exit(0);
         });
     }
 
@@ -400,9 +400,9 @@ impl Tray {
     /// Carries out an [`AppRequest`] for the window or the tray. Opening files and reading the
     /// autostart entry block, so they run off the async threads.
     async fn dispatch(self: &Arc<Self>, request: AppRequest) -> AppResponse {
-        let tray = Arc::clone(self);
+        let host = Arc::clone(self);
         let answer = tauri::async_runtime::spawn_blocking(move || {
-            commands::dispatch(&HostSide(&tray), request)
+            commands::dispatch(&HostSide(&host), request)
         })
         .await;
         answer.unwrap_or_else(|e| {
@@ -425,9 +425,9 @@ fn show_notification(app: &AppHandle, title: &str, body: &str) {
 
 /// The desktop side of [`AppRequest`]s: start at login (`tauri-plugin-autostart`), opening
 /// files (`tauri-plugin-opener`), quitting.
-struct HostSide<'a>(&'a Arc<Tray>);
+struct HostSide<'a>(&'a Arc<Host>);
 
-impl Host for HostSide<'_> {
+impl Desktop for HostSide<'_> {
     fn state(&self) -> AppState {
         self.0.state()
     }
@@ -610,9 +610,9 @@ pub fn run(hidden: bool) {
         .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
             // A second `warden-app`: open or focus the window, unless it was started hidden.
             if !crate::hidden(argv.iter().map(String::as_str))
-                && let Some(tray) = app.try_state::<Arc<Tray>>()
+                && let Some(host) = app.try_state::<Arc<Host>>()
             {
-                tray.show_window();
+                host.show_window();
             }
         }))
         .plugin(tauri_plugin_shell::init())
@@ -665,7 +665,7 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
     // Held for the process's life.
     std::mem::forget(held);
     let sup = Supervisor::new(opts).map_err(|e| e.to_string())?;
-    let tray = Arc::new(Tray {
+    let host = Arc::new(Host {
         app: app.clone(),
         sup: Arc::clone(&sup),
         icon: Mutex::new(None),
@@ -681,14 +681,14 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
         stop: Notify::new(),
         stopped: Notify::new(),
     });
-    app.manage(Arc::clone(&tray));
-    // Weak: the supervisor holds the handler, the tray the supervisor.
-    let host: Weak<Tray> = Arc::downgrade(&tray);
+    app.manage(Arc::clone(&host));
+    // Weak: the supervisor holds the handler, the host the supervisor.
+    let weak: Weak<Host> = Arc::downgrade(&host);
     sup.serve_app(Arc::new(move |request| {
-        let host = host.clone();
+        let weak = weak.clone();
         Box::pin(async move {
-            match host.upgrade() {
-                Some(tray) => tray.dispatch(request).await,
+            match weak.upgrade() {
+                Some(host) => host.dispatch(request).await,
                 None => AppResponse::Quitting,
             }
         })
@@ -696,7 +696,7 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
     // Subscribed before the supervisor runs: its first health judgement (of what it loaded
     // and took in from the bridges' logs) is notified too.
     let events = sup.subscribe();
-    let t = Arc::clone(&tray);
+    let t = Arc::clone(&host);
     tauri::async_runtime::spawn(async move {
         if let Err(e) = sup.run(t.stop.notified()).await {
             // A host without its supervisor serves nothing: say why, and go.
@@ -710,13 +710,13 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
         }
         t.stopped.notify_waiters();
     });
-    tauri::async_runtime::spawn(Arc::clone(&tray).follow(events));
-    let t = Arc::clone(&tray);
+    tauri::async_runtime::spawn(Arc::clone(&host).follow(events));
+    let t = Arc::clone(&host);
     tauri::async_runtime::spawn(async move {
         stop_signal().await;
         t.quit();
     });
-    let t = Arc::clone(&tray);
+    let t = Arc::clone(&host);
     tauri::async_runtime::spawn(async move {
         if let Err(error) = sidecar::check(&t.app).await {
             tracing::error!("{error}");
@@ -724,7 +724,7 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
             t.refresh().await;
         }
     });
-    let (on_menu, on_click) = (Arc::clone(&tray), Arc::clone(&tray));
+    let (on_menu, on_click) = (Arc::clone(&host), Arc::clone(&host));
     let built = menu::build(
         app,
         &menu::Model::default(),
@@ -734,13 +734,13 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
         move || on_click.show_window(),
     );
     match built {
-        Ok(icon) => *lock(&tray.icon) = Some(icon),
+        Ok(icon) => *lock(&host.icon) = Some(icon),
         Err(e) => tracing::error!("cannot create the tray icon: {e}"),
     }
     #[cfg(target_os = "linux")]
     renew_old_autostart(app);
     if !hidden {
-        tray.show_window();
+        host.show_window();
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ use warden_core::registry::{RegistryAnswer, RegistryRequest};
 use warden_core::supervisor::api::{
     ApiError, ApiEvent, EVENTS_API, EVENTS_APP, ErrorCode, Request, Response,
 };
-use warden_core::supervisor::client::{Client, ClientError};
+use warden_core::supervisor::connection::{Connection, ConnectionError};
 
 /// The window's label.
 pub const MAIN: &str = "main";
@@ -123,8 +123,8 @@ async fn ask(socket: &Path, request: Request) -> Response {
             ),
         ))
     };
-    match Client::connect(socket).await {
-        Ok(mut client) => client
+    match Connection::connect(socket).await {
+        Ok(mut conn) => conn
             .request(request)
             .await
             .unwrap_or_else(|e| unreachable(e.to_string())),
@@ -201,8 +201,8 @@ async fn registry(app: AppHandle, request: RegistryRequest) -> Result<RegistryAn
 /// still accept a connection).
 async fn answers(socket: &Path) -> bool {
     let status = async {
-        let mut client = Client::connect(socket).await.ok()?;
-        client.request(Request::Status).await.ok()
+        let mut conn = Connection::connect(socket).await.ok()?;
+        conn.request(Request::Status).await.ok()
     };
     matches!(tokio::time::timeout(ANSWER, status).await, Ok(Some(_)))
 }
@@ -359,11 +359,11 @@ fn no_host(app: &AppHandle, e: String) {
 /// The supervisor's events, to the page, until its stream ends.
 async fn forward_events(app: &AppHandle, socket: &Path) -> Result<(), String> {
     let subscribed = async {
-        let mut client = Client::connect(socket).await?;
-        client.subscribe().await?;
-        Ok::<_, ClientError>(client)
+        let mut conn = Connection::connect(socket).await?;
+        conn.subscribe().await?;
+        Ok::<_, ConnectionError>(conn)
     };
-    let mut client = tokio::time::timeout(ANSWER, subscribed)
+    let mut conn = tokio::time::timeout(ANSWER, subscribed)
         .await
         .map_err(|_| {
             format!(
@@ -372,7 +372,7 @@ async fn forward_events(app: &AppHandle, socket: &Path) -> Result<(), String> {
             )
         })?
         .map_err(|e| e.to_string())?;
-    while let Ok(event) = client.next_event().await {
+    while let Ok(event) = conn.next_event().await {
         let _ = match event {
             ApiEvent::App { event } => app.emit(EVENTS_APP, event),
             event => app.emit(EVENTS_API, event),

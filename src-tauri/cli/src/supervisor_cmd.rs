@@ -14,7 +14,7 @@ use warden_core::say;
 use warden_core::supervisor::api::{
     CommandOutcome, HistoryEntry, Orphan, Request, Response, StopResult,
 };
-use warden_core::supervisor::client::{Client, ClientError};
+use warden_core::supervisor::connection::{Connection, ConnectionError};
 use warden_core::supervisor::{self, Options, OrphanPolicy, Supervisor, history, orphans, probe};
 
 mod view;
@@ -269,10 +269,10 @@ pub fn run(command: Command) -> ExitCode {
 }
 
 /// A connection to the running supervisor; `Ok(None)` when none runs.
-async fn connect() -> Result<Option<Client>, ClientError> {
-    match Client::connect(&socket_path()).await {
+async fn connect() -> Result<Option<Connection>, ConnectionError> {
+    match Connection::connect(&socket_path()).await {
         Ok(c) => Ok(Some(c)),
-        Err(ClientError::NotRunning(_)) => Ok(None),
+        Err(ConnectionError::NotRunning(_)) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -338,7 +338,7 @@ async fn daemon(opts: Options) -> ExitCode {
 }
 
 async fn status(json: bool, server: Option<&str>) -> ExitCode {
-    let mut client = match Client::connect(&socket_path()).await {
+    let mut conn = match Connection::connect(&socket_path()).await {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
@@ -348,7 +348,7 @@ async fn status(json: bool, server: Option<&str>) -> ExitCode {
         ))
     };
     if json {
-        let mut v = match client.status_value().await {
+        let mut v = match conn.status_value().await {
             Ok(v) => v,
             Err(e) => return fail(e),
         };
@@ -366,7 +366,7 @@ async fn status(json: bool, server: Option<&str>) -> ExitCode {
         print_json!(&v);
         return ExitCode::SUCCESS;
     }
-    let report = match client.status().await {
+    let report = match conn.status().await {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
@@ -395,8 +395,8 @@ async fn probe_cmd(
     // A running supervisor probes (it records the result and knows the commands).
     let report = match connect().await {
         Err(e) => return fail(e),
-        Ok(Some(mut client)) => {
-            match client
+        Ok(Some(mut conn)) => {
+            match conn
                 .request(Request::Probe {
                     server: server.clone(),
                     command: command.clone(),
@@ -446,7 +446,7 @@ fn command_from_history(server: &str) -> Option<Vec<String>> {
 async fn command_cmd(request: Request, json: bool) -> ExitCode {
     match connect().await {
         Err(e) => fail(e),
-        Ok(Some(mut client)) => match client.request(request).await {
+        Ok(Some(mut conn)) => match conn.request(request).await {
             Ok(Response::Command(o)) => {
                 print_outcome(&o, json);
                 if o.ok {
@@ -501,16 +501,16 @@ async fn command_cmd(request: Request, json: bool) -> ExitCode {
 }
 
 async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCode {
-    let mut client = match connect().await {
+    let mut conn = match connect().await {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let known = if client.is_none() {
+    let known = if conn.is_none() {
         local_knowledge()
     } else {
         orphans::Known::default()
     };
-    let mut found = match &mut client {
+    let mut found = match &mut conn {
         Some(c) => match c.request(Request::Orphans).await {
             Ok(Response::Orphans { orphans }) => orphans,
             Ok(_) => return fail("unexpected answer from the supervisor"),
@@ -549,7 +549,7 @@ async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCod
         }
     }
     let targets: Vec<u32> = found.iter().map(|o| o.pid).collect();
-    let results = match &mut client {
+    let results = match &mut conn {
         Some(c) => match c.request(Request::StopOrphans { pids: targets }).await {
             Ok(Response::Stopped { stopped }) => stopped,
             Ok(_) => return fail("unexpected answer from the supervisor"),
@@ -639,17 +639,17 @@ async fn history_cmd(
 }
 
 async fn events_cmd(json: bool) -> ExitCode {
-    let mut client = match Client::connect(&socket_path()).await {
+    let mut conn = match Connection::connect(&socket_path()).await {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    if let Err(e) = client.subscribe().await {
+    if let Err(e) = conn.subscribe().await {
         return fail(e);
     }
     // Said once subscribed: from here on no event is missed (tests wait for it).
     eprintln!("warden: following the supervisor's events (Ctrl-C stops)");
     loop {
-        match client.next_event().await {
+        match conn.next_event().await {
             Ok(event) => {
                 if json {
                     match serde_json::to_string(&event) {
@@ -661,7 +661,7 @@ async fn events_cmd(json: bool) -> ExitCode {
                 }
                 let _ = std::io::stdout().flush();
             }
-            Err(ClientError::Closed) => {
+            Err(ConnectionError::Closed) => {
                 eprintln!("warden: the supervisor stopped");
                 return ExitCode::SUCCESS;
             }
@@ -710,7 +710,7 @@ async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode 
     if !matches!(request, Request::Approvals) {
         return command_cmd(request, json).await;
     }
-    let mut client = match connect().await {
+    let mut conn = match connect().await {
         Err(e) => return fail(e),
         Ok(None) => {
             return fail(
@@ -719,7 +719,7 @@ async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode 
         }
         Ok(Some(c)) => c,
     };
-    match client.request(request).await {
+    match conn.request(request).await {
         Ok(Response::Approvals { approvals }) => {
             if json {
                 print_json!(&approvals);

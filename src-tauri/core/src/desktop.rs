@@ -5,7 +5,7 @@
 //! the window (`warden-app --window`) forwards both to the UI. The TypeScript bindings in
 //! ui/src/bindings/app.ts are generated from these declarations.
 //!
-//! The desktop side effects go through [`Host`], so the dispatch is tested without a display.
+//! The desktop side effects go through [`Desktop`], so the dispatch is tested without a display.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -348,7 +348,7 @@ pub type AppHandler =
     Arc<dyn Fn(AppRequest) -> Pin<Box<dyn Future<Output = AppResponse> + Send>> + Send + Sync>;
 
 /// The desktop side effects of [`AppRequest`]s.
-pub trait Host {
+pub trait Desktop {
     fn state(&self) -> AppState;
     fn autostart(&self) -> Result<bool, String>;
     fn set_autostart(&self, on: bool) -> Result<(), String>;
@@ -378,14 +378,14 @@ impl From<ApiError> for AppResponse {
 }
 
 /// Carries out one [`AppRequest`], answered as [`app_op`] declares.
-pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
+pub fn dispatch(desktop: &dyn Desktop, request: AppRequest) -> AppResponse {
     use crate::supervisor::api::pairs::answer;
     let asked = cfg!(debug_assertions).then(|| request.clone());
     let response = match request {
-        AppRequest::State => answer(app_op::State, Ok::<_, ApiError>(host.state())),
+        AppRequest::State => answer(app_op::State, Ok::<_, ApiError>(desktop.state())),
         AppRequest::Autostart { on: None } => answer(
             app_op::Autostart,
-            host.autostart().map_err(|e| {
+            desktop.autostart().map_err(|e| {
                 ApiError::new(
                     ErrorCode::Io,
                     format!("cannot read the start-at-login setting: {e}"),
@@ -394,16 +394,16 @@ pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
         ),
         AppRequest::Autostart { on: Some(on) } => answer(
             app_op::Autostart,
-            host.set_autostart(on).map(|()| on).map_err(|e| {
+            desktop.set_autostart(on).map(|()| on).map_err(|e| {
                 ApiError::new(
                     ErrorCode::Io,
                     format!("cannot change the start-at-login setting: {e}"),
                 )
             }),
         ),
-        AppRequest::Open { target } => answer(app_op::Open, open(host, target)),
+        AppRequest::Open { target } => answer(app_op::Open, open(desktop, target)),
         AppRequest::Quit => {
-            host.quit();
+            desktop.quit();
             answer(app_op::Quit, Ok::<_, ApiError>(()))
         }
     };
@@ -417,10 +417,10 @@ pub fn dispatch(host: &dyn Host, request: AppRequest) -> AppResponse {
 }
 
 /// Opens `target` with the user's default application: the path it opened.
-fn open(host: &dyn Host, target: OpenTarget) -> Result<PathBuf, ApiError> {
+fn open(desktop: &dyn Desktop, target: OpenTarget) -> Result<PathBuf, ApiError> {
     let error = |code, message: String| Err(ApiError::new(code, message));
     let path = match target {
-        OpenTarget::Config => match host.config_path() {
+        OpenTarget::Config => match desktop.config_path() {
             Some(p) => p,
             None => {
                 return error(
@@ -429,17 +429,17 @@ fn open(host: &dyn Host, target: OpenTarget) -> Result<PathBuf, ApiError> {
                 );
             }
         },
-        OpenTarget::EventLog { server } => host
+        OpenTarget::EventLog { server } => desktop
             .state_dir()
             .join("logs")
             .join(format!("{}.jsonl", crate::paths::file_stem(&server))),
-        OpenTarget::DebugLog { server } => host
+        OpenTarget::DebugLog { server } => desktop
             .state_dir()
             .join("logs")
             .join(format!("{}.debug.jsonl", crate::paths::file_stem(&server))),
         OpenTarget::ClientFile { path } => {
             // Only files Warden lists: the webview cannot open arbitrary paths.
-            if !host.client_files().contains(&path) {
+            if !desktop.client_files().contains(&path) {
                 return error(
                     ErrorCode::NotFound,
                     format!("{} is not a detected client config file", path.display()),
@@ -447,8 +447,8 @@ fn open(host: &dyn Host, target: OpenTarget) -> Result<PathBuf, ApiError> {
             }
             path
         }
-        OpenTarget::StateDir => host.state_dir(),
-        OpenTarget::AppLog => host.state_dir().join(crate::paths::APP_LOG),
+        OpenTarget::StateDir => desktop.state_dir(),
+        OpenTarget::AppLog => desktop.state_dir().join(crate::paths::APP_LOG),
     };
     if !path.exists() {
         return error(
@@ -459,7 +459,7 @@ fn open(host: &dyn Host, target: OpenTarget) -> Result<PathBuf, ApiError> {
             ),
         );
     }
-    match host.open(&path) {
+    match desktop.open(&path) {
         Ok(()) => Ok(path),
         Err(e) => error(
             ErrorCode::Io,
@@ -517,14 +517,14 @@ mod tests {
     use super::*;
 
     #[derive(Default)]
-    struct FakeHost {
+    struct FakeDesktop {
         dir: PathBuf,
         opened: RefCell<Vec<PathBuf>>,
         autostart: RefCell<bool>,
         quit: RefCell<bool>,
     }
 
-    impl Host for FakeHost {
+    impl Desktop for FakeDesktop {
         fn state(&self) -> AppState {
             AppState {
                 tray: TrayHealth::Idle,
@@ -563,15 +563,15 @@ mod tests {
     #[test]
     fn open_resolves_targets_and_refuses_what_is_not_listed() {
         let dir = tempfile::tempdir().unwrap();
-        let host = FakeHost {
+        let desktop = FakeDesktop {
             dir: dir.path().to_owned(),
-            ..FakeHost::default()
+            ..FakeDesktop::default()
         };
         let logs = dir.path().join("state/logs");
         std::fs::create_dir_all(&logs).unwrap();
         std::fs::write(logs.join("my_server.jsonl"), "").unwrap();
         let r = dispatch(
-            &host,
+            &desktop,
             AppRequest::Open {
                 target: OpenTarget::EventLog {
                     server: "my server".into(),
@@ -586,7 +586,7 @@ mod tests {
         );
         // Missing files: a clear error, nothing opened.
         let r = dispatch(
-            &host,
+            &desktop,
             AppRequest::Open {
                 target: OpenTarget::Config,
             },
@@ -598,7 +598,7 @@ mod tests {
         assert!(e.message.contains("does not exist yet"), "{}", e.message);
         // The webview cannot make the app open any path.
         let r = dispatch(
-            &host,
+            &desktop,
             AppRequest::Open {
                 target: OpenTarget::ClientFile {
                     path: "/etc/passwd".into(),
@@ -612,22 +612,22 @@ mod tests {
                 ..
             })
         ));
-        assert_eq!(host.opened.borrow().len(), 1);
+        assert_eq!(desktop.opened.borrow().len(), 1);
     }
 
     #[test]
     fn autostart_and_quit_reach_the_host() {
-        let host = FakeHost::default();
+        let desktop = FakeDesktop::default();
         assert_eq!(
-            dispatch(&host, AppRequest::Autostart { on: Some(true) }),
+            dispatch(&desktop, AppRequest::Autostart { on: Some(true) }),
             AppResponse::Autostart { on: true }
         );
         assert_eq!(
-            dispatch(&host, AppRequest::Autostart { on: None }),
+            dispatch(&desktop, AppRequest::Autostart { on: None }),
             AppResponse::Autostart { on: true }
         );
-        assert_eq!(dispatch(&host, AppRequest::Quit), AppResponse::Quitting);
-        assert!(*host.quit.borrow());
+        assert_eq!(dispatch(&desktop, AppRequest::Quit), AppResponse::Quitting);
+        assert!(*desktop.quit.borrow());
     }
 
     #[test]

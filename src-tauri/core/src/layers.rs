@@ -9,7 +9,7 @@ use std::path::Path;
 const DIRS: &[(&str, &str)] = &[
     (
         "supervisor",
-        "api metrics health history import probe orphans settings clients_api client switches \
+        "api metrics health history import probe orphans settings clients_api connection switches \
          service sessions status known commands checks clients_host clients_probe dispatch serve run",
     ),
     (

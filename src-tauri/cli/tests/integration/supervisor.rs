@@ -1443,7 +1443,7 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     use std::collections::BTreeMap;
     use warden_core::clients::ClientId;
     use warden_core::supervisor::api::{Request, Response};
-    use warden_core::supervisor::client::Client;
+    use warden_core::supervisor::connection::Connection;
 
     let env = Env::new();
     // Cursor has no switch of its own: off keeps the entry aside in Warden's ledger.
@@ -1453,7 +1453,7 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     let original = "{\n  // mine\n  \"mcpServers\": {\n    \"kept\": { \"command\": \"kept-server\" }\n  }\n}\n";
     std::fs::write(&file, original).unwrap();
     let _daemon = env.daemon(&[]).await;
-    let mut api = Client::connect(&env.socket()).await.unwrap();
+    let mut api = Connection::connect(&env.socket()).await.unwrap();
     let add = |dry_run| Request::ServerAdd {
         name: "added".into(),
         clients: vec![ClientId::Cursor],
@@ -1785,7 +1785,7 @@ async fn config_edits_sent_at_once_all_land() {
 #[tokio::test]
 async fn list_additions_sent_at_once_both_land() {
     use warden_core::supervisor::api::{Request, Response};
-    use warden_core::supervisor::client::Client;
+    use warden_core::supervisor::connection::Connection;
 
     let env = Env::new();
     std::fs::write(
@@ -1798,7 +1798,7 @@ async fn list_additions_sent_at_once_both_land() {
         let socket = env.socket();
         let dir = dir.to_owned();
         async move {
-            let mut api = Client::connect(&socket).await.unwrap();
+            let mut api = Connection::connect(&socket).await.unwrap();
             api.request(Request::SetLimit {
                 server: "s".into(),
                 key: "sandbox_write".into(),

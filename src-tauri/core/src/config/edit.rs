@@ -14,7 +14,7 @@ use toml_edit::{DocumentMut, Item, Table, Value};
 use crate::config::Config;
 
 #[derive(Debug, thiserror::Error)]
-pub enum EditError {
+pub enum ConfigEditError {
     #[error("cannot read {}: {source}. Fix: make it readable, or set WARDEN_CONFIG to another file", path.display())]
     Read {
         path: PathBuf,
@@ -46,7 +46,7 @@ pub fn set_server_key(
     server: &str,
     key: &str,
     value: impl Into<Value>,
-) -> Result<Edit, EditError> {
+) -> Result<Edit, ConfigEditError> {
     let value = value.into();
     change(path, server, |path, text| {
         edit_text(path, text, server, key, value)
@@ -64,9 +64,9 @@ pub fn edit_server_list(
     key: &str,
     add: &[String],
     remove: &[String],
-) -> Result<Edit, EditError> {
+) -> Result<Edit, ConfigEditError> {
     change(path, server, |path, text| {
-        let config = Config::parse(path, text).map_err(|e| EditError::Invalid {
+        let config = Config::parse(path, text).map_err(|e| ConfigEditError::Invalid {
             path: path.to_owned(),
             problem: e.to_string(),
         })?;
@@ -76,12 +76,12 @@ pub fn edit_server_list(
                 .iter()
                 .map(|v| v.as_str().map(str::to_owned))
                 .collect::<Option<_>>()
-                .ok_or_else(|| EditError::Invalid {
+                .ok_or_else(|| ConfigEditError::Invalid {
                     path: path.to_owned(),
                     problem: format!("`{key}` is not a list of strings"),
                 })?,
             Some((other, ..)) => {
-                return Err(EditError::Invalid {
+                return Err(ConfigEditError::Invalid {
                     path: path.to_owned(),
                     problem: format!("`{key}` is {}, not a list", other.type_str()),
                 });
@@ -108,7 +108,7 @@ pub fn edit_server_list(
 
 /// Removes `<key>` from `[servers.<server>]` in `path`, so the server gets `[defaults]` or
 /// the built-in default again. Nothing else changes.
-pub fn remove_server_key(path: &Path, server: &str, key: &str) -> Result<Edit, EditError> {
+pub fn remove_server_key(path: &Path, server: &str, key: &str) -> Result<Edit, ConfigEditError> {
     change(path, server, |path, text| {
         remove_text(path, text, server, key)
     })
@@ -119,12 +119,12 @@ pub fn remove_server_key(path: &Path, server: &str, key: &str) -> Result<Edit, E
 fn change(
     path: &Path,
     server: &str,
-    edit: impl FnOnce(&Path, &str) -> Result<String, EditError>,
-) -> Result<Edit, EditError> {
+    edit: impl FnOnce(&Path, &str) -> Result<String, ConfigEditError>,
+) -> Result<Edit, ConfigEditError> {
     // Editors and dotfile managers link config files; edit the file the link points to.
     let path = crate::fsutil::real_path(path);
     let _lock = crate::fsutil::lock(&crate::paths::state_dir(), &path).map_err(|source| {
-        EditError::Write {
+        ConfigEditError::Write {
             path: path.clone(),
             source,
         }
@@ -132,7 +132,7 @@ fn change(
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => return Err(EditError::Read { path, source }),
+        Err(source) => return Err(ConfigEditError::Read { path, source }),
     };
     let new = edit(&path, &text)?;
     if new == text {
@@ -141,21 +141,21 @@ fn change(
     let checked =
         Config::parse(&path, &new).and_then(|c| c.limits_for(server, &Default::default()));
     if let Err(e) = checked {
-        return Err(EditError::Invalid {
+        return Err(ConfigEditError::Invalid {
             path,
             problem: e.to_string(),
         });
     }
-    crate::fsutil::replace(&path, new.as_bytes(), None).map_err(|source| EditError::Write {
+    crate::fsutil::replace(&path, new.as_bytes(), None).map_err(|source| ConfigEditError::Write {
         path: path.clone(),
         source,
     })?;
     Ok(Edit::Changed)
 }
 
-fn parse(path: &Path, text: &str) -> Result<DocumentMut, EditError> {
+fn parse(path: &Path, text: &str) -> Result<DocumentMut, ConfigEditError> {
     text.parse()
-        .map_err(|e: toml_edit::TomlError| EditError::Syntax {
+        .map_err(|e: toml_edit::TomlError| ConfigEditError::Syntax {
             path: path.to_owned(),
             message: e.to_string(),
         })
@@ -168,9 +168,9 @@ pub fn edit_text(
     server: &str,
     key: &str,
     value: Value,
-) -> Result<String, EditError> {
+) -> Result<String, ConfigEditError> {
     let mut doc = parse(path, text)?;
-    let shape = |what: &str| EditError::Shape {
+    let shape = |what: &str| ConfigEditError::Shape {
         path: path.to_owned(),
         what: what.to_owned(),
     };
@@ -243,7 +243,7 @@ pub fn edit_text(
 }
 
 /// The new text without `[servers.<server>] <key>`; unchanged when it is not there.
-pub fn remove_text(path: &Path, text: &str, server: &str, key: &str) -> Result<String, EditError> {
+pub fn remove_text(path: &Path, text: &str, server: &str, key: &str) -> Result<String, ConfigEditError> {
     let mut doc = parse(path, text)?;
     let table = doc
         .get_mut("servers")

@@ -28,11 +28,11 @@
 
 pub mod api;
 mod checks;
-pub mod client;
 mod clients_api;
 mod clients_host;
 mod clients_probe;
 mod commands;
+pub mod connection;
 mod dispatch;
 pub mod health;
 pub mod history;

@@ -1,5 +1,5 @@
-//! The command line's side of the control socket: `warden status`, commands and the typed API
-//! of a running supervisor.
+//! A connection to a running supervisor over the control socket (the command line's and the
+//! window's side): `warden status`, commands and the typed API.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +14,7 @@ use crate::protocol::{Frame, FrameReader};
 const MAX_LINE: usize = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ClientError {
+pub enum ConnectionError {
     #[error("no supervisor is running; start the tray app or `warden daemon` (no control socket answers at {})", .0.display())]
     NotRunning(PathBuf),
     #[error("cannot use the control socket {}: {reason}", path.display())]
@@ -29,15 +29,15 @@ pub enum ClientError {
     Io(#[from] std::io::Error),
 }
 
-pub struct Client {
+pub struct Connection {
     reader: FrameReader<ReadHalf>,
     writer: WriteHalf,
     next_id: u64,
 }
 
-impl Client {
+impl Connection {
     /// Connects to the supervisor at `path` (see [`control::socket::socket_path`]).
-    pub async fn connect(path: &Path) -> Result<Client, ClientError> {
+    pub async fn connect(path: &Path) -> Result<Connection, ConnectionError> {
         let stream = match control::socket::connect(path).await {
             Ok(s) => s,
             Err(e)
@@ -46,32 +46,32 @@ impl Client {
                     std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
                 ) =>
             {
-                return Err(ClientError::NotRunning(path.to_owned()));
+                return Err(ConnectionError::NotRunning(path.to_owned()));
             }
             Err(e) => {
-                return Err(ClientError::Refused {
+                return Err(ConnectionError::Refused {
                     path: path.to_owned(),
                     reason: e.to_string(),
                 });
             }
         };
         let (read, writer) = control::socket::split(stream);
-        Ok(Client {
+        Ok(Connection {
             reader: FrameReader::new(read, MAX_LINE),
             writer,
             next_id: 1,
         })
     }
 
-    async fn send(&mut self, line: &[u8]) -> Result<(), ClientError> {
+    async fn send(&mut self, line: &[u8]) -> Result<(), ConnectionError> {
         self.writer.write_all(line).await?;
         Ok(())
     }
 
-    async fn next_line(&mut self) -> Result<Value, ClientError> {
+    async fn next_line(&mut self) -> Result<Value, ConnectionError> {
         loop {
             match self.reader.next().await? {
-                None => return Err(ClientError::Closed),
+                None => return Err(ConnectionError::Closed),
                 Some(Frame::Message(line)) => {
                     if let Ok(v) = serde_json::from_slice::<Value>(&line) {
                         if v.get("type").and_then(Value::as_str) == Some("error") {
@@ -79,7 +79,7 @@ impl Client {
                                 .get("message")
                                 .and_then(Value::as_str)
                                 .unwrap_or("no reason given");
-                            return Err(ClientError::Supervisor(msg.to_owned()));
+                            return Err(ConnectionError::Supervisor(msg.to_owned()));
                         }
                         return Ok(v);
                     }
@@ -95,7 +95,7 @@ impl Client {
     }
 
     /// `status` as the supervisor sent it ([`StatusReport`](super::api::StatusReport)'s shape, plus what newer versions add).
-    pub async fn status_value(&mut self) -> Result<Value, ClientError> {
+    pub async fn status_value(&mut self) -> Result<Value, ConnectionError> {
         let id = self.id();
         self.send(&Message::Status { id }.to_line()).await?;
         loop {
@@ -110,17 +110,17 @@ impl Client {
         }
     }
 
-    pub async fn status(&mut self) -> Result<StatusReport, ClientError> {
+    pub async fn status(&mut self) -> Result<StatusReport, ConnectionError> {
         let v = self.status_value().await?;
         serde_json::from_value(v).map_err(|e| {
-            ClientError::Supervisor(format!(
+            ConnectionError::Supervisor(format!(
                 "its status has an unexpected shape ({e}); are `warden` and the supervisor the same version?"
             ))
         })
     }
 
     /// One request of the typed API.
-    pub async fn request(&mut self, request: Request) -> Result<Response, ClientError> {
+    pub async fn request(&mut self, request: Request) -> Result<Response, ConnectionError> {
         let id = self.id();
         self.send(&ApiMessage::ApiRequest { id, request }.to_line())
             .await?;
@@ -136,13 +136,13 @@ impl Client {
         }
     }
 
-    /// Turns this connection into the event stream; then call [`Client::next_event`].
-    pub async fn subscribe(&mut self) -> Result<(), ClientError> {
+    /// Turns this connection into the event stream; then call [`Connection::next_event`].
+    pub async fn subscribe(&mut self) -> Result<(), ConnectionError> {
         self.request(Request::Subscribe).await.map(|_| ())
     }
 
     /// The next event of a subscribed connection.
-    pub async fn next_event(&mut self) -> Result<ApiEvent, ClientError> {
+    pub async fn next_event(&mut self) -> Result<ApiEvent, ConnectionError> {
         loop {
             let v = self.next_line().await?;
             if let Ok(ApiMessage::ApiEvent { event }) = serde_json::from_value::<ApiMessage>(v) {
