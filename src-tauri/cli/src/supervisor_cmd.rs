@@ -12,7 +12,7 @@ use crate::output::fail;
 use warden_core::control::socket::socket_path;
 use warden_core::say;
 use warden_core::supervisor::api::{
-    CommandOutcome, HistoryEntry, Orphan, Request, Response, StopResult,
+    CommandOutcome, HistoryEntry, Orphan, Request, Response, StopResult, op,
 };
 use warden_core::supervisor::connection::{Connection, ConnectionError};
 use warden_core::supervisor::{self, Options, OrphanPolicy, Supervisor, history, orphans, probe};
@@ -396,18 +396,14 @@ async fn probe_cmd(
     let report = match connect().await {
         Err(e) => return fail(e),
         Ok(Some(mut conn)) => {
-            match conn
-                .request(Request::Probe {
-                    server: server.clone(),
-                    command: command.clone(),
-                    timeout_ms: Some(timeout.as_millis() as u64),
-                    env: std::collections::BTreeMap::new(),
-                })
-                .await
-            {
-                Ok(Response::Probe(r)) => r,
-                Ok(Response::Error(e)) => return fail(e.message),
-                Ok(_) => return fail("unexpected answer from the supervisor"),
+            let request = Request::Probe {
+                server: server.clone(),
+                command: command.clone(),
+                timeout_ms: Some(timeout.as_millis() as u64),
+                env: std::collections::BTreeMap::new(),
+            };
+            match conn.ask(op::Probe, request).await {
+                Ok(r) => r,
                 Err(e) => return fail(e),
             }
         }
@@ -511,9 +507,8 @@ async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCod
         orphans::Known::default()
     };
     let mut found = match &mut conn {
-        Some(c) => match c.request(Request::Orphans).await {
-            Ok(Response::Orphans { orphans }) => orphans,
-            Ok(_) => return fail("unexpected answer from the supervisor"),
+        Some(c) => match c.ask(op::Orphans, Request::Orphans).await {
+            Ok(orphans) => orphans,
             Err(e) => return fail(e),
         },
         None => orphans::scan(&known),
@@ -550,9 +545,11 @@ async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCod
     }
     let targets: Vec<u32> = found.iter().map(|o| o.pid).collect();
     let results = match &mut conn {
-        Some(c) => match c.request(Request::StopOrphans { pids: targets }).await {
-            Ok(Response::Stopped { stopped }) => stopped,
-            Ok(_) => return fail("unexpected answer from the supervisor"),
+        Some(c) => match c
+            .ask(op::StopOrphans, Request::StopOrphans { pids: targets })
+            .await
+        {
+            Ok(stopped) => stopped,
             Err(e) => return fail(e),
         },
         None => orphans::stop(&targets, &known).await,
@@ -603,18 +600,17 @@ async fn history_cmd(
     let since_ms = since_minutes.map(|m| supervisor::now_ms().saturating_sub(m * 60_000));
     let entries = match connect().await {
         Err(e) => return fail(e),
-        Ok(Some(mut c)) => match c
-            .request(Request::History {
+        Ok(Some(mut c)) => {
+            let request = Request::History {
                 server,
                 since_ms,
                 limit: Some(limit),
-            })
-            .await
-        {
-            Ok(Response::History { entries }) => entries,
-            Ok(_) => return fail("unexpected answer from the supervisor"),
-            Err(e) => return fail(e),
-        },
+            };
+            match c.ask(op::History, request).await {
+                Ok(entries) => entries,
+                Err(e) => return fail(e),
+            }
+        }
         Ok(None) => {
             let mut all: Vec<HistoryEntry> = history::read_all(&history::default_path())
                 .into_iter()
@@ -719,8 +715,8 @@ async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode 
         }
         Ok(Some(c)) => c,
     };
-    match conn.request(request).await {
-        Ok(Response::Approvals { approvals }) => {
+    match conn.ask(op::Approvals, request).await {
+        Ok(approvals) => {
             if json {
                 print_json!(&approvals);
             } else if approvals.is_empty() {
@@ -747,8 +743,6 @@ async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode 
             }
             ExitCode::SUCCESS
         }
-        Ok(Response::Error(e)) => fail(e.message),
-        Ok(_) => fail("unexpected answer from the supervisor"),
         Err(e) => fail(e),
     }
 }

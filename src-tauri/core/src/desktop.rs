@@ -364,10 +364,10 @@ pub trait Desktop {
 crate::supervisor::api::pairs::pairs! {
     /// Each [`AppRequest`] with its answer (see [`crate::supervisor::api::pairs`]).
     pub mod app_op: AppRequest => AppResponse {
-        State => State(AppState) = AppResponse::State;
-        Autostart => Autostart(bool) = |on| AppResponse::Autostart { on };
-        Open => Opened(PathBuf) = |path| AppResponse::Opened { path };
-        Quit => Quitting(()) = |()| AppResponse::Quitting;
+        State(AppState) => |r| AppResponse::State(r);
+        Autostart(bool) => |on| AppResponse::Autostart { on };
+        Open(PathBuf) => |path| AppResponse::Opened { path };
+        Quit(()) => |()| AppResponse::Quitting {};
     }
 }
 

@@ -632,6 +632,44 @@ async fn without_a_supervisor_status_says_what_to_do() {
     );
 }
 
+/// A `warden` from before the typed API (it sent `status` and `command` lines) is told to
+/// update, not left waiting; its command runs nothing.
+#[tokio::test]
+async fn a_line_of_the_retired_protocol_is_answered_with_what_to_do() {
+    let env = Env::new();
+    let daemon = env.daemon(&[]).await;
+    let stream = tokio::net::UnixStream::connect(env.socket()).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    write
+        .write_all(b"{\"type\":\"status\",\"id\":1}\n{\"type\":\"command\",\"id\":2,\"action\":\"fallback\",\"server\":\"x\",\"on\":true}\n")
+        .await
+        .unwrap();
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let line = tokio::time::timeout(DEADLINE, lines.next_line())
+            .await
+            .expect("no answer")
+            .unwrap()
+            .expect("the connection closed");
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    assert_eq!(answers[0]["type"], "error", "{answers:?}");
+    assert_eq!(answers[1]["type"], "ack", "{answers:?}");
+    assert_eq!(answers[1]["ok"], false, "{answers:?}");
+    for a in &answers {
+        assert!(
+            a["message"].as_str().unwrap().contains("update `warden`"),
+            "{a}"
+        );
+    }
+    assert!(
+        !env.config().exists(),
+        "the retired command changed config.toml"
+    );
+    daemon.stop().await;
+}
+
 #[tokio::test]
 async fn probe_reports_cold_start_and_tools_and_failures() {
     let env = Env::new();
@@ -1028,7 +1066,9 @@ async fn another_users_connection_is_refused() {
     assert_eq!(std::fs::metadata(env.socket()).unwrap().uid(), nobody);
     // A raw connection: accepted by the kernel, dropped by the supervisor without an answer.
     let mut stream = tokio::net::UnixStream::connect(env.socket()).await.unwrap();
-    let _ = stream.write_all(b"{\"type\":\"status\",\"id\":1}\n").await;
+    let _ = stream
+        .write_all(b"{\"type\":\"api_request\",\"id\":1,\"request\":{\"op\":\"status\"}}\n")
+        .await;
     let mut buf = Vec::new();
     let n = tokio::time::timeout(
         DEADLINE,

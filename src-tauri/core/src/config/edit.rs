@@ -146,9 +146,11 @@ fn change(
             problem: e.to_string(),
         });
     }
-    crate::fsutil::replace(&path, new.as_bytes(), None).map_err(|source| ConfigEditError::Write {
-        path: path.clone(),
-        source,
+    crate::fsutil::replace(&path, new.as_bytes(), None).map_err(|source| {
+        ConfigEditError::Write {
+            path: path.clone(),
+            source,
+        }
     })?;
     Ok(Edit::Changed)
 }
@@ -243,7 +245,12 @@ pub fn edit_text(
 }
 
 /// The new text without `[servers.<server>] <key>`; unchanged when it is not there.
-pub fn remove_text(path: &Path, text: &str, server: &str, key: &str) -> Result<String, ConfigEditError> {
+pub fn remove_text(
+    path: &Path,
+    text: &str,
+    server: &str,
+    key: &str,
+) -> Result<String, ConfigEditError> {
     let mut doc = parse(path, text)?;
     let table = doc
         .get_mut("servers")

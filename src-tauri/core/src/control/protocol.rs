@@ -1,6 +1,10 @@
-//! Control messages. Every line is one [`Message`]; unknown `type`s are ignored by both sides,
-//! so either can be newer. The first message on a connection says who speaks: `hello` (a
-//! bridge) or a request of a command-line client (`status`, `command`).
+//! Control messages between a bridge and the supervisor. Every line is one [`Message`];
+//! unknown `type`s are ignored by both sides, so either can be newer. The command line and the
+//! window speak the typed API on the same socket (`api_request`, `supervisor/api`).
+//!
+//! Retired: before the typed API, the command line sent `status` and `command` here. A
+//! supervisor answers such a line from a peer that is not a bridge with an error that says to
+//! update `warden` (`supervisor/serve.rs`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -22,14 +26,10 @@ pub enum Message {
     Heartbeat(Heartbeat),
     /// Bridge → supervisor: one event, as it is written to the event log.
     Event { session: String, event: Event },
-    /// Supervisor → bridge, or CLI → supervisor: do something.
+    /// Supervisor → bridge: do something.
     Command(Command),
-    /// The answer to a [`Command`].
+    /// Bridge → supervisor: the answer to a [`Command`].
     Ack { id: u64, ok: bool, message: String },
-    /// CLI → supervisor: the state of servers and sessions (`warden status --json`).
-    Status { id: u64 },
-    /// Supervisor → CLI: the answer to `status`: a `StatusReport` (supervisor/api/status.rs) as JSON.
-    StatusReply { id: u64, status: Value },
     /// Either side: the other side is refused, and why.
     Error { message: String },
 }

@@ -62,9 +62,9 @@ pub enum RegistryAnswer {
 crate::supervisor::api::pairs::pairs! {
     /// Each [`RegistryRequest`] with its answer (see [`crate::supervisor::api::pairs`]).
     pub mod registry_op: RegistryRequest => RegistryAnswer {
-        Search => Found(Vec<Found>) = |servers| RegistryAnswer::Found { servers };
-        Plan => Plan(Box<PlanView>) = RegistryAnswer::Plan;
-        Document => Plan(Box<PlanView>) = RegistryAnswer::Plan;
+        Search(Vec<Found>) => |servers| RegistryAnswer::Found { servers };
+        Plan(Box<PlanView>) => |r| RegistryAnswer::Plan(r);
+        Document(Box<PlanView>) => |r| RegistryAnswer::Plan(r);
     }
 }
 

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use super::api::{ApiEvent, ApiMessage, Request, Response, StatusReport};
+use super::api::pairs::{Op, snake};
+use super::api::{ApiError, ApiEvent, ApiMessage, Request, Response, StatusReport};
+use crate::control;
 use crate::control::socket::{ReadHalf, WriteHalf};
-use crate::control::{self, Message};
 use crate::protocol::{Frame, FrameReader};
 
 const MAX_LINE: usize = 64 << 20;
@@ -21,6 +22,9 @@ pub enum ConnectionError {
     Refused { path: PathBuf, reason: String },
     #[error("the supervisor refused: {0}")]
     Supervisor(String),
+    /// The supervisor's answer to a request: it could not be carried out, and why.
+    #[error("{}", .0.message)]
+    Api(ApiError),
     #[error(
         "the supervisor closed the connection without answering (it refuses connections of other users; check that it runs as you)"
     )]
@@ -94,44 +98,62 @@ impl Connection {
         self.next_id
     }
 
-    /// `status` as the supervisor sent it ([`StatusReport`](super::api::StatusReport)'s shape, plus what newer versions add).
+    /// `status` as the supervisor sent it ([`StatusReport`]'s shape, plus what newer
+    /// versions add: `warden status --json` passes it on whole).
     pub async fn status_value(&mut self) -> Result<Value, ConnectionError> {
-        let id = self.id();
-        self.send(&Message::Status { id }.to_line()).await?;
-        loop {
-            let v = self.next_line().await?;
-            if let Ok(Some(Message::StatusReply { id: got, status })) =
-                serde_json::from_value::<Message>(v).map(Some)
-            {
-                if got == id {
-                    return Ok(status);
+        let mut v = self.answer(Request::Status).await?;
+        match v.get("kind").and_then(Value::as_str) {
+            Some("status") => {
+                if let Some(fields) = v.as_object_mut() {
+                    fields.remove("kind");
                 }
+                Ok(v)
             }
+            _ => Err(unexpected(&v)),
         }
     }
 
     pub async fn status(&mut self) -> Result<StatusReport, ConnectionError> {
-        let v = self.status_value().await?;
-        serde_json::from_value(v).map_err(|e| {
-            ConnectionError::Supervisor(format!(
-                "its status has an unexpected shape ({e}); are `warden` and the supervisor the same version?"
-            ))
-        })
+        self.ask(super::api::op::Status, Request::Status).await
     }
 
-    /// One request of the typed API.
+    /// `request`, which is `O` (`ask(op::History, Request::History { .. })`), answered with
+    /// the value `O` declares; the supervisor's refusal is [`ConnectionError::Api`].
+    pub async fn ask<O: Op<Response = Response>>(
+        &mut self,
+        _: O,
+        request: Request,
+    ) -> Result<O::Answer, ConnectionError> {
+        debug_assert_eq!(
+            request.op(),
+            snake(O::NAME),
+            "{request:?} asked as {}",
+            O::NAME
+        );
+        match O::unwrap(self.request(request).await?) {
+            Ok(answer) => Ok(answer),
+            Err(Response::Error(e)) => Err(ConnectionError::Api(e)),
+            Err(other) => Err(unexpected(&serde_json::to_value(other).unwrap_or_default())),
+        }
+    }
+
+    /// One request of the typed API, its answer whichever it is.
     pub async fn request(&mut self, request: Request) -> Result<Response, ConnectionError> {
+        let v = self.answer(request).await?;
+        serde_json::from_value(v.clone()).map_err(|_| unexpected(&v))
+    }
+
+    /// The answer to `request`, as the supervisor sent it.
+    async fn answer(&mut self, request: Request) -> Result<Value, ConnectionError> {
         let id = self.id();
         self.send(&ApiMessage::ApiRequest { id, request }.to_line())
             .await?;
         loop {
-            let v = self.next_line().await?;
-            if let Ok(ApiMessage::ApiResponse { id: got, response }) =
-                serde_json::from_value::<ApiMessage>(v)
+            let mut v = self.next_line().await?;
+            if v.get("type").and_then(Value::as_str) == Some("api_response")
+                && v.get("id").and_then(Value::as_u64) == Some(id)
             {
-                if got == id {
-                    return Ok(response);
-                }
+                return Ok(v.get_mut("response").map(Value::take).unwrap_or_default());
             }
         }
     }
@@ -150,4 +172,17 @@ impl Connection {
             }
         }
     }
+}
+
+/// An answer this version cannot read: the supervisor's error if it is one, else a version
+/// mismatch.
+fn unexpected(answer: &Value) -> ConnectionError {
+    if let Some(message) = answer.get("message").and_then(Value::as_str)
+        && answer.get("kind").and_then(Value::as_str) == Some("error")
+    {
+        return ConnectionError::Supervisor(message.to_owned());
+    }
+    ConnectionError::Supervisor(
+        "its answer has an unexpected shape; are `warden` and the supervisor the same version? Restart the tray app or `warden daemon` after updating".to_owned(),
+    )
 }

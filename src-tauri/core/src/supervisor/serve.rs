@@ -1,6 +1,8 @@
 //! The control socket, supervisor side. The first message of a connection says who speaks:
-//! `hello` (a bridge: heartbeats, events and acks follow, commands go back), or a request of
-//! a command-line client (`status`, `command`, or an `api_request` of the typed API).
+//! `hello` (a bridge: heartbeats, events and acks follow, commands go back), or an
+//! `api_request` of the typed API (the command line, the window). A line of the retired
+//! protocol the command line spoke before the API (`status`, `command`) is answered with an
+//! error that says to update `warden`.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -14,8 +16,11 @@ use super::dispatch::Access;
 use super::service::Supervisor;
 use crate::codes::Code;
 use crate::control::socket::{Listener, PeerOrigin, Stream, WriteHalf};
-use crate::control::{self, Action, Message, VERSION};
+use crate::control::{self, Message, VERSION};
 use crate::protocol::{Frame, FrameReader};
+
+/// The answer to a line of the protocol the command line spoke before the typed API.
+const RETIRED: &str = "this `warden` speaks a control protocol the supervisor no longer serves (it answers the typed API only); update `warden` to the supervisor's version";
 
 /// Largest control line (a heartbeat with many requests in flight stays far below).
 const MAX_LINE: usize = 16 << 20;
@@ -81,7 +86,10 @@ async fn connection(sup: Arc<Supervisor>, stream: Stream) {
             continue;
         }
         let Ok(message) = serde_json::from_value::<Message>(value) else {
-            continue; // a type of a newer version
+            if conn.session.is_none() {
+                conn.send_error(RETIRED.to_owned()).await;
+            }
+            continue; // from a bridge: a type of a newer version
         };
         if conn.on_control(message).await.is_break() {
             break;
@@ -188,8 +196,8 @@ impl Conn {
         }
     }
 
-    /// A control message: a bridge's hello, heartbeat, event or ack, or an older client's
-    /// status or command. `Break` closes the connection.
+    /// A control message: a bridge's hello, heartbeat, event or ack. `Break` closes the
+    /// connection.
     async fn on_control(&mut self, message: Message) -> ControlFlow<()> {
         if let Some(refusal) =
             self.refusal(message_access(&message), || message_op(&message).to_owned())
@@ -236,20 +244,18 @@ impl Conn {
                 }
             }
             Message::Ack { id, ok, message } => self.sup.on_ack(id, ok, message),
-            Message::Status { id } => {
-                let status = serde_json::to_value(self.sup.status()).unwrap_or(Value::Null);
-                let _ = self
-                    .tx
-                    .send(Message::StatusReply { id, status }.to_line())
-                    .await;
-            }
             Message::Command(cmd) => {
-                tokio::spawn(command(Arc::clone(&self.sup), cmd, self.tx.clone()));
+                // Only the supervisor sends commands: this peer speaks the retired protocol.
+                let ack = Message::Ack {
+                    id: cmd.id,
+                    ok: false,
+                    message: RETIRED.to_owned(),
+                };
+                let _ = self.tx.send(ack.to_line()).await;
             }
             Message::Error { message } => {
                 tracing::warn!("control socket: a peer reports: {message}");
             }
-            Message::StatusReply { .. } => {}
         }
         ControlFlow::Continue(())
     }
@@ -262,8 +268,6 @@ fn message_access(message: &Message) -> Access {
         Message::Hello(_)
         | Message::Heartbeat(_)
         | Message::Event { .. }
-        | Message::Status { .. }
-        | Message::StatusReply { .. }
         | Message::Error { .. } => Access::Observe,
         Message::Command(_) | Message::Ack { .. } => Access::Act,
     }
@@ -277,8 +281,6 @@ fn message_op(message: &Message) -> &'static str {
         Message::Event { .. } => "event",
         Message::Command(_) => "command",
         Message::Ack { .. } => "ack",
-        Message::Status { .. } => "status",
-        Message::StatusReply { .. } => "status_reply",
         Message::Error { .. } => "error",
     }
 }
@@ -290,35 +292,6 @@ fn foreign_refusal(op: &str, access: Access, why: &str) -> String {
         access.what(),
         Code::ControlForeign.as_str()
     )
-}
-
-/// A command in the control protocol's form: served as the API request it is, acked.
-async fn command(sup: Arc<Supervisor>, cmd: control::Command, tx: mpsc::Sender<Vec<u8>>) {
-    let request = match cmd.action {
-        Action::Restart { server } => Request::Restart { server },
-        Action::Fallback { server, on } => Request::Fallback { server, on },
-        Action::Debug { server, on } => Request::Debug { server, on },
-        Action::Answer {
-            approval,
-            allow,
-            always,
-        } => Request::ApprovalAnswer {
-            id: approval,
-            allow,
-            always,
-        },
-    };
-    let (ok, message) = match sup.handle(request).await {
-        Response::Command(o) => (o.ok, o.message),
-        Response::Error(e) => (false, e.message),
-        _ => (false, "unexpected answer".to_owned()),
-    };
-    let ack = Message::Ack {
-        id: cmd.id,
-        ok,
-        message,
-    };
-    let _ = tx.send(ack.to_line()).await;
 }
 
 async fn forward_events(

@@ -227,36 +227,36 @@ pairs::pairs! {
     /// Each [`Request`] with its answer: `op::Name` is request `Name`, and the dispatcher
     /// answers it by [`answer`]`(op::Name, result)` with the value declared here.
     pub mod op: Request => Response {
-        Status => Status(StatusReport) = Response::Status;
-        History => History(Vec<HistoryEntry>) = |entries| Response::History { entries };
-        Restart => Command(CommandOutcome) = Response::Command;
-        Fallback => Command(CommandOutcome) = Response::Command;
-        Debug => Command(CommandOutcome) = Response::Command;
-        Probe => Probe(ProbeReport) = Response::Probe;
-        Orphans => Orphans(Vec<Orphan>) = |orphans| Response::Orphans { orphans };
-        StopOrphans => Stopped(Vec<StopResult>) = |stopped| Response::Stopped { stopped };
-        KnownServers => KnownServers(Vec<KnownServer>) = |servers| Response::KnownServers { servers };
-        Subscribe => Subscribed(()) = |()| Response::Subscribed;
-        ApproveTools => Command(CommandOutcome) = Response::Command;
-        Approvals => Approvals(Vec<PendingApproval>) = |approvals| Response::Approvals { approvals };
-        ApprovalAnswer => Command(CommandOutcome) = Response::Command;
-        ApprovalsForget => Command(CommandOutcome) = Response::Command;
-        Limits => Limits(LimitsReport) = Response::Limits;
-        SetLimit => Command(CommandOutcome) = Response::Command;
-        Clients => Clients(ClientsReport) = Response::Clients;
-        ClientEdit => ClientEdit(Vec<FileChangeView>) = |changes| Response::ClientEdit { changes };
-        Backups => Backups(Vec<Backup>) = |backups| Response::Backups { backups };
-        Restore => Restore(RestoreView) = Response::Restore;
-        AutoRewrite => AutoRewrite((bool, bool)) =
+        Status(StatusReport) => |r| Response::Status(r);
+        History(Vec<HistoryEntry>) => |entries| Response::History { entries };
+        Restart(CommandOutcome) => |r| Response::Command(r);
+        Fallback(CommandOutcome) => |r| Response::Command(r);
+        Debug(CommandOutcome) => |r| Response::Command(r);
+        Probe(ProbeReport) => |r| Response::Probe(r);
+        Orphans(Vec<Orphan>) => |orphans| Response::Orphans { orphans };
+        StopOrphans(Vec<StopResult>) => |stopped| Response::Stopped { stopped };
+        KnownServers(Vec<KnownServer>) => |servers| Response::KnownServers { servers };
+        Subscribe(()) => |()| Response::Subscribed {};
+        ApproveTools(CommandOutcome) => |r| Response::Command(r);
+        Approvals(Vec<PendingApproval>) => |approvals| Response::Approvals { approvals };
+        ApprovalAnswer(CommandOutcome) => |r| Response::Command(r);
+        ApprovalsForget(CommandOutcome) => |r| Response::Command(r);
+        Limits(LimitsReport) => |r| Response::Limits(r);
+        SetLimit(CommandOutcome) => |r| Response::Command(r);
+        Clients(ClientsReport) => |r| Response::Clients(r);
+        ClientEdit(Vec<FileChangeView>) => |changes| Response::ClientEdit { changes };
+        Backups(Vec<Backup>) => |backups| Response::Backups { backups };
+        Restore(RestoreView) => |r| Response::Restore(r);
+        AutoRewrite((bool, bool)) =>
             |(on, without_asking)| Response::AutoRewrite { on, without_asking };
-        KeepUnwrapped => KeptUnwrapped(Vec<String>) = |servers| Response::KeptUnwrapped { servers };
-        ProbeIde => ProbeIde(bool) = |on| Response::ProbeIde { on };
-        ServerAdd => ServerAdd((Vec<FileChangeView>, Vec<crate::clients::Risk>)) =
+        KeepUnwrapped(Vec<String>) => |servers| Response::KeptUnwrapped { servers };
+        ProbeIde(bool) => |on| Response::ProbeIde { on };
+        ServerAdd((Vec<FileChangeView>, Vec<crate::clients::Risk>)) =>
             |(changes, risks)| Response::ServerAdd { changes, risks };
-        ServerSwitch => ClientEdit(Vec<FileChangeView>) = |changes| Response::ClientEdit { changes };
-        ServerRemove => ServerRemove((Vec<FileChangeView>, Vec<PlannedFile>)) =
+        ServerSwitch(Vec<FileChangeView>) => |changes| Response::ClientEdit { changes };
+        ServerRemove((Vec<FileChangeView>, Vec<PlannedFile>)) =>
             |(changes, plan)| Response::ServerRemove { changes, plan };
-        App => App(crate::desktop::AppResponse) = |response| Response::App { response };
+        App(crate::desktop::AppResponse) => |response| Response::App { response };
     }
 }
 

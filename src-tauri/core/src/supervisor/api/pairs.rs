@@ -14,8 +14,15 @@ pub trait Op {
     type Answer;
     /// The answer enum of its table.
     type Response;
+    /// The request variant's name (`KnownServers`).
+    const NAME: &'static str;
     /// The answer variant the table declares for it.
     fn wrap(answer: Self::Answer) -> Self::Response;
+    /// The value inside that variant, or the answer as it came (an error, or another
+    /// request's answer): what a caller of the API gets back ([`Connection::ask`]).
+    ///
+    /// [`Connection::ask`]: crate::supervisor::connection::Connection::ask
+    fn unwrap(response: Self::Response) -> Result<Self::Answer, Self::Response>;
 }
 
 /// The answer to request `O`: its declared variant, or the error (`Response::Error`).
@@ -41,13 +48,14 @@ where
 }
 
 /// Declares `pub mod $module` with one [`Op`] per request of `$req`, answered by the variant of
-/// `$resp` the table names. Every variant of `$req` must be in the table (the match of
+/// `$resp` the table names. Each row's `|value| Variant` is read both ways: as the expression
+/// that wraps a handler's value, and as the pattern that takes it out again. Every variant of `$req` must be in the table (the match of
 /// `answered_by` is exhaustive), and `$resp` has an `Error` variant (every request may fail).
 macro_rules! pairs {
     (
         $(#[$doc:meta])*
         pub mod $module:ident: $req:ident => $resp:ident {
-            $( $op:ident => $kind:ident($answer:ty) = $wrap:expr; )*
+            $( $op:ident($answer:ty) => |$bind:tt| $answers:ident::$kind:ident $fields:tt; )*
         }
     ) => {
         $(#[$doc])*
@@ -62,9 +70,15 @@ macro_rules! pairs {
             impl $crate::supervisor::api::pairs::Op for $module::$op {
                 type Answer = $answer;
                 type Response = $resp;
-                fn wrap(answer: $answer) -> $resp {
-                    #[allow(clippy::redundant_closure_call)]
-                    ($wrap)(answer)
+                const NAME: &'static str = stringify!($op);
+                fn wrap($bind: $answer) -> $resp {
+                    $answers::$kind $fields
+                }
+                fn unwrap(response: $resp) -> Result<$answer, $resp> {
+                    match response {
+                        $answers::$kind $fields => Ok($bind),
+                        other => Err(other),
+                    }
                 }
             }
         )*
@@ -123,6 +137,24 @@ pub fn answers_map(name: &str, response: &str, table: &[(&str, &str)]) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_wraps_a_value_and_takes_the_same_value_out() {
+        use crate::supervisor::api::{Response, op};
+        let answer = op::AutoRewrite::wrap((true, false));
+        assert_eq!(
+            answer,
+            Response::AutoRewrite {
+                on: true,
+                without_asking: false
+            }
+        );
+        assert_eq!(op::AutoRewrite::unwrap(answer), Ok((true, false)));
+        // Another request's answer comes back as it was.
+        let other = Response::KeptUnwrapped { servers: vec![] };
+        assert_eq!(op::AutoRewrite::unwrap(other.clone()), Err(other));
+        assert_eq!(op::Subscribe::unwrap(Response::Subscribed), Ok(()));
+    }
 
     #[test]
     fn names_are_written_as_serde_writes_them() {
