@@ -1330,15 +1330,15 @@ fn report(r: &Results, repo: &Path) -> String {
         }
     }
     let bridged_runs: Vec<Usage> = r.big.iter().filter_map(|b| b.bridge).collect();
-    if let Some(min) = bridged_runs.iter().map(|u| u.minflt).min() {
-        if min > 1000 {
-            notes.push(format!(
-                "The bridge took at least {min} minor page faults per {big_mb} MB response (one \
+    if let Some(min) = bridged_runs.iter().map(|u| u.minflt).min()
+        && min > 1000
+    {
+        notes.push(format!(
+            "The bridge took at least {min} minor page faults per {big_mb} MB response (one \
                  per 4 KiB page is {}): it moves the bytes through freshly allocated memory \
                  rather than a reused buffer, and each first touch of a page costs a fault.",
-                plan.big_bytes / 4096
-            ));
-        }
+            plan.big_bytes / 4096
+        ));
     }
     for n in notes {
         let _ = writeln!(w, "- {n}");

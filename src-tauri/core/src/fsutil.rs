@@ -187,10 +187,10 @@ pub(crate) fn replace(
 /// best effort).
 pub(crate) fn sync_dir(path: &Path) {
     #[cfg(unix)]
-    if let Some(dir) = path.parent() {
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+    if let Some(dir) = path.parent()
+        && let Ok(d) = File::open(dir)
+    {
+        let _ = d.sync_all();
     }
     #[cfg(not(unix))]
     let _ = path;

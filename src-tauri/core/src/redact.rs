@@ -82,11 +82,11 @@ pub fn redact(v: &mut Value) {
     match v {
         Value::Object(map) => {
             for (key, value) in map.iter_mut() {
-                if key.eq_ignore_ascii_case("env") {
-                    if let Value::Object(env) = value {
-                        env.values_mut().for_each(|e| *e = Value::from(REDACTED));
-                        continue;
-                    }
+                if key.eq_ignore_ascii_case("env")
+                    && let Value::Object(env) = value
+                {
+                    env.values_mut().for_each(|e| *e = Value::from(REDACTED));
+                    continue;
                 }
                 if is_secret_key(key) && value.is_string() {
                     *value = Value::from(REDACTED);

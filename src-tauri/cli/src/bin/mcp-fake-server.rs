@@ -152,13 +152,13 @@ fn tools(state: &State) -> Value {
         t("sample", "asks the client for sampling/createMessage, answers with its reply"),
         t("burst", "writes {n} notifications and the answer in one write"),
     ]});
-    if state.tools_by_start {
-        if let Some(tools) = list["tools"].as_array_mut() {
-            tools.push(t(
-                &format!("v{}", state.start),
-                "exists only in this server process",
-            ));
-        }
+    if state.tools_by_start
+        && let Some(tools) = list["tools"].as_array_mut()
+    {
+        tools.push(t(
+            &format!("v{}", state.start),
+            "exists only in this server process",
+        ));
     }
     list
 }
@@ -553,11 +553,11 @@ fn main() {
         eprintln!("{text}");
         std::process::exit(1);
     }
-    if let Some(var) = &f.require_env {
-        if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
-            eprintln!("mcp-fake-server: {var} is not set; give it in the client's env");
-            std::process::exit(1);
-        }
+    if let Some(var) = &f.require_env
+        && std::env::var_os(var).is_none_or(|v| v.is_empty())
+    {
+        eprintln!("mcp-fake-server: {var} is not set; give it in the client's env");
+        std::process::exit(1);
     }
     if let Some(dir) = &f.require_cwd {
         let cwd = std::env::current_dir().unwrap_or_default();

@@ -140,10 +140,10 @@ impl Env {
         let (tx, lines) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             while let Ok(Some(line)) = out.next_line().await {
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    return;
                 }
             }
         });

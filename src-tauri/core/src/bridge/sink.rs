@@ -211,12 +211,12 @@ impl LazyLog {
                 }
             }
         }
-        if let Some(log) = &mut self.log {
-            if let Err(e) = log.append_all(records) {
-                eprintln!("warden[{server}]: log write failed: {e}");
-                self.log = None;
-                self.failed = true;
-            }
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.append_all(records)
+        {
+            eprintln!("warden[{server}]: log write failed: {e}");
+            self.log = None;
+            self.failed = true;
         }
     }
 }

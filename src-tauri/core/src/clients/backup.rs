@@ -142,10 +142,10 @@ pub(crate) fn save(
         .into_iter()
         .filter(|b| b.original == original)
         .collect();
-    if let Some(newest) = mine.first() {
-        if std::fs::read(&newest.file).ok().as_deref() == Some(bytes) {
-            return Ok(newest.id.clone());
-        }
+    if let Some(newest) = mine.first()
+        && std::fs::read(&newest.file).ok().as_deref() == Some(bytes)
+    {
+        return Ok(newest.id.clone());
     }
     let ms = now_ms();
     let name = original.file_name().map_or_else(

@@ -316,10 +316,11 @@ fn private(path: &Path) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        if let (Ok(meta), Some(mode)) = (std::fs::symlink_metadata(path), private_mode()) {
-            if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
-                let _ = std::fs::set_permissions(path, mode);
-            }
+        if let (Ok(meta), Some(mode)) = (std::fs::symlink_metadata(path), private_mode())
+            && meta.is_file()
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(path, mode);
         }
     }
     #[cfg(not(unix))]

@@ -361,14 +361,12 @@ fn change_file(
             ..
         }
     );
-    if moving {
-        if let Err(e) = keychain::check() {
-            change.error = Some(ClientError::Keychain {
-                path: file.path.clone(),
-                detail: e.to_string(),
-            });
-            return change;
-        }
+    if moving && let Err(e) = keychain::check() {
+        change.error = Some(ClientError::Keychain {
+            path: file.path.clone(),
+            detail: e.to_string(),
+        });
+        return change;
     }
     let real = real_path(&file.path);
     let ledger = match Ledger::lock(&env.state_dir) {

@@ -288,20 +288,16 @@ fn pinned(python: bool, spec: &str) -> bool {
 }
 
 fn version(python: bool, spec: &str) -> Option<&str> {
-    if python {
-        if let Some((_, v)) = spec.split_once("==") {
-            return Some(v);
-        }
+    if python && let Some((_, v)) = spec.split_once("==") {
+        return Some(v);
     }
     // Not the `@` of a scope: one after the first character.
     spec.get(1..)?.split_once('@').map(|(_, v)| v)
 }
 
 fn strip_version(python: bool, spec: &str) -> &str {
-    if python {
-        if let Some((name, _)) = spec.split_once(['=', '<', '>', '~', '!']) {
-            return name;
-        }
+    if python && let Some((name, _)) = spec.split_once(['=', '<', '>', '~', '!']) {
+        return name;
     }
     match spec.get(1..).and_then(|s| s.find('@')) {
         Some(i) => &spec[..=i],
@@ -648,17 +644,16 @@ fn container_options(name: &str, rest: &[&str], out: &mut Vec<Risk>) {
             });
         }
         // `-e NAME=VALUE` sets it here; `-e NAME` passes on the server's own (flagged as such).
-        if matches!(flag, "-e" | "--env") {
-            if let Some((var, _)) = value.and_then(|v| v.split_once('=')) {
-                if let Some(what) = steering_env(var) {
-                    out.push(Risk {
-                        kind: RiskKind::LoaderEnv,
-                        detail: format!(
-                            "{name} {flag} {var}: sets {var} in the container, which steers {what}"
-                        ),
-                    });
-                }
-            }
+        if matches!(flag, "-e" | "--env")
+            && let Some((var, _)) = value.and_then(|v| v.split_once('='))
+            && let Some(what) = steering_env(var)
+        {
+            out.push(Risk {
+                kind: RiskKind::LoaderEnv,
+                detail: format!(
+                    "{name} {flag} {var}: sets {var} in the container, which steers {what}"
+                ),
+            });
         }
         i += if inline.is_none() && takes_value(flag) {
             2

@@ -347,10 +347,10 @@ impl Loop {
             if let Ok(real) = std::fs::canonicalize(&c.path) {
                 self.interest.files.insert(real);
             }
-            if c.client == ClientId::Continue {
-                if let Some(d) = c.path.parent() {
-                    self.interest.dirs.insert(d.to_owned());
-                }
+            if c.client == ClientId::Continue
+                && let Some(d) = c.path.parent()
+            {
+                self.interest.dirs.insert(d.to_owned());
             }
         }
         for p in [".continue/mcpServers"] {

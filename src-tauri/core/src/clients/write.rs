@@ -233,11 +233,11 @@ fn write_temp(real: &Path, bytes: &[u8], meta: &std::fs::Metadata) -> Result<Pat
 #[cfg(unix)]
 fn keep_owner(tmp: &Path, meta: &std::fs::Metadata) {
     use std::os::unix::fs::MetadataExt;
-    if let Ok(mine) = std::fs::metadata(tmp) {
-        if mine.uid() != meta.uid() || mine.gid() != meta.gid() {
-            // Works when running as root (e.g. sudo); otherwise the file keeps our owner.
-            let _ = std::os::unix::fs::chown(tmp, Some(meta.uid()), Some(meta.gid()));
-        }
+    if let Ok(mine) = std::fs::metadata(tmp)
+        && (mine.uid() != meta.uid() || mine.gid() != meta.gid())
+    {
+        // Works when running as root (e.g. sudo); otherwise the file keeps our owner.
+        let _ = std::os::unix::fs::chown(tmp, Some(meta.uid()), Some(meta.gid()));
     }
 }
 

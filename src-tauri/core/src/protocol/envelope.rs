@@ -285,10 +285,11 @@ fn top_level_id_in_head(head: &[u8]) -> Option<Id> {
             b'}' | b']' => depth = depth.checked_sub(1)?,
             b'"' => {
                 let len = string_len(&head[i..])?;
-                if depth == 1 && &head[i..i + len] == b"\"id\"" {
-                    if let Some((id, _)) = id_value(&head[i + len..]) {
-                        return Some(id);
-                    }
+                if depth == 1
+                    && &head[i..i + len] == b"\"id\""
+                    && let Some((id, _)) = id_value(&head[i + len..])
+                {
+                    return Some(id);
                 }
                 i += len;
                 continue;

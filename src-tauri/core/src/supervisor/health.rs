@@ -56,27 +56,27 @@ pub fn derive(i: &Inputs<'_>) -> (Health, String) {
 fn idle(i: &Inputs<'_>) -> (Health, String) {
     let m = i.metrics;
     let now = i.now_ms;
-    if let Some(f) = m.start_failure() {
-        if i.probe.is_none_or(|p| p.ts_ms < f.ts_ms) {
-            let fix = f
-                .fix
-                .as_deref()
-                .map(|x| format!("; fix: {x}"))
-                .unwrap_or_default();
-            let code = f
-                .code
-                .as_deref()
-                .map(|c| format!(" ({c})"))
-                .unwrap_or_default();
-            return (
-                Health::Down,
-                format!(
-                    "failed to start {} ago{code}: {}{fix}",
-                    ago(now, f.ts_ms),
-                    f.summary
-                ),
-            );
-        }
+    if let Some(f) = m.start_failure()
+        && i.probe.is_none_or(|p| p.ts_ms < f.ts_ms)
+    {
+        let fix = f
+            .fix
+            .as_deref()
+            .map(|x| format!("; fix: {x}"))
+            .unwrap_or_default();
+        let code = f
+            .code
+            .as_deref()
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        return (
+            Health::Down,
+            format!(
+                "failed to start {} ago{code}: {}{fix}",
+                ago(now, f.ts_ms),
+                f.summary
+            ),
+        );
     }
     if let Some(p) = i.probe.filter(|p| !p.ok) {
         return (

@@ -57,10 +57,10 @@ impl History {
 
     /// Adds an entry (in memory, and to the file when there is one).
     pub fn push(&mut self, entry: HistoryEntry) {
-        if let Some(tx) = &self.writer {
-            if tx.send(entry.clone()).is_err() {
-                self.writer = None;
-            }
+        if let Some(tx) = &self.writer
+            && tx.send(entry.clone()).is_err()
+        {
+            self.writer = None;
         }
         if self.entries.len() == MEMORY_CAP {
             self.entries.pop_front();
@@ -135,13 +135,13 @@ fn end_with_newline(path: &Path) -> io::Result<()> {
 fn write_loop(mut log: JsonlLog, rx: mpsc::Receiver<HistoryEntry>, shown: String) {
     let mut warned = false;
     while let Ok(entry) = rx.recv() {
-        if let Err(e) = log.append(&entry) {
-            if !warned {
-                tracing::warn!(
-                    "cannot write the event history to {shown}: {e}; it is kept in memory only (check the disk and WARDEN_STATE_DIR)"
-                );
-                warned = true;
-            }
+        if let Err(e) = log.append(&entry)
+            && !warned
+        {
+            tracing::warn!(
+                "cannot write the event history to {shown}: {e}; it is kept in memory only (check the disk and WARDEN_STATE_DIR)"
+            );
+            warned = true;
         }
     }
 }

@@ -119,10 +119,10 @@ impl Metrics {
                 if let Some(minute) = self.minute(ts) {
                     minute.count(class, answered);
                 }
-                if let (Some("tools/call"), Some(tool)) = (e.method.as_deref(), &e.tool) {
-                    if let Some(t) = self.tool(tool) {
-                        t.count(class, answered, e.bytes_out.unwrap_or(0));
-                    }
+                if let (Some("tools/call"), Some(tool)) = (e.method.as_deref(), &e.tool)
+                    && let Some(t) = self.tool(tool)
+                {
+                    t.count(class, answered, e.bytes_out.unwrap_or(0));
                 }
                 match class {
                     Class::Timeout => self.timeouts += 1,

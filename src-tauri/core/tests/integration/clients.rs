@@ -648,10 +648,10 @@ mod race {
                 .chain(unwrap(env, &UnwrapOptions::default()).unwrap())
             {
                 warden_writes += u32::from(change.written);
-                if let Some(e) = change.error {
-                    if !matches!(e, ClientError::Busy { .. }) {
-                        errors.push(e.to_string());
-                    }
+                if let Some(e) = change.error
+                    && !matches!(e, ClientError::Busy { .. })
+                {
+                    errors.push(e.to_string());
                 }
             }
         }

@@ -463,16 +463,16 @@ fn consent_screen(s: &Screen<'_>) {
         doc.name,
         plan.version.as_deref().unwrap_or("(no version)")
     );
-    if let Some(official) = &s.response.meta.official {
-        if official.status == Some(ServerStatus::Deprecated) {
-            say!(
-                "  DEPRECATED:  {}",
-                official
-                    .status_message
-                    .as_deref()
-                    .unwrap_or("the registry marks it deprecated")
-            );
-        }
+    if let Some(official) = &s.response.meta.official
+        && official.status == Some(ServerStatus::Deprecated)
+    {
+        say!(
+            "  DEPRECATED:  {}",
+            official
+                .status_message
+                .as_deref()
+                .unwrap_or("the registry marks it deprecated")
+        );
     }
     say!(
         "  publisher:   {} (the namespace before the /)",

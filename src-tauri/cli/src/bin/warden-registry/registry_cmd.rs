@@ -469,13 +469,13 @@ fn show(r: &Registry, name: &str, version: Option<&str>, as_json: bool) -> Resul
     if let Some(versions) = versions.as_deref().filter(|v| !v.is_empty()) {
         say!("  versions:    {} (newest first)", version_list(versions));
     }
-    if let Some(meta) = &response.meta.official {
-        if let Some(at) = &meta.published_at {
-            say!(
-                "  published:   {at}{}",
-                if meta.is_latest { " (latest)" } else { "" }
-            );
-        }
+    if let Some(meta) = &response.meta.official
+        && let Some(at) = &meta.published_at
+    {
+        say!(
+            "  published:   {at}{}",
+            if meta.is_latest { " (latest)" } else { "" }
+        );
     }
     for (i, p) in doc.packages.iter().enumerate() {
         say!();

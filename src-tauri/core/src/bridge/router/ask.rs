@@ -348,10 +348,8 @@ impl Router {
         let mut given = self.ask_event("approval_given", &h, Some(by));
         given.always = Some(always);
         out.push(Out::Event(given));
-        if always {
-            if let Some(record) = self.always_record(&h.tool) {
-                out.push(Out::Pins(Box::new(record)));
-            }
+        if always && let Some(record) = self.always_record(&h.tool) {
+            out.push(Out::Pins(Box::new(record)));
         }
         // It goes on as if it had just come from the client.
         let line = h.line;

@@ -630,16 +630,16 @@ impl Router {
             Some(line) => format!("{exit}; its last stderr line: {line}"),
             None => exit.clone(),
         });
-        if self.starting() && !self.life.swap {
-            if let Some(failure) = self.start_failure_on_exit(&exit, stderr_tail) {
-                self.life.failures += 1;
-                out.push(Out::Event(
-                    Event::new("server_exit")
-                        .detail(self.life.last_exit.clone().unwrap_or_default()),
-                ));
-                self.give_up(failure, out);
-                return Restart::OnRequest;
-            }
+        if self.starting()
+            && !self.life.swap
+            && let Some(failure) = self.start_failure_on_exit(&exit, stderr_tail)
+        {
+            self.life.failures += 1;
+            out.push(Out::Event(
+                Event::new("server_exit").detail(self.life.last_exit.clone().unwrap_or_default()),
+            ));
+            self.give_up(failure, out);
+            return Restart::OnRequest;
         }
         let was_open = matches!(self.life.phase, Phase::Open { .. });
         let restart = if std::mem::take(&mut self.life.swap) {

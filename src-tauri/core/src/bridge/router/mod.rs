@@ -114,10 +114,10 @@ impl<T: Clone + Eq + Hash> Recent<T> {
     fn insert(&mut self, item: T) {
         if self.set.insert(item.clone()) {
             self.order.push_back(item);
-            if self.order.len() > self.cap {
-                if let Some(old) = self.order.pop_front() {
-                    self.set.remove(&old);
-                }
+            if self.order.len() > self.cap
+                && let Some(old) = self.order.pop_front()
+            {
+                self.set.remove(&old);
             }
         }
     }

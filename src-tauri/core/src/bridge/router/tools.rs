@@ -127,10 +127,10 @@ impl Router {
             .then(|| self.pins.file.as_ref()?.pinned.get(name))
             .flatten();
         let mut defs: Vec<&Value> = pinned.into_iter().collect();
-        if let Some(listed) = self.pins.listed.get(name) {
-            if defs.first() != Some(&listed) {
-                defs.push(listed);
-            }
+        if let Some(listed) = self.pins.listed.get(name)
+            && defs.first() != Some(&listed)
+        {
+            defs.push(listed);
         }
         defs
     }

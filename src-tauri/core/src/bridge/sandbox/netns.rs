@@ -95,10 +95,10 @@ pub fn receive_listener(channel: &OwnedFd) -> std::io::Result<Option<OwnedFd>> {
         }
     }
     for message in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(mut fds) = message {
-            if let Some(fd) = fds.next() {
-                return Ok(Some(fd));
-            }
+        if let RecvAncillaryMessage::ScmRights(mut fds) = message
+            && let Some(fd) = fds.next()
+        {
+            return Ok(Some(fd));
         }
     }
     Ok(None)

@@ -33,18 +33,18 @@ pub(super) fn locate_json(dialect: Dialect, text: &str) -> Result<Vec<Located>, 
     if let Some(o) = servers(text, root, dialect.servers_key())? {
         groups.push((Vec::new(), o, gemini_off));
     }
-    if dialect == Dialect::ClaudeCodeUser {
-        if let Some(JVal::Obj(projects)) = root.get("projects") {
-            for p in &projects.members {
-                if let JVal::Obj(project) = &p.value {
-                    if let Some(o) = servers(text, project, "mcpServers")? {
-                        let off = project
-                            .get("disabledMcpServers")
-                            .map(json_strings)
-                            .unwrap_or_default();
-                        groups.push((vec!["projects".to_owned(), p.key.clone()], o, off));
-                    }
-                }
+    if dialect == Dialect::ClaudeCodeUser
+        && let Some(JVal::Obj(projects)) = root.get("projects")
+    {
+        for p in &projects.members {
+            if let JVal::Obj(project) = &p.value
+                && let Some(o) = servers(text, project, "mcpServers")?
+            {
+                let off = project
+                    .get("disabledMcpServers")
+                    .map(json_strings)
+                    .unwrap_or_default();
+                groups.push((vec!["projects".to_owned(), p.key.clone()], o, off));
             }
         }
     }
@@ -99,16 +99,16 @@ fn gemini_excluded(root: &JObj) -> Vec<String> {
     };
     let mut off = list("excluded", "excludeMCPServers");
     let allowed = list("allowed", "allowMCPServers");
-    if !allowed.is_empty() {
-        if let Some(JVal::Obj(servers)) = root.get("mcpServers") {
-            off.extend(
-                servers
-                    .members
-                    .iter()
-                    .filter(|m| !allowed.contains(&m.key))
-                    .map(|m| m.key.clone()),
-            );
-        }
+    if !allowed.is_empty()
+        && let Some(JVal::Obj(servers)) = root.get("mcpServers")
+    {
+        off.extend(
+            servers
+                .members
+                .iter()
+                .filter(|m| !allowed.contains(&m.key))
+                .map(|m| m.key.clone()),
+        );
     }
     off
 }

@@ -130,14 +130,14 @@ fn yaml_entry(dialect: Dialect, text: &str, id: EntryRef, map: &YMap) -> Located
                 .filter_map(|(k, v)| Some((k.as_scalar()?.value.clone(), yaml_scalar(v)?))),
         );
     }
-    if dialect == Dialect::Goose {
-        if let Some(YNode::Seq(keys)) = map.get("env_keys") {
-            env_keys.extend(
-                keys.items
-                    .iter()
-                    .filter_map(|k| k.as_scalar().map(|s| s.value.clone())),
-            );
-        }
+    if dialect == Dialect::Goose
+        && let Some(YNode::Seq(keys)) = map.get("env_keys")
+    {
+        env_keys.extend(
+            keys.items
+                .iter()
+                .filter_map(|k| k.as_scalar().map(|s| s.value.clone())),
+        );
     }
     let body = yaml_body(dialect, text, map);
     Located {

@@ -214,10 +214,10 @@ fn toml_doc(text: &str) -> Result<Option<TomlDoc>, ManageError> {
 
 /// The header spans of `t` and of the tables under it.
 fn headers(t: &toml_edit::Table, off: usize, out: &mut Vec<usize>) {
-    if let Some(s) = t.span() {
-        if !t.is_implicit() {
-            out.push(s.start + off);
-        }
+    if let Some(s) = t.span()
+        && !t.is_implicit()
+    {
+        out.push(s.start + off);
     }
     for (_, item) in t.iter() {
         match item {

@@ -541,10 +541,10 @@ fn gemini_edits(
                 } else {
                     (m, "excluded")
                 };
-                if let Some(i) = obj.members.iter().rposition(|x| x.key == key) {
-                    if let Some(edits) = super::json::remove_member(text, obj, i) {
-                        return Ok((edits, false));
-                    }
+                if let Some(i) = obj.members.iter().rposition(|x| x.key == key)
+                    && let Some(edits) = super::json::remove_member(text, obj, i)
+                {
+                    return Ok((edits, false));
                 }
             }
         }
@@ -638,16 +638,15 @@ fn gemini_forget(text: &str, name: &str) -> Result<Vec<Edit>, ManageError> {
     ];
     let mut edits = Vec::new();
     for list in lists.into_iter().flatten() {
-        if let JVal::Arr(arr) = list {
-            if let Some(i) = arr
+        if let JVal::Arr(arr) = list
+            && let Some(i) = arr
                 .items
                 .iter()
                 .position(|v| v.as_str().is_some_and(|s| s.value == name))
-            {
-                edits.extend(super::json::remove_item(text, arr, i).ok_or_else(|| {
-                    ManageError::Layout("cannot find the commas in a list of names".to_owned())
-                })?);
-            }
+        {
+            edits.extend(super::json::remove_item(text, arr, i).ok_or_else(|| {
+                ManageError::Layout("cannot find the commas in a list of names".to_owned())
+            })?);
         }
     }
     Ok(edits)
