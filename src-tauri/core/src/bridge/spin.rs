@@ -8,11 +8,13 @@
 //! or a next request that arrives meanwhile finds a thread that never slept, and the runtime's
 //! own `epoll_wait` then returns at once. Each poll yields the core first, so a process that
 //! is ready to run (the server computing its answer, the client) is not held up by the spin.
-//! The spin follows work only (an idle bridge sleeps and uses no CPU) and is bounded.
+//! The spin follows work only (an idle bridge sleeps and uses no CPU) and is bounded. On one
+//! CPU (the bridge's affinity or its cgroup's quota allows no more) it is off: nothing can
+//! arrive while this thread holds the only core, so each poll would only add system calls.
 
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -23,9 +25,16 @@ static WINDOW_US: AtomicU64 = AtomicU64::new(0);
 /// The current server's stdout (a duplicate); none between server processes.
 static SERVER_OUT: Mutex<Option<OwnedFd>> = Mutex::new(None);
 
-/// Sets the window, at start and when the config changes.
+/// Sets the window, at start and when the config changes (0 on one CPU).
 pub fn set_window(window: Duration) {
-    let us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX);
+    static ONE_CPU: OnceLock<bool> = OnceLock::new();
+    let one_cpu =
+        *ONE_CPU.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() == 1));
+    let us = if one_cpu {
+        0
+    } else {
+        u64::try_from(window.as_micros()).unwrap_or(u64::MAX)
+    };
     WINDOW_US.store(us, Ordering::Relaxed);
 }
 

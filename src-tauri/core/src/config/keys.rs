@@ -178,7 +178,9 @@ pub const KEYS: &[KeyDef] = &[
               core (more in a VM), twice per round trip through a relay; an answer or a next \
               request that comes within the window skips that (Linux offers the same for \
               sockets, `busy_poll`). CPU is used only right after traffic, at most this long per \
-              message, never while idle; 0 turns it off.",
+              message, never while idle; 0 turns it off. A bridge that may run on one CPU only \
+              (its affinity or its cgroup's quota) does not poll: there the server and the \
+              client cannot answer while it spins.",
         fix: "a time in microseconds from 0 (off) to 1000, e.g. 100",
         apply: |l, v| {
             int(v, 0, 1000, " µs").map(|n| l.busy_poll = Duration::from_micros(n.unsigned_abs()))

@@ -149,8 +149,9 @@ pub struct ToolGlobs {
     patterns: Vec<String>,
     /// The name globs of `patterns`, in order.
     globs: Vec<String>,
-    /// The globs compiled (globset's translation), matched against the name as text.
-    set: regex::bytes::RegexSet,
+    /// The globs compiled (globset's translation), matched against the name as text; none
+    /// without globs (an empty set still costs a regex engine, at every bridge's start).
+    set: Option<regex::bytes::RegexSet>,
     selectors: Vec<crate::policy::Selector>,
 }
 
@@ -174,8 +175,10 @@ impl ToolGlobs {
             regexes.push(glob.regex().to_owned());
             globs.push(p.clone());
         }
-        let set =
-            regex::bytes::RegexSet::new(&regexes).map_err(|e| format!("has a bad glob: {e}"))?;
+        let set = (!regexes.is_empty())
+            .then(|| regex::bytes::RegexSet::new(&regexes))
+            .transpose()
+            .map_err(|e| format!("has a bad glob: {e}"))?;
         Ok(ToolGlobs {
             patterns,
             globs,
@@ -199,7 +202,9 @@ impl ToolGlobs {
 
     /// The first entry that matches the tool (a name glob, then a selector), if any.
     pub fn matching(&self, name: &str, hints: crate::policy::Hints) -> Option<&str> {
-        if let Some(i) = self.set.matches(name.as_bytes()).iter().next() {
+        if let Some(set) = &self.set
+            && let Some(i) = set.matches(name.as_bytes()).iter().next()
+        {
             return self.globs.get(i).map(String::as_str);
         }
         self.selectors
