@@ -20,9 +20,11 @@ one core.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -177,11 +179,10 @@ def measure(pid: int, settle: float, window: float) -> dict:
                 own_rss=own.get("Rss", 0), own_pss=own.get("Pss", 0))
 
 
-def run(app: Path, settle: float, window: float) -> tuple[list[tuple[str, dict]], dict]:
-    """The three states' figures, and the times: the window mapped and painted after the
-    second start, WebKit gone after the close."""
-    from Xlib import display
-
+@contextlib.contextmanager
+def world():
+    """A temporary HOME, state dir, socket and D-Bus session bus: a first start, meeting no
+    other Warden. Yields the folder and the app's environment."""
     with tempfile.TemporaryDirectory(prefix="warden-bench-app-") as tmp:
         t = Path(tmp)
         (t / "run").mkdir(mode=0o700)
@@ -191,13 +192,76 @@ def run(app: Path, settle: float, window: float) -> tuple[list[tuple[str, dict]]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBKIT_", "JSC_"))}
         env.update(HOME=str(t / "home"), WARDEN_STATE_DIR=str(t / "state"), DBUS_SESSION_BUS_ADDRESS=bus.stdout.readline().strip(),
                    WARDEN_CONFIG=str(t / "config.toml"), WARDEN_SOCKET=str(t / "run" / "control.sock"))
-        host = subprocess.Popen([str(app), "--hidden"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            yield t, env
+        finally:
+            bus.terminate()
+            bus.wait()
+
+
+@contextlib.contextmanager
+def host_at_rest(app: Path, t: Path, env: dict):
+    """`warden-app --hidden`, as the login entry starts it, once its supervisor listens."""
+    host = subprocess.Popen([str(app), "--hidden"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        until("the supervisor listens", lambda: (t / "run" / "control.sock").exists() or host.poll() is not None)
+        if host.poll() is not None:
+            raise SystemExit(f"bench-app: the app did not start (exit {host.poll()})")
+        yield host
+    finally:
+        host.terminate()
+        try:
+            host.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            host.kill()
+
+
+def mapped_files(pid: int) -> list[str]:
+    """The files process `pid` maps (the app and its libraries)."""
+    names = {line.split(maxsplit=5)[5] for line in Path(f"/proc/{pid}/maps").read_text().splitlines() if len(line.split(maxsplit=5)) == 6}
+    return sorted(n for n in names if n.startswith("/") and Path(n).is_file())
+
+
+def evict(files: list[str]) -> int:
+    """Drops `files` from the page cache, as after a reboot (pages a running process maps
+    stay); how many it could."""
+    done = 0
+    for f in files:
+        try:
+            fd = os.open(f, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            done += 1
+        finally:
+            os.close(fd)
+    return done
+
+
+@contextlib.contextmanager
+def cpu_load():
+    """A busy loop on every core, as a build beside the app makes."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+    try:
+        yield
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+
+
+def run(app: Path, settle: float, window: float) -> tuple[list[tuple[str, dict]], dict, list[tuple[str, dict]]]:
+    """The three states' figures; the times: the window mapped and painted after the second
+    start, WebKit gone after the close; and the rest figure of more starts: a first start
+    with the app and its libraries out of the page cache, and a start beside a CPU load."""
+    from Xlib import display
+
+    with world() as (t, env), host_at_rest(app, t, env) as host:
         d = display.Display()
         try:
-            until("the supervisor listens", lambda: (t / "run" / "control.sock").exists() or host.poll() is not None)
-            if host.poll() is not None:
-                raise SystemExit(f"bench-app: the app did not start (exit {host.poll()})")
             rows = [("at rest: started hidden, as at login (the host)", measure(host.pid, settle, window))]
+            files = mapped_files(host.pid)
             times = {}
             print(f"bench-app: at rest: {summary(rows[-1][1])}", flush=True)
             clicked = time.monotonic()
@@ -216,16 +280,20 @@ def run(app: Path, settle: float, window: float) -> tuple[list[tuple[str, dict]]
             times["webkit_gone"] = time.monotonic() - closed
             rows.append(("window closed (the host again)", measure(host.pid, settle, window)))
             print(f"bench-app: window closed: WebKit gone in {times['webkit_gone']:.2f} s; {summary(rows[-1][1])}", flush=True)
-            return rows, times
         finally:
             d.close()
-            host.terminate()
-            try:
-                host.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                host.kill()
-            bus.terminate()
-            bus.wait()
+    starts = []
+    with world() as (t, env):
+        evicted = evict(files)
+        with host_at_rest(app, t, env) as host:
+            label = f"at rest, a first start with cold caches ({evicted} files of the app and its libraries dropped from the page cache)"
+            starts.append((label, measure(host.pid, settle, window)))
+    print(f"bench-app: {starts[-1][0]}: {summary(starts[-1][1])}", flush=True)
+    with world() as (t, env), cpu_load(), host_at_rest(app, t, env) as host:
+        label = f"at rest, started beside a CPU load (a busy loop on each of the {os.cpu_count()} cores, as a build makes)"
+        starts.append((label, measure(host.pid, settle, window)))
+    print(f"bench-app: {starts[-1][0]}: {summary(starts[-1][1])}", flush=True)
+    return rows, times, starts
 
 
 TITLE = "MCP Warden"
@@ -246,7 +314,7 @@ def main() -> None:
     a = ap.parse_args()
     debs = sorted((REPO / "target" / "release" / "bundle" / "deb").glob("*.deb"), key=lambda p: p.stat().st_mtime)
     deb = Path(a.deb) if a.deb else (debs[-1] if debs else None)
-    rows, times = run(Path(a.app), a.settle, a.window)
+    rows, times, starts = run(Path(a.app), a.settle, a.window)
     cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
                 if l.startswith("model name")), platform.processor())
     mib = lambda b: f"{b / 2**20:.1f} MiB"
@@ -270,17 +338,22 @@ def main() -> None:
         "| State | RSS | PSS | Private dirty | Private | Peak RSS | Processes | CPU |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for label, r in rows:
+    for label, r in rows + starts:
         md.append(f"| {label} | {mib(r['rss'])} | {mib(r['pss'])} | {mib(r['dirty'])} | {mib(r['private'])} "
                   f"| {mib(r['peak'])} | {r['procs']} | {r['cpu']:.2f} % |")
     rest, opened, closed = (r for _, r in rows)
     met = lambda ok: "yes" if ok else "**NO**"
     grew = closed["dirty"] - rest["dirty"]
-    targets = [
-        ("at rest: RSS", mib(rest["rss"]), "≤ 80 MiB", rest["rss"] <= 80 * 2**20),
-        ("at rest: private dirty", mib(rest["dirty"]), "≤ 16 MiB", rest["dirty"] <= 16 * 2**20),
+    at_rest = [("at rest", rest)] + [(label.split(" (")[0], r) for label, r in starts]
+    targets = []
+    for what, r in at_rest:
+        targets += [
+            (f"{what}: RSS", mib(r["rss"]), "≤ 80 MiB", r["rss"] <= 80 * 2**20),
+            (f"{what}: private dirty", mib(r["dirty"]), "≤ 14 MiB", r["dirty"] <= 14 * 2**20),
+        ]
+    targets += [
         ("window open: RSS summed over its processes", mib(opened["rss"]), "≤ 352.5 MiB", opened["rss"] <= 352.5 * 2**20),
-        ("window open: PSS summed over its processes", mib(opened["pss"]), "≤ 200.5 MiB", opened["pss"] <= 200.5 * 2**20),
+        ("window open: PSS summed over its processes", mib(opened["pss"]), "≤ 170 MiB", opened["pss"] <= 170 * 2**20),
         ("window shown after the second start (mapped; its page painted)",
          f"{times['mapped']:.2f} s; {times['painted']:.2f} s", "≤ 1.5 s", times["painted"] <= 1.5),
         ("window closed: no WebKit process left after", f"{times['webkit_gone']:.2f} s", "≤ 5 s", times["webkit_gone"] <= 5),
@@ -324,8 +397,11 @@ def main() -> None:
            f"processes alone {mib(opened['rss'] - opened['own_rss'])} (with the tray of before, "
            "which mapped none of them, the sum was 352.5 MiB, the window's processes 321.8). So "
            "the RSS sum is over its target by about the host's size, the cost of the design "
-           "card's Tauri host; PSS, which shares each page out among the processes mapping it, "
-           "and so counts what the host adds, is under its target.",
+           "card's Tauri host; PSS shares each page out among the processes mapping it, and so "
+           "counts what the host adds once. "
+           + ("It is under its target." if opened["pss"] <= 170 * 2**20 else
+              f"It is {mib(opened['pss'] - 170 * 2**20)} over its target: the GL driver and WebKit's "
+              "own processes, which the window needs while it is open (the rows above)."),
            "- Closed: the window is a process of its own, so closing it ends it and WebKit's "
            "processes with it, and gives all their memory back; the host is as it was at rest.",
            "- The .deb: `scripts/package.sh` repacks Tauri's gzip-compressed .deb with xz, dpkg's "

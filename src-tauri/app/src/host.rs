@@ -44,6 +44,8 @@ use crate::{HIDDEN_ARG, SHOW_LINE, WINDOW_ARG, sidecar};
 mod actions;
 
 const NOTIFICATIONS_KEPT: usize = 20;
+/// How long after its start the host is at rest (its first round of work done).
+const SETTLED: Duration = Duration::from_secs(5);
 /// How long a host waits for the lock another host holds (a quitting one exits within 3 s).
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
@@ -355,10 +357,14 @@ impl Host {
                 _ => {}
             }
         }
-        let mut window = lock(&self.window);
-        if window.as_ref().is_some_and(|c| c.pid() == pid) {
-            *window = None;
+        {
+            let mut window = lock(&self.window);
+            if window.as_ref().is_some_and(|c| c.pid() == pid) {
+                *window = None;
+            }
         }
+        // The window's session (its subscription, the answers it asked for) is over.
+        crate::memory::give_back();
     }
 
     async fn on_menu(self: Arc<Self>, id: MenuId) {
@@ -742,6 +748,13 @@ fn start(app: &AppHandle, hidden: bool) -> Result<(), String> {
     if !hidden {
         host.show_window();
     }
+    // At rest from here on: what the start allocated and freed goes back to the system once
+    // the supervisor's first round (the clients' files, the history, the first probes' start)
+    // and the tray's first model are done.
+    tauri::async_runtime::spawn(async {
+        tokio::time::sleep(SETTLED).await;
+        crate::memory::give_back();
+    });
     Ok(())
 }
 

@@ -12,6 +12,7 @@
 
 pub mod host;
 pub mod log;
+pub mod memory;
 mod menu;
 mod sidecar;
 pub mod window;

@@ -9,11 +9,7 @@ fn main() {
     #[cfg(target_os = "linux")]
     #[allow(unsafe_code)]
     unsafe {
-        // Two malloc arenas, not glibc's eight per core: the host is a dozen mostly idle
-        // threads (Tauri's, tokio's, D-Bus's), and each arena a thread touches stays dirty.
-        // About 0.5 MiB of private dirty at rest (docs/bench/app-idle.md).
-        #[cfg(target_env = "gnu")]
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+        warden_app::memory::at_start();
         warden_core::desktop::keep_gtk_off_gl();
         if role == Role::Window {
             warden_app::window::webkit_defaults();
