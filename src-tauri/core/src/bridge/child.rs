@@ -697,6 +697,12 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
+        // The reaper's SIGKILL is sent before it exits; the sleeper dies when next scheduled
+        // (a loaded machine may take a moment): no event says when, so a bounded poll.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while sys::group_alive(server.pid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert!(
             !sys::group_alive(server.pid),
             "the group outlived the reaper"

@@ -147,6 +147,9 @@ pub struct Router {
     command: Arc<str>,
     limits: Arc<Limits>,
     c2s: HashMap<Id, Pending>,
+    /// What the watchdog sleeps until, as its last [`Router::tick`] said (`None`: until it is
+    /// woken): a request whose deadlines all come later does not wake it.
+    armed: Option<Instant>,
     /// Server→client requests outstanding; while any is, idle clocks are paused (a person may
     /// be answering an elicitation or a sampling request).
     s2c: HashMap<Id, Instant>,
@@ -180,6 +183,7 @@ impl Router {
             command: "".into(),
             limits,
             c2s: HashMap::new(),
+            armed: None,
             s2c: HashMap::new(),
             tokens: HashMap::new(),
             dead: Recent::new(RECENT),
@@ -382,7 +386,13 @@ impl Router {
         if let Some(token) = &pending.token {
             self.tokens.insert(token.clone(), id.clone());
         }
-        if self.c2s.is_empty() {
+        // Its first deadline (`tick`'s): the watchdog is woken only when that comes before the
+        // one it sleeps until, so a steady stream of requests does not wake it each time.
+        let first = match class {
+            Class::Initialize => self.limits.startup_timeout,
+            _ => self.limits.idle_timeout.min(self.limits.max_timeout),
+        };
+        if self.armed.is_none_or(|at| now + first < at) {
             out.push(Out::WakeWatchdog);
         }
         self.c2s.insert(id, pending);

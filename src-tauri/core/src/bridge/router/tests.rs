@@ -81,6 +81,39 @@ fn relays_and_matches_responses() {
     assert_eq!(t.tick(100.0), None);
 }
 
+/// The watchdog is woken by a request only when that request's first deadline comes before
+/// the one it sleeps until: a stream of requests does not wake it each time.
+#[test]
+fn a_request_wakes_the_watchdog_only_for_an_earlier_deadline() {
+    let mut t = T::new();
+    let woken = |t: &mut T| {
+        let n = t
+            .out
+            .iter()
+            .filter(|o| matches!(o, Out::WakeWatchdog))
+            .count();
+        t.out.clear();
+        n
+    };
+    t.client(0.0, &call("1", ""));
+    assert_eq!(woken(&mut t), 1, "asleep with no deadline: woken");
+    assert_eq!(t.tick(0.0), Some(5.0));
+    t.server(0.1, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    t.client(0.2, &call("2", ""));
+    assert_eq!(
+        woken(&mut t),
+        0,
+        "due at 5.2, after the 5.0 it sleeps until"
+    );
+    // A config that lowers the idle timeout: the next request is due first.
+    t.r.limits = Arc::new(Limits {
+        idle_timeout: S,
+        ..(*t.r.limits).clone()
+    });
+    t.client(0.3, &call("3", ""));
+    assert_eq!(woken(&mut t), 1, "due at 1.3, before 5.0");
+}
+
 #[test]
 fn idle_timeout_answers_client_cancels_server_and_drops_late_messages() {
     let mut t = T::new();

@@ -55,6 +55,7 @@ impl Router {
         if let Some(t) = self.learn_tick(now, out) {
             next = Some(next.map_or(t, |n| n.min(t)));
         }
+        self.armed = next;
         next
     }
 
