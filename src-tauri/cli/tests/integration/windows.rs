@@ -111,10 +111,10 @@ async fn wait_status(dir: &Path, what: &str, pred: impl Fn(&Value) -> bool) -> V
     loop {
         let out = warden(dir, &["status", "--json"]).await;
         let status = serde_json::from_slice::<Value>(&out.stdout).ok();
-        if let Some(v) = &status {
-            if pred(v) {
-                return v.clone();
-            }
+        if let Some(v) = &status
+            && pred(v)
+        {
+            return v.clone();
         }
         assert!(
             start.elapsed() < Duration::from_secs(30),

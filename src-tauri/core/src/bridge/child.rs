@@ -528,10 +528,10 @@ pub(crate) mod sys {
             });
         let program = found.map_or_else(|| program.clone(), OsString::from);
         let as_path = std::path::Path::new(&program);
-        if super::super::launcher::is_batch(as_path) {
-            if let Some(why) = super::super::launcher::batch_refusal(as_path, args) {
-                return Err(why);
-            }
+        if super::super::launcher::is_batch(as_path)
+            && let Some(why) = super::super::launcher::batch_refusal(as_path, args)
+        {
+            return Err(why);
         }
         Ok(program)
     }
