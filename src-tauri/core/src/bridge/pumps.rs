@@ -311,12 +311,20 @@ pub(super) async fn pump_stderr<R: AsyncRead + Unpin>(
     tail: Arc<Mutex<VecDeque<u8>>>,
 ) {
     let mut buf = vec![0u8; 8 * 1024];
+    let mut lines = WholeLines::default();
     loop {
         let n = match input.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => {
+                let rest = lines.rest();
+                if !rest.is_empty() {
+                    links.route_now(|r, out| r.on_stderr(Instant::now(), &rest, out));
+                }
+                return;
+            }
             Ok(n) => n,
         };
-        links.route_now(|r, out| r.on_stderr(Instant::now(), &buf[..n], out));
+        let whole = lines.feed(&buf[..n]);
+        links.route_now(|r, out| r.on_stderr(Instant::now(), &whole, out));
         links.sink.stderr(Bytes::copy_from_slice(&buf[..n]));
         keep_tail(
             &mut tail.lock().unwrap_or_else(PoisonError::into_inner),
@@ -329,6 +337,36 @@ pub(super) async fn pump_stderr<R: AsyncRead + Unpin>(
             .unwrap_or_else(PoisonError::into_inner);
         recent.0 += 1;
         keep_tail(&mut recent.1, &buf[..n], RECENT_STDERR);
+    }
+}
+
+/// The whole lines of a stream read in chunks that may end mid-line: a server's `eprintln!`
+/// can be several writes, and the stderr rules (`sandbox_denied`, `installing`) read a line
+/// whole. A line longer than [`WholeLines::HELD`] is given as it is.
+#[derive(Default)]
+struct WholeLines {
+    partial: Vec<u8>,
+}
+
+impl WholeLines {
+    const HELD: usize = 8 * 1024;
+
+    /// The lines `chunk` completes, with the start held from before; keeps what follows the
+    /// last newline for the next chunk.
+    fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.partial.extend_from_slice(chunk);
+        let cut = match self.partial.iter().rposition(|&b| b == b'\n') {
+            Some(i) => i + 1,
+            None if self.partial.len() > Self::HELD => self.partial.len(),
+            None => 0,
+        };
+        let rest = self.partial.split_off(cut);
+        std::mem::replace(&mut self.partial, rest)
+    }
+
+    /// What is held at the end of the stream: a last line without its newline.
+    fn rest(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.partial)
     }
 }
 
@@ -351,5 +389,28 @@ pub(super) async fn watchdog(links: Links) {
             }
             None => links.wake.notified().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line written in pieces reaches the stderr rules whole, once.
+    #[test]
+    fn a_line_read_in_pieces_is_given_whole() {
+        let mut lines = WholeLines::default();
+        assert_eq!(lines.feed(b"fake server: cannot write '"), b"");
+        assert_eq!(
+            lines.feed(b"/x.txt': Read-only file system\nnext: "),
+            b"fake server: cannot write '/x.txt': Read-only file system\n"
+        );
+        assert_eq!(lines.rest(), b"next: ");
+        let long = vec![b'a'; WholeLines::HELD + 1];
+        assert_eq!(
+            lines.feed(&long),
+            long,
+            "a line too long to hold goes as it is"
+        );
     }
 }
