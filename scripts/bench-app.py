@@ -93,8 +93,9 @@ PARTS = [
 OTHER = "other libraries: libc, libstdc++ and the long tail WebKit links (GStreamer, AV1 codecs, libsoup, SQLite...)"
 
 
-def parts(root: int) -> dict[str, int]:
-    """RSS of the app's process tree by part (`PARTS`), summed from every /proc/PID/smaps."""
+def parts(root: int, field: str = "Rss:") -> dict[str, int]:
+    """`field` (RSS by default) of the app's process tree by part (`PARTS`), summed from every
+    /proc/PID/smaps."""
     out: dict[str, int] = {}
     for pid in tree(root):
         try:
@@ -106,7 +107,7 @@ def parts(root: int) -> dict[str, int]:
             head = line.split()
             if head and "-" in head[0] and not head[0].endswith(":"):
                 name = head[5] if len(head) > 5 else "[anon]"
-            elif head and head[0] == "Rss:":
+            elif head and head[0] == field:
                 part = next((p for p, keys in PARTS if any(k in name for k in keys)), OTHER)
                 out[part] = out.get(part, 0) + int(head[1]) * 1024
     return out
@@ -175,7 +176,7 @@ def measure(pid: int, settle: float, window: float) -> dict:
         peak = max(peak, sample(pid)["rss"])
     last = sample(pid)
     own = rollup(pid)
-    return dict(last, peak=peak, cpu=(last["cpu"] - first["cpu"]) / window * 100, parts=parts(pid),
+    return dict(last, peak=peak, cpu=(last["cpu"] - first["cpu"]) / window * 100, parts=parts(pid), dirty_parts=parts(pid, "Private_Dirty:"),
                 own_rss=own.get("Rss", 0), own_pss=own.get("Pss", 0))
 
 
@@ -376,7 +377,18 @@ def main() -> None:
            "| Part | " + " | ".join(label.split(":")[0].split(" (")[0] for label, _ in rows) + " |",
            "|---|" + "---:|" * len(rows)]
     md += [f"| {n} | " + " | ".join(mib(r["parts"].get(n, 0)) for _, r in rows) + " |" for n in names]
+    dirty = sorted(rest["dirty_parts"].items(), key=lambda kv: -kv[1])
     md += ["", "What sets these floors, and what would lower them:", "",
+           f"- At rest, private dirty ({mib(rest['dirty'])}) by part: "
+           + "; ".join(f"{name.split(' (')[0]} {mib(v)}" for name, v in dirty if v >= 2**19)
+           + ". WebKit's and flite's share is the relocations the dynamic loader writes into "
+           "their data when the host maps them (it links WebKitGTK because Tauri does, and "
+           "WebKitGTK links flite); no code of theirs runs at rest. The heap is what GTK (its "
+           "settings, fontconfig's font list, the tray's menu), Tauri and the supervisor keep; "
+           "the host gives back what it frees after its start and after each window "
+           "(`malloc_trim`, `src-tauri/app/src/memory.rs`), and caps malloc at two arenas. "
+           "Below that, the host would have to stop mapping WebKit: a host that is not a "
+           "Tauri app, against the design card.",
            "- At rest: the host is a Tauri app, as the design card asks, so it links WebKitGTK "
            "(Tauri 2 always builds its runtime on wry) and maps it at start; but it creates no "
            "web view, so WebKit starts no process and allocates next to nothing: its pages are "
@@ -404,8 +416,8 @@ def main() -> None:
               "own processes, which the window needs while it is open (the rows above)."),
            "- Closed: the window is a process of its own, so closing it ends it and WebKit's "
            "processes with it, and gives all their memory back; the host is as it was at rest.",
-           "- The .deb: `scripts/package.sh` repacks Tauri's gzip-compressed .deb with xz, dpkg's "
-           "default.", ""]
+           "- The .deb: `scripts/package.sh` repacks Tauri's gzip-compressed .deb with xz at its "
+           "highest setting (`xz -9e`).", ""]
     if deb is None:
         md += ["", "No .deb was built, so the package sizes are not measured: run `scripts/package.sh --deb`."]
     md += ["", "Reproduce: `scripts/bench-app.sh` (it builds the .deb with `scripts/package.sh --deb` first).", ""]
