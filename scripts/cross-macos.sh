@@ -24,17 +24,8 @@ start=$(date +%s)
 
 # Debian's compiler, its std sources and clippy.
 APT_PACKAGES=(rustc-web cargo-web rust-web-src rust-web-clippy)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "cross-macos: installing ${missing[*]} (apt)"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+. scripts/apt-missing.sh
+apt_missing cross-macos "${APT_PACKAGES[@]}"
 
 # zig, the C compiler for Apple targets, into the repo's .venv (as setup.sh makes it).
 if [ ! -x .venv/bin/python ]; then

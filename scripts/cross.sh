@@ -27,17 +27,8 @@ CROSS_APT_PACKAGES=(
   # Runs the Windows test executables.
   wine64
 )
-missing=()
-for p in "${CROSS_APT_PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "cross: installing ${missing[*]} (apt)"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+. scripts/apt-missing.sh
+apt_missing cross "${CROSS_APT_PACKAGES[@]}"
 
 native_target="${CARGO_TARGET_DIR:-$PWD/target}"
 case "$native_target" in /*) ;; *) native_target="$PWD/$native_target" ;; esac

@@ -21,17 +21,8 @@ APT_PACKAGES=(
   python3-dbus python3-gi
 )
 
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]} (apt)"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+. scripts/apt-missing.sh
+apt_missing setup "${APT_PACKAGES[@]}"
 
 command -v cargo >/dev/null || { echo "setup: Rust is missing: install it from https://rustup.rs" >&2; exit 1; }
 command -v npm >/dev/null || { echo "setup: Node.js and npm are missing: install Node 20 or newer" >&2; exit 1; }
