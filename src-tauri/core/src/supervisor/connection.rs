@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize as _;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
@@ -140,7 +141,7 @@ impl Connection {
     /// One request of the typed API, its answer whichever it is.
     pub async fn request(&mut self, request: Request) -> Result<Response, ConnectionError> {
         let v = self.answer(request).await?;
-        serde_json::from_value(v.clone()).map_err(|_| unexpected(&v))
+        Response::deserialize(&v).map_err(|_| unexpected(&v))
     }
 
     /// The answer to `request`, as the supervisor sent it.
