@@ -669,9 +669,9 @@ struct Results {
     with_others: [Stats; 2],
     cat_lat: Stats,
     sleeping_lat: Stats,
-    /// (cpu, p50 direct / bridged / cat / each of [`RELAYS`] in µs) with everything on that
-    /// one CPU.
-    pinned: Option<(String, [f64; 6])>,
+    /// (cpu, p50 direct / bridged / cat / each of [`RELAYS`], then p99 direct / bridged, in
+    /// µs) with everything on that one CPU.
+    pinned: Option<(String, [f64; 8])>,
     /// CPU time per ping round trip (µs) in the second ping pass: direct server, bridged
     /// server, bridge, cat.
     ping_cpu_us: [f64; 4],
@@ -932,7 +932,7 @@ fn report(r: &Results, repo: &Path) -> String {
         lb.p50,
         judge(ld.p50, added_p50 <= TARGET_ADDED_P50_US)
     );
-    if let Some((cpu, [d, b, c, event_loop, threads, polled])) = &r.pinned {
+    if let Some((cpu, [d, b, c, event_loop, threads, polled, ..])) = &r.pinned {
         let least_relay = event_loop.min(*threads).min(*polled);
         let _ = writeln!(
             w,
@@ -944,6 +944,14 @@ fn report(r: &Results, repo: &Path) -> String {
             TARGET_RELAY_RATIO * (least_relay - d),
             (b - d) / (least_relay - d),
             met(b - d <= TARGET_RELAY_RATIO * (least_relay - d))
+        );
+    }
+    if let Some((cpu, [.., d99, b99])) = &r.pinned {
+        let _ = writeln!(
+            w,
+            "| ping round trip, p99, all on CPU {cpu} ³ | {d99:.1} µs | {b99:.1} µs | {:+.1} µs | adds ≤ {TARGET_ADDED_P99_US} µs | {} |",
+            b99 - d99,
+            met(b99 - d99 <= TARGET_ADDED_P99_US)
         );
     }
     let _ = writeln!(
@@ -1307,8 +1315,8 @@ fn report(r: &Results, repo: &Path) -> String {
             (bd.total - bd.first_byte) * 1e3
         ));
     }
-    if let Some((_, [d, b, _, event_loop, relays @ ..])) = &r.pinned {
-        let all = [*event_loop, relays[0], relays[1]];
+    if let Some((_, [d, b, _, event_loop, threads, polled, ..])) = &r.pinned {
+        let all = [*event_loop, *threads, *polled];
         let (least, most) = (
             all.iter().copied().fold(f64::INFINITY, f64::min),
             all.iter().copied().fold(0.0, f64::max),
@@ -1566,7 +1574,8 @@ fn evict_from_page_cache(_: &Path) -> bool {
 }
 
 /// Child mode (`--pinned-latency`, started under `taskset`): the ping test alone, printed as
-/// "direct bridged cat" and then each of [`RELAYS`]' p50 values in µs.
+/// "direct bridged cat" and then each of [`RELAYS`]' p50 values in µs, then the p99 of direct
+/// and bridged.
 fn pinned_latency_child(plan: &Plan) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let env = Env::in_dir(tmp.path());
@@ -1588,13 +1597,21 @@ fn pinned_latency_child(plan: &Plan) {
         p.close();
     }
     let relays = o[1..].iter().map(|s| s.p50.to_string()).collect::<Vec<_>>();
-    println!("{} {} {} {}", d.p50, b.p50, o[0].p50, relays.join(" "));
+    println!(
+        "{} {} {} {} {} {}",
+        d.p50,
+        b.p50,
+        o[0].p50,
+        relays.join(" "),
+        d.p99,
+        b.p99
+    );
 }
 
 /// The ping test again with this benchmark and everything it starts on one CPU (through
 /// `taskset`), where no wake-up has to reach another, possibly halted, core; `None` without
 /// `taskset`.
-fn pinned_latency(full: bool) -> Option<(String, [f64; 6])> {
+fn pinned_latency(full: bool) -> Option<(String, [f64; 8])> {
     let status = read_trim("/proc/self/status")?;
     let allowed = status
         .lines()
