@@ -165,7 +165,7 @@ impl Host {
     }
 
     /// Keeps the tray current and notifies.
-    async fn follow(self: Arc<Self>, mut events: tokio::sync::broadcast::Receiver<ApiEvent>) {
+    async fn follow(self: Arc<Self>, mut events: tokio::sync::broadcast::Receiver<Arc<ApiEvent>>) {
         let mut every = tokio::time::interval(Duration::from_secs(2));
         loop {
             let event = tokio::select! {
@@ -185,14 +185,14 @@ impl Host {
                 self.notify(title, body);
             }
             if matches!(
-                event,
+                *event,
                 ApiEvent::ConfigChanged { .. } | ApiEvent::Client { .. }
             ) {
                 self.awaiting_stale.store(true, Ordering::SeqCst);
             }
             // A call held or let go: the `approval_*` events, and the heartbeats that carry
             // the held calls' ids (`approval_asked` comes before the one that holds it).
-            let approvals_changed = match &event {
+            let approvals_changed = match &*event {
                 ApiEvent::Event { entry } => entry.event.kind.starts_with("approval_"),
                 ApiEvent::SessionUpdated { .. } | ApiEvent::SessionClosed { .. } => true,
                 _ => false,
@@ -201,7 +201,7 @@ impl Host {
                 self.notify_approvals().await;
             }
             if matches!(
-                event,
+                *event,
                 ApiEvent::Health { .. }
                     | ApiEvent::SessionOpened { .. }
                     | ApiEvent::SessionClosed { .. }

@@ -427,7 +427,7 @@ impl Supervisor {
     async fn await_pickup(
         &self,
         pickup: &Pickup<'_>,
-        mut events: broadcast::Receiver<ApiEvent>,
+        mut events: broadcast::Receiver<Arc<ApiEvent>>,
     ) -> Vec<Verdict> {
         let deadline = tokio::time::Instant::now() + self.opts.pickup_timeout;
         loop {

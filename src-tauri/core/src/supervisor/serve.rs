@@ -295,13 +295,16 @@ fn foreign_refusal(op: &str, access: Access, why: &str) -> String {
 }
 
 async fn forward_events(
-    mut events: broadcast::Receiver<super::api::ApiEvent>,
+    mut events: broadcast::Receiver<std::sync::Arc<super::api::ApiEvent>>,
     tx: mpsc::Sender<Vec<u8>>,
 ) {
     loop {
         match events.recv().await {
             Ok(event) => {
-                let line = ApiMessage::ApiEvent { event }.to_line();
+                let line = ApiMessage::ApiEvent {
+                    event: (*event).clone(),
+                }
+                .to_line();
                 match tx.try_send(line) {
                     Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
                     Err(mpsc::error::TrySendError::Closed(_)) => return,

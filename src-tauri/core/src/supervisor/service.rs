@@ -95,7 +95,9 @@ impl Options {
 pub struct Supervisor {
     pub(super) opts: Options,
     state: Mutex<State>,
-    events: broadcast::Sender<ApiEvent>,
+    /// Shared, not cloned, per subscriber; and a slot of the channel's ring is a pointer, not
+    /// an event (the ring is allocated whole, 1024 slots, at start).
+    events: broadcast::Sender<Arc<ApiEvent>>,
     /// Ids of commands sent to bridges.
     pub(super) next_id: AtomicU64,
     /// Ids of control connections.
@@ -218,7 +220,7 @@ impl Supervisor {
     }
 
     /// The live event stream.
-    pub fn subscribe(&self) -> broadcast::Receiver<ApiEvent> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<ApiEvent>> {
         self.events.subscribe()
     }
 
@@ -230,7 +232,7 @@ impl Supervisor {
 
     /// Sends the desktop app's `event` to every subscriber.
     pub fn publish_app(&self, event: crate::desktop::AppEvent) {
-        let _ = self.events.send(ApiEvent::App { event });
+        let _ = self.events.send(Arc::new(ApiEvent::App { event }));
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
@@ -243,7 +245,7 @@ impl Supervisor {
     }
 
     pub(super) fn emit(&self, event: ApiEvent) {
-        let _ = self.events.send(event);
+        let _ = self.events.send(Arc::new(event));
     }
 
     /// Adds to the history and metrics, and streams it.
