@@ -698,10 +698,16 @@ mod tests {
             .parse()
             .unwrap();
         // The reaper's SIGKILL is sent before it exits; the sleeper dies when next scheduled
-        // (a loaded machine may take a moment): no event says when, so a bounded poll.
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while sys::group_alive(server.pid) && std::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        // (a loaded machine may take a moment). Its pidfd turns readable when it has; no
+        // pidfd (ESRCH) means it is gone already.
+        let pid = rustix::process::Pid::from_raw(i32::try_from(sleeper).unwrap()).unwrap();
+        if let Ok(fd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+            use rustix::event::{PollFd, PollFlags, Timespec, poll};
+            let five_s = Timespec {
+                tv_sec: 5,
+                tv_nsec: 0,
+            };
+            let _ = poll(&mut [PollFd::new(&fd, PollFlags::IN)], Some(&five_s));
         }
         assert!(
             !sys::group_alive(server.pid),
