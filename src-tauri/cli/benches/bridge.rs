@@ -669,9 +669,7 @@ struct Results {
     with_others: [Stats; 2],
     cat_lat: Stats,
     sleeping_lat: Stats,
-    /// (cpu, p50 direct / bridged / cat / each of [`RELAYS`], then p99 direct / bridged / each
-    /// of [`RELAYS`], in µs) with everything on that one CPU.
-    pinned: Option<(String, [f64; 11])>,
+    pinned: Option<OneCpu>,
     /// CPU time per ping round trip (µs) in the second ping pass: direct server, bridged
     /// server, bridge, cat.
     ping_cpu_us: [f64; 4],
@@ -821,7 +819,7 @@ fn report(r: &Results, repo: &Path) -> String {
     let slow = |direct: f64| {
         r.pinned
             .as_ref()
-            .is_some_and(|(_, [d, ..])| direct >= 2.0 * d)
+            .is_some_and(|p| direct >= 2.0 * p.p50.direct)
     };
     let judge = |direct: f64, ok: bool| {
         if slow(direct) {
@@ -932,29 +930,26 @@ fn report(r: &Results, repo: &Path) -> String {
         lb.p50,
         judge(ld.p50, added_p50 <= TARGET_ADDED_P50_US)
     );
-    if let Some((cpu, [d, b, c, event_loop, threads, polled, ..])) = &r.pinned {
-        let least_relay = event_loop.min(*threads).min(*polled);
+    if let Some(OneCpu { cpu, p50, p99, cat }) = &r.pinned {
+        let (adds, least) = (p50.bridge_adds(), p50.least_relay_adds());
         let _ = writeln!(
             w,
-            "| ping round trip, p50, all on CPU {cpu} ³ | {d:.1} µs | {b:.1} µs | {:+.1} µs (`cat`: {c:.1} µs; copy-only relays: {:+.1} µs with an event loop, {:+.1} µs with a thread per direction, {:+.1} µs with one thread in `poll`) | adds ≤ {TARGET_RELAY_RATIO}× what the least of the copy-only relays adds ({:+.1} µs): here {:.2}× | {} |",
-            b - d,
-            event_loop - d,
-            threads - d,
-            polled - d,
-            TARGET_RELAY_RATIO * (least_relay - d),
-            (b - d) / (least_relay - d),
-            met(b - d <= TARGET_RELAY_RATIO * (least_relay - d))
+            "| ping round trip, p50, all on CPU {cpu} ³ | {:.1} µs | {:.1} µs | {adds:+.1} µs (`cat`: {cat:.1} µs; {}) | adds ≤ {TARGET_RELAY_RATIO}× what the least of the copy-only relays adds ({:+.1} µs): here {:.2}× | {} |",
+            p50.direct,
+            p50.bridged,
+            p50.relays_text(),
+            TARGET_RELAY_RATIO * least,
+            adds / least,
+            met(adds <= TARGET_RELAY_RATIO * least)
         );
-    }
-    if let Some((cpu, [.., d99, b99, loop99, threads99, poll99])) = &r.pinned {
         let _ = writeln!(
             w,
-            "| ping round trip, p99, all on CPU {cpu} ³ | {d99:.1} µs | {b99:.1} µs | {:+.1} µs (copy-only relays: {:+.1} µs with an event loop, {:+.1} µs with a thread per direction, {:+.1} µs with one thread in `poll`) | adds ≤ {TARGET_ADDED_P99_US} µs | {} |",
-            b99 - d99,
-            loop99 - d99,
-            threads99 - d99,
-            poll99 - d99,
-            met(b99 - d99 <= TARGET_ADDED_P99_US)
+            "| ping round trip, p99, all on CPU {cpu} ³ | {:.1} µs | {:.1} µs | {:+.1} µs ({}) | adds ≤ {TARGET_ADDED_P99_US} µs | {} |",
+            p99.direct,
+            p99.bridged,
+            p99.bridge_adds(),
+            p99.relays_text(),
+            met(p99.bridge_adds() <= TARGET_ADDED_P99_US)
         );
     }
     let _ = writeln!(
@@ -1318,12 +1313,9 @@ fn report(r: &Results, repo: &Path) -> String {
             (bd.total - bd.first_byte) * 1e3
         ));
     }
-    if let Some((_, pinned @ [d, b, _, event_loop, threads, polled, ..])) = &r.pinned {
-        let all = [*event_loop, *threads, *polled];
-        let (least, most) = (
-            all.iter().copied().fold(f64::INFINITY, f64::min),
-            all.iter().copied().fold(0.0, f64::max),
-        );
+    if let Some(OneCpu { p50, p99, .. }) = &r.pinned {
+        let (d, b, event_loop) = (p50.direct, p50.bridged, p50.relays[0]);
+        let (least, most) = (d + p50.least_relay_adds(), d + p50.most_relay_adds());
         let ratio = (b - d) / (least - d);
         notes.push(format!(
             "On one core the bridge adds {:+.1} µs, {ratio:.2}× what the least of the copy-only \
@@ -1355,17 +1347,14 @@ fn report(r: &Results, repo: &Path) -> String {
             },
             b - event_loop
         ));
-        if let [.., d99, b99, loop99, threads99, poll99] = pinned
-            && b99 - d99 > TARGET_ADDED_P99_US
-        {
-            let least99 = loop99.min(*threads99).min(*poll99);
+        if p99.bridge_adds() > TARGET_ADDED_P99_US {
             notes.push(format!(
                 "On one core the bridge's p99 adds {:+.1} µs, over the {TARGET_ADDED_P99_US} µs \
                  target; the copy-only relays' p99 adds {:+.1} to {:+.1} µs in the same rounds{}.",
-                b99 - d99,
-                least99 - d99,
-                loop99.max(*threads99).max(*poll99) - d99,
-                if least99 - d99 > TARGET_ADDED_P99_US {
+                p99.bridge_adds(),
+                p99.least_relay_adds(),
+                p99.most_relay_adds(),
+                if p99.least_relay_adds() > TARGET_ADDED_P99_US {
                     ": a relay that does nothing but copy is over the target too, so the tail \
                      is that of a third process sharing the core (a round trip that meets a \
                      timer tick or a preemption waits for two processes' time slices instead \
@@ -1375,7 +1364,7 @@ fn report(r: &Results, repo: &Path) -> String {
                 }
             ));
         }
-        if added_p50 > b - d && ld.p50 < 1.5 * d && lb.p50 > *b {
+        if added_p50 > b - d && ld.p50 < 1.5 * d && lb.p50 > b {
             notes.push(format!(
                 "On two cores the bridge adds more ({added_p50:+.1} µs) than on one: direct \
                  pings ran at {:.1} µs, near their one-core {d:.1} µs, while bridged ones took \
@@ -1597,8 +1586,7 @@ fn evict_from_page_cache(_: &Path) -> bool {
 }
 
 /// Child mode (`--pinned-latency`, started under `taskset`): the ping test alone, printed as
-/// "direct bridged cat" and then each of [`RELAYS`]' p50 values in µs, then the p99 of direct,
-/// bridged and each of [`RELAYS`].
+/// [`OneCpu::parse`] reads it.
 fn pinned_latency_child(plan: &Plan) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let env = Env::in_dir(tmp.path());
@@ -1619,24 +1607,85 @@ fn pinned_latency_child(plan: &Plan) {
     for p in procs.into_iter().chain(others) {
         p.close();
     }
-    let relays = o[1..].iter().map(|s| s.p50.to_string()).collect::<Vec<_>>();
-    let relays_p99 = o[1..].iter().map(|s| s.p99.to_string()).collect::<Vec<_>>();
-    println!(
-        "{} {} {} {} {} {} {}",
-        d.p50,
-        b.p50,
-        o[0].p50,
-        relays.join(" "),
-        d.p99,
-        b.p99,
-        relays_p99.join(" ")
-    );
+    let paths = |q: fn(&Stats) -> f64| {
+        let all = [q(&d), q(&b)].into_iter().chain(o[1..].iter().map(q));
+        all.map(|v| v.to_string()).collect::<Vec<_>>().join(" ")
+    };
+    println!("{} {} {}", o[0].p50, paths(|s| s.p50), paths(|s| s.p99));
+}
+
+/// The ping test with this benchmark and all it starts on one CPU (µs).
+struct OneCpu {
+    cpu: String,
+    p50: OneCpuPaths,
+    p99: OneCpuPaths,
+    /// The p50 of `cat` echoing the pings.
+    cat: f64,
+}
+
+/// One percentile of the pinned ping test through each path.
+struct OneCpuPaths {
+    direct: f64,
+    bridged: f64,
+    /// Each of [`RELAYS`], in its order.
+    relays: [f64; 3],
+}
+
+impl OneCpu {
+    /// The child's line: `cat`'s p50, then direct, bridged and each of [`RELAYS`] at p50, then
+    /// the same at p99.
+    fn parse(cpu: String, line: &str) -> Option<Self> {
+        let v: Vec<f64> = line
+            .split_whitespace()
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        let paths = |v: &[f64]| OneCpuPaths {
+            direct: v[0],
+            bridged: v[1],
+            relays: [v[2], v[3], v[4]],
+        };
+        (v.len() == 11).then(|| Self {
+            cpu,
+            cat: v[0],
+            p50: paths(&v[1..6]),
+            p99: paths(&v[6..11]),
+        })
+    }
+}
+
+impl OneCpuPaths {
+    fn bridge_adds(&self) -> f64 {
+        self.bridged - self.direct
+    }
+
+    fn relays_add(&self) -> [f64; 3] {
+        self.relays.map(|r| r - self.direct)
+    }
+
+    fn least_relay_adds(&self) -> f64 {
+        self.relays_add().into_iter().fold(f64::INFINITY, f64::min)
+    }
+
+    fn most_relay_adds(&self) -> f64 {
+        self.relays_add()
+            .into_iter()
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// What each copy-only relay adds, for a table cell.
+    fn relays_text(&self) -> String {
+        let [event_loop, threads, polled] = self.relays_add();
+        format!(
+            "copy-only relays: {event_loop:+.1} µs with an event loop, {threads:+.1} µs with a \
+             thread per direction, {polled:+.1} µs with one thread in `poll`"
+        )
+    }
 }
 
 /// The ping test again with this benchmark and everything it starts on one CPU (through
 /// `taskset`), where no wake-up has to reach another, possibly halted, core; `None` without
 /// `taskset`.
-fn pinned_latency(full: bool) -> Option<(String, [f64; 11])> {
+fn pinned_latency(full: bool) -> Option<OneCpu> {
     let status = read_trim("/proc/self/status")?;
     let allowed = status
         .lines()
@@ -1653,12 +1702,7 @@ fn pinned_latency(full: bool) -> Option<(String, [f64; 11])> {
     if !out.status.success() {
         return None;
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let v: Vec<f64> = text
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    Some((cpu, v.try_into().ok()?))
+    OneCpu::parse(cpu, String::from_utf8_lossy(&out.stdout).lines().last()?)
 }
 
 fn main() {
