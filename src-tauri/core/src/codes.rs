@@ -43,12 +43,18 @@ macro_rules! codes {
 
 codes! {
     // Requests the bridge answered itself (JSON-RPC errors, `data.kind`, docs/behaviour.md).
+    BatchRefused = "W-BATCH-REFUSED",
+        "The client sent a JSON-RPC batch (an array of messages). Batches left MCP in protocol version 2025-06-18, and Warden must judge each call on its own (tools_deny, tools_ask), so it sent none of the batch to the server and answered each request in it with this error.",
+        "Send each message on its own line; a client that still sends batches needs an update (MCP SDKs since 2025-06-18 do not).";
     CircuitOpen = "W-CIRCUIT-OPEN",
         "The server failed `circuit_failures` times in a row (exits, failed starts, timeouts), so the circuit breaker opened: requests fail at once until `circuit_cooldown_ms` passes, then one request may start the server again.",
         "Look at the server's last error (`warden status`, its stderr) and fix the server; or raise `circuit_failures` in config.toml if it fails only now and then.";
     InvalidResponse = "W-INVALID-RESPONSE",
         "The server answered a request with a line that is not valid JSON (for example invalid UTF-8). Warden dropped it and failed the request.",
         "A bug in the server: turn on `debug` for it to see the line, and report it to the server's authors.";
+    ListTooLarge = "W-LIST-TOO-LARGE",
+        "The server's answer to a request whose answer Warden must check before the client sees it (`initialize`, `server/discover`, `tools/list`, `prompts/list`, `resources/list`: the tool policy and pinning read them) was larger than `max_list_bytes`, so Warden did not pass it on and failed the request. The session goes on.",
+        "Raise `max_list_bytes` for this server in config.toml (or `--set max_list_bytes=...`) to at least the size in `data.bytes`; or ask the server's authors to page the list (`nextCursor`).";
     MaxTimeout = "W-MAX-TIMEOUT",
         "A request ran past `max_timeout_ms`, the hard limit that applies even while the tool reports progress. Warden cancelled it.",
         "If the tool really needs longer, raise `max_timeout_ms` for this server in config.toml.";
@@ -175,11 +181,17 @@ codes! {
         "The server's config says `sandbox = \"on\"`, but its command is a container runner (`docker`, `podman`, `nerdctl`): the server would run in the runner's daemon, outside any sandbox Warden can make (with whatever the runner's options give it). The server was not started.",
         "Use the container's own isolation and set `sandbox = \"off\"` for this server, after reading its `run` options (`--privileged`, `-v`, `--network=host` widen what it gets); or run the server's package directly (npx, uvx) in Warden's sandbox.";
     SandboxDegraded = "W-SANDBOX-DEGRADED",
-        "bubblewrap cannot make a sandbox here (user namespaces refused, as on Ubuntu 23.10 and later), so Landlock (Linux 6.12+) confines the server instead: reads, writes, TCP, signals and sockets as configured, its temp files in a folder of its own; but it has no pid namespace (it sees the user's processes in /proc, though not their memory or environment), and UDP and DNS are not cut. `warden status` shows `sandbox: \"landlock\"`.",
+        "bubblewrap cannot make a sandbox here (user namespaces refused, as on Ubuntu 23.10 and later), so Landlock (Linux 6.12+) confines the server instead: reads, writes, TCP, signals and sockets as configured, its temp files in a folder of its own; but it has no pid namespace (it sees the user's processes in /proc, though not their memory or environment), and with a `sandbox_network` list its UDP and DNS are not cut (with `\"none\"` it has no socket at all). `warden status` shows `sandbox: \"landlock\"`.",
         "Allow bubblewrap its user namespaces to get the full sandbox (see W-SANDBOX-USERNS-DENIED for how), then restart the server; or accept what Landlock gives.";
+    SandboxGrant = "W-SANDBOX-GRANT",
+        "A folder in the server's `sandbox_write` would let it change what runs outside the sandbox later: the home folder itself (its shell start-up files), a folder that holds the home, a folder on `PATH` (or one that holds it), or a folder inside one of the names that stay read-only in every grant (`.git`, `.vscode`, `.claude`, ... in the home: other programs run what they hold). The server was not started.",
+        "Grant the project folder the server works in (`sandbox_write = [\"~/projects/app\"]`), not the home or a folder programs are run from; the message names the grant and why.";
     SandboxKernel = "W-SANDBOX-KERNEL",
         "bubblewrap cannot make a sandbox here, and this kernel's Landlock is older than ABI 6 (Linux 6.12): it could not keep the server's signals and abstract sockets in, so the server was not started.",
         "Allow bubblewrap its user namespaces (see W-SANDBOX-USERNS-DENIED), or run a kernel 6.12 or newer; else set `sandbox = \"off\"` for this server.";
+    SandboxOwnFolder = "W-SANDBOX-OWN-FOLDER",
+        "The server's own folder under Warden's state (`sandbox/<server>-<hash>`) holds a symbolic link or a file where Warden keeps one of its folders (`npm`, `uv`, `pip`, `cache`, `tmp`). The server writes that folder, so it may have planted the link to make Warden create folders wherever it points on its next start. Warden follows no link there, and did not start the server.",
+        "Delete the path the message names (Warden makes the folder again at the next start). If the server made it, it tried to reach outside its sandbox: check where it comes from.";
     SandboxUnavailable = "W-SANDBOX-UNAVAILABLE",
         "The server's config says `sandbox = \"on\"`, but no sandbox can be set up here: bubblewrap (`bwrap`) is not installed in the system's folders (/usr/bin, /bin, /usr/local/bin), Landlock is not available, or `sandbox_mode` allows only the one that is missing. The server was not started: the client's `initialize` got this error.",
         "Install bubblewrap (`sudo apt-get install bubblewrap` on Debian and Ubuntu, `dnf install bubblewrap` on Fedora), or set `sandbox = \"off\"` for this server if you accept running it with your full rights.";
