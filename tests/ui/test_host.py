@@ -119,7 +119,7 @@ def test_where_the_desktop_shows_no_actions_a_held_call_opens_the_window(world: 
         world.wait("the host opened the window", lambda: len(windows(state)) == 1)
         assert parent(windows(state)[0]) == host
         held = subprocess.run([str(TARGET / "warden"), "approvals", "--json"], env=world.env, capture_output=True, text=True, timeout=20)
-        [a] = [a for a in json.loads(held.stdout) if a["server"] == "plain"]
+        [a] = [a for a in json.loads(held.stdout)["pending"] if a["server"] == "plain"]
         subprocess.run([str(TARGET / "warden"), "approvals", "deny", a["id"]], env=world.env, check=True, capture_output=True, timeout=20)
         assert json.loads(c.readline()).get("ok") is False
     finally:

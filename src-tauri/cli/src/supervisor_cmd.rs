@@ -143,6 +143,7 @@ pub enum Command {
     Approvals {
         #[command(subcommand)]
         action: Option<ApprovalsAction>,
+        /// As JSON: `{"pending": [{"id", "server", "tool", "arguments", "client", "age_ms"}]}`.
         #[arg(long)]
         json: bool,
     },
@@ -666,6 +667,32 @@ async fn events_cmd(json: bool) -> ExitCode {
     }
 }
 
+/// `warden approvals --json` as the contract has it: `{"pending": [{"id", "server", "tool",
+/// "arguments", "client", "age_ms"}]}`. `arguments` is the call's arguments as an object
+/// (secrets redacted, long values cut), or their text when the whole was cut too long to be
+/// JSON; `client` is `name version` from the client's `initialize`, or null.
+fn pending_json(
+    approvals: &[warden_core::supervisor::api::PendingApproval],
+    clients: &std::collections::HashMap<String, String>,
+) -> serde_json::Value {
+    let pending: Vec<serde_json::Value> = approvals
+        .iter()
+        .map(|a| {
+            let arguments = serde_json::from_str::<serde_json::Value>(&a.args)
+                .unwrap_or_else(|_| serde_json::Value::String(a.args.clone()));
+            serde_json::json!({
+                "id": a.id,
+                "server": a.server,
+                "tool": a.tool,
+                "arguments": arguments,
+                "client": clients.get(&a.session),
+                "age_ms": a.age_ms,
+            })
+        })
+        .collect();
+    serde_json::json!({ "pending": pending })
+}
+
 async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode {
     let request = match action {
         None => Request::Approvals,
@@ -718,7 +745,22 @@ async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode 
     match conn.ask(op::Approvals, request).await {
         Ok(approvals) => {
             if json {
-                print_json!(&approvals);
+                // Each call's client, from the session holding it (a session that ended
+                // meanwhile has none).
+                let clients = if approvals.is_empty() {
+                    Default::default()
+                } else {
+                    conn.status()
+                        .await
+                        .map(|s| {
+                            s.sessions
+                                .into_iter()
+                                .filter_map(|s| Some((s.id, s.client?)))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                print_json!(&pending_json(&approvals, &clients));
             } else if approvals.is_empty() {
                 say!("no call is waiting for approval");
             } else {

@@ -76,7 +76,7 @@ async fn next_pending(env: &Env, seen: &mut Vec<String>) -> Value {
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
     loop {
         let list = env.json(&["approvals", "--json"]).await;
-        let new = list
+        let new = list["pending"]
             .as_array()
             .unwrap()
             .iter()
@@ -142,9 +142,24 @@ async fn ask_holds_the_call_until_warden_approvals_allow_and_deny_and_timeout_ne
         (held["server"].as_str(), held["tool"].as_str()),
         (Some("fake"), Some("big"))
     );
-    let args = held["args"].as_str().unwrap();
+    // The contract's shape: `{"pending": [{"id", "server", "tool", "arguments", "client",
+    // "age_ms"}]}`, the arguments as an object with secrets redacted.
+    let mut keys: Vec<&str> = held
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["age_ms", "arguments", "client", "id", "server", "tool"],
+        "{held}"
+    );
+    assert_eq!(held["client"], "warden-tests 1", "{held}");
+    let args = &held["arguments"];
     assert!(
-        args.contains("\"bytes\":10") && !args.contains("sk-secret-value"),
+        args["bytes"] == 10 && !args.to_string().contains("sk-secret-value"),
         "{args}"
     );
     assert_eq!(
@@ -228,7 +243,7 @@ async fn ask_holds_the_call_until_warden_approvals_allow_and_deny_and_timeout_ne
     assert!(approvals.iter().all(|e| e["tool"] == "big"));
     assert_eq!(approvals[1]["always"], false);
     b.close().await;
-    let log = std::fs::read_to_string(env.state().join("logs").join("fake.jsonl")).unwrap();
+    let log = std::fs::read_to_string(env.state().join("logs").join(own_name(".jsonl"))).unwrap();
     for kind in [
         "approval_asked",
         "approval_given",

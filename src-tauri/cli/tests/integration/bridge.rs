@@ -28,7 +28,7 @@ async fn relays_a_session_and_logs_metadata_only() {
         call["duration_ms"].is_u64() && call["bytes_in"].is_u64() && call["bytes_out"].is_u64()
     );
     assert!(events.iter().any(|e| e["kind"] == "session_end"));
-    let raw = std::fs::read_to_string(s.state_dir().join("logs/fake.jsonl")).unwrap();
+    let raw = std::fs::read_to_string(s.state_dir().join("logs").join(own_name(".jsonl"))).unwrap();
     assert!(
         !raw.contains("secret-payload"),
         "message contents leaked into the event log"
@@ -337,14 +337,21 @@ async fn client_garbage_gets_a_parse_error_and_the_session_goes_on() {
 async fn server_requests_are_relayed_and_pause_the_idle_clock() {
     let mut s = bridge().set("idle_timeout_ms=500").spawn();
     s.initialize().await;
-    // The client's request id 0 and the server's request id 0 are live at the same time.
+    // The client's request id 0 and the server's request id 0 are live at the same time; the
+    // server's reaches the client renamed, and the answer goes back under the server's id.
     s.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "sample", "arguments": {}}})).await;
     let req = s.recv().await;
     assert_eq!(req["method"], "sampling/createMessage");
-    assert_eq!(req["id"], 0);
+    let renamed = req["id"].clone();
+    assert!(
+        renamed
+            .as_str()
+            .is_some_and(|id| id.starts_with("__warden/s/")),
+        "{req}"
+    );
     // A person takes longer than the idle limit to answer.
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    s.send(&json!({"jsonrpc": "2.0", "id": 0, "result": {"role": "assistant", "content": {"type": "text", "text": "yes"}}})).await;
+    s.send(&json!({"jsonrpc": "2.0", "id": renamed, "result": {"role": "assistant", "content": {"type": "text", "text": "yes"}}})).await;
     let (r, _) = s.response(&json!(0)).await;
     assert!(text_of(&r).contains("yes"), "{r}");
 }
@@ -504,7 +511,8 @@ async fn the_rest_of_a_large_line_is_spliced_and_arrives_exact() {
     let text = text_of(&answer);
     assert!(text.len() == bytes && text.bytes().all(|b| b == b'x'));
     s.close().await;
-    let debug = std::fs::read_to_string(s.state_dir().join("logs/fake.debug.jsonl")).unwrap();
+    let debug =
+        std::fs::read_to_string(s.state_dir().join("logs").join(own_name(".debug.jsonl"))).unwrap();
     let spliced = debug
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

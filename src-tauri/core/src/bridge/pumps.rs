@@ -21,7 +21,11 @@ const RECENT_STDERR: usize = 4 * 1024;
 
 /// Lines from the server longer than this are relayed as they arrive (cut-through) instead of
 /// being held whole: a 100 MB result costs one pipe transfer of time, not two, and little
-/// memory. Such a line is not parsed whole; its id comes from its head or tail.
+/// memory. Such a line is not parsed whole; its id comes from its head or tail. Never while
+/// the router awaits an answer it must read (its [`crate::protocol::StreamGate`] holds): those
+/// are held whole up to `max_list_bytes` and checked. A streamed line that turns out to answer
+/// no request the router waits for, or that ends while such an answer is awaited, is spoilt
+/// at its end so the client drops it (`Router::streamed`).
 const STREAM_OVER: usize = 1 << 20;
 
 /// What moves the rest of a streamed line past the reader (Linux: splice); nothing elsewhere
@@ -50,6 +54,7 @@ pub(super) async fn pump<R: AsyncRead + Send + Unpin>(
     let mut streaming = Streamed::default();
     if side == Side::Server {
         reader.set_streaming(Some(STREAM_OVER));
+        reader.set_gate(Some(links.router().stream_gate()));
     }
     while let Some(frame) = reader.next().await? {
         let Some(frame) = streaming.relay(frame, &links).await else {
@@ -163,7 +168,6 @@ impl Streamed {
                 self.push(&bytes);
                 send_part(links, bytes).await;
                 if end {
-                    let _ = links.to_client.send((0, Line::End)).await;
                     let note = format!(
                         r#"{{"streamed_line_bytes":{},"spliced":{}}}"#,
                         self.len, self.spliced
@@ -171,9 +175,18 @@ impl Streamed {
                     links.sink.debug("server", &Bytes::from(note));
                     let mut done = std::mem::take(self);
                     let tail = done.tail.make_contiguous();
+                    // What the router says goes out after the line's end (the client writer
+                    // takes nothing else while inside a line).
+                    let mut whole = false;
                     links.route_now(|r, out| {
-                        r.streamed(&done.head, tail, done.len, Instant::now(), out)
+                        whole = r.streamed(&done.head, tail, done.len, Instant::now(), out);
                     });
+                    if !whole {
+                        // No JSON text ends with a comma: the client drops the line as invalid.
+                        let spoil = Line::Part(Bytes::from_static(b","), None);
+                        let _ = links.to_client.send((0, spoil)).await;
+                    }
+                    let _ = links.to_client.send((0, Line::End)).await;
                 }
                 None
             }

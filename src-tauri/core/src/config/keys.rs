@@ -129,6 +129,21 @@ pub const KEYS: &[KeyDef] = &[
         },
     },
     KeyDef {
+        name: "max_list_bytes",
+        default: "67108864",
+        doc: "Largest answer Warden holds whole to check it before the client sees it: the \
+              answers to `initialize`, `server/discover`, `tools/list`, `prompts/list` and \
+              `resources/list`, which the tool policy and pinning read. Such an answer is never \
+              streamed past the checks, whatever its size; a larger one fails its request with \
+              `W-LIST-TOO-LARGE` and the session goes on. 64 MiB is far above the largest real \
+              tool lists (a few MB) while bounding what one listing may hold in memory.",
+        fix: "a size in bytes from 1024 to 4294967296 (4 GiB), e.g. 67108864",
+        apply: |l, v| {
+            int(v, 1024, 4 * GIB, " bytes")
+                .map(|n| l.max_list_bytes = usize::try_from(n).unwrap_or(usize::MAX))
+        },
+    },
+    KeyDef {
         name: "retries",
         default: "2",
         doc: "How many times a safe request (list/read/get, ping, read-only or idempotent \

@@ -62,6 +62,8 @@ pub struct Limits {
     pub startup_timeout: Duration,
     pub stderr_is_activity: bool,
     pub max_message_bytes: usize,
+    /// The largest answer held whole to be checked (`tools/list` and the like).
+    pub max_list_bytes: usize,
     pub retries: u32,
     pub backoff: Duration,
     pub max_backoff: Duration,
@@ -98,6 +100,7 @@ impl Default for Limits {
             startup_timeout: Duration::ZERO,
             stderr_is_activity: false,
             max_message_bytes: 0,
+            max_list_bytes: 0,
             retries: 0,
             backoff: Duration::ZERO,
             max_backoff: Duration::ZERO,
@@ -289,12 +292,14 @@ struct RawFile {
 }
 
 /// The file whose presence turns on debug logging for `server`:
-/// `<dir of config.toml>/<server>/debug`.
+/// `<dir of config.toml>/<server>/debug`. The user makes it by hand, so it keeps the readable
+/// name ([`crate::paths::safe_name`]), not the hashed one of the server's own files: it holds
+/// nothing, and a name shared with another server only turns on its debug log too.
 pub fn debug_flag_path(config: &Path, server: &str) -> PathBuf {
     config
         .parent()
         .unwrap_or(Path::new("."))
-        .join(crate::paths::file_stem(server))
+        .join(crate::paths::safe_name(server))
         .join("debug")
 }
 

@@ -1,7 +1,7 @@
 //! A borrowed, lenient peek at the routing fields of a JSON-RPC message.
 //!
-//! The relay forwards the original bytes; it only needs `id`, `method` and a few `params`
-//! fields to route and time a message. Parsing is one pass over the line, borrows from it,
+//! The relay forwards the original bytes (but for the id of a server's request, [`with_id`]);
+//! it only needs `id`, `method` and a few `params` fields to route and time a message. Parsing is one pass over the line, borrows from it,
 //! ignores every unknown field and tolerates unexpected shapes (a `name` that is not a string
 //! does not make a valid message invalid).
 
@@ -68,7 +68,8 @@ pub enum Kind {
     Notification,
     Response,
     /// JSON, but not a JSON-RPC object we can route (a batch array, a scalar, an object with
-    /// neither `method` nor `result`/`error`). Relayed untouched.
+    /// neither `method` nor `result`/`error`). Relayed untouched, but for a batch
+    /// ([`Peek::is_batch`]), which the router refuses.
     Other,
 }
 
@@ -94,6 +95,7 @@ pub struct Peek<'a> {
     /// `params` as it is on the wire, when it is an object.
     pub params: Option<&'a RawValue>,
     is_object: bool,
+    is_array: bool,
 }
 
 impl<'a> Peek<'a> {
@@ -107,6 +109,11 @@ impl<'a> Peek<'a> {
             ))
         })?;
         serde_json::from_str::<PeekDe<'a>>(text).map(|p| p.0)
+    }
+
+    /// Whether the line is a JSON array: a JSON-RPC batch (gone from MCP since 2025-06-18).
+    pub fn is_batch(&self) -> bool {
+        self.is_array
     }
 
     pub fn kind(&self) -> Kind {
@@ -168,7 +175,10 @@ impl<'de> Deserialize<'de> for PeekDe<'de> {
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(PeekDe(Peek::default()))
+                Ok(PeekDe(Peek {
+                    is_array: true,
+                    ..Peek::default()
+                }))
             }
             fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
                 Ok(PeekDe(Peek::default()))
@@ -258,6 +268,32 @@ impl<'de> Deserialize<'de> for Members<'de> {
     }
 }
 
+/// `line` (a JSON object) with every top-level `id` member set to `id`, the other members as
+/// they were; `None` when it is not an object. For the few messages whose id the bridge
+/// renames (a server's requests and their answers), not for ordinary traffic.
+pub fn with_id(line: &[u8], id: &Id) -> Option<bytes::Bytes> {
+    let members: Members<'_> = serde_json::from_slice(line).ok()?;
+    let id = id.to_json();
+    let mut out = Vec::with_capacity(line.len() + id.len());
+    out.push(b'{');
+    for (i, (key, value)) in members.0.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(serde_json::to_string(key).ok()?.as_bytes());
+        out.push(b':');
+        let value = if key == "id" { &id } else { value.get() };
+        out.extend_from_slice(value.as_bytes());
+    }
+    out.push(b'}');
+    Some(out.into())
+}
+
+/// The elements of a batch (a JSON array), as they are on the wire.
+pub fn batch_elements(line: &[u8]) -> Option<Vec<&RawValue>> {
+    serde_json::from_slice(line).ok()
+}
+
 /// Finds the `id` of a message from the kept head and tail of a line that was too large (or
 /// not valid JSON) to parse whole: a top-level `"id"` key in the head
 /// (`{"jsonrpc":"2.0","id":3,…`), else an `"id"` that closes the message in the tail
@@ -338,6 +374,34 @@ fn trim_start(b: &[u8]) -> &[u8] {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Renaming touches the id only: numbers, escapes and order stay as they were, and a
+    /// repeated `id` (which a client reads as the last one) cannot keep the old value.
+    #[test]
+    fn with_id_replaces_every_top_level_id_and_nothing_else() {
+        let line = br#"{"id":"__warden/ask/1","jsonrpc":"2.0","method":"x","params":{"id":3,"n":1.10000000000000009,"s":"\u00e9"},"id":"again"}"#;
+        let renamed = with_id(line, &Id::Str("__warden/s/1".into())).unwrap();
+        assert_eq!(
+            &renamed[..],
+            br#"{"id":"__warden/s/1","jsonrpc":"2.0","method":"x","params":{"id":3,"n":1.10000000000000009,"s":"\u00e9"},"id":"__warden/s/1"}"#
+        );
+        assert!(with_id(b"[1]", &Id::Num(1)).is_none());
+    }
+
+    #[test]
+    fn a_batch_is_told_apart() {
+        assert!(
+            Peek::parse(br#"[{"id":1,"method":"ping"}]"#)
+                .unwrap()
+                .is_batch()
+        );
+        assert!(
+            !Peek::parse(br#"{"id":1,"method":"ping"}"#)
+                .unwrap()
+                .is_batch()
+        );
+        assert!(!Peek::parse(b"5").unwrap().is_batch());
+    }
 
     #[test]
     fn request_with_progress_token_and_tool() {

@@ -32,6 +32,10 @@ pub enum ErrorKind {
     ToolDeclined,
     /// A `tools/call` of a `tools_ask` tool that had no answer in time, or no one to ask.
     ToolNotApproved,
+    /// An answer Warden must check (`tools/list` and the like) over `max_list_bytes`.
+    ListTooLarge,
+    /// A request inside a JSON-RPC batch from the client (never sent to the server).
+    BatchRefused,
 }
 
 impl ErrorKind {
@@ -51,6 +55,8 @@ impl ErrorKind {
         ErrorKind::ToolQuarantined,
         ErrorKind::ToolDeclined,
         ErrorKind::ToolNotApproved,
+        ErrorKind::ListTooLarge,
+        ErrorKind::BatchRefused,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -68,6 +74,8 @@ impl ErrorKind {
             ErrorKind::ToolQuarantined => "tool_quarantined",
             ErrorKind::ToolDeclined => "tool_declined",
             ErrorKind::ToolNotApproved => "tool_not_approved",
+            ErrorKind::ListTooLarge => "list_too_large",
+            ErrorKind::BatchRefused => "batch_refused",
         }
     }
 
@@ -89,6 +97,8 @@ impl ErrorKind {
             ErrorKind::ToolQuarantined => Code::ToolQuarantined,
             ErrorKind::ToolDeclined => Code::ToolDeclined,
             ErrorKind::ToolNotApproved => Code::ToolNotApproved,
+            ErrorKind::ListTooLarge => Code::ListTooLarge,
+            ErrorKind::BatchRefused => Code::BatchRefused,
         }
     }
 
@@ -96,8 +106,10 @@ impl ErrorKind {
         match self {
             ErrorKind::Timeout | ErrorKind::MaxTimeout | ErrorKind::StartupTimeout => -32001,
             ErrorKind::ServerExited | ErrorKind::CircuitOpen | ErrorKind::SpawnFailed => -32000,
-            ErrorKind::ResponseTooLarge | ErrorKind::InvalidResponse => -32603,
-            ErrorKind::RequestTooLarge => -32600,
+            ErrorKind::ResponseTooLarge | ErrorKind::InvalidResponse | ErrorKind::ListTooLarge => {
+                -32603
+            }
+            ErrorKind::RequestTooLarge | ErrorKind::BatchRefused => -32600,
             ErrorKind::ParseError => -32700,
             ErrorKind::ToolDenied | ErrorKind::ToolQuarantined | ErrorKind::ToolDeclined => -32602,
             ErrorKind::ToolNotApproved => -32001,
@@ -195,6 +207,8 @@ mod tests {
             "parse_error",
             "invalid_response",
             "spawn_failed",
+            "list_too_large",
+            "batch_refused",
         ] {
             assert!(listed.contains(kind), "{kind}");
         }

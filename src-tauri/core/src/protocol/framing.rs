@@ -6,7 +6,12 @@
 //! in its buffer. [`FrameReader`] scans each byte once (no quadratic rescans), returns every
 //! complete line already buffered before it reads again, and turns a line over the limit into a
 //! [`Frame::Oversize`] while streaming it away, keeping only its head and tail so the waiting
-//! request can still be found and answered.
+//! request can still be found and answered. A [`StreamGate`] lets the router say when the next
+//! line must be held whole (up to a limit of its own) instead of streamed: an answer it must
+//! read.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -107,6 +112,43 @@ fn oversize_of(line: &[u8]) -> Frame {
     }
 }
 
+/// Shared between the router and a reader that streams: while any reason to hold is set, a
+/// line over the stream threshold is held whole instead of streamed, up to the larger of the
+/// reader's limit and [`StreamGate::set_max_held`]'s. Read once per line that crosses the
+/// threshold or the limit, never for ordinary lines.
+#[derive(Debug, Default)]
+pub struct StreamGate {
+    /// One bit per reason to hold (the router's pending requests, its own).
+    reasons: AtomicU8,
+    max_held: AtomicUsize,
+}
+
+impl StreamGate {
+    /// Sets or clears reason `bit` (0 to 7) to hold lines whole.
+    pub fn hold(&self, bit: u8, on: bool) {
+        let mask = 1u8 << bit;
+        if on {
+            self.reasons.fetch_or(mask, Ordering::SeqCst);
+        } else {
+            self.reasons.fetch_and(!mask, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether lines are held whole now.
+    pub fn holds(&self) -> bool {
+        self.reasons.load(Ordering::SeqCst) != 0
+    }
+
+    /// The limit of a line held whole while the gate holds.
+    pub fn set_max_held(&self, max: usize) {
+        self.max_held.store(max, Ordering::Relaxed);
+    }
+
+    fn max_held(&self) -> usize {
+        self.max_held.load(Ordering::Relaxed)
+    }
+}
+
 /// Reads [`Frame`]s from a byte stream. Cancel-safe between calls of [`FrameReader::next`] only
 /// in the sense that no complete frame is ever lost: partial data stays buffered.
 #[derive(Debug)]
@@ -124,6 +166,8 @@ pub struct FrameReader<R> {
     /// The line being streamed: its length so far, head and tail (for the id if it
     /// overflows the limit and becomes an `Oversize`).
     streaming: Option<Discard>,
+    /// When set and holding: no streaming, and the limit is raised to its own.
+    gate: Option<Arc<StreamGate>>,
 }
 
 /// Reads while streaming: big enough that a large line moves in few steps, small enough
@@ -143,7 +187,26 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             eof: false,
             stream_over: None,
             streaming: None,
+            gate: None,
         }
+    }
+
+    /// Lets `gate` stop streaming and raise the limit while it holds.
+    pub fn set_gate(&mut self, gate: Option<Arc<StreamGate>>) {
+        self.gate = gate;
+    }
+
+    fn holding(&self) -> bool {
+        self.gate.as_ref().is_some_and(|g| g.holds())
+    }
+
+    /// Whether a line of `len` bytes held whole is over the limit (the gate's, while it holds).
+    fn over_limit(&self, len: usize) -> bool {
+        len > self.max
+            && !self
+                .gate
+                .as_ref()
+                .is_some_and(|g| g.holds() && len <= g.max_held())
     }
 
     /// Hands out lines longer than `over` bytes in parts as they arrive ([`Frame::Begin`],
@@ -272,7 +335,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 end: false,
             });
         }
-        let stream = self.stream_over.is_some_and(|over| ready > over);
+        let stream = self.stream_over.is_some_and(|over| ready > over) && !self.holding();
         if self.discard.is_none() && stream && ready <= self.max {
             self.at_start = false;
             let part = self.buf.split_to(ready);
@@ -295,7 +358,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             discard.push(&self.buf);
             self.buf.clear();
             self.scanned = 0;
-        } else if self.buf.len() - usize::from(self.buf.last() == Some(&b'\r')) > self.max {
+        } else if self.over_limit(self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'))) {
             self.at_start = false;
             let mut discard = Discard::default();
             discard.push(&self.buf);
@@ -339,7 +402,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if line.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
-        if line.len() > self.max {
+        if self.over_limit(line.len()) {
             return Some(oversize_of(&line));
         }
         Some(Frame::Message(line))
@@ -506,6 +569,30 @@ mod tests {
             }
         }
         assert!(streamed <= 2_000_000);
+        assert_eq!(reader.next().await.unwrap(), Some(msg("{}")));
+        writer.await.unwrap();
+    }
+
+    /// While the gate holds, a line over the stream threshold is held whole up to the gate's
+    /// limit (past the reader's own), and one over that is still cut off.
+    #[tokio::test]
+    async fn a_holding_gate_stops_streaming_and_raises_the_limit() {
+        let line = |n: usize| format!("{{\"id\":1,\"x\":\"{}\"}}", "h".repeat(n));
+        let (small, large) = (line(3_000_000), line(5_000_000));
+        let input = format!("{small}\n{large}\n{{}}\n");
+        let (mut tx, rx) = tokio::io::duplex(64 * 1024);
+        let writer = tokio::spawn(async move { tx.write_all(input.as_bytes()).await.unwrap() });
+        let mut reader = FrameReader::new(rx, 2_000_000);
+        reader.set_streaming(Some(100_000));
+        let gate = Arc::new(StreamGate::default());
+        gate.set_max_held(4_000_000);
+        gate.hold(1, true);
+        reader.set_gate(Some(gate.clone()));
+        assert_eq!(reader.next().await.unwrap(), Some(msg(&small)));
+        let Some(Frame::Oversize { len, .. }) = reader.next().await.unwrap() else {
+            panic!("expected oversize");
+        };
+        assert_eq!(len, large.len() as u64);
         assert_eq!(reader.next().await.unwrap(), Some(msg("{}")));
         writer.await.unwrap();
     }

@@ -11,8 +11,8 @@ use super::*;
 use crate::codes::Code;
 use crate::policy::Policy;
 
-/// The ids of our `elicitation/create` requests start with this (a space of their own: the
-/// server's requests to the client have other ids).
+/// The ids of our `elicitation/create` requests start with this, then 128 random bits (a space
+/// of their own: the server's requests reach the client renamed into another, [`super::ids`]).
 const ELICIT_PREFIX: &str = "__warden/ask/";
 /// How often a waiting call's client hears progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
@@ -225,7 +225,7 @@ impl Router {
             return true;
         }
         if self.asks.client_elicits {
-            let eid = Id::Str(format!("{ELICIT_PREFIX}{}", self.asks.next).into());
+            let eid = Id::Str(format!("{ELICIT_PREFIX}{}", super::ids::unguessable()).into());
             let message = format!(
                 "Server `{}` wants to run its tool `{tool}` with {}. Allow it?",
                 self.server, held.args
@@ -278,7 +278,8 @@ impl Router {
             .iter()
             .position(|h| h.elicit.as_ref() == Some(id))
         else {
-            // A late answer to a question withdrawn since is ours too: the server never asked.
+            // A late answer to a question withdrawn since is ours too (dropped quietly): no
+            // server's request reaches the client with such an id.
             return matches!(id, Id::Str(s) if s.starts_with(ELICIT_PREFIX));
         };
         let result: Option<Value> = peek.result.and_then(|r| serde_json::from_str(r.get()).ok());

@@ -21,6 +21,13 @@ pub(super) enum Own {
     Learn,
 }
 
+impl Own {
+    /// Whether its answer is read by the router (held whole, never streamed past it).
+    pub(super) fn reads(self) -> bool {
+        matches!(self, Own::Init | Own::ToolsCheck | Own::Learn)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Phase {
     /// A server runs and (if the client had initialized) knows the client: requests flow.
@@ -676,6 +683,8 @@ impl Router {
         }
         retried.extend(self.life.held.drain(..));
         self.life.held = retried;
+        // No answer to the bridge's own requests will come from the next server.
+        self.forget_own();
         for (id, _) in self.s2c.drain() {
             let reason = format!("server `{}` exited", self.server);
             out.push(Out::Client(notification(

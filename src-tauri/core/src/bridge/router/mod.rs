@@ -3,11 +3,17 @@
 //!
 //! Pure logic, no I/O: the pumps feed it frames and time, it tells them what to write. That
 //! keeps the rules testable without processes and keeps the lock it lives under short.
+//!
+//! What it must read is never relayed past it: while an answer it checks (`tools/list` and the
+//! like, [`reads_answer`]) is awaited, its [`StreamGate`] tells the server's reader to hold
+//! lines whole (up to `max_list_bytes`) instead of streaming them. Whose id is whose is in
+//! [`ids`]; a client's batch is refused whole ([`Router::from_client`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 mod ask;
 mod fallback;
+mod ids;
 mod learn;
 mod lifecycle;
 mod start;
@@ -29,8 +35,8 @@ use serde_json::json;
 use crate::config::Limits;
 use crate::events::Event;
 use crate::protocol::{
-    ErrorKind, Frame, HEAD_KEEP, Id, Kind, Peek, TAIL_KEEP, error_response, find_id_in_fragments,
-    notification,
+    ErrorKind, Frame, HEAD_KEEP, Id, Kind, Peek, StreamGate, TAIL_KEEP, error_response,
+    find_id_in_fragments, notification,
 };
 
 /// What the router asks the pumps to do.
@@ -68,6 +74,8 @@ enum Class {
 #[derive(Debug)]
 struct Pending {
     method: Box<str>,
+    /// Its answer is one the router must read ([`reads_answer`]): held whole, never streamed.
+    reads: bool,
     tool: Option<Box<str>>,
     token: Option<Id>,
     task_id: Option<Box<str>>,
@@ -81,6 +89,98 @@ struct Pending {
     attempts: u32,
     /// Set while the request waits for a (re)started server instead of being in flight.
     held_since: Option<Instant>,
+}
+
+/// Whether the answer to a request of `method` is one the router (or the client's view of the
+/// tools) depends on, so it must be read whole before the client sees it.
+pub(crate) fn reads_answer(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize" | "server/discover" | "tools/list" | "prompts/list" | "resources/list"
+    )
+}
+
+/// The gate's reason bits ([`StreamGate::hold`]).
+const HOLD_FOR_CLIENT: u8 = 0;
+const HOLD_FOR_OWN: u8 = 1;
+
+/// The client's requests in flight, counting those whose answer must be read: while any is,
+/// the gate holds the server's lines whole. Reads go through `Deref`; every change goes
+/// through the methods here, which keep the count.
+#[derive(Debug)]
+struct Inflight {
+    map: HashMap<Id, Pending>,
+    reads: usize,
+    gate: Arc<StreamGate>,
+}
+
+impl Inflight {
+    fn new(gate: Arc<StreamGate>) -> Self {
+        Inflight {
+            map: HashMap::new(),
+            reads: 0,
+            gate,
+        }
+    }
+
+    fn count(&mut self, added: bool, removed: bool) {
+        if added == removed {
+            return;
+        }
+        let before = self.reads;
+        if added {
+            self.reads += 1;
+        } else {
+            self.reads = self.reads.saturating_sub(1);
+        }
+        if (before == 0) != (self.reads == 0) {
+            self.gate.hold(HOLD_FOR_CLIENT, self.reads > 0);
+        }
+    }
+
+    fn insert(&mut self, id: Id, p: Pending) -> Option<Pending> {
+        let added = p.reads;
+        let old = self.map.insert(id, p);
+        self.count(added, old.as_ref().is_some_and(|o| o.reads));
+        old
+    }
+
+    fn remove(&mut self, id: &Id) -> Option<Pending> {
+        let p = self.map.remove(id);
+        self.count(false, p.as_ref().is_some_and(|p| p.reads));
+        p
+    }
+
+    fn drain(&mut self) -> std::collections::hash_map::Drain<'_, Id, Pending> {
+        if self.reads > 0 {
+            self.reads = 0;
+            self.gate.hold(HOLD_FOR_CLIENT, false);
+        }
+        self.map.drain()
+    }
+
+    fn get_mut(&mut self, id: &Id) -> Option<&mut Pending> {
+        self.map.get_mut(id)
+    }
+
+    fn values_mut(&mut self) -> std::collections::hash_map::ValuesMut<'_, Id, Pending> {
+        self.map.values_mut()
+    }
+}
+
+impl std::ops::Deref for Inflight {
+    type Target = HashMap<Id, Pending>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl<'a> IntoIterator for &'a Inflight {
+    type Item = (&'a Id, &'a Pending);
+    type IntoIter = std::collections::hash_map::Iter<'a, Id, Pending>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.map.iter()
+    }
 }
 
 /// A request waiting for the server, as heartbeats and status show it.
@@ -146,18 +246,20 @@ pub struct Router {
     /// The server's command line, for start failures.
     command: Arc<str>,
     limits: Arc<Limits>,
-    c2s: HashMap<Id, Pending>,
+    c2s: Inflight,
+    /// Tells the server's reader when to hold lines whole (shared with it).
+    gate: Arc<StreamGate>,
     /// What the watchdog sleeps until, as its last [`Router::tick`] said (`None`: until it is
     /// woken): a request whose deadlines all come later does not wake it.
     armed: Option<Instant>,
-    /// Server→client requests outstanding; while any is, idle clocks are paused (a person may
-    /// be answering an elicitation or a sampling request).
-    s2c: HashMap<Id, Instant>,
+    /// Server→client requests outstanding, by the id the client saw ([`ids`]); while any is,
+    /// idle clocks are paused (a person may be answering an elicitation or a sampling request).
+    s2c: HashMap<Id, ids::Relayed>,
+    next_s2c: u64,
     tokens: HashMap<Id, Id>,
     dead: Recent<Id>,
     dead_tokens: Recent<Id>,
     own_ids: HashMap<Id, lifecycle::Own>,
-    next_own: u64,
     last_stderr: Option<Instant>,
     /// What `sandbox_denied` already reported (paths, `network`).
     sandbox_denied: std::collections::HashSet<String>,
@@ -178,18 +280,21 @@ const NOISE_SHOWN: u64 = 20;
 
 impl Router {
     pub fn new(server: &str, limits: Arc<Limits>) -> Router {
+        let gate = Arc::new(StreamGate::default());
+        gate.set_max_held(limits.max_list_bytes);
         Router {
             server: server.into(),
             command: "".into(),
             limits,
-            c2s: HashMap::new(),
+            c2s: Inflight::new(gate.clone()),
+            gate,
             armed: None,
             s2c: HashMap::new(),
+            next_s2c: 0,
             tokens: HashMap::new(),
             dead: Recent::new(RECENT),
             dead_tokens: Recent::new(RECENT),
             own_ids: HashMap::new(),
-            next_own: 0,
             last_stderr: None,
             sandbox_denied: std::collections::HashSet::new(),
             net_refused: Vec::new(),
@@ -206,6 +311,11 @@ impl Router {
         &self.limits
     }
 
+    /// The gate the server's reader consults before it streams a line.
+    pub fn stream_gate(&self) -> Arc<StreamGate> {
+        self.gate.clone()
+    }
+
     /// New limits apply to requests from now on and to the running clocks.
     pub fn set_limits(&mut self, limits: Arc<Limits>, now: Instant, out: &mut Vec<Out>) {
         if self.life.ready() && Router::tools_view_changed(&self.limits, &limits) {
@@ -215,6 +325,7 @@ impl Router {
                 json!({}),
             )));
         }
+        self.gate.set_max_held(limits.max_list_bytes);
         self.limits = limits;
         self.follow_force_fallback(now, out);
         out.push(Out::WakeWatchdog);
@@ -277,8 +388,11 @@ impl Router {
                 return;
             }
         };
-        if peek.kind() == Kind::Response && self.elicit_answered(&peek, now, out) {
-            return;
+        if peek.is_batch() {
+            return self.client_batch(&line, out);
+        }
+        if peek.kind() == Kind::Response {
+            return self.client_answer(&peek, &line, now, out);
         }
         self.note_client_capabilities(&peek);
         if self.learn_first(&peek, &line, now, out) {
@@ -319,11 +433,8 @@ impl Router {
             Kind::Notification if peek.method.as_deref() == Some("notifications/cancelled") => {
                 self.client_cancelled(peek, now, out);
             }
-            Kind::Response => {
-                if let Some(id) = &peek.id {
-                    self.s2c_done(id, now);
-                }
-            }
+            // Answers to the server's requests are mapped back in `client_answer`.
+            Kind::Response => return,
             Kind::Notification | Kind::Other => {}
         }
         out.push(Out::Server(line));
@@ -366,6 +477,7 @@ impl Router {
         };
         let pending = Pending {
             method: method.into(),
+            reads: reads_answer(method),
             tool: if method == "tools/call" {
                 peek.name.as_deref().map(Into::into)
             } else {
@@ -470,11 +582,20 @@ impl Router {
                 return self.server_unusable(head, tail, line.len() as u64, Some(e), now, out);
             }
         };
+        if line.len()
+            > self
+                .limits
+                .max_message_bytes
+                .min(self.limits.max_list_bytes)
+            && self.held_too_large(&peek, line.len(), now, out)
+        {
+            return;
+        }
         let mut replacement = None;
         match peek.kind() {
             Kind::Response => {
                 if let Some(id) = &peek.id {
-                    if let Some(own) = self.own_ids.remove(id) {
+                    if let Some(own) = self.take_own(id) {
                         return self.own_response(own, &peek, now, out);
                     }
                     if let Some(p) = self.c2s.remove(id) {
@@ -498,14 +619,23 @@ impl Router {
                         )));
                     } else if self.dead.contains(id) {
                         return; // the bridge already answered it (timeout) or the client cancelled it
+                    } else {
+                        // No request waits for it: it can only be a guess at an id the client
+                        // is about to use, whose answer the router would not have checked.
+                        return self.dropped(
+                            &format!(
+                                "the server answered id {}, which no request waits for",
+                                ids::shown(id)
+                            ),
+                            out,
+                        );
                     }
                 }
             }
-            Kind::Request => {
-                if let Some(id) = &peek.id {
-                    self.s2c.insert(id.clone(), now);
-                }
-            }
+            Kind::Request => match self.rename_server_request(&peek, &line) {
+                Some(renamed) => replacement = Some(renamed),
+                None => return,
+            },
             Kind::Notification => match peek.method.as_deref() {
                 Some("notifications/progress") => {
                     if let Some(token) = &peek.progress_token {
@@ -520,13 +650,16 @@ impl Router {
                         }
                     }
                 }
-                Some("notifications/cancelled") => {
-                    if let Some(id) = &peek.request_id {
-                        self.s2c_done(id, now);
-                    }
-                }
+                Some("notifications/cancelled") => match self.server_cancelled(&peek, now) {
+                    Some(mapped) => replacement = Some(mapped),
+                    None => return,
+                },
                 _ => {}
             },
+            // A batch could carry an answer past the checks, or a request past the renaming.
+            Kind::Other if peek.is_batch() => {
+                return self.dropped("the server sent a JSON-RPC batch (not part of MCP)", out);
+            }
             Kind::Other => {}
         }
         out.push(Out::Client(replacement.unwrap_or(line)));
@@ -534,7 +667,11 @@ impl Router {
 
     /// A line that was too large to hold whole has been relayed to the client as it arrived
     /// (cut-through); `head` and `tail` are its first and last bytes. Only its id is known:
-    /// the request it answers is done.
+    /// the request it answers is done. `false`: the client's copy must not end as a valid
+    /// message (the pump spoils its end), because it answers no request the router waits for
+    /// (a server's request, which must have its id renamed, or a guess at an id), or because
+    /// an answer the router must read became awaited while it streamed (the line's id, read
+    /// from fragments, cannot prove which request the client will match it to).
     pub fn streamed(
         &mut self,
         head: &[u8],
@@ -542,15 +679,23 @@ impl Router {
         len: u64,
         now: Instant,
         out: &mut Vec<Out>,
-    ) {
+    ) -> bool {
         self.stats.bytes_from_server += len;
         self.life.answered = true;
         self.life.spoke = true;
-        let Some(id) = find_id_in_fragments(head, tail) else {
-            return;
+        let id = find_id_in_fragments(head, tail).filter(|id| self.c2s.contains_key(id));
+        let Some(id) = id else {
+            self.dropped(
+                &format!("a streamed server line of {len} bytes answers no request waiting"),
+                out,
+            );
+            return false;
         };
+        if self.gate.holds() {
+            return self.streamed_while_reading(&id, len, now, out);
+        }
         let Some(p) = self.c2s.remove(&id) else {
-            return;
+            return false;
         };
         if let Some(token) = &p.token {
             self.tokens.remove(token);
@@ -558,6 +703,63 @@ impl Router {
         self.server_works(out);
         let bytes = usize::try_from(len).unwrap_or(usize::MAX);
         out.push(Out::Event(self.finished(&id, &p, now, "ok", Some(bytes))));
+        true
+    }
+
+    /// A streamed line ended while an answer the router must read is awaited: it is spoilt,
+    /// and the request it names fails instead of waiting for an answer that will not come.
+    fn streamed_while_reading(
+        &mut self,
+        id: &Id,
+        len: u64,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) -> bool {
+        let Some(p) = self.c2s.remove(id) else {
+            return false;
+        };
+        self.bury(id.clone(), p.token.clone());
+        self.stats.errors += 1;
+        let msg = format!(
+            "Invalid response: server `{}` answered {} with {} that Warden relayed in parts, and meanwhile the client asked for an answer Warden must check before the client sees it (such as tools/list). Warden cannot tell which request that line answers, so it cut it off. Send the request again.",
+            self.server,
+            describe(&p),
+            human_bytes(len)
+        );
+        let data = json!({"bytes": len});
+        self.fail(id, &p, ErrorKind::InvalidResponse, &msg, data, now, out);
+        false
+    }
+
+    /// A line held whole (the gate raised the limit) over the limit that applies to it:
+    /// `max_list_bytes` for an answer the router must read, `max_message_bytes` for anything
+    /// else. `true`: it was dealt with.
+    fn held_too_large(
+        &mut self,
+        peek: &Peek<'_>,
+        len: usize,
+        now: Instant,
+        out: &mut Vec<Out>,
+    ) -> bool {
+        let answers = peek.id.as_ref().filter(|_| peek.kind() == Kind::Response);
+        let pending = answers.and_then(|id| self.c2s.get(id).map(|p| (id.clone(), p.reads)));
+        let own_reads = answers
+            .and_then(|id| self.own_ids.get(id))
+            .is_some_and(|o| o.reads());
+        let over = match &pending {
+            Some((_, true)) => len > self.limits.max_list_bytes,
+            None if own_reads => len > self.limits.max_list_bytes,
+            _ => len > self.limits.max_message_bytes,
+        };
+        if !over {
+            return false;
+        }
+        if own_reads && let Some(id) = answers {
+            // No answer will come for it: the gate holds no longer for it.
+            self.take_own(id);
+        }
+        self.too_large(pending.map(|(id, _)| id), len as u64, now, out);
+        true
     }
 
     /// The `result_soft_cap_bytes` guardrail: an oversized tool result is cut, with a note.
@@ -590,61 +792,83 @@ impl Router {
         now: Instant,
         out: &mut Vec<Out>,
     ) {
-        let waiting = find_id_in_fragments(head, tail).filter(|id| self.c2s.contains_key(id));
+        let found = find_id_in_fragments(head, tail);
+        if let Some(id) = &found
+            && self.own_ids.contains_key(id)
+        {
+            // One of the bridge's own requests: its answer is lost (what waited for it, a
+            // listing, gives up at its own deadline).
+            self.take_own(id);
+        }
+        let waiting = found.filter(|id| self.c2s.contains_key(id));
+        let Some(e) = parse else {
+            return self.too_large(waiting, len, now, out);
+        };
         if let Some(id) = waiting {
             let Some(p) = self.c2s.remove(&id) else {
                 return;
             };
             self.bury(id.clone(), p.token.clone());
             self.stats.errors += 1;
-            let (kind, msg, data) = match &parse {
-                None => {
-                    let limit = self.limits.max_message_bytes;
-                    (
-                        ErrorKind::ResponseTooLarge,
-                        format!(
-                            "Response too large: server `{}` answered {} with {}, over max_message_bytes ({}). Warden dropped it so the session can go on. Narrow the request (fewer results, a smaller path), or raise max_message_bytes in config.toml.",
-                            self.server,
-                            describe(&p),
-                            human_bytes(len),
-                            human_bytes(limit as u64)
-                        ),
-                        json!({"bytes": len, "limit": limit}),
-                    )
-                }
-                Some(e) => (
-                    ErrorKind::InvalidResponse,
-                    format!(
-                        "Invalid response: server `{}` answered {} with a line that is not valid JSON ({e}). Warden dropped it. This is a bug in the server; its debug log may show more.",
-                        self.server,
-                        describe(&p)
-                    ),
-                    json!({"bytes": len, "detail": e.to_string()}),
-                ),
-            };
-            self.fail(&id, &p, kind, &msg, data, now, out);
+            let msg = format!(
+                "Invalid response: server `{}` answered {} with a line that is not valid JSON ({e}). Warden dropped it. This is a bug in the server; its debug log may show more.",
+                self.server,
+                describe(&p)
+            );
+            let data = json!({"bytes": len, "detail": e.to_string()});
+            self.fail(&id, &p, ErrorKind::InvalidResponse, &msg, data, now, out);
             return;
         }
-        match parse {
-            None => out.push(Out::Event(
+        self.stats.noise_lines += 1;
+        self.note_noise(&String::from_utf8_lossy(head));
+        if self.stats.noise_lines <= NOISE_SHOWN {
+            let shown = String::from_utf8_lossy(&head[..head.len().min(200)]).into_owned();
+            out.push(Out::Event(
+                Event::new("stdout_noise").detail(format!("{e}: {shown}")),
+            ));
+        }
+    }
+
+    /// A server line over its limit: the request it answers (`waiting`) fails now, with
+    /// `list_too_large` when it is an answer the router must read, else `message_too_large`;
+    /// a line that answers nothing is logged.
+    fn too_large(&mut self, waiting: Option<Id>, len: u64, now: Instant, out: &mut Vec<Out>) {
+        let Some((id, p)) = waiting.and_then(|id| self.c2s.remove(&id).map(|p| (id, p))) else {
+            out.push(Out::Event(
                 Event::new("oversize")
                     .code(crate::codes::Code::ResponseTooLarge)
                     .detail(format!(
                         "server message of {len} bytes dropped (limit {})",
                         self.limits.max_message_bytes
                     )),
-            )),
-            Some(e) => {
-                self.stats.noise_lines += 1;
-                self.note_noise(&String::from_utf8_lossy(head));
-                if self.stats.noise_lines <= NOISE_SHOWN {
-                    let shown = String::from_utf8_lossy(&head[..head.len().min(200)]).into_owned();
-                    out.push(Out::Event(
-                        Event::new("stdout_noise").detail(format!("{e}: {shown}")),
-                    ));
-                }
-            }
+            ));
+            return;
+        };
+        self.bury(id.clone(), p.token.clone());
+        self.stats.errors += 1;
+        if p.reads {
+            let limit = self.limits.max_list_bytes;
+            let msg = format!(
+                "List too large: server `{}` answered {} with {}, over max_list_bytes ({}). Warden checks this answer before the client sees it (tools_deny, tools_ask, pinning), so it did not pass it on; the session goes on. Raise max_list_bytes for this server in config.toml (or --set max_list_bytes={}), or ask the server's authors to page the list.",
+                self.server,
+                describe(&p),
+                human_bytes(len),
+                human_bytes(limit as u64),
+                len.next_power_of_two().max(limit as u64)
+            );
+            let data = json!({"bytes": len, "limit": limit, "method": &*p.method});
+            return self.fail(&id, &p, ErrorKind::ListTooLarge, &msg, data, now, out);
         }
+        let limit = self.limits.max_message_bytes;
+        let msg = format!(
+            "Response too large: server `{}` answered {} with {}, over max_message_bytes ({}). Warden dropped it so the session can go on. Narrow the request (fewer results, a smaller path), or raise max_message_bytes in config.toml.",
+            self.server,
+            describe(&p),
+            human_bytes(len),
+            human_bytes(limit as u64)
+        );
+        let data = json!({"bytes": len, "limit": limit});
+        self.fail(&id, &p, ErrorKind::ResponseTooLarge, &msg, data, now, out);
     }
 
     /// Server stderr output: activity for the idle clocks when so configured.
@@ -670,13 +894,16 @@ impl Router {
         }
     }
 
-    fn s2c_done(&mut self, id: &Id, now: Instant) {
-        if self.s2c.remove(id).is_some() && self.s2c.is_empty() {
+    /// The server's request the client knows as `id` is over; `None` when none is.
+    fn s2c_done(&mut self, id: &Id, now: Instant) -> Option<ids::Relayed> {
+        let relayed = self.s2c.remove(id)?;
+        if self.s2c.is_empty() {
             // The pause is over: idle clocks restart from now.
             for p in self.c2s.values_mut() {
                 p.last_activity = now;
             }
         }
+        Some(relayed)
     }
 
     // ---- helpers ------------------------------------------------------------------------
@@ -687,14 +914,6 @@ impl Router {
             self.dead_tokens.insert(token);
         }
         self.dead.insert(id);
-    }
-
-    /// A request id of the bridge's own, in a space no client uses.
-    fn own_id(&mut self, purpose: lifecycle::Own) -> Id {
-        self.next_own += 1;
-        let id = Id::Str(format!("__warden/{}", self.next_own).into());
-        self.own_ids.insert(id.clone(), purpose);
-        id
     }
 
     /// Answers a request with the bridge's own error and logs how it ended.
