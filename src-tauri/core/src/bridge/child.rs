@@ -1,11 +1,16 @@
-//! The real server process: spawned without a shell in its own process group, tied to the
-//! bridge's life (`tether.rs`), and shut down the way MCP asks (close stdin, wait, SIGTERM, wait, SIGKILL),
-//! for the whole group so that grandchildren (npx → node) go too.
+//! The real server process: spawned without a shell in its own process group (on macOS in a
+//! session of its own, with no controlling terminal), with no descriptor of the bridge's but
+//! the standard three (and the sandbox's hand-off to its proxy: `close_at_exec`), tied to the
+//! bridge's life (`tether.rs`), and shut down the way MCP asks (close stdin, wait, SIGTERM,
+//! wait, SIGKILL), for the whole group so that grandchildren (npx → node) go too.
 //!
 //! On Windows (the `sys` module's Windows side) the group is a Job Object that kills its
 //! processes when its last handle closes, the bridge's, even when the bridge is killed; the
 //! server is assigned to it as soon as it is created, with no console window; `.cmd`/`.bat`
-//! launchers are found as the shell finds them (`launcher.rs`).
+//! launchers are found as the shell finds them (`launcher.rs`). Handles: std makes every
+//! handle it opens non-inheritable and passes the server its three pipes; a handle the bridge
+//! itself inherited marked inheritable would still pass on (std cannot yet give
+//! `CreateProcess` a list of the handles to inherit).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -108,15 +113,22 @@ impl Server {
             cmd.current_dir(dir);
         }
         sys::configure(&mut cmd);
+        // After the reaper's split, before the sandbox's confinement (so that no filter of
+        // its must allow it): every descriptor but the standard three, and the sandbox's
+        // hand-off to its proxy, closes at exec.
+        #[cfg(unix)]
+        sys::close_at_exec(
+            &mut cmd,
+            launch.net.as_ref().and_then(|n| match &n.way {
+                super::sandbox::Way::Inside { theirs, .. } => {
+                    Some(std::os::fd::AsRawFd::as_raw_fd(theirs))
+                }
+                super::sandbox::Way::Host(_) => None,
+            }),
+        );
         // After the reaper's split: only the server is confined.
         if let Some(confine) = launch.confine {
             confine.apply_before_exec(&mut cmd);
-        }
-        #[cfg(target_os = "linux")]
-        if let Some(super::sandbox::Way::Inside { theirs, .. }) =
-            launch.net.as_ref().map(|n| &n.way)
-        {
-            sys::inherit(&mut cmd, std::os::fd::AsRawFd::as_raw_fd(theirs));
         }
         let mut child = cmd.spawn().map_err(|source| {
             let hint = match source.kind() {
@@ -326,23 +338,84 @@ pub(crate) mod sys {
         Ok(())
     }
 
+    /// The server leads a process group of its own; on macOS a session of its own too
+    /// (`setsid`, which makes it the leader of its group as well): with no controlling
+    /// terminal, it cannot open `/dev/tty` and type into the user's shell (`TIOCSTI`) under
+    /// a client run in a terminal. (On Linux the server stays in the reaper's group, which a
+    /// session of its own would leave; bubblewrap gives it one, `--new-session`.)
     pub fn configure(cmd: &mut tokio::process::Command) {
+        #[cfg(not(target_os = "macos"))]
         cmd.process_group(0);
-        super::super::tether::tie(cmd);
-    }
-
-    /// Keeps `fd` open across the exec of this command alone (it stays close-on-exec for
-    /// every other process the bridge spawns).
-    #[cfg(target_os = "linux")]
-    pub fn inherit(cmd: &mut tokio::process::Command, fd: std::os::fd::RawFd) {
-        // SAFETY: runs in the forked child before exec; fcntl is async-signal-safe.
+        #[cfg(target_os = "macos")]
+        // SAFETY: runs in the forked child before exec; setsid is async-signal-safe.
         unsafe {
-            cmd.pre_exec(move || {
-                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             });
+        }
+        super::super::tether::tie(cmd);
+    }
+
+    /// The highest descriptor [`cloexec_from`] looks at where it must look at each one.
+    const MAX_FD: libc::c_int = 1 << 20;
+
+    /// Every descriptor but the standard three closes when the server execs, but `keep` (the
+    /// sandbox's hand-off to its proxy, kept for this command alone: it stays close-on-exec
+    /// for every other process the bridge spawns). What the IDE leaked into the bridge (an
+    /// open file, a socket connected to a host service) never reaches the server.
+    pub fn close_at_exec(cmd: &mut tokio::process::Command, keep: Option<std::os::fd::RawFd>) {
+        // SAFETY: runs in the forked child before exec, and makes only async-signal-safe
+        // system calls (close_range, getrlimit, fcntl) on this process's own descriptors.
+        unsafe {
+            cmd.pre_exec(move || {
+                cloexec_from(3);
+                if let Some(fd) = keep
+                    && libc::fcntl(fd, libc::F_SETFD, 0) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// Sets close-on-exec on every descriptor from `first` up: Linux 5.11+ in one
+    /// `close_range(first, ~0, CLOSE_RANGE_CLOEXEC)`; else (older kernels, macOS) one by one,
+    /// up to the soft limit of open files (at most [`MAX_FD`]).
+    ///
+    /// # Safety
+    /// In a forked child before exec (it changes descriptors other code may hold).
+    unsafe fn cloexec_from(first: libc::c_int) {
+        // SAFETY (whole function): plain system calls on this process's descriptors.
+        unsafe {
+            #[cfg(target_os = "linux")]
+            if libc::syscall(
+                libc::SYS_close_range,
+                first as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            ) == 0
+            {
+                return;
+            }
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                libc::c_int::try_from(limit.rlim_cur).map_or(MAX_FD, |n| n.min(MAX_FD))
+            } else {
+                MAX_FD
+            };
+            for fd in first..top {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+                }
+            }
         }
     }
 
@@ -724,6 +797,30 @@ mod tests {
                     .starts_with('Z'),
             "{stat}"
         );
+    }
+
+    /// A descriptor the bridge holds without close-on-exec (as from an IDE that leaked it)
+    /// is not the server's.
+    #[tokio::test]
+    async fn a_descriptor_the_bridge_inherited_is_not_the_servers() {
+        use std::os::fd::AsRawFd as _;
+        let file = tempfile::tempfile().unwrap();
+        let fd = file.as_raw_fd();
+        // SAFETY: clears the flag of a descriptor this test owns, kept open below.
+        #[allow(unsafe_code)]
+        let cleared = unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
+        assert_eq!(cleared, 0);
+        let out = tempfile::NamedTempFile::new().unwrap();
+        // `[` is the shell's own: /proc/self is the server's process.
+        let script = format!(
+            "if [ -e /proc/self/fd/{fd} ]; then echo open; else echo closed; fi > {}",
+            out.path().display()
+        );
+        let (mut server, _pipes) =
+            Server::spawn(&argv(&["sh", "-c", &script]), &[], None, "t").unwrap();
+        assert!(server.wait_gone(Duration::from_secs(5)).await);
+        assert_eq!(std::fs::read_to_string(out.path()).unwrap(), "closed\n");
+        drop(file);
     }
 
     /// How long `Server::spawn` takes (it returns once the command was exec'd: std waits for

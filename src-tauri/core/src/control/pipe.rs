@@ -78,6 +78,34 @@ pub fn peer_origin(_: &Stream) -> PeerOrigin {
     PeerOrigin::Own
 }
 
+/// A peer of the pipe as the system gives it: its pid (`socket.rs`'s `Peer`, which holds a
+/// pidfd on Linux; here the peer is judged by its pid).
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pid: Option<u32>,
+}
+
+impl Peer {
+    pub fn of(stream: &Stream) -> Peer {
+        Peer {
+            pid: peer_pid(stream),
+        }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    pub fn origin(&self) -> PeerOrigin {
+        PeerOrigin::Own
+    }
+
+    /// `None`: judged by its pid.
+    pub fn alive(&self) -> Option<bool> {
+        None
+    }
+}
+
 pub fn origin_of_pid(_pid: Option<i32>) -> PeerOrigin {
     PeerOrigin::Own
 }

@@ -31,6 +31,102 @@ pub fn peer_pid(stream: &Stream) -> Option<u32> {
         .and_then(|p| u32::try_from(p).ok())
 }
 
+/// A peer of the control socket as the kernel saw it connect: its pid (in our pid namespace)
+/// and, on Linux 6.5+ (`SO_PEERPIDFD`), a pidfd of that very process. A pid may be another
+/// process's by the time it is looked at (the peer exited and its number was reused); a pidfd
+/// cannot. Where the kernel gives no pidfd (Linux before 6.5, macOS) the peer is judged by its
+/// pid alone, which that race can fool.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pid: Option<u32>,
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
+}
+
+impl Peer {
+    pub fn of(stream: &Stream) -> Peer {
+        Peer {
+            pid: peer_pid(stream),
+            #[cfg(target_os = "linux")]
+            pidfd: pidfd::of_peer(stream).map(std::sync::Arc::new),
+        }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Whether the peer lives in the supervisor's namespaces ([`origin_of_pid`]). With a
+    /// pidfd, the process must not have exited by the time its `/proc` entry was read: then
+    /// that entry was its own, not that of a process that got its pid after it.
+    pub fn origin(&self) -> PeerOrigin {
+        let origin = origin_of_pid(self.pid.and_then(|p| i32::try_from(p).ok()));
+        #[cfg(target_os = "linux")]
+        if origin == PeerOrigin::Own
+            && let Some(fd) = &self.pidfd
+            && pidfd::exited(fd)
+        {
+            return PeerOrigin::Foreign("it exited while it was looked at".to_owned());
+        }
+        origin
+    }
+
+    /// Whether the peer still runs, by its pidfd; `None` without one (judge by its pid).
+    pub fn alive(&self) -> Option<bool> {
+        #[cfg(target_os = "linux")]
+        return self.pidfd.as_deref().map(|fd| !pidfd::exited(fd));
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+}
+
+/// The peer's pidfd (`SO_PEERPIDFD`) and what it says.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod pidfd {
+    use std::os::fd::{AsRawFd, FromRawFd as _, OwnedFd};
+
+    /// `SO_PEERPIDFD` (Linux 6.5), as `asm-generic/socket.h` has it (SPARC's own); the libc
+    /// crate does not export it.
+    #[cfg(not(any(target_arch = "sparc", target_arch = "sparc64")))]
+    const SO_PEERPIDFD: libc::c_int = 77;
+    #[cfg(any(target_arch = "sparc", target_arch = "sparc64"))]
+    const SO_PEERPIDFD: libc::c_int = 0x56;
+
+    /// A pidfd of the process that connected `stream` (close-on-exec, as the kernel makes
+    /// every pidfd); `None` where the kernel has no `SO_PEERPIDFD` (ENOPROTOOPT).
+    pub fn of_peer(stream: &impl AsRawFd) -> Option<OwnedFd> {
+        let mut fd: libc::c_int = -1;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt into a c_int of the length given.
+        let r = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_PEERPIDFD,
+                (&raw mut fd).cast(),
+                &raw mut len,
+            )
+        };
+        // SAFETY: on success the kernel installed a new descriptor, ours alone.
+        (r == 0 && fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Whether the process has exited (its pidfd turns readable then, zombie or reaped; an
+    /// error counts as exited).
+    pub fn exited(fd: &OwnedFd) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        !matches!(
+            poll(&mut [PollFd::new(fd, PollFlags::IN)], Some(&now)),
+            Ok(0)
+        )
+    }
+}
+
 /// `$WARDEN_SOCKET`, else `<runtime dir>/warden/control.sock` (the runtime dir is
 /// `/run/user/<uid>` when it is the user's, else `$XDG_RUNTIME_DIR` when absolute, on Linux
 /// only: [`crate::paths::runtime_dir`]), else `<temp dir>/warden-<uid>/control.sock`.
@@ -138,12 +234,10 @@ pub enum PeerOrigin {
 #[cfg(target_os = "linux")]
 const NAMESPACES: [&str; 2] = ["user", "pid"];
 
-/// The origin of the peer of `stream`, from the pid the kernel gives for it (`SO_PEERCRED`,
-/// in our pid namespace). No pid (0, or none), or a `/proc` entry that cannot be read,
-/// counts as foreign.
+/// The origin of the peer of `stream` ([`Peer::origin`]). No pid (0, or none), or a `/proc`
+/// entry that cannot be read, counts as foreign.
 pub fn peer_origin(stream: &UnixStream) -> PeerOrigin {
-    let pid = stream.peer_cred().ok().and_then(|c| c.pid());
-    origin_of_pid(pid)
+    Peer::of(stream).origin()
 }
 
 /// [`peer_origin`] for a pid.
@@ -219,6 +313,58 @@ mod tests {
     async fn a_peer_in_our_namespaces_is_our_own() {
         let (a, _b) = UnixStream::pair().unwrap();
         assert_eq!(peer_origin(&a), PeerOrigin::Own);
+    }
+
+    /// A peer is judged by its process, not by its pid, which another process may have once
+    /// the peer has exited (Linux 6.5+: `SO_PEERPIDFD`).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_peer_is_its_process_not_its_pid() {
+        let Some(python) = crate::testing::require_tool("python3") else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        // Connects, then waits for its stdin to close.
+        let mut child = tokio::process::Command::new(python)
+            .arg("-c")
+            .arg("import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1]); sys.stdin.read()")
+            .arg(&path)
+            .stdin(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stream, _) = listener.accept().await.unwrap();
+        let peer = Peer::of(&stream);
+        if peer.pidfd.is_none() {
+            crate::testing::cannot_run("SO_PEERPIDFD (Linux 6.5) is not available");
+            return;
+        }
+        assert_eq!(peer.pid(), child.id());
+        let running = (peer.alive(), peer.origin());
+        drop(child.stdin.take());
+        child.wait().await.unwrap();
+        // The peer gone, its pid given to a process of the user's (here this one's, as a
+        // reused pid would be): judged by the pid alone, that process would pass for it.
+        let reused = Peer {
+            pid: Some(std::process::id()),
+            pidfd: peer.pidfd.clone(),
+        };
+        assert_eq!(
+            origin_of_pid(i32::try_from(std::process::id()).ok()),
+            PeerOrigin::Own
+        );
+        assert_eq!(
+            [running, (reused.alive(), reused.origin())],
+            [
+                (Some(true), PeerOrigin::Own),
+                (
+                    Some(false),
+                    PeerOrigin::Foreign("it exited while it was looked at".to_owned())
+                )
+            ]
+        );
     }
 
     #[cfg(target_os = "linux")]

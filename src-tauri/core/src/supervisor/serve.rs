@@ -46,11 +46,11 @@ pub(super) async fn serve(sup: Arc<Supervisor>, listener: Listener) {
 }
 
 async fn connection(sup: Arc<Supervisor>, stream: Stream) {
-    // The kernel's word for the peer's pid, in our pid namespace (a bridge's own `pid` may be
-    // in another one, inside a container).
-    let peer_pid = control::socket::peer_pid(&stream);
-    // Judged once, at connect: the pid could be another process's later.
-    let foreign = match control::socket::peer_origin(&stream) {
+    // The kernel's word for the peer (a bridge's own `pid` may be in another pid namespace,
+    // inside a container): its pid in ours and, where the kernel has it, its pidfd.
+    let peer = control::socket::Peer::of(&stream);
+    // Judged once, at connect (on the process itself where there is a pidfd).
+    let foreign = match peer.origin() {
         PeerOrigin::Own => None,
         PeerOrigin::Foreign(why) => Some(why),
     };
@@ -60,7 +60,7 @@ async fn connection(sup: Arc<Supervisor>, stream: Stream) {
     let mut conn = Conn {
         id: sup.new_conn(),
         sup,
-        peer_pid,
+        peer,
         foreign,
         tx,
         session: None,
@@ -123,7 +123,7 @@ async fn write_lines(mut write: WriteHalf, mut rx: mpsc::Receiver<Vec<u8>>) {
 struct Conn {
     sup: Arc<Supervisor>,
     id: u64,
-    peer_pid: Option<u32>,
+    peer: control::socket::Peer,
     /// Why the peer is in other namespaces than ours, if it is: it may only observe.
     foreign: Option<String>,
     /// Lines to the peer.
@@ -148,7 +148,8 @@ impl Conn {
         }
         let op = op();
         let pid = self
-            .peer_pid
+            .peer
+            .pid()
             .map_or_else(|| "unknown".to_owned(), |p| p.to_string());
         tracing::warn!("control socket: refused `{op}` of pid {pid} ({why})");
         Some(foreign_refusal(&op, access, why))
@@ -231,7 +232,7 @@ impl Conn {
                 }
                 self.session = Some(hello.session.clone());
                 self.sup
-                    .on_hello(self.id, hello, self.peer_pid, self.tx.clone());
+                    .on_hello(self.id, hello, &self.peer, self.tx.clone());
             }
             Message::Heartbeat(hb) => {
                 if let Some(s) = &self.session {

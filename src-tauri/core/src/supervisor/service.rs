@@ -119,6 +119,8 @@ pub(super) struct Session {
     pub(super) hello: Hello,
     /// The pid whose life is the session's: the socket peer's, else the hello's.
     pub(super) live_pid: u32,
+    /// The socket's peer: its pidfd, where the kernel gives one, tells its life exactly.
+    pub(super) peer: crate::control::socket::Peer,
     pub(super) heartbeat: Option<Heartbeat>,
     pub(super) last_report: Instant,
     pub(super) state: SessionState,

@@ -9,8 +9,19 @@ use super::api::{ApiEvent, Health, HistoryEntry, InflightStatus, SessionState, S
 use super::health::{self, UNRESPONSIVE_AFTER};
 use super::orphans;
 use super::service::{ServerState, Session, State, Supervisor, Tx};
+use crate::control::socket::Peer;
 use crate::control::{Heartbeat, Hello};
 use crate::events::{Event, now_ms};
+
+impl Session {
+    /// Whether the session's bridge still runs: by the socket peer's pidfd where there is
+    /// one, else by its pid (which may be another process's by now).
+    fn alive(&self) -> bool {
+        self.peer
+            .alive()
+            .unwrap_or_else(|| orphans::alive(self.live_pid))
+    }
+}
 
 impl Supervisor {
     pub(super) fn new_conn(&self) -> u64 {
@@ -18,7 +29,7 @@ impl Supervisor {
     }
 
     /// A bridge said hello on connection `conn`; `tx` carries lines to it.
-    pub(super) fn on_hello(&self, conn: u64, hello: Hello, peer_pid: Option<u32>, tx: Tx) {
+    pub(super) fn on_hello(&self, conn: u64, hello: Hello, peer: &Peer, tx: Tx) {
         let mut st = self.lock();
         let back = st
             .sessions
@@ -38,7 +49,8 @@ impl Supervisor {
                 .map(|s| s.stderr_tail.clone())
                 .unwrap_or_default(),
             heartbeat: before.and_then(|s| s.heartbeat),
-            live_pid: peer_pid.unwrap_or(hello.pid),
+            live_pid: peer.pid().unwrap_or(hello.pid),
+            peer: peer.clone(),
             hello,
             last_report: Instant::now(),
             state: SessionState::Live,
@@ -194,7 +206,7 @@ impl Supervisor {
         let mut gone = Vec::new();
         let mut stuck = Vec::new();
         for (id, s) in &mut st.sessions {
-            if !orphans::alive(s.live_pid) {
+            if !s.alive() {
                 gone.push(id.clone());
             } else if s.state == SessionState::Live
                 && now.saturating_duration_since(s.last_report) > UNRESPONSIVE_AFTER

@@ -7,12 +7,18 @@
 //!   folder above either;
 //! - it writes only its grants (`sandbox_write`), its own folder (package caches and temp
 //!   files, through the variables the Linux side sets) and the usual devices (`/dev/null`);
+//!   no `ioctl` reaches a terminal (`/dev/tty`: no `TIOCSTI` typing into the user's shell;
+//!   the server has no controlling terminal either, `child.rs` starts it in a session of its
+//!   own);
 //! - it forks and execs freely; it signals, and reads the state of, only processes of its own
 //!   sandbox (`target same-sandbox`: the nearest SBPL has to "its own group");
 //! - network: none; the whole network (`"host"`, with DNS through mDNSResponder); or, with a
 //!   `sandbox_network` list, TCP to the proxy's one port on the loopback and nothing else;
-//! - no UNIX socket outside its sandbox can be connected to (but mDNSResponder's, with the
-//!   host's network): the default denies them;
+//! - no UNIX socket outside its sandbox can be connected to or bound (but mDNSResponder's,
+//!   with the host's network: macOS resolves names through it alone), in any mode: the
+//!   default denies them, and every network rule names IP addresses; nor can it make a
+//!   system socket (`AF_ROUTE`, `AF_SYSTEM`, kernel controls: `system-socket` is never
+//!   allowed);
 //! - of the system's Mach services it looks up only those a runtime needs to start (the user
 //!   database, logging, notifications, preferences, the temp dir's helper) and, with a
 //!   network, the certificate checker and the network's configuration: not the keychain's.
@@ -229,8 +235,12 @@ const MACH_SERVICES_DNS: &[&str] = &[
 ];
 const MDNS_SOCKET: &str = "/private/var/run/mDNSResponder";
 
-/// The devices every program opens.
+/// The devices every program opens (and writes).
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper"];
+
+/// Those of [`DEVICES`] that take an `ioctl`: not the terminal (`TIOCSTI` would type into the
+/// user's shell).
+const IOCTL_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/dtracehelper"];
 
 /// The profile for `plan`, as `sandbox-exec -p` takes it. Later rules win over earlier ones
 /// in SBPL, so the order is: reads everywhere, writes to the grants, the hidden paths denied
@@ -271,12 +281,14 @@ pub fn profile(plan: &Plan) -> Result<String, Unsayable> {
 
     line("; Files: reads everywhere but the hidden paths.");
     line("(allow file-read*)");
-    let mut s = String::from("(allow file-write* file-ioctl");
-    for dev in DEVICES {
-        let _ = write!(s, " (literal \"{dev}\")");
+    for (rule, devices) in [("file-write*", DEVICES), ("file-ioctl", IOCTL_DEVICES)] {
+        let mut s = format!("(allow {rule}");
+        for dev in devices {
+            let _ = write!(s, " (literal \"{dev}\")");
+        }
+        s.push(')');
+        line(&s);
     }
-    s.push(')');
-    line(&s);
     for grant in &plan.grants {
         line(&format!("(allow file-write* (subpath {}))", quoted(grant)?));
     }
@@ -331,9 +343,11 @@ pub fn profile(plan: &Plan) -> Result<String, Unsayable> {
             ));
         }
         Net::Proxy(port) => {
-            line("; Network: the proxy of its `sandbox_network` list, on the loopback, only.");
+            line(
+                "; Network: TCP to the proxy of its `sandbox_network` list, on the loopback, only.",
+            );
             line(&format!(
-                "(allow network-outbound (remote ip \"localhost:{port}\"))"
+                "(allow network-outbound (remote tcp \"localhost:{port}\"))"
             ));
         }
     }
@@ -421,7 +435,7 @@ mod tests {
         assert_eq!(
             writes,
             [
-                "(allow file-write* file-ioctl (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") (literal \"/dev/dtracehelper\"))",
+                "(allow file-write* (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") (literal \"/dev/dtracehelper\"))",
                 "(allow file-write* (subpath \"/Users/me/notes\"))",
                 "(allow file-read* file-write* (subpath \"/Users/me/Library/Application Support/warden/sandbox/s\"))",
             ],
@@ -468,7 +482,7 @@ mod tests {
             .collect();
         assert_eq!(
             net,
-            ["(allow network-outbound (remote ip \"localhost:41234\"))"],
+            ["(allow network-outbound (remote tcp \"localhost:41234\"))"],
             "{list}"
         );
         // DNS is the proxy's, outside the sandbox.
@@ -486,6 +500,54 @@ mod tests {
                 "{p}"
             );
         }
+    }
+
+    /// No UNIX socket outside in any mode (but mDNSResponder's, the host's resolver, with the
+    /// host's network) and no system socket: every network rule names IP addresses, by TCP
+    /// alone with a list; "none" has no network rule at all.
+    #[test]
+    fn no_unix_or_system_socket_is_allowed_in_any_mode() {
+        let mdns = "(allow network-outbound (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\")))";
+        for (net, want) in [
+            (Net::None, &[][..]),
+            (
+                Net::Host,
+                &[
+                    "(allow network-outbound (remote ip \"*:*\"))",
+                    "(allow network-inbound (local ip \"*:*\"))",
+                    "(allow network-bind (local ip \"*:*\"))",
+                    mdns,
+                ][..],
+            ),
+            (
+                Net::Proxy(41234),
+                &["(allow network-outbound (remote tcp \"localhost:41234\"))"][..],
+            ),
+        ] {
+            let p = profile(&plan(net)).unwrap();
+            let rules: Vec<&str> = p
+                .lines()
+                .filter(|l| {
+                    l.starts_with("(allow") && (l.contains("network") || l.contains("socket"))
+                })
+                .collect();
+            assert_eq!(rules, want, "{net:?}:\n{p}");
+        }
+    }
+
+    /// A terminal takes no `ioctl` (`TIOCSTI` would type into the user's shell).
+    #[test]
+    fn no_ioctl_reaches_the_terminal() {
+        let p = profile(&plan(Net::Host)).unwrap();
+        let ioctl: Vec<&str> = p.lines().filter(|l| l.contains("file-ioctl")).collect();
+        assert_eq!(
+            ioctl,
+            [
+                "(allow file-ioctl (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/dtracehelper\"))"
+            ],
+            "{p}"
+        );
+        assert!(!p.contains("(allow file-ioctl)"), "{p}");
     }
 
     #[test]
