@@ -3,6 +3,7 @@
 Run it through scripts/run-app.sh, which installs what it needs.
 """
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -50,7 +51,8 @@ async def main(warden: str) -> None:
                     await s.call_tool("trigger-long-running-operation", {"duration": 4, "steps": 2})
                 except Exception as e:  # the SDK raises its MCP error type
                     print(f"  -> {e}")
-        log = Path(state, "logs", "everything.jsonl")
+        # The server's name and a hash of it (`paths::file_stem`).
+        log = Path(state, "logs", f"everything-{hashlib.sha256(b'everything').hexdigest()[:16]}.jsonl")
         print(f"\nEvent log ({log.name}, metadata only):")
         for line in log.read_text().splitlines():
             print("  " + line)

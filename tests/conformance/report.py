@@ -4,7 +4,7 @@
     report.py WORK_DIR OUT_FILE
 
 WORK_DIR is what scripts/conformance.sh filled: meta.env, conf-{direct,bridged,control}/ (one
-checks.json per scenario), conf-*.status, load-*.json, state-*/logs/everything.jsonl.
+checks.json per scenario), conf-*.status, load-*.json, state-*/logs/everything-<hash>.jsonl.
 Exits 1 when the bridged conformance run differs from the direct one (a scenario missing, or a
 check with another status or message), when any load run has an error or fell short of its
 request count, or when the bridge's event logs do not show the traffic went through it.
@@ -13,6 +13,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -181,7 +182,8 @@ def md(text: str) -> str:
 
 
 def bridge_events(work: Path, phase: str) -> list[dict]:
-    path = work / f"state-{phase}" / "logs" / "everything.jsonl"
+    # The server's name and a hash of it (`paths::file_stem`).
+    path = work / f"state-{phase}" / "logs" / f"everything-{hashlib.sha256(b'everything').hexdigest()[:16]}.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -8,6 +8,7 @@ Run:          cd tests/e2e && python -m pytest -q
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -88,6 +89,14 @@ def rg() -> str:
     return found
 
 
+def own_name(server: str) -> str:
+    """Warden's name for a server's own files (its log, pins, sandbox folder), as
+    `paths::file_stem` makes it: the name made safe (at most 64 characters) and 16 hex digits
+    of the SHA-256 of the exact name."""
+    safe = "".join(c if (c.isascii() and c.isalnum()) or c in "._-" else "_" for c in server).lstrip(".") or "_"
+    return f"{safe[:64]}-{hashlib.sha256(server.encode()).hexdigest()[:16]}"
+
+
 @dataclass
 class Warden:
     """Everything one test needs to run bridges in an isolated state directory."""
@@ -135,7 +144,7 @@ class Warden:
 
     def events(self, server: str) -> list[dict[str, Any]]:
         """The bridge's JSONL event log of SERVER. Read it after the session has closed."""
-        path = self.state_dir / "logs" / f"{server}.jsonl"
+        path = self.state_dir / "logs" / f"{own_name(server)}.jsonl"
         if not path.exists():
             return []
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -27,7 +27,7 @@ import anyio
 import pytest
 from mcp import ClientSession, MCPError, stdio_client
 
-from conftest import E2E_DIR, Warden
+from conftest import E2E_DIR, Warden, own_name
 
 pytestmark = pytest.mark.anyio
 
@@ -228,7 +228,8 @@ def npx() -> str:
 def npx_params(warden: Warden, npx: str, mirror: Mirror, network: str, *, via: str, work: Path):
     """`warden bridge` for `npx -y mcp-ripgrep@0.4.0`, sandboxed with `network`, in a working
     folder of its own (no node_modules: npx must download). `via` names how npm learns of the
-    mirror: `env` (`npm_config_registry`, passed by name) or `npmrc` (the working folder's)."""
+    mirror: `env` (`npm_config_registry`, passed by name) or `npmrc` (the `.npmrc` of a HOME of
+    its own: `@npm` never reads the working folder's)."""
     work.mkdir(exist_ok=True)
     pass_env = list(NPM_QUIET)
     extra: dict[str, str] = {}
@@ -236,7 +237,10 @@ def npx_params(warden: Warden, npx: str, mirror: Mirror, network: str, *, via: s
         extra["npm_config_registry"] = mirror.url
         pass_env.append("npm_config_registry")
     else:
-        (work / ".npmrc").write_text(f"registry={mirror.url}\n")
+        home = work.parent / "home"
+        home.mkdir(exist_ok=True)
+        (home / ".npmrc").write_text(f"registry={mirror.url}\n")
+        extra["HOME"] = str(home)
     params = warden.params(
         "npx-rg", [npx, "-y", f"{PACKAGE}@{VERSION}"], 'sandbox="on"', f"sandbox_network={network}", cwd=work
     )
@@ -246,7 +250,7 @@ def npx_params(warden: Warden, npx: str, mirror: Mirror, network: str, *, via: s
 
 
 def own_cache(warden: Warden) -> Path:
-    return warden.state_dir / "sandbox" / "npx-rg" / "npm"
+    return warden.state_dir / "sandbox" / own_name("npx-rg") / "npm"
 
 
 @pytest.mark.parametrize("via", ["env", "npmrc"])
@@ -254,7 +258,9 @@ async def test_npx_installs_from_the_npm_mirror_through_the_proxy_and_runs(
     warden: Warden, npx: str, mirror: Mirror, via: str
 ) -> None:
     assert not own_cache(warden).exists()  # a fresh state dir: nothing cached from before
-    params = npx_params(warden, npx, mirror, '["@npm"]', via=via, work=warden.tmp / "work")
+    # The mirror is on loopback, which `@npm` never adds whoever names it: it is listed too.
+    network = f'["@npm", "127.0.0.1:{mirror.port}"]'
+    params = npx_params(warden, npx, mirror, network, via=via, work=warden.tmp / "work")
     with anyio.fail_after(120):
         async with stdio_client(params, errlog=warden.errlog) as (read, write):
             async with ClientSession(read, write) as session:

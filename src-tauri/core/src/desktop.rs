@@ -429,14 +429,12 @@ fn open(desktop: &dyn Desktop, target: OpenTarget) -> Result<PathBuf, ApiError> 
                 );
             }
         },
-        OpenTarget::EventLog { server } => desktop
-            .state_dir()
-            .join("logs")
-            .join(format!("{}.jsonl", crate::paths::file_stem(&server))),
-        OpenTarget::DebugLog { server } => desktop
-            .state_dir()
-            .join("logs")
-            .join(format!("{}.debug.jsonl", crate::paths::file_stem(&server))),
+        OpenTarget::EventLog { server } => {
+            crate::paths::server_path(&desktop.state_dir().join("logs"), &server, ".jsonl")
+        }
+        OpenTarget::DebugLog { server } => {
+            crate::paths::server_path(&desktop.state_dir().join("logs"), &server, ".debug.jsonl")
+        }
         OpenTarget::ClientFile { path } => {
             // Only files Warden lists: the webview cannot open arbitrary paths.
             if !desktop.client_files().contains(&path) {
@@ -569,7 +567,9 @@ mod tests {
         };
         let logs = dir.path().join("state/logs");
         std::fs::create_dir_all(&logs).unwrap();
-        std::fs::write(logs.join("my_server.jsonl"), "").unwrap();
+        // Where the bridge writes it: the name's stem and its hash.
+        let log = logs.join(format!("{}.jsonl", crate::paths::file_stem("my server")));
+        std::fs::write(&log, "").unwrap();
         let r = dispatch(
             &desktop,
             AppRequest::Open {
@@ -578,12 +578,7 @@ mod tests {
                 },
             },
         );
-        assert_eq!(
-            r,
-            AppResponse::Opened {
-                path: logs.join("my_server.jsonl")
-            }
-        );
+        assert_eq!(r, AppResponse::Opened { path: log });
         // Missing files: a clear error, nothing opened.
         let r = dispatch(
             &desktop,

@@ -123,16 +123,45 @@ pub fn app_log() -> PathBuf {
 /// The name of [`app_log`] in the state dir.
 pub const APP_LOG: &str = "warden-app.log";
 
-/// The JSONL event log of one server.
+/// The JSONL event log of one server: `logs/<`[`file_stem`]`>.jsonl` (one of the old naming
+/// adopted, [`server_path`]).
 pub fn event_log(server: &str) -> PathBuf {
-    state_dir()
-        .join("logs")
-        .join(format!("{}.jsonl", file_stem(server)))
+    let logs = state_dir().join("logs");
+    let path = server_path(&logs, server, ".jsonl");
+    // Beside it: its debug log and the rotated files of each.
+    for suffix in [".debug.jsonl"].into_iter().map(str::to_owned).chain(
+        (1..=crate::events::JsonlLog::DEFAULT_KEEP)
+            .flat_map(|n| [format!(".jsonl.{n}"), format!(".debug.jsonl.{n}")]),
+    ) {
+        server_path(&logs, server, &suffix);
+    }
+    path
 }
 
-/// A server name made safe as a file name: anything but `[A-Za-z0-9._-]` becomes `_`.
+/// A server's name as the name of its own files and folders (its log, pin file and sandbox
+/// folder), lossless: its readable part ([`safe_name`], at most 64 characters) and the first
+/// 16 hex digits of the SHA-256 of the exact name, so `github`, `.github`, `git hub` and
+/// `git_hub` each get their own (`github-…`, `github-…`, `git_hub-…`, `git_hub-…`), and a
+/// server never reaches another's grants, caches or pins through a shared file.
 pub fn file_stem(server: &str) -> String {
-    let stem: String = server
+    use sha2::Digest as _;
+    let readable: String = safe_name(server).chars().take(64).collect();
+    let hash = sha2::Sha256::digest(server.as_bytes());
+    let hex = hash[..8]
+        .iter()
+        .fold(String::with_capacity(16), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        });
+    format!("{readable}-{hex}")
+}
+
+/// A text made safe as a file name, readable but lossy: anything but `[A-Za-z0-9._-]`
+/// becomes `_`, leading dots go (`_` when nothing is left). Per-server files use
+/// [`file_stem`]; this names files whose name is made unique otherwise (a backup's).
+pub fn safe_name(text: &str) -> String {
+    let stem: String = text
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
@@ -146,6 +175,64 @@ pub fn file_stem(server: &str) -> String {
         "" => "_".to_owned(),
         s => s.to_owned(),
     }
+}
+
+/// `dir/<`[`file_stem`]`(server)><suffix>`, a server's own file or folder in `dir`.
+///
+/// Warden named these `<`[`safe_name`]`(server)><suffix>` before (lossy: `.github` and
+/// `github` shared one). Such a file or folder is adopted, renamed to the new name, when the
+/// server's name is its own old name (nothing in it was replaced: the old file was named for
+/// exactly this server) and nothing has the new name yet: its pins, log and caches stay its
+/// own. A name that was changed (`.github`, `git hub`) adopts nothing: its old file is named
+/// for another server (`github`, `git_hub`), and may be that server's. So each old file goes
+/// to the one server whose name it is, never to two, and a file of the new name is never
+/// replaced (the rename refuses to). What adoption cannot undo is the sharing that happened
+/// before: a file two colliding servers both wrote stays with the one named like it.
+pub fn server_path(dir: &Path, server: &str, suffix: &str) -> PathBuf {
+    let path = dir.join(format!("{}{suffix}", file_stem(server)));
+    if safe_name(server) == server {
+        adopt(&dir.join(format!("{server}{suffix}")), &path);
+    }
+    path
+}
+
+/// Renames `old` to `new` when `old` exists and `new` does not (never replacing `new`).
+fn adopt(old: &Path, new: &Path) {
+    if new.symlink_metadata().is_ok() || old.symlink_metadata().is_err() {
+        return;
+    }
+    match rename_noreplace(old, new) {
+        Ok(()) => tracing::info!("{} is now {}", old.display(), new.display()),
+        // Another process adopted it first, or made the new one.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists
+            ) => {}
+        Err(e) => tracing::warn!(
+            "cannot rename {} to {}: {e}; it stays where it is",
+            old.display(),
+            new.display()
+        ),
+    }
+}
+
+/// `rename(old, new)` that fails with `AlreadyExists` rather than replace `new`: atomic on
+/// Linux (`RENAME_NOREPLACE`), checked just before elsewhere.
+fn rename_noreplace(old: &Path, new: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        match renameat_with(CWD, old, CWD, new, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if new.symlink_metadata().is_ok() {
+        return Err(std::io::ErrorKind::AlreadyExists.into());
+    }
+    std::fs::rename(old, new)
 }
 
 /// `name` on `$PATH` (absolute folders only), as `execvp` would find it: an executable file.
@@ -170,6 +257,7 @@ pub fn is_executable(path: &std::path::Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     /// `/run/user/<uid>` when it is the user's; else an absolute `$XDG_RUNTIME_DIR`; else none.
@@ -222,11 +310,94 @@ mod tests {
     }
 
     #[test]
-    fn stems_are_safe() {
-        assert_eq!(file_stem("rg"), "rg");
-        assert_eq!(file_stem("../../etc/passwd"), "_.._etc_passwd");
-        assert_eq!(file_stem(""), "_");
-        assert_eq!(file_stem("my server/ü"), "my_server__");
+    fn safe_names_are_safe() {
+        assert_eq!(safe_name("rg"), "rg");
+        assert_eq!(safe_name("../../etc/passwd"), "_.._etc_passwd");
+        assert_eq!(safe_name(""), "_");
+        assert_eq!(safe_name("my server/ü"), "my_server__");
+    }
+
+    /// A stem is the safe name and 16 hex digits of the exact name's hash: names that were
+    /// one file before each get their own, the same every time.
+    #[test]
+    fn stems_are_lossless() {
+        let names = [
+            "github", ".github", "git hub", "git_hub", "git/hub", "GitHub",
+        ];
+        let stems: std::collections::BTreeSet<String> =
+            names.iter().map(|n| file_stem(n)).collect();
+        assert_eq!(stems.len(), names.len(), "{stems:?}");
+    }
+
+    #[test]
+    fn a_stem_keeps_the_name_readable() {
+        assert_eq!(
+            file_stem("../x y")
+                .split_once('-')
+                .map(|(s, h)| (s.to_owned(), h.len())),
+            Some(("_x_y".to_owned(), 16))
+        );
+    }
+
+    #[test]
+    fn a_long_name_makes_a_stem_of_bounded_length() {
+        assert_eq!(file_stem(&"a".repeat(1000)).len(), 64 + 1 + 16);
+    }
+
+    /// Two servers whose old names collided (`github`, `.github`) get two paths.
+    #[test]
+    fn servers_whose_old_names_collided_get_their_own_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_ne!(
+            server_path(dir.path(), "github", ".json"),
+            server_path(dir.path(), ".github", ".json")
+        );
+    }
+
+    /// The old file of a server named as its old name is renamed to the new name.
+    #[test]
+    fn the_old_file_of_exactly_this_name_is_adopted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("github.json"), "pins").unwrap();
+        let new = server_path(dir.path(), "github", ".json");
+        assert_eq!(std::fs::read_to_string(new).ok().as_deref(), Some("pins"));
+    }
+
+    /// `.github`'s old file was `github.json`, which may be `github`'s: it is not adopted.
+    #[test]
+    fn a_name_that_was_changed_adopts_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("github.json"), "pins").unwrap();
+        let new = server_path(dir.path(), ".github", ".json");
+        assert!(new.symlink_metadata().is_err());
+    }
+
+    /// A file of the new name is never replaced; the old one stays where it is.
+    #[test]
+    fn a_new_file_is_never_replaced_by_an_old_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("github.json"), "old").unwrap();
+        let new = dir.path().join(format!("{}.json", file_stem("github")));
+        std::fs::write(&new, "new").unwrap();
+        server_path(dir.path(), "github", ".json");
+        let both = (
+            std::fs::read_to_string(&new).unwrap(),
+            std::fs::read_to_string(dir.path().join("github.json")).unwrap(),
+        );
+        assert_eq!(both, ("new".to_owned(), "old".to_owned()));
+    }
+
+    /// A folder (the sandbox's own) is adopted whole.
+    #[test]
+    fn an_old_folder_is_adopted_with_what_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("github/npm")).unwrap();
+        std::fs::write(dir.path().join("github/npm/x"), "cached").unwrap();
+        let new = server_path(dir.path(), "github", "");
+        assert_eq!(
+            std::fs::read_to_string(new.join("npm/x")).ok().as_deref(),
+            Some("cached")
+        );
     }
 
     /// The platform paths on Linux are the ones Warden used before it moved from `dirs` to

@@ -1,6 +1,7 @@
 //! Tool pinning: the tool definitions of each server as first seen (approved), and the ones a
 //! server showed since that differ from them. One JSON file per server in the state directory
-//! (`pins/<server>.json`), shared by every bridge of that server and by `warden tools`.
+//! (`pins/<server>-<hash>.json`, [`path`]), shared by every bridge of that server and by
+//! `warden tools`.
 //!
 //! A definition is what a model reads and relies on: the tool's name, description, input schema
 //! and annotations. A server that changes one between two runs (a "rug pull") is caught here.
@@ -84,11 +85,11 @@ pub fn definition(tool: &Value) -> Option<(&str, Value)> {
     Some((name, Value::Object(parts)))
 }
 
-/// `<state dir>/pins/<server>.json`.
+/// `<state dir>/pins/<`[`crate::paths::file_stem`]`>.json` (the server's readable name and a
+/// hash of its exact name: no two servers share pins); a pin file of the old naming is adopted
+/// ([`crate::paths::server_path`]).
 pub fn path(server: &str) -> PathBuf {
-    crate::paths::state_dir()
-        .join("pins")
-        .join(format!("{}.json", crate::paths::file_stem(server)))
+    crate::paths::server_path(&crate::paths::state_dir().join("pins"), server, ".json")
 }
 
 impl PinFile {

@@ -1,7 +1,8 @@
 //! `sandbox_network` as a list (issue 35), through the real bridge, bubblewrap and Landlock:
 //! a listed destination answers through the proxy (plain HTTP and CONNECT), an unlisted one
 //! gets 403 and never sees a connection, a listed name that resolves to loopback is refused,
-//! a connection that skips the proxy fails, and each refusal is a `network_denied` event.
+//! a connection that skips the proxy fails, and each refusal is a `network_denied` event;
+//! `@npm` adds no loopback mirror from an `.npmrc` (the working folder's is never read).
 //! Loopback only: nothing but 127.0.0.1 is ever contacted.
 
 use std::io::{Read as _, Write as _};
@@ -59,8 +60,21 @@ impl Origin {
 /// A bridge with `config` and `home`, its server sandboxed in `mode` ("bwrap", or "landlock"
 /// with a `bwrap` that fails as AppArmor makes it fail), initialized.
 async fn sandboxed(mode: &str, config: &str, home: &std::path::Path) -> Session {
+    sandboxed_in(mode, config, home, None).await
+}
+
+/// [`sandboxed`], the bridge (and its server) started in `cwd`.
+async fn sandboxed_in(
+    mode: &str,
+    config: &str,
+    home: &std::path::Path,
+    cwd: Option<&std::path::Path>,
+) -> Session {
     let bin = refused_bwrap();
     let mut builder = bridge().config(config).env("HOME", &home.to_string_lossy());
+    if let Some(dir) = cwd {
+        builder = builder.cwd(dir);
+    }
     if mode == "landlock" {
         builder = builder.env(
             "WARDEN_TEST_BWRAP",
@@ -262,4 +276,42 @@ async fn under_bubblewrap_a_server_finds_no_other_way_out() {
 #[tokio::test]
 async fn under_landlock_a_server_finds_no_other_way_out_but_its_ports_number() {
     a_server_finds_no_other_way_out("landlock").await;
+}
+
+/// `@npm` opens no way to this machine's own services, in `mode`: a cloned repository's
+/// `.npmrc` in the server's working folder (which the server may also write, then be
+/// restarted) and even the user's own in HOME point a scope and the registry at a loopback
+/// service (a listener standing for Redis); the server asks the proxy for it, plain and
+/// through a tunnel, and the service never sees a connection.
+async fn npm_preset_never_reaches_loopback_from_an_npmrc(mode: &str) {
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let service = Origin::start();
+    let p = service.port;
+    let npmrc = format!("registry=http://127.0.0.1:{p}/\n@x:registry=http://127.0.0.1:{p}/\n");
+    std::fs::write(work.path().join(".npmrc"), &npmrc).unwrap();
+    std::fs::write(home.path().join(".npmrc"), &npmrc).unwrap();
+    let config = "[defaults]\nsandbox = \"on\"\nsandbox_network = [\"@npm\"]\n";
+    let mut s = sandboxed_in(mode, config, home.path(), Some(work.path())).await;
+    let fetched = echo(&mut s, json!({"fetch": format!("http://127.0.0.1:{p}/")})).await;
+    let tunneled = echo(&mut s, json!({"tunnel": format!("127.0.0.1:{p}")})).await;
+    s.close().await;
+    assert_eq!(
+        service.connections(),
+        0,
+        "{mode}: the loopback service was reached: {fetched} / {tunneled}"
+    );
+}
+
+#[tokio::test]
+async fn under_bubblewrap_the_npm_preset_never_reaches_loopback_from_an_npmrc() {
+    npm_preset_never_reaches_loopback_from_an_npmrc("bwrap").await;
+}
+
+#[tokio::test]
+async fn under_landlock_the_npm_preset_never_reaches_loopback_from_an_npmrc() {
+    npm_preset_never_reaches_loopback_from_an_npmrc("landlock").await;
 }

@@ -76,7 +76,7 @@ async fn force_fallback_switches_a_live_session_both_ways() {
 }
 
 fn debug_lines(s: &Session) -> Vec<serde_json::Value> {
-    let path = s.state_dir().join("logs/fake.debug.jsonl");
+    let path = s.state_dir().join("logs").join(own_name(".debug.jsonl"));
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

@@ -130,7 +130,8 @@ async fn secrets_move_to_the_keychain_reach_the_server_and_come_back_on_unwrap()
     let seen = s.call("echo", json!({"env": "GITHUB_TOKEN"})).await;
     assert_eq!(text_of(&seen), TOKEN, "the server got the value: {seen}");
     s.close().await;
-    let debug = std::fs::read_to_string(s.state_dir().join("logs/fake.debug.jsonl")).unwrap();
+    let debug =
+        std::fs::read_to_string(s.state_dir().join("logs").join(own_name(".debug.jsonl"))).unwrap();
     assert!(
         debug.contains(r#""text":"[redacted]""#),
         "the answer is logged, its value masked: {debug}"

@@ -46,7 +46,7 @@ async fn a_changed_description_is_held_back_until_warden_tools_approve() {
         "first sight: pinned and shown"
     );
     // The bridge saves the pins off the relay: the file follows the answer.
-    let pins = s.state_dir().join("pins").join("fake.json");
+    let pins = s.state_dir().join("pins").join(own_name(".json"));
     poll_until("the pins are saved", || pins.exists()).await;
     assert!(
         warden_tools(&s, &["list", "fake"])
@@ -100,12 +100,12 @@ async fn a_corrupt_pin_file_is_reported_left_alone_and_checks_nothing() {
     let mut s = bridge()
         .state_file("pins/fake.json", b"{\"pinned\": [")
         .spawn();
-    let pins = s.state_dir().join("pins").join("fake.json");
+    let pins = s.state_dir().join("pins").join(own_name(".json"));
     s.initialize().await;
     assert!(names(&s.request("tools/list", json!({})).await).contains(&"echo".to_owned()));
     let (ok, text) = warden_tools(&s, &["approve", "fake"]);
     assert!(
-        !ok && text.contains("fake.json") && text.contains("delete it"),
+        !ok && text.contains(&own_name(".json")) && text.contains("delete it"),
         "{text}"
     );
     assert!(s.close().await.success());

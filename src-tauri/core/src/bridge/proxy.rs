@@ -10,7 +10,10 @@
 //! (`config::network::check`); a listed name is resolved here and its loopback, link-local
 //! and metadata addresses are dropped (`forbidden`); a listed address is reached as it is.
 //! A refusal is answered `403` with a body naming the destination and the key to change, and
-//! is a `network_denied` event (host, port) once per destination per session. What follows
+//! is a `network_denied` event (host, port) once per destination per session, for the first
+//! [`DENIED_KEPT`] destinations; past them a destination is still refused, but counted, and
+//! the count is a `network_denied` event without a host at 1, 2, 4, 8, ... ([`Denied`]: a
+//! server asking for destinations without end grows no set and no log). What follows
 //! the checked head goes as bytes to that destination only; a head must end within
 //! [`HEAD_TIMEOUT`] and [`MAX_HEAD`] bytes, and at most [`MAX_CONNECTIONS`] are served at once.
 //!
@@ -50,6 +53,53 @@ const HEAD_TIMEOUT: Duration = if cfg!(test) {
 /// descriptors and buffers.
 const MAX_CONNECTIONS: usize = if cfg!(test) { 4 } else { 256 };
 
+/// The destinations remembered per session, each reported once; more are counted.
+pub const DENIED_KEPT: usize = 1024;
+
+/// The destinations the proxy refused in one session (every server process of it): the first
+/// [`DENIED_KEPT`] by name (`host:port`), each reported once; past them only a count.
+#[derive(Debug, Default)]
+pub struct Denied {
+    names: HashSet<String>,
+    more: u64,
+}
+
+/// What to report of a refusal ([`Denied::note`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Report {
+    /// A destination refused for the first time: its event.
+    First,
+    /// Refused before: nothing.
+    Again,
+    /// Past [`DENIED_KEPT`]: the count of refusals not named, reported when it reaches a
+    /// power of two.
+    More(u64),
+}
+
+impl Denied {
+    /// Notes a refusal of `dest` (`host:port`).
+    fn note(&mut self, dest: &str) -> Report {
+        if self.names.contains(dest) {
+            return Report::Again;
+        }
+        if self.names.len() < DENIED_KEPT {
+            self.names.insert(dest.to_owned());
+            return Report::First;
+        }
+        self.more += 1;
+        if self.more.is_power_of_two() {
+            Report::More(self.more)
+        } else {
+            Report::Again
+        }
+    }
+
+    /// The destinations kept, by name.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.names.iter()
+    }
+}
+
 /// Where the proxy gets its listener.
 pub enum Listen {
     /// From the sandbox's helper, over this socket (bubblewrap).
@@ -65,8 +115,8 @@ pub struct Context {
     /// The list, presets expanded.
     pub list: Vec<network::Dest>,
     pub sink: Arc<Sink>,
-    /// The destinations refused so far in this session (`host:port`).
-    pub denied: Arc<Mutex<HashSet<String>>>,
+    /// The destinations refused so far in this session.
+    pub denied: Arc<Mutex<Denied>>,
 }
 
 /// The running proxy: it stops (its connections cut) when this is dropped.
@@ -494,16 +544,22 @@ fn refuse(cx: &Context, host: &str, port: u16, resolved: Option<(IpAddr, &str)>)
             ),
         ),
     };
-    let first = cx
+    let report = cx
         .denied
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(shown.clone());
-    if first {
-        let mut event = Event::new("network_denied").detail(detail);
-        event.host = Some(host.to_owned());
-        event.port = Some(port);
-        cx.sink.event(event);
+        .note(&shown);
+    match report {
+        Report::First => {
+            let mut event = Event::new("network_denied").detail(detail);
+            event.host = Some(host.to_owned());
+            event.port = Some(port);
+            cx.sink.event(event);
+        }
+        Report::More(n) => cx.sink.event(Event::new("network_denied").detail(format!(
+            "{n} more refusal(s) of destinations past the first {DENIED_KEPT} of this session, not named each"
+        ))),
+        Report::Again => {}
     }
     Answer::Refused(text)
 }

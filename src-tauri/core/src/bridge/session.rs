@@ -76,7 +76,7 @@ pub(super) struct Session {
     name: String,
     /// The destinations the proxy refused in this session (`network_denied` once each).
     #[cfg(unix)]
-    net_denied: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    net_denied: Arc<std::sync::Mutex<super::proxy::Denied>>,
 }
 
 /// How long the bridge waits for the client's `initialize` to answer it with a start failure.
@@ -353,7 +353,7 @@ impl Session {
                 .net_denied
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut list: Vec<String> = set.iter().cloned().collect();
+            let mut list: Vec<String> = set.names().cloned().collect();
             list.sort();
             list
         };
@@ -382,7 +382,7 @@ impl Session {
                 self.links.router().limits().sandbox_network,
                 crate::config::network::Network::Only(_)
             );
-            let mut detail = "bubblewrap cannot make a sandbox here, so Landlock confines the server: its files, TCP, signals and sockets as configured, but no pid namespace, and UDP and DNS not cut".to_owned();
+            let mut detail = "bubblewrap cannot make a sandbox here, so Landlock confines the server: its files, TCP, signals and sockets as configured, but no pid namespace, and with a `sandbox_network` list UDP and DNS not cut".to_owned();
             if listed {
                 // Landlock's network rules name ports, not hosts (docs/sandbox.md).
                 detail.push_str("; its sandbox_network list holds only for a well-behaved server: Landlock limits its TCP to the proxy's port number, on any address");

@@ -150,7 +150,7 @@ pub(crate) fn save(
     let ms = now_ms();
     let name = original.file_name().map_or_else(
         || "config".to_owned(),
-        |n| crate::paths::file_stem(&n.to_string_lossy()),
+        |n| crate::paths::safe_name(&n.to_string_lossy()),
     );
     let base = format!(
         "{}-{client}-{name}-{}",

@@ -6,8 +6,8 @@
 //!    that also changes the ledger holds the ledger's lock already: the ledger's is always
 //!    taken first.
 //! 3. Read; compute the new bytes from what was read.
-//! 4. Back the old bytes up; write a temp file in the same directory with the same mode,
-//!    fsync it.
+//! 4. Back the old bytes up; write a temp file in the same directory, created 0600 and given
+//!    the same mode before anything is written to it, fsync it.
 //! 5. Run the caller's `commit` (the ledger saved: a file never changes before its undo is
 //!    on disk; the caller takes it back unless the file is written).
 //! 6. Read the file again just before replacing it, then `stat` it: if its contents or its
@@ -198,7 +198,33 @@ fn same_file_state(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
-/// Writes `bytes` to a new file next to `real` with its mode (and owner, when allowed).
+/// Creates `path` (never over an existing file) readable and writable by its owner only
+/// (0600) from its first moment: permissions are checked when a file is opened, so a file
+/// created wider and narrowed later could be opened meanwhile and read through that
+/// descriptor once written.
+fn new_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts.open(path)
+}
+
+/// A new empty file at `tmp` with the mode of the file it will replace (`meta`'s) and, when
+/// allowed, its owner, both set before anything is written: created 0600 ([`new_private`]),
+/// then given that mode through its descriptor.
+fn create_temp(tmp: &Path, meta: &std::fs::Metadata) -> std::io::Result<std::fs::File> {
+    let f = new_private(tmp)?;
+    f.set_permissions(meta.permissions())?;
+    keep_owner(tmp, meta);
+    Ok(f)
+}
+
+/// Writes `bytes` to a new file next to `real` with its mode (and owner, when allowed), both
+/// set before the first byte is written ([`create_temp`]).
 fn write_temp(real: &Path, bytes: &[u8], meta: &std::fs::Metadata) -> Result<PathBuf, ClientError> {
     let dir = real.parent().unwrap_or(Path::new("."));
     let name = real
@@ -218,14 +244,20 @@ fn write_temp(real: &Path, bytes: &[u8], meta: &std::fs::Metadata) -> Result<Pat
             e,
         )
     };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| fail(e, &tmp))?;
+    let mut f = match create_temp(&tmp, meta) {
+        Ok(f) => f,
+        // Not made: nothing of ours to remove (`create_new` refused an existing file).
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(ClientError::io(
+                "write a temporary file in",
+                dir,
+                "check that the directory is writable and the disk is not full",
+                e,
+            ));
+        }
+        Err(e) => return Err(fail(e, &tmp)),
+    };
     f.write_all(bytes).map_err(|e| fail(e, &tmp))?;
-    std::fs::set_permissions(&tmp, meta.permissions()).map_err(|e| fail(e, &tmp))?;
-    keep_owner(&tmp, meta);
     f.sync_all().map_err(|e| fail(e, &tmp))?;
     Ok(tmp)
 }
@@ -286,15 +318,7 @@ pub(crate) fn create_file(
     ));
     let io = |e| ClientError::io("create", path, "check that the directory is writable", e);
     let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
-        }
+        let mut f = new_private(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()
     })();
@@ -334,4 +358,49 @@ fn place_new(tmp: &Path, path: &Path) -> std::io::Result<()> {
         }
     }
     std::fs::hard_link(tmp, path)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    fn mode(f: &std::fs::File) -> u32 {
+        f.metadata().unwrap().permissions().mode() & 0o7777
+    }
+
+    /// The temp file of a private config is private before anything is in it (not the
+    /// umask's 0644 until a `chmod` after the write).
+    #[test]
+    fn a_temp_file_is_private_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("mcp.json");
+        std::fs::write(&real, "{}").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let meta = std::fs::metadata(&real).unwrap();
+        let f = create_temp(&dir.path().join("t"), &meta).unwrap();
+        assert_eq!((mode(&f), f.metadata().unwrap().len()), (0o600, 0));
+    }
+
+    /// The temp file has the mode of the file it replaces before anything is in it.
+    #[test]
+    fn a_temp_file_has_its_final_mode_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("settings.json");
+        std::fs::write(&real, "{}").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let meta = std::fs::metadata(&real).unwrap();
+        let f = create_temp(&dir.path().join("t"), &meta).unwrap();
+        assert_eq!((mode(&f), f.metadata().unwrap().len()), (0o640, 0));
+    }
+
+    /// A new file is created 0600 whatever the umask would give.
+    #[test]
+    fn a_new_file_is_private_from_its_first_moment() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = new_private(&dir.path().join("n")).unwrap();
+        assert_eq!(mode(&f), 0o600);
+    }
 }

@@ -219,7 +219,10 @@ fn check_name(name: &str) -> Result<(), String> {
 
 /// The list with its presets replaced by their hosts: the defaults, and the registry or index
 /// the runner's configuration names (`var` reads the bridge's environment, `npmrc` are the
-/// texts of the `.npmrc` files that apply).
+/// texts of the user's own `.npmrc` files, in HOME: never the working folder's). A mirror
+/// written as an address that a listed name could not reach either ([`forbidden`]: loopback,
+/// link-local, cloud metadata) is not added, whoever wrote it: a preset names registries on
+/// the network, and such an address is reached only when the list names it itself.
 pub fn expand(list: &[Entry], var: impl Fn(&str) -> Option<String>, npmrc: &[String]) -> Vec<Dest> {
     let mut out: Vec<Dest> = Vec::new();
     let mut add = |d: Dest| {
@@ -247,8 +250,10 @@ pub fn expand(list: &[Entry], var: impl Fn(&str) -> Option<String>, npmrc: &[Str
                     urls.extend(npmrc.iter().flat_map(|text| npmrc_registries(text)));
                 }
                 for url in urls {
-                    if let Some(d) = url_host(&url) {
-                        add(d);
+                    match url_host(&url) {
+                        Some((Host::Addr(ip), _)) if forbidden(ip).is_some() => {}
+                        Some(d) => add(d),
+                        None => {}
                     }
                 }
             }
@@ -259,12 +264,21 @@ pub fn expand(list: &[Entry], var: impl Fn(&str) -> Option<String>, npmrc: &[Str
 
 /// The `registry=` and `@scope:registry=` URLs of an `.npmrc`.
 fn npmrc_registries(text: &str) -> Vec<String> {
+    npmrc_registry_settings(text)
+        .into_iter()
+        .map(|(_, url)| url)
+        .collect()
+}
+
+/// The `registry` and `@scope:registry` settings of an `.npmrc`, each key with its URL (no
+/// other line: the file's tokens stay in it).
+pub fn npmrc_registry_settings(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once('=')?;
             let k = k.trim();
             (k == "registry" || k.ends_with(":registry"))
-                .then(|| v.trim().trim_matches('"').to_owned())
+                .then(|| (k.to_owned(), v.trim().trim_matches('"').to_owned()))
         })
         .collect()
 }
@@ -566,6 +580,56 @@ mod tests {
         }
         assert_eq!(check(&l, "npm.corp.example", 443), Verdict::Unlisted);
         assert_eq!(check(&l, "registry.yarnpkg.com", 443), Verdict::Unlisted);
+    }
+
+    /// What a hostile `.npmrc` or variable may name as a mirror: loopback, link-local and
+    /// metadata addresses, however spelled. None is added; the preset's own hosts are.
+    #[test]
+    fn a_preset_adds_no_loopback_link_local_or_metadata_address() {
+        let npmrc = ["registry=http://127.0.0.1:6379/\n@x:registry=http://[::1]:5432/\n@y:registry=http://169.254.169.254/\n@z:registry=http://[::ffff:127.0.0.1]:6379/\n@w:registry=http://[fe80::1]:8080/\n@v:registry=http://0.0.0.0:6379/\n".to_owned()];
+        let var = |k: &str| match k {
+            "npm_config_registry" => Some("http://127.0.0.2:11211/".to_owned()),
+            "PIP_EXTRA_INDEX_URL" => {
+                Some("http://100.100.100.200/ http://[fd00:ec2::254]/".to_owned())
+            }
+            _ => None,
+        };
+        let l = expand(
+            &[entry("@npm").unwrap(), entry("@pypi").unwrap()],
+            var,
+            &npmrc,
+        );
+        let addrs: Vec<&Dest> = l
+            .iter()
+            .filter(|(h, _)| matches!(h, Host::Addr(_)))
+            .collect();
+        assert_eq!(addrs, Vec::<&Dest>::new());
+    }
+
+    /// A mirror at a private or public address is the user's to name: it is added.
+    #[test]
+    fn a_preset_adds_a_mirror_at_another_address() {
+        let npmrc = ["registry=http://10.0.0.5:4873/\n".to_owned()];
+        let l = expand(&[entry("@npm").unwrap()], |_| None, &npmrc);
+        assert_eq!(
+            check(&l, "10.0.0.5", 4873),
+            Verdict::Addr("10.0.0.5".parse().unwrap())
+        );
+    }
+
+    /// A listed loopback address is still reached: only what a preset adds is checked.
+    #[test]
+    fn an_address_listed_by_the_user_stays_listed_beside_a_preset() {
+        let npmrc = ["registry=http://127.0.0.1:6379/\n".to_owned()];
+        let l = expand(
+            &[entry("@npm").unwrap(), entry("127.0.0.1:6379").unwrap()],
+            |_| None,
+            &npmrc,
+        );
+        assert_eq!(
+            check(&l, "127.0.0.1", 6379),
+            Verdict::Addr("127.0.0.1".parse().unwrap())
+        );
     }
 
     #[test]

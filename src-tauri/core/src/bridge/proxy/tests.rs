@@ -373,3 +373,45 @@ fn a_plain_answer_says_connection_close_and_the_connection_ends() {
         }
     }
 }
+
+/// Past [`DENIED_KEPT`] destinations no more are kept: the set stays bounded.
+#[test]
+fn the_refused_destinations_kept_are_bounded() {
+    let mut d = Denied::default();
+    for i in 0..DENIED_KEPT + 500 {
+        d.note(&format!("h{i}.example:443"));
+    }
+    assert_eq!(d.names().count(), DENIED_KEPT);
+}
+
+/// Each kept destination is reported once; past the cap, the count is reported at each
+/// power of two and never a destination by name.
+#[test]
+fn refusals_past_the_cap_are_reported_as_a_count() {
+    let mut d = Denied::default();
+    for i in 0..DENIED_KEPT {
+        d.note(&format!("h{i}.example:443"));
+    }
+    let reports: Vec<Report> = [
+        "h0.example:443",
+        "x1:443",
+        "x2:443",
+        "x3:443",
+        "x4:443",
+        "x1:443",
+    ]
+    .iter()
+    .map(|dest| d.note(dest))
+    .collect();
+    assert_eq!(
+        reports,
+        [
+            Report::Again,
+            Report::More(1),
+            Report::More(2),
+            Report::Again,
+            Report::More(4),
+            Report::Again,
+        ]
+    );
+}
