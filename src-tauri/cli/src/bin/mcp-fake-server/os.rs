@@ -105,6 +105,35 @@ mod unix {
         Ok(lines.join("\n"))
     }
 
+    /// What this process's descriptor `fd` is: a regular file's text (its first 4 KiB, from
+    /// its start), else its kind; an error when it has no such descriptor.
+    #[allow(unsafe_code)]
+    pub fn descriptor(fd: i64) -> std::io::Result<String> {
+        let fd = libc::c_int::try_from(fd).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        // SAFETY: fstat into a zeroed stat of its own type (EBADF for a descriptor this
+        // process does not have).
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let kind = match st.st_mode & libc::S_IFMT {
+            libc::S_IFREG => {
+                let mut buf = vec![0u8; 4096];
+                // SAFETY: pread into a buffer of the length given.
+                let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+                let n = usize::try_from(n).map_err(|_| std::io::Error::last_os_error())?;
+                buf.truncate(n);
+                return Ok(String::from_utf8_lossy(&buf).into_owned());
+            }
+            libc::S_IFSOCK => "socket",
+            libc::S_IFIFO => "pipe",
+            libc::S_IFCHR => "character device",
+            libc::S_IFDIR => "folder",
+            _ => "other",
+        };
+        Ok(kind.to_owned())
+    }
+
     /// SIGTERM to `pid`.
     #[allow(unsafe_code)]
     pub fn signal(pid: i64) -> std::io::Result<String> {
@@ -159,6 +188,10 @@ mod win {
     }
 
     pub fn sockets() -> std::io::Result<String> {
+        Err(unsupported())
+    }
+
+    pub fn descriptor(_: i64) -> std::io::Result<String> {
         Err(unsupported())
     }
 

@@ -49,6 +49,14 @@ pub struct Builder {
     envs: Vec<(String, String)>,
     sdk_env: bool,
     bridge_args: Vec<String>,
+    cwd: Option<PathBuf>,
+    leaked: Vec<i32>,
+}
+
+/// The name of the fake server's own file with `suffix` (`.jsonl`: its event log, `.json`:
+/// its pins, none: its sandbox folder): the server's name's stem and a hash of it.
+pub fn own_name(suffix: &str) -> String {
+    format!("{}{suffix}", warden_core::paths::file_stem("fake"))
 }
 
 pub fn bridge() -> Builder {
@@ -64,6 +72,8 @@ pub fn bridge() -> Builder {
         envs: Vec::new(),
         sdk_env: false,
         bridge_args: Vec::new(),
+        cwd: None,
+        leaked: Vec::new(),
     }
 }
 
@@ -120,8 +130,22 @@ impl Builder {
         self
     }
 
+    /// The bridge's (and so its server's) working folder.
+    pub fn cwd(mut self, dir: &Path) -> Self {
+        self.cwd = Some(dir.to_owned());
+        self
+    }
+
     pub fn sdk_env(mut self) -> Self {
         self.sdk_env = true;
+        self
+    }
+
+    /// The bridge inherits descriptor `fd` of this process (which the caller keeps open until
+    /// `spawn`), as from an IDE that leaked it: its close-on-exec flag is cleared in the
+    /// bridge's process alone.
+    pub fn leak_fd(mut self, fd: i32) -> Self {
+        self.leaked.push(fd);
         self
     }
 
@@ -171,6 +195,9 @@ impl Builder {
                 }
             }
         }
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
         cmd.env("WARDEN_CONFIG", &config)
             .env("WARDEN_STATE_DIR", dir.path().join("state"))
             // Never the user's own supervisor.
@@ -180,6 +207,10 @@ impl Builder {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        #[cfg(unix)]
+        for &fd in &self.leaked {
+            leak(&mut cmd, fd);
+        }
         let mut child = cmd.spawn().unwrap();
         let stdin = child.stdin.take();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -220,6 +251,21 @@ impl Builder {
             dir,
             next_id: 100,
         }
+    }
+}
+
+/// Clears the close-on-exec flag of `fd` in the process `cmd` starts.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn leak(cmd: &mut Command, fd: i32) {
+    // SAFETY: runs in the forked child before exec; fcntl is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 
@@ -351,7 +397,7 @@ impl Session {
     }
 
     pub fn events(&self) -> Vec<Value> {
-        let path = self.state_dir().join("logs").join("fake.jsonl");
+        let path = self.state_dir().join("logs").join(own_name(".jsonl"));
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
