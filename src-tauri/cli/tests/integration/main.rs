@@ -8,6 +8,8 @@
 mod common;
 
 #[cfg(unix)]
+mod answers;
+#[cfg(unix)]
 mod approvals;
 #[cfg(unix)]
 mod bridge;
@@ -39,6 +41,8 @@ mod sandbox;
 mod secrets;
 #[cfg(unix)]
 mod servers;
+#[cfg(target_os = "linux")]
+mod side_doors;
 #[cfg(unix)]
 mod soak_regressions;
 #[cfg(unix)]

@@ -136,6 +136,25 @@ fn clients_detects_every_client_on_linux() {
     assert!(legacy.active);
 }
 
+/// A sandboxed server reads none of the files Warden reads other servers' keys from: each
+/// client's user file (and VS Code's profiles) lies in a path the sandbox hides.
+#[test]
+fn every_client_file_is_hidden_from_a_sandboxed_server() {
+    let (_keep, env) = home();
+    std::fs::create_dir_all(env.home.join(".config/Code/User/profiles/work")).unwrap();
+    let places = crate::bridge::sandbox::Places {
+        homes: vec![env.home.clone()],
+        ..Default::default()
+    };
+    let hidden = places.listed_hidden(&Default::default());
+    let shown: Vec<PathBuf> = candidates(&env)
+        .into_iter()
+        .filter(|f| f.scope == Scope::User && !hidden.iter().any(|h| f.path.starts_with(h)))
+        .map(|f| f.path)
+        .collect();
+    assert!(shown.is_empty(), "not hidden: {shown:?}");
+}
+
 #[test]
 fn clients_honours_xdg_and_overrides() {
     let (dir, mut env) = home();

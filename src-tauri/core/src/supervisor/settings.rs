@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::api::{LimitSource, LimitValue, LimitsReport, PolicyKind, ToolPolicy};
+use super::api::{GrantReadOnly, LimitSource, LimitValue, LimitsReport, PolicyKind, ToolPolicy};
 use crate::config::{Config, KEYS, Origin};
 use crate::policy::Policy;
 
@@ -63,6 +63,11 @@ pub fn limits_and_tools(path: Option<&Path>, server: &str, seen: &[String]) -> L
         config: path.map(Path::to_owned),
         keys,
         sandbox_hidden: sandbox_hidden(path, config.as_ref(), server),
+        sandbox_read_only_names: crate::bridge::sandbox::READ_ONLY_IN_GRANTS
+            .iter()
+            .map(|n| (*n).to_owned())
+            .collect(),
+        sandbox_grants: sandbox_grants(config.as_ref(), server),
         tools: tool_policies(config.as_ref(), server, &crate::pins::path(server), seen),
         home,
         warnings: config.map(|c| c.warnings).unwrap_or_default(),
@@ -77,6 +82,23 @@ fn sandbox_hidden(path: Option<&Path>, config: Option<&Config>, server: &str) ->
         .and_then(|c| c.limits_for(server, &Default::default()).ok())
         .unwrap_or_default();
     crate::bridge::sandbox::Places::of_this_process(path, server, &[]).listed_hidden(&limits)
+}
+
+/// Each existing folder `server` may write, with what stays read-only in it.
+fn sandbox_grants(config: Option<&Config>, server: &str) -> Vec<GrantReadOnly> {
+    let limits = config
+        .and_then(|c| c.limits_for(server, &Default::default()).ok())
+        .unwrap_or_default();
+    limits
+        .sandbox_write
+        .iter()
+        .filter(|g| g.is_dir())
+        .map(|g| GrantReadOnly {
+            grant: g.clone(),
+            read_only: crate::bridge::sandbox::read_only_in(g),
+            git: g.join(".git").exists(),
+        })
+        .collect()
 }
 
 /// The policy of each tool of `server` its pin file (at `pins`) knows, or `seen` names, as

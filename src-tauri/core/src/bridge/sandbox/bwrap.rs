@@ -1,7 +1,8 @@
 //! The sandbox made by bubblewrap: the whole file system read-only, a private /tmp, a
 //! minimal /dev and /proc, its own user, pid, IPC and UTS namespaces (and network, unless
-//! the host's is granted), `/run` and the hidden paths covered, writes only to the grants
-//! and the server's own folder.
+//! the host's is granted), `/run` covered and each folder that holds a hidden path made
+//! afresh without it (hidden for the whole session), writes only to the grants (but what
+//! stays read-only in them) and the server's own folder.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -62,17 +63,27 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
     for dir in places.under_tmp(command) {
         mount(&mut a, "--ro-bind", &dir, &dir);
     }
+    // Hidden for the whole session: each folder that holds a hidden path is made afresh, its
+    // other entries bound back read-only (parents first, the grants and the rest on top).
+    let masks = places.masks(limits);
+    for dir in &masks.rebuilt {
+        rebuild(&mut a, dir, &masks.hidden);
+    }
     let (grants, own) = places.writable(limits);
     for dir in &grants {
         mount(&mut a, "--bind", dir, dir);
     }
+    // What runs outside later stays read-only inside the grants.
+    for path in places.read_only(limits) {
+        mount(&mut a, "--ro-bind", &path, &path);
+    }
     // After the grants: a hidden path inside a grant stays hidden (the later mount wins).
-    for path in places.hidden(limits) {
+    for path in &masks.covered {
         if path.is_dir() {
             a.push("--tmpfs".into());
             a.push(path.clone().into());
         } else {
-            mount(&mut a, "--ro-bind", Path::new("/dev/null"), &path);
+            mount(&mut a, "--ro-bind", Path::new("/dev/null"), path);
         }
     }
     // Name resolution where /etc/resolv.conf points into the hidden /run (systemd-resolved).
@@ -83,6 +94,12 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
     if let Some(own) = &own {
         mount(&mut a, "--bind", own, own);
     }
+    // The rebuilt folders are read-only, as the file system they stand for (after every
+    // mount in them: bubblewrap makes the missing mount points in them first).
+    for dir in &masks.rebuilt {
+        a.push("--remount-ro".into());
+        a.push(dir.into());
+    }
     if let Some(cwd) = &places.cwd {
         a.push("--chdir".into());
         a.push(cwd.into());
@@ -90,6 +107,30 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
     a.push("--".into());
     a.extend(command.iter().cloned());
     a
+}
+
+/// Makes `dir` afresh (a tmpfs) with each of its entries but the `hidden` ones bound back
+/// read-only as they are (a symlink as a symlink: bound, it would show what it points to).
+/// An entry that vanishes before bubblewrap binds it is left out.
+fn rebuild(a: &mut Vec<OsString>, dir: &Path, hidden: &[PathBuf]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    a.push("--tmpfs".into());
+    a.push(dir.into());
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if hidden.contains(&path) {
+            continue;
+        }
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            if let Ok(target) = std::fs::read_link(&path) {
+                a.extend(["--symlink".into(), target.into(), path.into()]);
+            }
+        } else {
+            a.extend(["--ro-bind-try".into(), path.clone().into(), path.into()]);
+        }
+    }
 }
 
 /// The folder of the file /etc/resolv.conf resolves to, when it lies under /run.

@@ -1,10 +1,14 @@
 //! The sandbox made by Landlock where bubblewrap cannot make one (Linux 6.12+, Landlock ABI
-//! 6): reads everywhere but the hidden paths and `/tmp`, writes only the grants and the
-//! server's own folder (its temp files included, through `TMPDIR`), no TCP unless the host's
+//! 6): reads everywhere but the hidden paths (a hidden path made while the server runs too:
+//! the folders above it are allowed entry by entry) and `/tmp`, writes only the grants but
+//! what stays read-only in them (a grant that holds such a name is allowed entry by entry,
+//! so its top takes no new entry) and the server's own folder (its temp files included,
+//! through `TMPDIR`), no TCP unless the host's
 //! network is granted (with a `sandbox_network` list: TCP connect to the proxy's port only), no signal to a process outside the sandbox and no abstract UNIX
 //! socket (its scopes). With the system-call filter, no UNIX socket at all. What it cannot
 //! do that bubblewrap does: a pid namespace (the user's processes stay visible in /proc,
-//! though not their memory or environment), UDP and DNS cut.
+//! though not their memory or environment), and with a list, UDP and DNS cut (with `"none"`
+//! the filter allows no socket at all).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -95,6 +99,16 @@ impl Rules {
             add(&mut created, root, AccessFs::from_read(v6))?;
         }
         hidden.pop();
+        // What runs outside later stays read-only inside the grants: left out of them, and
+        // readable (a grant under /tmp is not otherwise).
+        let read_only = places.read_only(limits);
+        for path in &read_only {
+            add(&mut created, path, AccessFs::from_read(v6))?;
+        }
+        // A hidden path not made yet inside a grant is the server's to make: splitting the
+        // grant for it would only take the top of the grant from the server.
+        hidden.retain(|h| h.exists() || !grants.iter().any(|g| h.starts_with(g)));
+        hidden.extend(read_only);
         for dir in split(&grants, &hidden).iter().chain(own.iter()) {
             add(&mut created, dir, AccessFs::from_all(v6))?;
         }

@@ -1,11 +1,17 @@
 //! The per-server sandbox (`sandbox = "on"`, Linux). Whatever the mode, a sandboxed server:
 //! - reads everything but the hidden paths (keys and tokens of the usual tools in every home
-//!   the bridge knows of, Warden's own config and state, `/run` with the runtime dir and its
-//!   sockets, the user's `sandbox_deny`) and writes only its grants (`sandbox_write`) and a
-//!   folder of its own under Warden's state (its npm and uv caches, its temp files);
-//! - creates no UNIX socket (a seccomp filter refuses `socket(AF_UNIX, ...)` and io_uring),
-//!   so neither Warden's control socket, nor the buses, nor agent or abstract sockets are
-//!   reachable, whatever its network;
+//!   the bridge knows of, the clients' files that hold other servers' keys, Warden's own
+//!   config and state, `/run` with the runtime dir and its sockets, the user's
+//!   `sandbox_deny`), hidden for the whole session (made, or replaced by a rename, while it
+//!   runs), and writes only its grants (`sandbox_write`; never a home or a folder on `PATH`,
+//!   and not what other programs run later: [`READ_ONLY_IN_GRANTS`]) and a folder of its
+//!   own under Warden's state (its npm and uv caches, its temp files);
+//! - creates no socket but TCP and UDP over IPv4 or IPv6, and with no network none at all
+//!   under Landlock, none that leaves its own empty network namespace under bubblewrap
+//!   (its seccomp filter, `seccomp.rs`, which also refuses other ABIs' system calls, TCP Fast
+//!   Open's connect past `connect()`, io_uring and UNIX datagram pairs): so no UNIX socket,
+//!   and neither Warden's control socket, nor the buses, nor agent or abstract sockets are
+//!   reachable, whatever its network, nor MPTCP past Landlock's TCP rules;
 //! - gets a cleared environment: [`KEPT_ENV`], the variables named by `--pass-env`, the
 //!   `--secret-env` values, and its own folders' variables;
 //! - signals only processes of its own sandbox.
@@ -56,8 +62,10 @@ pub const BWRAP: &str = "bwrap";
 /// The fallback where bubblewrap cannot make a sandbox (user namespaces refused).
 pub const LANDLOCK: &str = "landlock";
 
-/// Hidden from every sandboxed server, in each home: keys and tokens of the usual tools, and
-/// Warden's own config and state at their default places.
+/// Hidden from every sandboxed server, in each home: keys and tokens of the usual tools, the
+/// files that hold other servers' keys (each client's own config file at its default place,
+/// with its backups and profiles), and Warden's own config and state at their default places.
+/// `clients::detect`'s tests check that every client file it reads is here.
 const DENIED_IN_HOME: &[&str] = &[
     ".ssh",
     ".aws",
@@ -65,10 +73,74 @@ const DENIED_IN_HOME: &[&str] = &[
     ".kube",
     ".docker",
     ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".azure",
     ".config/gh",
+    ".config/gcloud",
     ".local/share/keyrings",
     ".config/warden",
     ".local/state/warden",
+    // The clients' files (other servers' inline keys), as `clients::detect` finds them.
+    ".claude.json",
+    ".claude.json.backup",
+    ".claude/.credentials.json",
+    ".config/Claude",
+    ".cursor/mcp.json",
+    ".config/Code/User/mcp.json",
+    ".config/Code/User/profiles",
+    ".config/Code - Insiders/User/mcp.json",
+    ".config/Code - Insiders/User/profiles",
+    ".config/VSCodium/User/mcp.json",
+    ".config/VSCodium/User/profiles",
+    ".vscode-server/data/User/mcp.json",
+    ".config/Code/User/globalStorage/saoudrizwan.claude-dev",
+    ".config/Code - Insiders/User/globalStorage/saoudrizwan.claude-dev",
+    ".config/VSCodium/User/globalStorage/saoudrizwan.claude-dev",
+    ".config/Cursor/User/globalStorage/saoudrizwan.claude-dev",
+    ".config/Windsurf/User/globalStorage/saoudrizwan.claude-dev",
+    ".vscode-server/data/User/globalStorage/saoudrizwan.claude-dev",
+    ".copilot",
+    ".cline",
+    "Documents/Cline",
+    ".codeium/windsurf/mcp_config.json",
+    ".codeium/mcp_config.json",
+    ".config/zed/settings.json",
+    ".gemini/settings.json",
+    ".codex/config.toml",
+    ".config/opencode",
+    ".kiro/settings",
+    ".lmstudio/mcp.json",
+    ".cache/lm-studio/mcp.json",
+    ".continue/config.yaml",
+    ".continue/mcpServers",
+    ".config/goose",
+];
+
+/// The keys' folders below a home's own entries that bubblewrap makes (empty, 0700) when
+/// they do not exist yet, so that what a tool writes there while a server runs stays hidden
+/// (a home's own entries are hidden whether they exist or not: the home is rebuilt).
+const MADE_IF_MISSING: &[&str] = &[".config/gh", ".config/gcloud", ".local/share/keyrings"];
+
+/// What stays read-only inside every write grant (and the home, which no grant may be):
+/// what other programs run later, outside any sandbox: git's config, hooks and info, the
+/// editors' and agents' project settings and tasks, project MCP files, direnv's files, CI
+/// workflows. A `.git` that is a file (a linked work tree's pointer) stays read-only whole.
+pub const READ_ONLY_IN_GRANTS: &[&str] = &[
+    ".git/config",
+    ".git/hooks",
+    ".git/info",
+    ".vscode",
+    ".idea",
+    ".zed",
+    ".cursor",
+    ".gemini",
+    ".claude",
+    ".mcp.json",
+    ".envrc",
+    ".direnv",
+    ".github/workflows",
 ];
 
 /// Hidden too: the runtime dirs (`/run/user/<uid>`: the session bus, the keychain's way in,
@@ -82,9 +154,20 @@ pub const KEPT_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TZ",
 ];
 
-/// Container runners: under `sandbox = "on"` their servers would run in the runner's daemon,
-/// outside any sandbox Warden can make.
-const CONTAINER_RUNNERS: &[&str] = &["docker", "podman", "nerdctl"];
+/// Container runners: under `sandbox = "on"` their servers would run in the runner's daemon
+/// or virtual machine, outside any sandbox Warden can make ([`container_runner`]).
+const CONTAINER_RUNNERS: &[&str] = &[
+    "docker",
+    "docker-compose",
+    "podman",
+    "podman-remote",
+    "podman-compose",
+    "nerdctl",
+    "finch",
+    "lima",
+    "limactl",
+    "colima",
+];
 
 /// The places of this machine a server's sandbox is built from.
 #[derive(Debug, Clone, Default)]
@@ -131,7 +214,11 @@ impl Places {
             homes,
             warden,
             cwd: std::env::current_dir().ok(),
-            own: Some(state.join("sandbox").join(crate::paths::file_stem(server))),
+            own: Some(crate::paths::server_path(
+                &state.join("sandbox"),
+                server,
+                "",
+            )),
             pass_env: pass_env.to_vec(),
             helper: std::env::current_exe().and_then(std::fs::canonicalize).ok(),
         }
@@ -151,14 +238,102 @@ impl Places {
         denied
     }
 
-    /// [`Places::listed_hidden`] that exist, resolved (a hidden path reached through a
-    /// symlinked `/home` is hidden where it really is), without those inside another.
+    /// [`Places::listed_hidden`], resolved (a hidden path reached through a symlinked `/home`
+    /// is hidden where it really is; one that does not exist yet, where it would be), without
+    /// those inside another. A path that does not exist is kept: the sandbox must not show it
+    /// when it appears while the server runs.
     fn hidden(&self, limits: &Limits) -> Vec<PathBuf> {
-        let all = resolved(self.listed_hidden(limits));
+        let mut all: Vec<PathBuf> = Vec::new();
+        for p in self
+            .listed_hidden(limits)
+            .iter()
+            .filter_map(|p| resolved_leniently(p))
+        {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
         all.iter()
             .filter(|p| !all.iter().any(|q| q != *p && p.starts_with(q)))
             .cloned()
             .collect()
+    }
+
+    /// How bubblewrap hides [`Places::hidden`] for the whole session:
+    /// - an entry of a home (`~/.netrc`, `~/.aws`): the home is made afresh, a tmpfs with its
+    ///   other entries bound back read-only, so neither a hidden file replaced by a rename
+    ///   (which would take a mask on the file itself away) nor one made while the server runs
+    ///   ever shows;
+    /// - a file elsewhere: the same for its folder;
+    /// - a folder elsewhere: a tmpfs on it; one of the keys' folders ([`MADE_IF_MISSING`]) that
+    ///   does not exist yet is made first, empty and 0700, so it is hidden once made;
+    /// - inside a grant (whose rebuild would lose the server's new files), under the sandbox's
+    ///   own `/tmp`, or right under `/`: covered where it is, if it exists.
+    ///
+    /// Every bind costs the start about 0.4 ms, which is why only homes and the folders of
+    /// hidden files are rebuilt.
+    fn masks(&self, limits: &Limits) -> Masks {
+        let hidden = self.hidden(limits);
+        let grants = resolved(limits.sandbox_write.clone());
+        let homes = resolved(self.homes.clone());
+        let kept: Vec<PathBuf> = homes
+            .iter()
+            .cloned()
+            .chain(resolved(self.cwd.iter().cloned().collect()))
+            .collect();
+        // Under /tmp (the sandbox's own) only a home or working folder kept readable there is
+        // rebuilt: another would show what the private /tmp leaves out.
+        let rebuildable = |p: &Path| {
+            p != Path::new("/")
+                && (!p.starts_with("/tmp")
+                    || p != Path::new("/tmp") && kept.iter().any(|k| p.starts_with(k)))
+        };
+        let mut masks = Masks::default();
+        let mut rebuild = |p: &Path| {
+            if !masks.rebuilt.iter().any(|r| r == p) {
+                masks.rebuilt.push(p.to_owned());
+            }
+        };
+        let mut covered = Vec::new();
+        for h in &hidden {
+            let Some(parent) = h.parent() else { continue };
+            if grants.iter().any(|g| h.starts_with(g)) || !rebuildable(parent) {
+                if h.exists() {
+                    covered.push(h.clone());
+                }
+            } else if homes.iter().any(|home| home == parent) {
+                rebuild(parent);
+            } else if h.is_dir() {
+                covered.push(h.clone());
+            } else if h.exists() {
+                rebuild(parent);
+            } else if parent.is_dir()
+                && homes
+                    .iter()
+                    .any(|home| MADE_IF_MISSING.iter().any(|m| home.join(m) == *h))
+                && private_dirs(h).is_ok()
+            {
+                covered.push(h.clone());
+            }
+        }
+        // A folder before the ones inside it: each is rebuilt in what its parent's rebuild made.
+        masks.rebuilt.sort_by_key(|p| p.components().count());
+        masks.covered = covered;
+        masks.hidden = hidden;
+        masks
+    }
+
+    /// The paths that stay read-only inside the server's grants ([`READ_ONLY_IN_GRANTS`]),
+    /// resolved, for those that exist.
+    fn read_only(&self, limits: &Limits) -> Vec<PathBuf> {
+        let grants = resolved(limits.sandbox_write.clone());
+        let mut out: Vec<PathBuf> = Vec::new();
+        for p in grants.iter().flat_map(|g| read_only_in(g)) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
     }
 
     /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: [`Places::kept`]
@@ -199,12 +374,11 @@ impl Places {
         resolved(dirs)
     }
 
-    /// The folders the server may write: its grants (resolved) and its own folder, created.
+    /// The folders the server may write: its grants (resolved) and its own folder, created
+    /// ([`own_dirs`]: through no link the server planted in it; `own` itself is Warden's).
     fn writable(&self, limits: &Limits) -> (Vec<PathBuf>, Option<PathBuf>) {
         let own = self.own.as_ref().and_then(|own| {
-            for sub in OWN_DIRS {
-                private_dirs(&own.join(sub)).ok()?;
-            }
+            own_dirs(own).ok()?;
             own.canonicalize().ok()
         });
         (resolved(limits.sandbox_write.clone()), own)
@@ -243,6 +417,55 @@ fn own_env(own: &Path, private_tmp: bool) -> Vec<(OsString, OsString)> {
     env
 }
 
+/// Creates the server's own folder `own` (with its missing parents, Warden's state) and its
+/// parts ([`OWN_DIRS`]), 0700, following no symbolic link below `own`: the server writes
+/// there, and a link it planted (`npm` or `tmp` pointing at a folder of the user's) would
+/// have Warden make folders through it on the next start. Each part is made and opened
+/// relative to its parent's descriptor, without following a link (`O_NOFOLLOW`), so a
+/// link swapped in meanwhile (by another bridge's server of the same name) is met too.
+/// `Err`: why, with the path to delete when a link or a file stands where a part goes.
+fn own_dirs(own: &Path) -> Result<(), String> {
+    private_dirs(own)
+        .map_err(|e| format!("its own folder {} cannot be made ({e})", own.display()))?;
+    #[cfg(unix)]
+    {
+        use rustix::fs::{CWD, Mode, OFlags, mkdirat, openat};
+        use rustix::io::Errno;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fail = |path: &Path, e: Errno| {
+            if e == Errno::LOOP || e == Errno::NOTDIR {
+                format!(
+                    "its own folder holds {} as a symbolic link or a file where Warden keeps a folder (the server writes there: a link it planted would have Warden make folders wherever it points); Warden follows no link there. Delete {} (it is made again at the next start)",
+                    path.display(),
+                    path.display()
+                )
+            } else {
+                format!("its own folder's {} cannot be made ({e})", path.display())
+            }
+        };
+        let root = openat(CWD, own, flags, Mode::empty()).map_err(|e| fail(own, e))?;
+        for sub in OWN_DIRS {
+            let mut path = own.to_owned();
+            let mut dir: Option<OwnedFd> = None;
+            for part in sub.split('/') {
+                path.push(part);
+                let parent = dir.as_ref().unwrap_or(&root);
+                match mkdirat(parent, part, Mode::from_raw_mode(0o700)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(fail(&path, e)),
+                }
+                dir = Some(openat(parent, part, flags, Mode::empty()).map_err(|e| fail(&path, e))?);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    for sub in OWN_DIRS {
+        private_dirs(&own.join(sub))
+            .map_err(|e| format!("its own folder {} cannot be made ({e})", own.display()))?;
+    }
+    Ok(())
+}
+
 /// Creates `dir` and its missing parents, 0700.
 fn private_dirs(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
@@ -266,6 +489,119 @@ fn resolved(paths: Vec<PathBuf>) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// `path` with its symlinks resolved as far as it exists, the rest as named (a path with `..`
+/// after the part that exists is not taken: it could name anything once made).
+fn resolved_leniently(path: &Path) -> Option<PathBuf> {
+    if let Ok(p) = path.canonicalize() {
+        return Some(p);
+    }
+    let mut base = path;
+    let mut rest: Vec<&OsStr> = Vec::new();
+    loop {
+        rest.push(base.file_name()?);
+        base = base.parent()?;
+        if let Ok(b) = base.canonicalize() {
+            return Some(rest.iter().rev().fold(b, |p, part| p.join(part)));
+        }
+    }
+}
+
+/// What bubblewrap does to hide [`Places::hidden`] (see [`Places::masks`]).
+#[derive(Debug, Default)]
+struct Masks {
+    /// Folders made afresh, each with its entries but the hidden ones bound back, parents first.
+    rebuilt: Vec<PathBuf>,
+    /// Paths covered where they are (a tmpfs on a folder, `/dev/null` on a file).
+    covered: Vec<PathBuf>,
+    /// Every hidden path, resolved: the entries a rebuilt folder leaves out.
+    hidden: Vec<PathBuf>,
+}
+
+/// The paths of [`READ_ONLY_IN_GRANTS`] that exist in the folder `grant`, resolved (a symlinked
+/// one: what it points to). For the window too, which shows them beside each grant.
+pub fn read_only_in(grant: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let git = grant.join(".git");
+    let names = READ_ONLY_IN_GRANTS.iter().map(|n| grant.join(n));
+    // A linked work tree's `.git` is a file that names its git folder: read-only whole.
+    let candidates: Vec<PathBuf> = if git.is_file() {
+        std::iter::once(git).chain(names).collect()
+    } else {
+        names.collect()
+    };
+    for p in candidates {
+        if let Ok(r) = p.canonicalize()
+            && !out.contains(&r)
+        {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Refuses (`W-SANDBOX-GRANT`) a write grant that would let the server change what runs
+/// outside the sandbox later: a home or a folder that holds one (its shell's start-up files),
+/// a folder on `PATH` or one that holds one, or a folder inside a name that stays read-only
+/// (in a home or in another grant).
+fn check_grants(limits: &Limits, places: &Places) -> Result<(), Refused> {
+    let grants = resolved(limits.sandbox_write.clone());
+    let homes = resolved(places.homes.clone());
+    let mut on_path: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .filter(|d| d.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default();
+    // The user's own program folders, on the PATH of their shell if not of the IDE's.
+    for home in &homes {
+        on_path.extend([".local/bin", "bin", ".cargo/bin"].map(|d| home.join(d)));
+    }
+    let on_path = resolved(on_path);
+    let refuse = |grant: &Path, why: String| {
+        Err(Refused::new(
+            Code::SandboxGrant,
+            &format!(
+                "its `sandbox_write` grants {}, {why}: a program run outside the sandbox later would run what the server wrote there",
+                grant.display()
+            ),
+        ))
+    };
+    for g in &grants {
+        if let Some(home) = homes.iter().find(|h| h.starts_with(g)) {
+            return refuse(
+                g,
+                if home == g {
+                    "the home folder".to_owned()
+                } else {
+                    format!("which holds the home folder {}", home.display())
+                },
+            );
+        }
+        if let Some(dir) = on_path.iter().find(|d| d.starts_with(g)) {
+            return refuse(
+                g,
+                format!("which holds {}, a folder on PATH", dir.display()),
+            );
+        }
+        for root in homes.iter().chain(grants.iter().filter(|o| *o != g)) {
+            if let Some(name) = READ_ONLY_IN_GRANTS
+                .iter()
+                .find(|n| g.starts_with(root.join(n)))
+            {
+                return refuse(
+                    g,
+                    format!(
+                        "which lies in {}, read-only in every sandbox",
+                        root.join(name).display()
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why a sandboxed server was not started.
@@ -395,12 +731,13 @@ fn host_proxy(
 
 #[cfg(unix)]
 /// The list with its presets expanded: the runner's mirror from the bridge's environment and
-/// the `.npmrc` of each home and of the working folder.
+/// the `.npmrc` of each home: the user's own configuration. Never the working folder's: a
+/// cloned repository (or the server itself, which may write there, then a restart) would
+/// choose what the server may reach.
 fn expanded(list: &[network::Entry], places: &Places) -> Vec<network::Dest> {
     let npmrc: Vec<String> = places
         .homes
         .iter()
-        .chain(places.cwd.iter())
         .filter_map(|d| std::fs::read_to_string(d.join(".npmrc")).ok())
         .collect();
     network::expand(list, |k| std::env::var(k).ok(), &npmrc)
@@ -463,6 +800,10 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
             ),
         ));
     }
+    if let Some(own) = &places.own {
+        own_dirs(own).map_err(|why| Refused::new(Code::SandboxOwnFolder, &why))?;
+    }
+    check_grants(limits, places)?;
     #[cfg(target_os = "linux")]
     return linux::launch(command, limits, places);
     #[cfg(target_os = "macos")]
@@ -474,11 +815,103 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
     }
 }
 
-/// The container runner `command` starts, if it is one (by its program's file name).
+/// Programs that run the command in their arguments: it may be a runner.
+const WRAPPERS: &[&str] = &[
+    "env",
+    "nice",
+    "nohup",
+    "timeout",
+    "stdbuf",
+    "setsid",
+    "ionice",
+    "chrt",
+    "taskset",
+    "exec",
+    "sudo",
+    "doas",
+    "time",
+    "command",
+    "busybox",
+    "flock",
+    "caffeinate",
+    "arch",
+];
+
+/// Shells: the command text of `-c` (or a script's arguments) may start a runner.
+const SHELLS: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "cmd",
+    "powershell",
+    "pwsh",
+];
+
+/// The container runner `command` starts, if it is one that can be seen in its command line:
+/// - its program, by file name (any case, without `.exe` or lima's `.lima`), as written and
+///   with its symlinks resolved (found on `PATH` when it has no `/`): `/usr/local/bin/dk`
+///   linked to `docker` is `docker`;
+/// - after a wrapper ([`WRAPPERS`]: `env`, `nice`, `timeout`, `sudo`, ...) or a shell
+///   ([`SHELLS`]: `sh -c "…"`), a runner named anywhere in the rest of the command line,
+///   each argument split into words at spaces and shell punctuation (`env -S "docker run"`,
+///   `sh -c "cd x && docker run …"`, `timeout 5 docker`). Their options are not parsed: a
+///   wrapped command that only mentions a runner's name as an argument is refused too (run
+///   it without the wrapper).
+///
+/// This is a clear refusal for the command lines that start a runner, not the boundary: a
+/// program that starts one in a way its command line does not show (a script) meets the
+/// sandbox, which hides the runners' sockets (`/run`, the runtime dir) and allows no UNIX
+/// socket.
 fn container_runner(command: &[OsString]) -> Option<String> {
-    let name = Path::new(command.first()?).file_name()?.to_str()?;
-    let name = name.strip_suffix(".exe").unwrap_or(name);
-    CONTAINER_RUNNERS.contains(&name).then(|| name.to_owned())
+    /// The file name as compared: lowercase, without `.exe` or `.lima`.
+    fn name_of(word: &Path) -> Option<String> {
+        let name = word.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".exe").unwrap_or(&name);
+        Some(name.strip_suffix(".lima").unwrap_or(name).to_owned())
+    }
+    /// `word` as written, then the program it names with its symlinks resolved.
+    fn names(word: &str) -> Vec<String> {
+        let path = Path::new(word);
+        let found = if word.contains('/') {
+            Some(path.to_owned())
+        } else {
+            crate::paths::find_on_path(path.as_os_str())
+        };
+        let real = found.and_then(|p| p.canonicalize().ok());
+        name_of(path)
+            .into_iter()
+            .chain(real.as_deref().and_then(name_of))
+            .collect()
+    }
+    let runner = |word: &str| {
+        names(word)
+            .into_iter()
+            .find(|n| CONTAINER_RUNNERS.contains(&n.as_str()))
+    };
+    let program = command.first()?.to_str()?;
+    if let Some(r) = runner(program) {
+        return Some(r);
+    }
+    let starts_others = names(program)
+        .iter()
+        .any(|n| WRAPPERS.contains(&n.as_str()) || SHELLS.contains(&n.as_str()));
+    if !starts_others {
+        return None;
+    }
+    let split = |c: char| c.is_whitespace() || ";|&()<>`'\"$={}\\,".contains(c);
+    command[1..]
+        .iter()
+        .filter_map(|a| a.to_str())
+        .flat_map(|a| a.split(split))
+        // `env -Sdocker`: the split string attached to its option.
+        .map(|w| w.strip_prefix("-S").unwrap_or(w))
+        .filter(|w| !w.is_empty() && !w.starts_with('-'))
+        .find_map(runner)
 }
 
 /// The sandboxed server's environment: [`KEPT_ENV`] and `LC_*` from the bridge's, the
@@ -501,12 +934,39 @@ fn cleared_env(
         env.retain(|(k, _)| !set.iter().any(|(s, _)| s == k));
         env.extend(set);
     }
+    // `~/.npmrc` is hidden (its tokens): its registries reach npm as variables instead, a
+    // URL with a password in it excepted. A variable of the bridge's environment wins.
+    for (key, url) in npm_registries(places) {
+        let key = OsString::from(format!("npm_config_{key}"));
+        if !env.iter().any(|(k, _)| *k == key) {
+            env.push((key, url.into()));
+        }
+    }
     if let Some(url) = proxy {
         let set = proxy_env(url);
         env.retain(|(k, _)| !set.iter().any(|(s, _)| s == k));
         env.extend(set);
     }
     env
+}
+
+/// The registries the `.npmrc` of each home names (the first home's setting of a key wins),
+/// without those whose URL holds a user or password.
+fn npm_registries(places: &Places) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for text in places
+        .homes
+        .iter()
+        .filter_map(|h| std::fs::read_to_string(h.join(".npmrc")).ok())
+    {
+        for (key, url) in crate::config::network::npmrc_registry_settings(&text) {
+            let authority = url.split("://").nth(1).unwrap_or("").split('/').next();
+            if !authority.is_some_and(|a| a.contains('@')) && !out.iter().any(|(k, _)| *k == key) {
+                out.push((key, url));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(target_os = "linux")]
@@ -518,12 +978,18 @@ mod linux {
         limits: &Limits,
         places: &Places,
     ) -> Result<Launch, Refused> {
-        let filter = seccomp::Filter::new().map_err(|e| {
-            Refused::new(
-                Code::SandboxUnavailable,
-                &format!("its system-call filter cannot be made here ({e})"),
+        // The filter's sockets: bubblewrap gives the server a network namespace of its own
+        // unless its network is the host's, and sets it up under the filter.
+        let filter = |namespaced| {
+            seccomp::Filter::new(seccomp::Sockets::of(&limits.sandbox_network, namespaced)).map_err(
+                |e| {
+                    Refused::new(
+                        Code::SandboxUnavailable,
+                        &format!("its system-call filter cannot be made here ({e})"),
+                    )
+                },
             )
-        })?;
+        };
         let bwrap = match limits.sandbox_mode {
             SandboxMode::Landlock => None,
             SandboxMode::Auto | SandboxMode::Bwrap => bwrap::program(),
@@ -572,7 +1038,7 @@ mod linux {
                 mode: BWRAP,
                 env: Some(cleared_env(places, own.as_deref(), true, proxy.as_deref())),
                 confine: Some(Confine {
-                    filter,
+                    filter: filter(true)?,
                     landlock: None,
                 }),
                 net,
@@ -611,7 +1077,7 @@ mod linux {
                         .as_deref(),
                 )),
                 confine: Some(Confine {
-                    filter,
+                    filter: filter(false)?,
                     landlock: Some(rules),
                 }),
                 net: listener.map(|((l, _), list)| Net {

@@ -57,25 +57,149 @@ fn grants_hidden_paths_and_the_own_folder_are_mounted_in_order() {
     // The user's npm cache is not writable: the server has its own.
     assert!(!a.contains(".npm"), "{a}");
     assert!(a.contains("--tmpfs /run "), "{a}");
-    assert!(a.contains(&format!("--tmpfs {d}/home/.ssh")), "{a}");
-    assert!(
-        a.contains(&format!("--ro-bind /dev/null {d}/home/.netrc")),
-        "{a}"
-    );
-    assert!(a.contains(&format!("--tmpfs {d}/state")), "{a}");
-    // Hidden paths after the grants (the later mount wins), the own folder after the hidden
-    // state that holds it, the command last.
+    // The home is made afresh without its keys; Warden's state (a folder) is covered.
+    assert!(a.contains(&format!("--tmpfs {d}/home ")), "{a}");
+    assert!(!a.contains(".ssh") && !a.contains(".netrc"), "{a}");
+    assert!(a.contains(&format!("--tmpfs {d}/state ")), "{a}");
+    // The grants on the rebuilt home, the own folder (in the hidden state) after them, the
+    // command last.
     let at = |s: &str| a.find(s).unwrap();
-    assert!(at("--tmpfs /tmp") < at("--bind"), "{a}");
     assert!(
-        at(&format!("--bind {d}/notes")) < at(&format!("--tmpfs {d}/home/.ssh")),
+        at("--tmpfs /tmp") < at(&format!("--tmpfs {d}/home ")),
         "{a}"
     );
     assert!(
-        at(&format!("--tmpfs {d}/state")) < at(&format!("--bind {d}/state/sandbox/s")),
+        at(&format!("--tmpfs {d}/home ")) < at(&format!("--bind {d}/notes")),
+        "{a}"
+    );
+    assert!(
+        at(&format!("--tmpfs {d}/state ")) < at(&format!("--bind {d}/state/sandbox/s")),
         "{a}"
     );
     assert!(a.ends_with(&format!("--chdir {d} -- npx -y x@1")), "{a}");
+}
+
+#[test]
+fn a_rebuilt_folder_binds_back_its_other_entries_and_symlinks_as_symlinks() {
+    let (_keep, d) = world();
+    std::fs::create_dir_all(d.join("home/.ssh")).unwrap();
+    std::fs::create_dir_all(d.join("home/src")).unwrap();
+    std::os::unix::fs::symlink(d.join("home/.ssh"), d.join("home/keys")).unwrap();
+    let a = text(&argv(
+        Path::new("bwrap"),
+        &["s".into()],
+        &Limits::default(),
+        &places(&d),
+    ));
+    let d = d.display();
+    assert!(
+        a.contains(&format!("--ro-bind-try {d}/home/src {d}/home/src")),
+        "{a}"
+    );
+    // Bound, the link would show the keys; as a link it points into the hidden folder.
+    assert!(
+        a.contains(&format!("--symlink {d}/home/.ssh {d}/home/keys")),
+        "{a}"
+    );
+    assert!(!a.contains(&format!("{d}/home/.ssh {d}/home/.ssh")), "{a}");
+}
+
+#[test]
+fn a_hidden_path_made_after_the_start_is_hidden_too() {
+    let (_keep, d) = world();
+    std::fs::create_dir_all(d.join("home/src")).unwrap();
+    // No ~/.aws yet: the home is made afresh all the same, in both modes.
+    let p = places(&d);
+    let a = text(&argv(
+        Path::new("bwrap"),
+        &["s".into()],
+        &Limits::default(),
+        &p,
+    ));
+    assert!(
+        a.contains(&format!("--tmpfs {} ", d.join("home").display())),
+        "{a}"
+    );
+    let roots = landlock::split(&[PathBuf::from("/")], &p.hidden(&Limits::default()));
+    assert!(
+        !roots.iter().any(|r| d.join("home/.aws").starts_with(r)),
+        "{roots:?}"
+    );
+    assert!(
+        roots.iter().any(|r| d.join("home/src/x").starts_with(r)),
+        "{roots:?}"
+    );
+}
+
+#[test]
+fn what_runs_outside_later_stays_read_only_in_a_grant() {
+    let (_keep, d) = world();
+    let app = d.join("app");
+    for p in [".git/hooks", ".git/objects", ".vscode", "src"] {
+        std::fs::create_dir_all(app.join(p)).unwrap();
+    }
+    for f in [".git/config", ".mcp.json"] {
+        std::fs::write(app.join(f), "").unwrap();
+    }
+    let limits = Limits {
+        sandbox: true,
+        sandbox_write: vec![app.clone()],
+        ..Limits::default()
+    };
+    let p = places(&d);
+    let a = text(&argv(Path::new("bwrap"), &["s".into()], &limits, &p));
+    let ro = |rel: &str| format!("--ro-bind {0} {0}", app.join(rel).display());
+    let at = |s: &str| a.find(s).unwrap_or(usize::MAX);
+    let grant = at(&format!("--bind {0} {0}", app.display()));
+    for rel in [".git/config", ".git/hooks", ".vscode", ".mcp.json"] {
+        assert!(
+            grant < at(&ro(rel)) && at(&ro(rel)) < usize::MAX,
+            "{rel}: {a}"
+        );
+    }
+    assert!(!a.contains(&ro(".git/objects")), "{a}");
+    // Landlock: left out of the grant, the rest of it writable.
+    let roots = landlock::split(std::slice::from_ref(&app), &p.read_only(&limits));
+    let writable = |rel: &str| roots.iter().any(|r| app.join(rel).starts_with(r));
+    assert!(
+        writable("src/main.rs") && writable(".git/objects/ab"),
+        "{roots:?}"
+    );
+    assert!(
+        !writable(".git/config") && !writable(".git/hooks/pre-commit"),
+        "{roots:?}"
+    );
+    assert!(
+        !writable(".vscode/tasks.json") && !writable(".mcp.json"),
+        "{roots:?}"
+    );
+}
+
+#[test]
+fn a_grant_of_the_home_a_program_folder_or_a_read_only_name_is_refused() {
+    let (_keep, d) = world();
+    for p in ["home/.local/bin", "home/.vscode/x", "home/projects/app"] {
+        std::fs::create_dir_all(d.join(p)).unwrap();
+    }
+    let p = places(&d);
+    let check = |grant: &str| {
+        let limits = Limits {
+            sandbox: true,
+            sandbox_write: vec![d.join(grant)],
+            ..Limits::default()
+        };
+        check_grants(&limits, &p).err().map(|r| r.code)
+    };
+    for refused in [
+        "home",
+        "",
+        "home/.local",
+        "home/.local/bin",
+        "home/.vscode/x",
+    ] {
+        assert_eq!(check(refused), Some(Code::SandboxGrant), "{refused}");
+    }
+    assert_eq!(check("home/projects/app"), None);
 }
 
 #[test]
@@ -112,9 +236,10 @@ fn a_home_under_tmp_stays_readable_with_its_keys_hidden() {
         "{a}"
     );
     assert!(
-        at(&format!("--ro-bind {d}/home {d}/home")) < at(&format!("--tmpfs {d}/home/.ssh")),
+        at(&format!("--ro-bind {d}/home {d}/home")) < at(&format!("--tmpfs {d}/home ")),
         "{a}"
     );
+    assert!(!a.contains(".ssh"), "{a}");
 }
 
 #[test]
@@ -135,6 +260,96 @@ fn a_container_runner_is_refused() {
             "{runner}"
         );
     }
+}
+
+fn words(line: &[&str]) -> Vec<OsString> {
+    line.iter().map(OsString::from).collect()
+}
+
+/// A runner started through `env`, a shell's command text or a wrapper is found, by name.
+#[test]
+fn a_container_runner_is_found_through_env_shells_and_wrappers() {
+    let lines: &[&[&str]] = &[
+        &["env", "docker", "run", "x"],
+        &["env", "-i", "A=1", "-u", "B", "podman", "run", "x"],
+        &["/usr/bin/env", "-S", "docker run -i x"],
+        &["env", "-Sdocker run -i x"],
+        &["env", "--split-string=docker run"],
+        &["sh", "-c", "docker run --rm -i x"],
+        &["bash", "-lc", "cd /srv && exec /usr/bin/docker run -i x"],
+        &["sh", "-c", "exec \"$0\" \"$@\"", "docker", "run"],
+        &["nice", "-n", "5", "docker", "run"],
+        &["timeout", "5", "docker", "run"],
+        &[
+            "nohup", "stdbuf", "-oL", "setsid", "ionice", "-c3", "nerdctl", "run",
+        ],
+        &["chrt", "-f", "10", "taskset", "-c", "0", "finch", "run"],
+        &["sudo", "-u", "me", "docker", "run"],
+        &["podman-remote", "run", "x"],
+        &["docker-compose", "run", "x"],
+        &["limactl", "shell", "default", "nerdctl", "run"],
+        &["nerdctl.lima", "run", "x"],
+        &["colima", "ssh"],
+        &["Docker.EXE", "run"],
+        &["/opt/bin/DOCKER", "run"],
+    ];
+    let missed: Vec<String> = lines
+        .iter()
+        .filter(|l| container_runner(&words(l)).is_none())
+        .map(|l| l.join(" "))
+        .collect();
+    assert_eq!(missed, Vec::<String>::new());
+}
+
+/// A server's own program is not a runner because an argument mentions one.
+#[test]
+fn a_program_that_is_no_runner_or_wrapper_is_not_refused() {
+    let lines: &[&[&str]] = &[
+        &["node", "server.js", "--image", "docker"],
+        &["uvx", "mcp-server-docker"],
+        &["npx", "-y", "@x/docker-mcp"],
+        &["dockerfile-lint", "run"],
+        &["env", "A=1", "node", "server.js"],
+        &["sh", "-c", "exec node server.js"],
+    ];
+    let refused: Vec<String> = lines
+        .iter()
+        .filter(|l| container_runner(&words(l)).is_some())
+        .map(|l| l.join(" "))
+        .collect();
+    assert_eq!(refused, Vec::<String>::new());
+}
+
+/// A link to a runner under another name is the runner.
+#[test]
+fn a_symlink_to_a_runner_is_the_runner() {
+    let (_keep, d) = world();
+    std::fs::write(d.join("docker"), "#!/bin/sh\n").unwrap();
+    std::os::unix::fs::symlink(d.join("docker"), d.join("dk")).unwrap();
+    let dk = d.join("dk").to_string_lossy().into_owned();
+    assert_eq!(
+        container_runner(&words(&[&dk, "run"])).as_deref(),
+        Some("docker")
+    );
+}
+
+/// `expanded` reads the homes' `.npmrc`, never the working folder's.
+#[test]
+fn presets_take_no_mirror_from_the_working_folder() {
+    let (_keep, d) = world();
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    std::fs::write(
+        d.join("home/.npmrc"),
+        "registry=https://npm.corp.example/\n",
+    )
+    .unwrap();
+    std::fs::write(d.join(".npmrc"), "@x:registry=https://npm.evil.example/\n").unwrap();
+    let l = expanded(&[network::entry("@npm").unwrap()], &places(&d));
+    let names: Vec<bool> = ["npm.corp.example", "npm.evil.example"]
+        .iter()
+        .map(|h| network::check(&l, h, 443) != network::Verdict::Unlisted)
+        .collect();
+    assert_eq!(names, [true, false]);
 }
 
 #[test]
@@ -274,4 +489,76 @@ fn bubblewrap_refused_namespaces_is_recognised() {
         "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces"
     ));
     assert!(!userns_denied("node: cannot open /x: Permission denied"));
+}
+
+/// The own folder with a link the server planted where its uv caches go (`uv` pointing at a
+/// folder of the user's).
+fn planted(d: &Path) -> PathBuf {
+    let own = d.join("state/sandbox/s");
+    own_dirs(&own).unwrap();
+    std::fs::remove_dir_all(own.join("uv")).unwrap();
+    std::fs::create_dir_all(d.join("victim")).unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), own.join("uv")).unwrap();
+    own
+}
+
+/// Warden makes nothing through a link planted in the own folder.
+#[test]
+fn the_own_folder_is_made_through_no_planted_link() {
+    let (_keep, d) = world();
+    let own = planted(&d);
+    let _ = own_dirs(&own);
+    assert_eq!(std::fs::read_dir(d.join("victim")).unwrap().count(), 0);
+}
+
+/// A server whose own folder holds a planted link is not started, with the code that says so.
+#[test]
+fn a_planted_link_in_the_own_folder_refuses_the_start() {
+    let (_keep, d) = world();
+    planted(&d);
+    let limits = Limits {
+        sandbox: true,
+        ..Limits::default()
+    };
+    let r = launch(&["node".into(), "x.js".into()], &limits, &places(&d));
+    assert_eq!(r.err().map(|r| r.code), Some(Code::SandboxOwnFolder));
+}
+
+#[test]
+fn the_hidden_npmrc_gives_npm_its_registries_but_no_token() {
+    let (_keep, d) = world();
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    std::fs::write(
+        d.join("home/.npmrc"),
+        "registry=https://npm.corp.example/\n@acme:registry=https://npm.acme.example/\n//npm.corp.example/:_authToken=TOKEN-9f\n@x:registry=https://me:PASSWORD@npm.x.example/\n",
+    )
+    .unwrap();
+    let env = cleared_env(&places(&d), None, true, None);
+    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(
+        (get("npm_config_registry"), get("npm_config_@acme:registry")),
+        (
+            Some("https://npm.corp.example/".into()),
+            Some("https://npm.acme.example/".into())
+        )
+    );
+    let all = format!("{env:?}");
+    assert!(!all.contains("TOKEN") && !all.contains("PASSWORD"), "{all}");
+}
+
+#[test]
+fn a_keys_folder_not_made_yet_is_made_empty_and_private_then_covered() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_keep, d) = world();
+    std::fs::create_dir_all(d.join("home/.config/app")).unwrap();
+    let a = text(&argv(
+        Path::new("bwrap"),
+        &["s".into()],
+        &Limits::default(),
+        &places(&d),
+    ));
+    let gh = d.join("home/.config/gh");
+    let mode = std::fs::metadata(&gh).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    assert!(a.contains(&format!("--tmpfs {} ", gh.display())), "{a}");
 }

@@ -40,8 +40,9 @@ pub use clients::{
 pub use error::{ApiError, ErrorCode};
 pub use pairs::answer;
 pub use reports::{
-    CommandOutcome, HistoryEntry, KnownServer, LimitSource, LimitValue, LimitsReport, Orphan,
-    PendingApproval, PolicyKind, ProbeReport, SessionAck, StopResult, ToolPolicy,
+    CommandOutcome, GrantReadOnly, HistoryEntry, KnownServer, LimitSource, LimitValue,
+    LimitsReport, Orphan, PendingApproval, PolicyKind, ProbeReport, SessionAck, StopResult,
+    ToolPolicy,
 };
 pub use status::{
     Health, InflightStatus, LatencyPoint, NetworkDenial, PinState, ServerStatus, SessionState,
@@ -440,6 +441,7 @@ pub fn typescript() -> String {
         LimitValue::decl(&cfg),
         LimitSource::decl(&cfg),
         ToolPolicy::decl(&cfg),
+        GrantReadOnly::decl(&cfg),
         PolicyKind::decl(&cfg),
         ClientsReport::decl(&cfg),
         ClientFile::decl(&cfg),

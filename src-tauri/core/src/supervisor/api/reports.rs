@@ -141,10 +141,29 @@ pub struct LimitsReport {
     /// they exist or not. The window grants no folder that holds one or lies in one.
     #[serde(default)]
     pub sandbox_hidden: Vec<PathBuf>,
+    /// The names that stay read-only inside every folder a sandboxed server may write
+    /// (`.git/config`, `.vscode`, `.mcp.json`, ...: what other programs run later).
+    #[serde(default)]
+    pub sandbox_read_only_names: Vec<String>,
+    /// Each folder of this server's `sandbox_write` that exists, with what of those names
+    /// it holds.
+    #[serde(default)]
+    pub sandbox_grants: Vec<GrantReadOnly>,
     /// Each tool Warden knows of this server (pinned, seen since, or called) and its policy,
     /// as the bridges decide it ([`crate::policy`]) from these lists and its pinned definition.
     #[serde(default)]
     pub tools: Vec<ToolPolicy>,
+}
+
+/// A folder a sandboxed server may write, and what stays read-only in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GrantReadOnly {
+    pub grant: PathBuf,
+    /// The read-only names it holds, resolved.
+    pub read_only: Vec<PathBuf>,
+    /// Whether it is a git work tree (its `.git` config and hooks stay read-only).
+    pub git: bool,
 }
 
 /// What happens to a call of a tool ([`crate::policy::Policy`]).
