@@ -3,6 +3,7 @@ debug and limits, fallback, the sandbox section and the tool policy section."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -191,6 +192,41 @@ def test_the_sandbox_section_offers_to_allow_a_host_its_proxy_refused(world: Wor
         c.close()
 
 
+def test_the_sandbox_section_says_what_stays_read_only_in_a_grant_and_warns_of_a_git_work_tree(world: World) -> None:
+    """Issue 43: a server granted a git work tree (`.git/config`, `.vscode/`) and a plain
+    folder. The sandbox section lists the names that stay read-only in every grant, those the
+    work tree holds, and warns that it is a git work tree; the plain folder gets neither. The
+    home typed as a grant is refused, and config.toml keeps its grants."""
+    project = world.root / "gitbox-project"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n\trepositoryformatversion = 0\n")
+    (project / ".vscode").mkdir()
+    (project / ".vscode" / "settings.json").write_text("{}\n")
+    plain = world.root / "gitbox-notes"
+    plain.mkdir()
+    with world.config.open("a") as f:
+        f.write(f'\n[servers.gitbox]\nsandbox = "on"\nsandbox_write = ["{project}", "{plain}"]\n')
+    world.go("#/servers/gitbox")
+    world.wait("the git warning", lambda: f"{project} is a git work tree" in world.find("grant-git").text)
+    assert "its .git config, hooks and info stay read-only; the server can still commit" in world.find("grant-git").text
+    grants = world.driver.find_elements(By.CSS_SELECTOR, '[data-testid="sandbox-grant"]')
+    assert [g.get_attribute("data-grant") for g in grants] == [str(project), str(plain)]
+    assert len(grants[0].find_elements(By.CSS_SELECTOR, '[data-testid="grant-git"]')) == 1
+    read_only = grants[0].find_element(By.CSS_SELECTOR, '[data-testid="grant-read-only"]').text
+    assert ".git/config" in read_only and ".git/hooks" in read_only and ".vscode" in read_only, read_only
+    assert ".idea" not in read_only, "only what the folder holds"
+    assert not grants[1].find_elements(By.CSS_SELECTOR, '[data-testid="grant-git"], [data-testid="grant-read-only"]'), "the plain folder holds none"
+    names = world.find("sandbox-read-only-names").text
+    assert all(n in names for n in (".git/config", ".git/hooks", ".vscode", ".mcp.json", ".envrc", ".github/workflows")), names
+    assert "(other programs run what they hold)" in names
+    world.shot("server-sandbox-grants", at="sandbox")
+
+    field = world.find("sandbox-add-folder")
+    field.send_keys("~", Keys.ENTER)
+    world.wait("the home is refused", lambda: "it is your whole home folder" in world.find("sandbox-error").text)
+    assert server_table(world, "gitbox")["sandbox_write"] == [str(project), str(plain)]
+
+
 def test_a_tools_policy_is_shown_with_why_and_changed_from_the_server_page(world: World) -> None:
     """The server page shows each tool's policy as the supervisor decides it (the fake
     server's `noise` has no annotations, so `@destructive` asks about it), moves one tool to
@@ -234,14 +270,15 @@ def test_an_always_answer_shows_on_the_server_page_and_ask_again_forgets_it(worl
 
         def held() -> list:
             out = subprocess.run([str(TARGET / "warden"), "approvals", "--json"], env=world.env, capture_output=True, text=True, timeout=20)
-            return [a for a in json.loads(out.stdout) if a["server"] == "remembered"]
+            return [a for a in json.loads(out.stdout)["pending"] if a["server"] == "remembered"]
 
         [a] = world.wait("the call is held", held)
         subprocess.run([str(TARGET / "warden"), "approvals", "allow", a["id"], "--always"], env=world.env, check=True, capture_output=True, timeout=20)
         assert json.loads(c.readline()).get("ok") is True
     finally:
         c.close()
-    pins = world.root / "state" / "pins" / "remembered.json"
+    # The server's name and a hash of it (`paths::file_stem`).
+    pins = world.root / "state" / "pins" / f"remembered-{hashlib.sha256(b'remembered').hexdigest()[:16]}.json"
     assert "noise" in json.loads(pins.read_text()).get("always", {})
     world.go("#/servers/remembered")
     world.wait("always allowed", lambda: "Always allowed" in policy_row(world, "noise").text)

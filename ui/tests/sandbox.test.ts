@@ -7,8 +7,10 @@ import {
   folderOf,
   grantable,
   hostEntry,
+  insideGrant,
   listed,
   networkForFirstStartOnly,
+  readOnlyNames,
   runnerPreset,
   sandboxPlaces,
   sandboxSettings,
@@ -129,6 +131,38 @@ describe("sandboxPlaces, expandHome", () => {
     expect(expandHome("~/notes", null)).toBe("~/notes");
   });
 
+  it("refuses a typed grant of the home, written ~ or in full, as the Add folder form checks it", () => {
+    const places = { home: "/home/me", hidden: [] };
+    for (const typed of ["~", "/home/me"]) expect(grantable(expandHome(typed, places.home), places)).toMatchObject({ ok: false, why: "it is your whole home folder" });
+  });
+});
+
+describe("what stays read-only inside a grant", () => {
+  const withGrants = (grants: Array<{ grant: string; read_only: string[]; git: boolean }>): LimitsReport =>
+    ({ ...report({}), home: "/home/me", sandbox_read_only_names: [".git/config", ".vscode"], sandbox_grants: grants }) as LimitsReport;
+  const app = { grant: "/home/me/projects/app", read_only: ["/home/me/projects/app/.git/config", "/home/me/projects/app/.vscode"], git: true };
+
+  it("finds the report's grant for one written ~/…, with a trailing /, or in full, its names relative to it", () => {
+    const r = withGrants([app]);
+    for (const written of ["~/projects/app", "~/projects/app/", "/home/me/projects/app"])
+      expect(insideGrant(r, written, "/home/me")).toEqual({ readOnly: [".git/config", ".vscode"], git: true });
+  });
+
+  it("shows a name resolved outside the grant (a symlink) as its whole path", () => {
+    const r = withGrants([{ grant: "/w", read_only: ["/w/.vscode", "/srv/shared/vscode"], git: false }]);
+    expect(insideGrant(r, "/w", "/home/me")).toEqual({ readOnly: [".vscode", "/srv/shared/vscode"], git: false });
+  });
+
+  it("says nothing of a grant the report does not list (missing, or from an older supervisor)", () => {
+    expect(insideGrant(withGrants([app]), "~/projects/other", "/home/me")).toBeNull();
+    expect(insideGrant(withGrants([app]), "/home/me/projects/app-2", "/home/me")).toBeNull();
+    expect(insideGrant(report({}), "/home/me/projects/app", "/home/me")).toBeNull();
+  });
+
+  it("reads the names, and an older supervisor's as none", () => {
+    expect(readOnlyNames(withGrants([]))).toEqual([".git/config", ".vscode"]);
+    expect(readOnlyNames(report({}))).toEqual([]);
+  });
 });
 
 describe("the Add flow's sandbox keys", () => {

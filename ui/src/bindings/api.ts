@@ -279,6 +279,16 @@ home: string | null,
  */
 sandbox_hidden: Array<string>, 
 /**
+ * The names that stay read-only inside every folder a sandboxed server may write
+ * (`.git/config`, `.vscode`, `.mcp.json`, ...: what other programs run later).
+ */
+sandbox_read_only_names: Array<string>, 
+/**
+ * Each folder of this server's `sandbox_write` that exists, with what of those names
+ * it holds.
+ */
+sandbox_grants: Array<GrantReadOnly>, 
+/**
  * Each tool Warden knows of this server (pinned, seen since, or called) and its policy,
  * as the bridges decide it ([`crate::policy`]) from these lists and its pinned definition.
  */
@@ -346,6 +356,16 @@ always: boolean,
  * That answer matches its definitions now (else the next call is asked about again).
  */
 always_current: boolean, };
+
+export type GrantReadOnly = { grant: string, 
+/**
+ * The read-only names it holds, resolved.
+ */
+read_only: Array<string>, 
+/**
+ * Whether it is a git work tree (its `.git` config and hooks stay read-only).
+ */
+git: boolean, };
 
 export type PolicyKind = "allow" | "ask" | "deny";
 

@@ -1,15 +1,16 @@
 import { useState } from "preact/hooks";
 import type { HistoryEntry, JsonValue, LimitsReport } from "../bindings/api";
 import { formatClock, printableLine } from "../lib/format";
-import { blocked, expandHome, grantable, hostEntry, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
+import { blocked, expandHome, grantable, hostEntry, insideGrant, readOnlyNames, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
 import { ask } from "../lib/tauri";
 import { ErrorText } from "./common";
 
 /**
  * The server's sandbox (Linux, docs/sandbox.md): the switch, the folders it may write, what
  * it may not read, its network; what it was refused lately, each with the grant that allows
- * it (only a folder that is safe to grant: `grantable`). Every change is one `SetLimit`:
- * config.toml is edited at once, and the server gets it at its next start.
+ * it (only a folder that is safe to grant: `grantable`); what stays read-only inside each
+ * grant (what other programs run later), as the supervisor found it. Every change is one
+ * `SetLimit`: config.toml is edited at once, and the server gets it at its next start.
  */
 export function SandboxSection(props: {
   server: string;
@@ -20,6 +21,7 @@ export function SandboxSection(props: {
 }) {
   const s = sandboxSettings(props.report);
   const places = sandboxPlaces(props.report);
+  const names = readOnlyNames(props.report);
   const [folder, setFolder] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -120,14 +122,27 @@ export function SandboxSection(props: {
           <h3 class="small">May write</h3>
           <ul class="paths" data-testid="sandbox-write">
             {s.write.length === 0 && <li class="muted small">no folder of yours</li>}
-            {s.write.map((p) => (
-              <li key={p}>
-                <code>{printableLine(p)}</code>{" "}
-                <button type="button" class="link" disabled={busy} onClick={() => void set("sandbox_write", null, { remove: [p] })}>
-                  remove
-                </button>
-              </li>
-            ))}
+            {s.write.map((p) => {
+              const inside = insideGrant(props.report, p, places.home);
+              return (
+                <li key={p} data-testid="sandbox-grant" data-grant={p}>
+                  <code>{printableLine(p)}</code>{" "}
+                  <button type="button" class="link" disabled={busy} onClick={() => void set("sandbox_write", null, { remove: [p] })}>
+                    remove
+                  </button>
+                  {inside?.git && (
+                    <div class="grant-note warn-text small" data-testid="grant-git">
+                      {printableLine(p)} is a git work tree: its .git config, hooks and info stay read-only; the server can still commit.
+                    </div>
+                  )}
+                  {inside && inside.readOnly.length > 0 && (
+                    <div class="grant-note muted small" data-testid="grant-read-only">
+                      Read-only in it: <Names names={inside.readOnly} />
+                    </div>
+                  )}
+                </li>
+              );
+            })}
           </ul>
           <form
             class="inline-form"
@@ -141,6 +156,11 @@ export function SandboxSection(props: {
               Add folder
             </button>
           </form>
+          {names.length > 0 && (
+            <p class="muted small" data-testid="sandbox-read-only-names">
+              Inside each, these stay read-only: <Names names={names} /> (other programs run what they hold).
+            </p>
+          )}
         </div>
         <div>
           <h3 class="small">Hidden: it cannot read these</h3>
@@ -187,6 +207,20 @@ export function SandboxSection(props: {
         </div>
       </div>
     </section>
+  );
+}
+
+/** Paths or names, each as code, separated by commas. */
+function Names(props: { names: string[] }) {
+  return (
+    <>
+      {props.names.map((n, i) => (
+        <span key={n}>
+          {i > 0 && ", "}
+          <code>{printableLine(n)}</code>
+        </span>
+      ))}
+    </>
   );
 }
 

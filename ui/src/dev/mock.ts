@@ -29,6 +29,13 @@ const SANDBOX_HIDDEN = [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", 
   .map((d) => `/home/dev/${d}`)
   .concat(["/run", "/var/run", "/run/user/1000"]);
 const WARDEN = "/usr/bin/warden";
+/** What stays read-only inside every grant (`READ_ONLY_IN_GRANTS`). */
+const READ_ONLY_NAMES = [".git/config", ".git/hooks", ".git/info", ".vscode", ".idea", ".zed", ".cursor", ".gemini", ".claude", ".mcp.json", ".envrc", ".direnv", ".github/workflows"];
+/** What the supervisor finds in a granted folder; any other folder holds none of those names. */
+const GRANT_FOLDERS: Record<string, { read_only: string[]; git: boolean }> = {
+  "/home/dev/projects/app": { git: true, read_only: [".git/config", ".git/hooks", ".git/info", ".vscode", ".github/workflows"] },
+  "/home/dev/notes": { git: false, read_only: [".envrc"] },
+};
 
 
 const servers: ServerStatus[] = empty ? [] : [
@@ -105,13 +112,31 @@ const KEYS: Array<[string, JsonValue, string, string]> = [
   ["clamp", {}, "Per-tool caps on numeric arguments.", "{ tool = { arg = N } }"],
   ["result_soft_cap_bytes", 0, "Truncate a larger tool result's text content, with a visible note (0 = off).", "0 or 1024..="],
   ["idempotent_tools", [], "Tools that are safe to call twice.", "a list of tool names"],
+  ["sandbox", "off", "\"on\" runs the server in a sandbox: the whole file system read-only but for sandbox_write and a folder of its own.", "\"on\" or \"off\""],
+  ["sandbox_write", [], "Folders a sandboxed server may write; `~` is your home.", "a list of absolute paths"],
+  ["sandbox_deny", [], "Paths a sandboxed server may not read, besides the defaults.", "a list of absolute paths"],
+  ["sandbox_network", "none", "A sandboxed server's network: \"none\", \"host\", or a list of destinations.", "\"none\", \"host\" or a list"],
 ];
 
 const config: Record<string, Record<string, JsonValue>> = {
   defaults: { idle_timeout_ms: 40000 },
   ripgrep: { max_message_bytes: 536870912, clamp: { "advanced-search": { maxResults: 500 } } },
   "docs-search": { force_fallback: true, debug: true },
+  github: { sandbox: "on", sandbox_write: ["~/projects/app", "/home/dev/notes", "/home/dev/scratch"], sandbox_network: ["@npm", "api.github.com"] },
 };
+
+/** `sandbox_grants` of a limits report: each folder `name` may write, as the supervisor reads it. */
+function grantsOf(name: string) {
+  const write = config[name]?.["sandbox_write"];
+  return (Array.isArray(write) ? write : []).filter((w): w is string => typeof w === "string").map((w) => {
+    const grant = w.startsWith("~/") ? `/home/dev${w.slice(1)}` : w;
+    const found = GRANT_FOLDERS[grant] ?? { git: false, read_only: [] };
+    return { grant, git: found.git, read_only: found.read_only.map((n) => `${grant}/${n}`) };
+  });
+}
+
+/** The strings a key takes when it takes one of a few (`CHOICES`). */
+const CHOICES: Record<string, string[]> = { fallback: ["off", "rg"], sandbox: ["off", "on"], sandbox_network: ["none", "host"] };
 
 function limitsOf(name: string): LimitValue[] {
   return KEYS.map(([key, def, doc, fix], i) => {
@@ -122,7 +147,7 @@ function limitsOf(name: string): LimitValue[] {
       key, default: def, doc, fix,
       value: mine ?? dflt ?? def, source, line: source === "default" ? null : 3 + i,
       // As the supervisor answers: the strings a key takes when it takes one of a few.
-      ...(key === "fallback" ? { choices: ["off", "rg"] } : {}),
+      ...(CHOICES[key] ? { choices: CHOICES[key] } : {}),
     };
   });
 }
@@ -282,7 +307,7 @@ function handleApi(req: Request): Response {
       return setFlag(req.server, "debug", req.on);
     case "limits":
       return { kind: "limits", server: req.server, config: CONFIG, keys: limitsOf(req.server), warnings: req.server === "ripgrep" ? ["unknown key `idle_timout_ms` in [servers.ripgrep] (line 12): ignored"] : [], error: null,
-        home: "/home/dev", sandbox_hidden: SANDBOX_HIDDEN, tools: MOCK_POLICIES };
+        home: "/home/dev", sandbox_hidden: SANDBOX_HIDDEN, sandbox_read_only_names: READ_ONLY_NAMES, sandbox_grants: grantsOf(req.server), tools: MOCK_POLICIES };
     case "set_limit": {
       const key = KEYS.find((k) => k[0] === req.key);
       if (!key) return { kind: "error", code: "invalid", message: `\`${req.key}\` is not a config key (see docs/config.md)` };

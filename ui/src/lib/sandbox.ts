@@ -154,6 +154,38 @@ export function grantable(folder: string, places: SandboxPlaces): Grantable {
   return { ok: true, folder, broad: null };
 }
 
+/**
+ * What stays read-only inside a grant (`sandbox_write`) as the supervisor found it: the names
+ * it holds (relative to the grant; a resolved path elsewhere as it is), and whether it is a
+ * git work tree.
+ */
+export interface GrantInside {
+  readOnly: string[];
+  git: boolean;
+}
+
+/** The names that stay read-only inside every grant (none from an older supervisor). */
+export function readOnlyNames(report: LimitsReport): string[] {
+  return report.sandbox_read_only_names ?? [];
+}
+
+/**
+ * What stays read-only inside the grant `written` (as config.toml has it: `~/…` is under the
+ * home), from the report's `sandbox_grants`; null for a folder the report does not list (one
+ * that does not exist, or an older supervisor).
+ */
+export function insideGrant(report: LimitsReport, written: string, home: string | null): GrantInside | null {
+  const trim = (p: string) => (p.length > 1 ? p.replace(/\/+$/, "") : p);
+  const folder = trim(expandHome(written, home));
+  const found = (report.sandbox_grants ?? []).find((g) => trim(g.grant) === folder);
+  if (!found) return null;
+  const root = trim(found.grant);
+  return {
+    readOnly: found.read_only.map((p) => (p.startsWith(`${root}/`) ? p.slice(root.length + 1) : p)),
+    git: found.git,
+  };
+}
+
 /** `~` and `~/…` as under the home folder (as config.toml reads them); other paths as they are. */
 export function expandHome(path: string, home: string | null): string {
   if (home === null) return path;
