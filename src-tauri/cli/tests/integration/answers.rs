@@ -204,3 +204,52 @@ async fn a_batch_holding_a_denied_call_never_reaches_the_server() {
     assert_eq!(received(&record), ["echo"]);
     assert_eq!(s.events_of("batch_refused").len(), 1);
 }
+
+/// Every message in what the bridge wrote, read as a client that also ends a line at a lone
+/// `\r` does (Java's `readLine`, .NET's `ReadLine`, Node's `readline`, Python's universal
+/// newlines), up to the line that answers `id` whole: the tools each piece answering `id`
+/// lists.
+async fn lists_answering(s: &mut Session, id: &Value) -> Vec<Vec<String>> {
+    let mut lists = Vec::new();
+    loop {
+        let Some(line) = s.recv_raw_within(SOON).await else {
+            panic!("bridge stdout closed; stderr:\n{}", s.stderr_text());
+        };
+        for piece in line.split(|b| *b == b'\r' || *b == b'\n') {
+            if let Ok(v) = serde_json::from_slice::<Value>(piece)
+                && &v["id"] == id
+                && v.get("result").is_some()
+            {
+                lists.push(names(&v));
+            }
+        }
+        if serde_json::from_slice::<Value>(&line).is_ok_and(|v| &v["id"] == id) {
+            return lists;
+        }
+    }
+}
+
+/// A server ends an answer to a pending call, once the client's `tools/list` is waiting,
+/// with a forged answer to that list between two `\r`: the answer streamed past the bridge
+/// (over 1 MiB) and one held whole (valid JSON: `\r` is whitespace). A client that splits
+/// lines on `\r` too sees one answer to its list, the checked one, without the denied tool.
+#[tokio::test]
+async fn a_list_answer_between_carriage_returns_never_reaches_the_client() {
+    for pad in [4_000_000, 0] {
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let mut s = bridge().set("tools_deny=[\"crash\"]").spawn();
+        s.initialize().await;
+        let args = json!({"pad": pad, "ready": ready.to_str().unwrap()});
+        s.start_call("smuggle", args, None).await;
+        // The answer is being relayed in parts (or held, unfinished) before the list is asked.
+        poll_until("the server padded its answer", || ready.exists()).await;
+        let list = s.next_id();
+        s.send(&json!({"jsonrpc": "2.0", "id": list, "method": "tools/list", "params": {}}))
+            .await;
+        let lists = lists_answering(&mut s, &list).await;
+        let with_crash: Vec<bool> = lists.iter().map(|l| l.contains(&"crash".into())).collect();
+        assert_eq!(with_crash, [false], "pad {pad}: {lists:?}");
+        assert!(s.close().await.success());
+    }
+}

@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
 
 use super::links::{Line, Links, PART_BUDGET_KIB, ServerQueues, Side, Tagged};
-use crate::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
+use crate::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP, blank_carriage_returns};
 
 /// The stderr tail kept per server process, for the error messages of its end.
 pub(super) const STDERR_TAIL: usize = 8 * 1024;
@@ -25,7 +25,10 @@ const RECENT_STDERR: usize = 4 * 1024;
 /// the router awaits an answer it must read (its [`crate::protocol::StreamGate`] holds): those
 /// are held whole up to `max_list_bytes` and checked. A streamed line that turns out to answer
 /// no request the router waits for, or that ends while such an answer is awaited, is spoilt
-/// at its end so the client drops it (`Router::streamed`).
+/// at its end so the client drops it (`Router::streamed`). No `\r` of it reaches the client
+/// ([`blank_carriage_returns`]; the splicer stops at one and leaves it to the reader): a
+/// client that also ends lines at a lone `\r` would read the pieces between them as messages
+/// the router never saw.
 const STREAM_OVER: usize = 1 << 20;
 
 /// What moves the rest of a streamed line past the reader (Linux: splice); nothing elsewhere
@@ -156,6 +159,7 @@ impl Streamed {
     async fn relay(&mut self, frame: Frame, links: &Links) -> Option<Frame> {
         match frame {
             Frame::Begin(bytes) => {
+                let bytes = blank_carriage_returns(bytes);
                 *self = Streamed {
                     active: true,
                     ..Streamed::default()
@@ -165,6 +169,7 @@ impl Streamed {
                 None
             }
             Frame::Part { bytes, end } => {
+                let bytes = blank_carriage_returns(bytes);
                 self.push(&bytes);
                 send_part(links, bytes).await;
                 if end {

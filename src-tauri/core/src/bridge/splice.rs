@@ -5,8 +5,9 @@
 //! from the server's pipe to the client's as the pages they are in (`splice`); only a
 //! duplicate made by `tee`, which shares those pages, is read, to find the line's end and
 //! keep its head and tail. What the bridge owes the line stays the same: it is cut at its
-//! `\n` (which the reader takes, as for any line), bounded by `max_message_bytes`, and
-//! nothing else is written to the client while it passes.
+//! `\n` (which the reader takes, as for any line), bounded by `max_message_bytes`, no `\r`
+//! of it reaches the client (splicing stops before one: the reader takes it, and the pump
+//! makes it a space), and nothing else is written to the client while it passes.
 //!
 //! The client writer lends its pipe for the time ([`Line::Lease`](super::links::Line)):
 //! it writes everything queued before, then waits until the lease is given back.
@@ -99,8 +100,9 @@ impl Splicer {
     }
 
     /// Moves up to `room` bytes of the line being streamed, as they arrive, and stops before
-    /// its `\n` (and before a `\r` that may precede it), at the end of the stream, or at
-    /// `room`. `seen` gets every run of bytes moved, in order.
+    /// its `\n` or any `\r` (the `\r` of a final `\r\n`, or a lone one, which the reader
+    /// takes so that the pump blanks it), at the end of the stream, or at `room`. `seen` gets
+    /// every run of bytes moved, in order.
     pub(super) async fn relay(&mut self, room: u64, mut seen: impl FnMut(&[u8])) -> Moved {
         let mut moved = 0u64;
         loop {
@@ -126,12 +128,9 @@ impl Splicer {
                     usable: true,
                 };
             }
-            let copy = &self.buf[..n];
-            let line_end = memchr::memchr(b'\n', copy);
-            let mut take = line_end.unwrap_or(n);
-            if take > 0 && copy[take - 1] == b'\r' {
-                take -= 1;
-            }
+            // A `\r` is never spliced: no client that also ends lines at a lone `\r` may
+            // read a message between two of them (one scan, as for the `\n`).
+            let take = memchr::memchr2(b'\n', b'\r', &self.buf[..n]).unwrap_or(n);
             let (sent, ok) = self.send(take).await;
             seen(&self.buf[..sent]);
             moved += sent as u64;

@@ -112,6 +112,25 @@ fn oversize_of(line: &[u8]) -> Frame {
     }
 }
 
+/// `bytes` with every carriage return (`\r`) made a space: what a server wrote, as the client
+/// may read it. Java's `readLine`, .NET's `ReadLine`, Node's `readline` and Python's universal
+/// newlines end a line at a lone `\r` too, so a `\r` inside a line would let a client see a
+/// message in the middle of one that Warden judged whole (a hostile server puts an answer to a
+/// `tools/list` of the client's there, unchecked). In valid JSON a raw `\r` can only be
+/// whitespace between tokens (inside a string it must be escaped), so a space means the same;
+/// one inside a string (not valid JSON) reads as if the server had sent a space, which gives
+/// it nothing it could not send itself. One memchr pass; no copy when there is no `\r`.
+pub fn blank_carriage_returns(bytes: Bytes) -> Bytes {
+    let Some(first) = memchr::memchr(b'\r', &bytes) else {
+        return bytes;
+    };
+    let mut owned = BytesMut::from(&bytes[..]);
+    for at in memchr::memchr_iter(b'\r', &bytes[first..]) {
+        owned[first + at] = b' ';
+    }
+    owned.freeze()
+}
+
 /// Shared between the router and a reader that streams: while any reason to hold is set, a
 /// line over the stream threshold is held whole instead of streamed, up to the larger of the
 /// reader's limit and [`StreamGate::set_max_held`]'s. Read once per line that crosses the
@@ -595,6 +614,16 @@ mod tests {
         assert_eq!(len, large.len() as u64);
         assert_eq!(reader.next().await.unwrap(), Some(msg("{}")));
         writer.await.unwrap();
+    }
+
+    /// Every `\r` becomes a space; a line without one is the same buffer, not a copy.
+    #[test]
+    fn carriage_returns_are_blanked() {
+        let line = Bytes::from_static(b"{\"a\":\r{\"id\":6}\r\r}");
+        assert_eq!(&blank_carriage_returns(line)[..], b"{\"a\": {\"id\":6}  }");
+        let clean = Bytes::from_static(b"{\"id\":1}");
+        let same = blank_carriage_returns(clean.clone());
+        assert_eq!(same.as_ptr(), clean.as_ptr());
     }
 
     #[tokio::test]

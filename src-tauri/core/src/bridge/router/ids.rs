@@ -5,7 +5,11 @@
 //!   unguessable id (`__warden/<128 random bits>`, `__warden/ask/<128 random bits>`);
 //! - a server's request reaches the client renamed (`__warden/s/N`, a space apart from the
 //!   bridge's own), and the client's answer goes back under the server's id; the server's
-//!   `notifications/cancelled` for it is renamed the same way;
+//!   `notifications/cancelled` for it is renamed the same way (found by the server's id, not
+//!   by a scan). At most [`MAX_SERVER_REQUESTS`] wait for the client at once: each one is
+//!   kept until the client answers, and while any waits the idle clocks are paused, so a
+//!   server that asks and asks would grow the bridge's memory without end. One more is
+//!   answered to the server itself with an error and never reaches the client;
 //! - an answer from the client that matches no pending request, and a server's answer that
 //!   matches no request of the client's, are dropped (`answer_dropped`): a server cannot
 //!   answer a question of the bridge's, or a request the router has not seen yet;
@@ -27,6 +31,13 @@ use crate::protocol::{batch_elements, with_id};
 pub(super) const OWN_PREFIX: &str = "__warden/";
 /// The start of the ids a server's requests take towards the client.
 pub(super) const S2C_PREFIX: &str = "__warden/s/";
+
+/// The most server requests waiting for the client's answer at once: far more than a person
+/// answers (elicitation, sampling, roots), few enough that the map stays small.
+pub(super) const MAX_SERVER_REQUESTS: usize = 256;
+/// The JSON-RPC code of the error a server gets for a request over [`MAX_SERVER_REQUESTS`]
+/// (implementation-defined server error: Warden answers in the client's place).
+const TOO_MANY_CODE: i64 = -32000;
 
 /// A server's request relayed to the client under another id.
 #[derive(Debug)]
@@ -86,25 +97,59 @@ impl Router {
     }
 
     /// A server's request: the line the client gets, under an id of the bridge's; `None` when
-    /// it cannot be renamed (not an object), and so is not relayed.
-    pub(super) fn rename_server_request(&mut self, peek: &Peek<'_>, line: &[u8]) -> Option<Bytes> {
+    /// it is not relayed: it cannot be renamed (not an object), or [`MAX_SERVER_REQUESTS`]
+    /// already wait for the client (the server gets an error for it instead).
+    pub(super) fn rename_server_request(
+        &mut self,
+        peek: &Peek<'_>,
+        line: &[u8],
+        out: &mut Vec<Out>,
+    ) -> Option<Bytes> {
         let id = peek.id.clone()?;
+        if self.s2c.len() >= MAX_SERVER_REQUESTS {
+            self.too_many_server_requests(&id, peek.method.as_deref().unwrap_or(""), out);
+            return None;
+        }
         self.next_s2c += 1;
         let renamed = Id::Str(format!("{S2C_PREFIX}{}", self.next_s2c).into());
         let line = with_id(line, &renamed)?;
+        // A server that reuses the id of a request still waiting: its cancellation names the
+        // newest (an answer goes back under the id either way).
+        self.s2c_theirs.insert(id.clone(), renamed.clone());
         self.s2c.insert(renamed, Relayed { id });
         Some(line)
+    }
+
+    /// The server asked once more while [`MAX_SERVER_REQUESTS`] of its requests wait for the
+    /// client: it gets an error in the client's place, and the session's log says so.
+    fn too_many_server_requests(&self, id: &Id, method: &str, out: &mut Vec<Out>) {
+        let msg = format!(
+            "Too many requests: {MAX_SERVER_REQUESTS} requests of this server already wait for the client's answer, the most Warden relays at once. Warden did not send this {method} request to the client. Wait for the client to answer (or cancel the requests it no longer needs), then ask again."
+        );
+        let error = json!({
+            "jsonrpc": "2.0",
+            "id": id.to_value(),
+            "error": {
+                "code": TOO_MANY_CODE,
+                "message": msg,
+                "data": {"waiting": self.s2c.len(), "limit": MAX_SERVER_REQUESTS},
+            },
+        });
+        out.push(Out::Server(Bytes::from(error.to_string())));
+        out.push(Out::Event(
+            Event::new("server_request_refused").detail(format!(
+                "server `{}` asked {method} (id {}) while {MAX_SERVER_REQUESTS} of its requests waited for the client: answered with an error, not relayed",
+                self.server,
+                shown(id)
+            )),
+        ));
     }
 
     /// The server withdrew one of its requests: the client hears it under the id it knows.
     /// `None` (dropped) when the client knows no such request of the server's.
     pub(super) fn server_cancelled(&mut self, peek: &Peek<'_>, now: Instant) -> Option<Bytes> {
         let theirs = peek.request_id.as_ref()?;
-        let ours = self
-            .s2c
-            .iter()
-            .find(|(_, r)| &r.id == theirs)
-            .map(|(ours, _)| ours.clone())?;
+        let ours = self.s2c_theirs.get(theirs)?.clone();
         self.s2c_done(&ours, now);
         let mut params: Value = peek
             .params

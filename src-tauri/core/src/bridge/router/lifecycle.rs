@@ -685,6 +685,7 @@ impl Router {
         self.life.held = retried;
         // No answer to the bridge's own requests will come from the next server.
         self.forget_own();
+        self.s2c_theirs.clear();
         for (id, _) in self.s2c.drain() {
             let reason = format!("server `{}` exited", self.server);
             out.push(Out::Client(notification(

@@ -35,8 +35,8 @@ use serde_json::json;
 use crate::config::Limits;
 use crate::events::Event;
 use crate::protocol::{
-    ErrorKind, Frame, HEAD_KEEP, Id, Kind, Peek, StreamGate, TAIL_KEEP, error_response,
-    find_id_in_fragments, notification,
+    ErrorKind, Frame, HEAD_KEEP, Id, Kind, Peek, StreamGate, TAIL_KEEP, blank_carriage_returns,
+    error_response, find_id_in_fragments, notification,
 };
 
 /// What the router asks the pumps to do.
@@ -255,6 +255,9 @@ pub struct Router {
     /// Server→client requests outstanding, by the id the client saw ([`ids`]); while any is,
     /// idle clocks are paused (a person may be answering an elicitation or a sampling request).
     s2c: HashMap<Id, ids::Relayed>,
+    /// The same requests by the server's id (its cancellations name them so): to the id the
+    /// client saw.
+    s2c_theirs: HashMap<Id, Id>,
     next_s2c: u64,
     tokens: HashMap<Id, Id>,
     dead: Recent<Id>,
@@ -290,6 +293,7 @@ impl Router {
             gate,
             armed: None,
             s2c: HashMap::new(),
+            s2c_theirs: HashMap::new(),
             next_s2c: 0,
             tokens: HashMap::new(),
             dead: Recent::new(RECENT),
@@ -561,7 +565,9 @@ impl Router {
 
     pub fn from_server(&mut self, frame: Frame, now: Instant, out: &mut Vec<Out>) {
         let line = match frame {
-            Frame::Message(line) => line,
+            // Before anything reads it: the client sees what the router judged, whole, even
+            // if it also ends lines at a lone `\r`.
+            Frame::Message(line) => blank_carriage_returns(line),
             Frame::Oversize { head, tail, len } => {
                 self.stats.bytes_from_server += len;
                 return self.server_unusable(&head, &tail, len, None, now, out);
@@ -632,7 +638,7 @@ impl Router {
                     }
                 }
             }
-            Kind::Request => match self.rename_server_request(&peek, &line) {
+            Kind::Request => match self.rename_server_request(&peek, &line, out) {
                 Some(renamed) => replacement = Some(renamed),
                 None => return,
             },
@@ -897,6 +903,9 @@ impl Router {
     /// The server's request the client knows as `id` is over; `None` when none is.
     fn s2c_done(&mut self, id: &Id, now: Instant) -> Option<ids::Relayed> {
         let relayed = self.s2c.remove(id)?;
+        if self.s2c_theirs.get(&relayed.id) == Some(id) {
+            self.s2c_theirs.remove(&relayed.id);
+        }
         if self.s2c.is_empty() {
             // The pause is over: idle clocks restart from now.
             for p in self.c2s.values_mut() {
