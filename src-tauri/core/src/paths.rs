@@ -182,18 +182,30 @@ pub fn safe_name(text: &str) -> String {
 /// Warden named these `<`[`safe_name`]`(server)><suffix>` before (lossy: `.github` and
 /// `github` shared one). Such a file or folder is adopted, renamed to the new name, when the
 /// server's name is its own old name (nothing in it was replaced: the old file was named for
-/// exactly this server) and nothing has the new name yet: its pins, log and caches stay its
-/// own. A name that was changed (`.github`, `git hub`) adopts nothing: its old file is named
+/// exactly this server) and nothing has the new name yet: its pins and logs stay its own
+/// (its sandbox folder does not: [`server_path_fresh`]). A name that was changed (`.github`, `git hub`) adopts nothing: its old file is named
 /// for another server (`github`, `git_hub`), and may be that server's. So each old file goes
 /// to the one server whose name it is, never to two, and a file of the new name is never
 /// replaced (the rename refuses to). What adoption cannot undo is the sharing that happened
 /// before: a file two colliding servers both wrote stays with the one named like it.
 pub fn server_path(dir: &Path, server: &str, suffix: &str) -> PathBuf {
-    let path = dir.join(format!("{}{suffix}", file_stem(server)));
+    let path = server_path_fresh(dir, server, suffix);
     if safe_name(server) == server {
         adopt(&dir.join(format!("{server}{suffix}")), &path);
     }
     path
+}
+
+/// `dir/<`[`file_stem`]`(server)><suffix>` as [`server_path`] names it, but never adopted: a
+/// server's sandbox folder starts fresh. Its old folder (`sandbox/github`) holds caches that
+/// another server whose name collided with it (`.github`, sharing the folder under the old
+/// naming) may have written: an npx or uv cache planted there is code that would run with this
+/// server's grants and secrets. Data is worth carrying over (pins, logs), a cache is not: it
+/// fills again. The old folder is left where it is, neither renamed nor removed (Warden does
+/// not remove what may be a user's files; it is under Warden's hidden state, out of every
+/// sandbox's reach).
+pub fn server_path_fresh(dir: &Path, server: &str, suffix: &str) -> PathBuf {
+    dir.join(format!("{}{suffix}", file_stem(server)))
 }
 
 /// Renames `old` to `new` when `old` exists and `new` does not (never replacing `new`).
@@ -387,16 +399,39 @@ mod tests {
         assert_eq!(both, ("new".to_owned(), "old".to_owned()));
     }
 
-    /// A folder (the sandbox's own) is adopted whole.
+    /// A sandbox folder starts fresh even when its name needed no change: the old folder's
+    /// caches may have been written by a server whose name collided.
     #[test]
-    fn an_old_folder_is_adopted_with_what_it_holds() {
+    fn an_old_sandbox_folder_is_not_adopted() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("github/npm")).unwrap();
-        std::fs::write(dir.path().join("github/npm/x"), "cached").unwrap();
-        let new = server_path(dir.path(), "github", "");
+        std::fs::write(dir.path().join("github/npm/x"), "planted").unwrap();
+        let new = server_path_fresh(dir.path(), "github", "");
+        assert!(new.symlink_metadata().is_err(), "{new:?}");
+    }
+
+    /// The old sandbox folder is left where it is, with what it holds.
+    #[test]
+    fn an_old_sandbox_folder_stays_where_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("github/npm")).unwrap();
+        std::fs::write(dir.path().join("github/npm/x"), "planted").unwrap();
+        server_path_fresh(dir.path(), "github", "");
         assert_eq!(
-            std::fs::read_to_string(new.join("npm/x")).ok().as_deref(),
-            Some("cached")
+            std::fs::read_to_string(dir.path().join("github/npm/x"))
+                .ok()
+                .as_deref(),
+            Some("planted")
+        );
+    }
+
+    /// The same name as [`server_path`] gives.
+    #[test]
+    fn a_fresh_path_is_named_as_any_other() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            server_path_fresh(dir.path(), "git hub", ""),
+            server_path(dir.path(), "git hub", "")
         );
     }
 

@@ -50,6 +50,68 @@ async fn a_write_grant_cannot_plant_what_runs_outside_later() {
     }
 }
 
+/// Nor can it move `.git` aside and make a new one with a config of its own.
+#[tokio::test]
+async fn a_write_grant_cannot_move_the_git_folder_aside() {
+    let w = World::new();
+    let notes = w.path("home/notes");
+    std::fs::create_dir_all(notes.join(".git/objects")).unwrap();
+    std::fs::write(notes.join(".git/config"), "ORIGINAL").unwrap();
+    for mode in modes() {
+        let mut s = w.session(mode, "", |b| b).await;
+        let to = notes.join(format!(".git-{mode}"));
+        let said = echo(&mut s, json!({"rename": notes.join(".git"), "to": to})).await;
+        s.close().await;
+        assert!(said.starts_with("error:"), "{mode}: {said}");
+    }
+}
+
+/// A read-only name that is a link out of the grant (a cloned repository's, or one the server
+/// planted for its next start) shows nothing hidden: `.idea -> ~/.ssh` stays unreadable.
+#[tokio::test]
+async fn a_read_only_name_linked_out_of_the_grant_shows_nothing_hidden() {
+    let w = World::new();
+    std::fs::create_dir_all(w.path("home/.ssh")).unwrap();
+    std::fs::write(w.path("home/.ssh/id_ed25519"), "PRIVATE-KEY-41c").unwrap();
+    std::os::unix::fs::symlink(w.path("home/.ssh"), w.path("home/notes/.idea")).unwrap();
+    for mode in modes() {
+        let mut s = w.session(mode, "", |b| b).await;
+        let mut said = Vec::new();
+        for p in ["home/notes/.idea/id_ed25519", "home/.ssh/id_ed25519"] {
+            said.push(echo(&mut s, json!({"read": w.path(p)})).await);
+        }
+        s.close().await;
+        assert!(
+            said.iter().all(|s| s.starts_with("error:")),
+            "{mode}: {said:?}"
+        );
+    }
+}
+
+/// A grant reached through a link in the home (`out -> ../.config`) is refused: it would
+/// grant what the link points to.
+#[tokio::test]
+async fn a_grant_through_a_link_is_refused() {
+    let w = World::new();
+    std::fs::create_dir_all(w.path("home/.config")).unwrap();
+    std::os::unix::fs::symlink(w.path("home/.config"), w.path("home/notes/out")).unwrap();
+    let config = format!(
+        "[defaults]\nsandbox = \"on\"\nsandbox_write = [\"{}\"]\n",
+        w.path("home/notes/out").display()
+    );
+    let mut s = bridge()
+        .sdk_env()
+        .config(&config)
+        .env("HOME", &w.home())
+        .spawn();
+    let init = s.initialize().await;
+    assert_eq!(
+        init.pointer("/error/data/code"),
+        Some(&json!("W-SANDBOX-GRANT")),
+        "{init}"
+    );
+}
+
 /// The rest of a grant stays the server's to write: the read-only names take nothing else.
 #[tokio::test]
 async fn the_rest_of_a_git_work_tree_grant_is_written() {
@@ -167,5 +229,18 @@ async fn a_working_folder_under_var_tmp_is_reachable() {
         let said = echo(&mut s, json!({"read": "data.txt"})).await;
         s.close().await;
         assert_eq!(said, "here", "{mode}");
+    }
+}
+
+/// The kernel's keyrings are out of reach: a key the user added to the session keyring is
+/// not read from inside.
+#[tokio::test]
+async fn the_kernel_keyring_is_out_of_reach() {
+    let w = World::new();
+    for mode in modes() {
+        let mut s = w.session(mode, "", |b| b).await;
+        let said = echo(&mut s, json!({"keyring": true})).await;
+        s.close().await;
+        assert!(said.starts_with("error:"), "{mode}: {said}");
     }
 }

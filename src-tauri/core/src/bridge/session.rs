@@ -382,7 +382,7 @@ impl Session {
                 self.links.router().limits().sandbox_network,
                 crate::config::network::Network::Only(_)
             );
-            let mut detail = "bubblewrap cannot make a sandbox here, so Landlock confines the server: its files, TCP, signals and sockets as configured, but no pid namespace, and with a `sandbox_network` list UDP and DNS not cut".to_owned();
+            let mut detail = "bubblewrap cannot make a sandbox here, so Landlock confines the server: its files, TCP, signals and sockets as configured, but no pid namespace".to_owned();
             if listed {
                 // Landlock's network rules name ports, not hosts (docs/sandbox.md).
                 detail.push_str("; its sandbox_network list holds only for a well-behaved server: Landlock limits its TCP to the proxy's port number, on any address");

@@ -73,7 +73,11 @@ pub fn argv(bwrap: &Path, command: &[OsString], limits: &Limits, places: &Places
     for dir in &grants {
         mount(&mut a, "--bind", dir, dir);
     }
-    // What runs outside later stays read-only inside the grants.
+    // What runs outside later stays read-only inside the grants; the folders that hold it
+    // become mount points first, which cannot be renamed or removed.
+    for dir in places.holders(limits) {
+        mount(&mut a, "--bind", &dir, &dir);
+    }
     for path in places.read_only(limits) {
         mount(&mut a, "--ro-bind", &path, &path);
     }

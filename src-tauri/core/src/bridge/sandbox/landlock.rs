@@ -7,8 +7,9 @@
 //! network is granted (with a `sandbox_network` list: TCP connect to the proxy's port only), no signal to a process outside the sandbox and no abstract UNIX
 //! socket (its scopes). With the system-call filter, no UNIX socket at all. What it cannot
 //! do that bubblewrap does: a pid namespace (the user's processes stay visible in /proc,
-//! though not their memory or environment), and with a list, UDP and DNS cut (with `"none"`
-//! the filter allows no socket at all).
+//! though not their memory or environment), and with a list, a connection to the proxy's
+//! port number on another address (the filter allows no socket with `"none"`, and only TCP,
+//! no listener, with a list).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -79,6 +79,16 @@ const DENIED_IN_HOME: &[&str] = &[
     ".azure",
     ".config/gh",
     ".config/gcloud",
+    ".config/containers/auth.json",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".pgpass",
+    ".vault-token",
+    ".minikube",
+    ".lima/_config",
+    ".colima/_lima/_config",
+    ".cache/huggingface/token",
+    ".huggingface/token",
     ".local/share/keyrings",
     ".config/warden",
     ".local/state/warden",
@@ -123,6 +133,26 @@ const DENIED_IN_HOME: &[&str] = &[
 /// (a home's own entries are hidden whether they exist or not: the home is rebuilt).
 const MADE_IF_MISSING: &[&str] = &[".config/gh", ".config/gcloud", ".local/share/keyrings"];
 
+/// The home's folders that many programs share, with many entries: not rebuilt for a hidden
+/// path that does not exist yet.
+const SHARED_IN_HOME: &[&str] = &[".config", ".local/share", ".local/state", ".cache"];
+
+/// What other programs run from in a home besides its own files and [`READ_ONLY_IN_GRANTS`]:
+/// no grant may be, hold or lie in one (a grant of `~/.config` would take them all).
+const RUN_LATER_IN_HOME: &[&str] = &[
+    ".config/systemd",
+    ".config/autostart",
+    ".config/environment.d",
+    ".config/git",
+    ".config/fish",
+    ".config/nvim",
+    ".local/share/applications",
+    ".local/share/systemd",
+];
+
+/// The folders of [`READ_ONLY_IN_GRANTS`] that hold a read-only name without being one.
+const HOLDERS: &[&str] = &[".git", ".github"];
+
 /// What stays read-only inside every write grant (and the home, which no grant may be):
 /// what other programs run later, outside any sandbox: git's config, hooks and info, the
 /// editors' and agents' project settings and tasks, project MCP files, direnv's files, CI
@@ -131,6 +161,7 @@ pub const READ_ONLY_IN_GRANTS: &[&str] = &[
     ".git/config",
     ".git/hooks",
     ".git/info",
+    ".git/modules",
     ".vscode",
     ".idea",
     ".zed",
@@ -214,7 +245,7 @@ impl Places {
             homes,
             warden,
             cwd: std::env::current_dir().ok(),
-            own: Some(crate::paths::server_path(
+            own: Some(crate::paths::server_path_fresh(
                 &state.join("sandbox"),
                 server,
                 "",
@@ -266,7 +297,9 @@ impl Places {
     ///   ever shows;
     /// - a file elsewhere: the same for its folder;
     /// - a folder elsewhere: a tmpfs on it; one of the keys' folders ([`MADE_IF_MISSING`]) that
-    ///   does not exist yet is made first, empty and 0700, so it is hidden once made;
+    ///   does not exist yet is made first, empty and 0700, so it is hidden once made; another
+    ///   path not made yet: its folder is rebuilt, unless it is one of the home's large shared
+    ///   folders ([`SHARED_IN_HOME`]);
     /// - inside a grant (whose rebuild would lose the server's new files), under the sandbox's
     ///   own `/tmp`, or right under `/`: covered where it is, if it exists.
     ///
@@ -294,6 +327,12 @@ impl Places {
                 masks.rebuilt.push(p.to_owned());
             }
         };
+        // The home's large shared folders are not rebuilt for a path that is not there yet
+        // (each entry costs a bind): what a program makes there while the server runs shows.
+        let shared: Vec<PathBuf> = homes
+            .iter()
+            .flat_map(|h| SHARED_IN_HOME.iter().map(move |d| h.join(d)))
+            .collect();
         let mut covered = Vec::new();
         for h in &hidden {
             let Some(parent) = h.parent() else { continue };
@@ -314,6 +353,9 @@ impl Places {
                 && private_dirs(h).is_ok()
             {
                 covered.push(h.clone());
+            } else if parent.is_dir() && !shared.iter().any(|f| f == parent) {
+                // A client's own folder, say: made afresh, so the file shows not when made.
+                rebuild(parent);
             }
         }
         // A folder before the ones inside it: each is rebuilt in what its parent's rebuild made.
@@ -321,6 +363,18 @@ impl Places {
         masks.covered = covered;
         masks.hidden = hidden;
         masks
+    }
+
+    /// The folders in the server's grants that hold a read-only name ([`holders_in`]).
+    fn holders(&self, limits: &Limits) -> Vec<PathBuf> {
+        let grants = resolved(limits.sandbox_write.clone());
+        let mut out: Vec<PathBuf> = Vec::new();
+        for p in grants.iter().flat_map(|g| holders_in(g)) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
     }
 
     /// The paths that stay read-only inside the server's grants ([`READ_ONLY_IN_GRANTS`]),
@@ -519,12 +573,18 @@ struct Masks {
     hidden: Vec<PathBuf>,
 }
 
-/// The paths of [`READ_ONLY_IN_GRANTS`] that exist in the folder `grant`, resolved (a symlinked
-/// one: what it points to). For the window too, which shows them beside each grant.
+/// The paths of [`READ_ONLY_IN_GRANTS`] that exist in the folder `grant`, resolved, inside
+/// it: a symlinked one that points out of the grant is left out (what lies outside the grants
+/// is read-only or hidden already, and mounting or allowing what it points to would show a
+/// hidden path: a server could plant `.idea -> ../../.ssh`). For the window too, which shows
+/// them beside each grant.
 pub fn read_only_in(grant: &Path) -> Vec<PathBuf> {
+    let Ok(root) = grant.canonicalize() else {
+        return Vec::new();
+    };
     let mut out: Vec<PathBuf> = Vec::new();
-    let git = grant.join(".git");
-    let names = READ_ONLY_IN_GRANTS.iter().map(|n| grant.join(n));
+    let git = root.join(".git");
+    let names = READ_ONLY_IN_GRANTS.iter().map(|n| root.join(n));
     // A linked work tree's `.git` is a file that names its git folder: read-only whole.
     let candidates: Vec<PathBuf> = if git.is_file() {
         std::iter::once(git).chain(names).collect()
@@ -533,12 +593,28 @@ pub fn read_only_in(grant: &Path) -> Vec<PathBuf> {
     };
     for p in candidates {
         if let Ok(r) = p.canonicalize()
+            && r.starts_with(&root)
+            && r != root
             && !out.contains(&r)
         {
             out.push(r);
         }
     }
     out
+}
+
+/// The folders in `grant` that hold a read-only name ([`HOLDERS`]), resolved, inside it: bound
+/// onto themselves, they become mount points, which cannot be renamed or removed, so a server
+/// cannot move `.git` aside and make a new one with a config of its own.
+fn holders_in(grant: &Path) -> Vec<PathBuf> {
+    let Ok(root) = grant.canonicalize() else {
+        return Vec::new();
+    };
+    HOLDERS
+        .iter()
+        .filter_map(|h| root.join(h).canonicalize().ok())
+        .filter(|p| p.starts_with(&root) && *p != root && p.is_dir())
+        .collect()
 }
 
 /// Refuses (`W-SANDBOX-GRANT`) a write grant that would let the server change what runs
@@ -569,6 +645,34 @@ fn check_grants(limits: &Limits, places: &Places) -> Result<(), Refused> {
             ),
         ))
     };
+    // A grant is judged where it leads: one reached through a link in a home (a cloned
+    // repository's `out -> ../../.config`) would grant what the link points to.
+    for g in &limits.sandbox_write {
+        let Some(home) = places
+            .homes
+            .iter()
+            .chain(homes.iter())
+            .find(|h| g.starts_with(h))
+        else {
+            continue;
+        };
+        let mut at = home.clone();
+        for part in g.strip_prefix(home).into_iter().flat_map(Path::components) {
+            at.push(part);
+            if at
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+            {
+                return refuse(
+                    g,
+                    format!(
+                        "through the link {}: grant the folder it points to, if that is what you mean",
+                        at.display()
+                    ),
+                );
+            }
+        }
+    }
     for g in &grants {
         if let Some(home) = homes.iter().find(|h| h.starts_with(g)) {
             return refuse(
@@ -584,6 +688,19 @@ fn check_grants(limits: &Limits, places: &Places) -> Result<(), Refused> {
             return refuse(
                 g,
                 format!("which holds {}, a folder on PATH", dir.display()),
+            );
+        }
+        if let Some(dir) = homes
+            .iter()
+            .flat_map(|h| RUN_LATER_IN_HOME.iter().map(move |d| h.join(d)))
+            .find(|d| d.starts_with(g) || g.starts_with(d))
+        {
+            return refuse(
+                g,
+                format!(
+                    "which is, holds or lies in {}, which other programs run from",
+                    dir.display()
+                ),
             );
         }
         for root in homes.iter().chain(grants.iter().filter(|o| *o != g)) {
@@ -804,6 +921,14 @@ pub fn launch(command: &[OsString], limits: &Limits, places: &Places) -> Result<
         own_dirs(own).map_err(|why| Refused::new(Code::SandboxOwnFolder, &why))?;
     }
     check_grants(limits, places)?;
+    // Every other hidden path lies in `/`: hiding it would hide nothing under bubblewrap
+    // (which hides each path inside another once) and everything under Landlock.
+    if places.hidden(limits).iter().any(|h| h.parent().is_none()) {
+        return Err(Refused::new(
+            Code::SandboxUnavailable,
+            "a path it must hide is `/` itself (a `sandbox_deny` entry, or a Warden folder at the top: `XDG_RUNTIME_DIR`, `WARDEN_SOCKET`'s or the config file's): hiding it would leave the sandbox nothing to show; name the folders to hide instead",
+        ));
+    }
     #[cfg(target_os = "linux")]
     return linux::launch(command, limits, places);
     #[cfg(target_os = "macos")]

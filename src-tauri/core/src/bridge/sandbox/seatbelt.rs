@@ -7,6 +7,9 @@
 //!   folder above either;
 //! - it writes only its grants (`sandbox_write`), its own folder (package caches and temp
 //!   files, through the variables the Linux side sets) and the usual devices (`/dev/null`);
+//!   inside its grants, what other programs run later stays read-only as on Linux
+//!   (`Places::read_only`: `.git/config`, `.vscode`, …), and no folder that holds one (`.git`,
+//!   `.github`) may be renamed or removed;
 //!   no `ioctl` reaches a terminal (`/dev/tty`: no `TIOCSTI` typing into the user's shell;
 //!   the server has no controlling terminal either, `child.rs` starts it in a session of its
 //!   own);
@@ -69,6 +72,9 @@ pub struct Plan {
     pub hidden: Vec<PathBuf>,
     /// Folders it may write (its grants, resolved).
     pub grants: Vec<PathBuf>,
+    /// Paths inside its grants it may not write (what other programs run later, resolved:
+    /// `Places::read_only`, the list the Linux sandbox binds read-only).
+    pub read_only: Vec<PathBuf>,
     /// Its own folder (under Warden's hidden state): read and written.
     pub own: Option<PathBuf>,
     /// What it may read inside a hidden folder: its program's, working and home folders
@@ -107,6 +113,7 @@ impl Plan {
             }
         }
         let (grants, own) = places.writable(limits);
+        let read_only = places.read_only(limits);
         let net = match (&limits.sandbox_network, proxy) {
             (Network::Host, _) => Net::Host,
             (Network::Only(_), Some(port)) => Net::Proxy(port),
@@ -123,6 +130,7 @@ impl Plan {
         Plan {
             hidden,
             grants,
+            read_only,
             own,
             reads,
             net,
@@ -243,9 +251,10 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehel
 const IOCTL_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/dtracehelper"];
 
 /// The profile for `plan`, as `sandbox-exec -p` takes it. Later rules win over earlier ones
-/// in SBPL, so the order is: reads everywhere, writes to the grants, the hidden paths denied
-/// (inside a grant too), the resolver's file read, the own folder (inside the hidden state)
-/// read and written.
+/// in SBPL, so the order is: reads everywhere, writes to the grants, writes denied to what
+/// stays read-only inside them, the hidden paths denied (inside a grant too), the renames of
+/// the folders above a hidden or read-only path denied, the resolver's file read, the own
+/// folder (inside the hidden state) read and written.
 pub fn profile(plan: &Plan) -> Result<String, Unsayable> {
     let mut p = String::new();
     let mut line = |s: &str| {
@@ -292,13 +301,23 @@ pub fn profile(plan: &Plan) -> Result<String, Unsayable> {
     for grant in &plan.grants {
         line(&format!("(allow file-write* (subpath {}))", quoted(grant)?));
     }
+    // What other programs run later stays read-only inside the grants (after their rule:
+    // the later one wins); `file-write*` covers its own rename and removal.
+    for path in &plan.read_only {
+        line(&format!("(deny file-write* (subpath {}))", quoted(path)?));
+    }
     let mut above: Vec<String> = Vec::new();
     for hidden in &plan.hidden {
-        let q = quoted(hidden)?;
-        line(&format!("(deny file-read* file-write* (subpath {q}))"));
-        // A folder above a hidden path, renamed inside a grant, would take the path out of
-        // its rule: none may be renamed or removed.
-        for dir in hidden.ancestors().skip(1) {
+        line(&format!(
+            "(deny file-read* file-write* (subpath {}))",
+            quoted(hidden)?
+        ));
+    }
+    // A folder above a hidden or read-only path, renamed inside a grant, would take the path
+    // out of its rule (`mv .git .git.old`, write `.git.old/config`, move it back): none may be
+    // renamed or removed.
+    for path in plan.hidden.iter().chain(&plan.read_only) {
+        for dir in path.ancestors().skip(1) {
             let q = quoted(dir)?;
             if dir.parent().is_some() && !above.contains(&q) {
                 above.push(q);
@@ -382,6 +401,7 @@ mod tests {
                 PathBuf::from("/Users/me/Library/Application Support/warden"),
             ],
             grants: vec![PathBuf::from("/Users/me/notes")],
+            read_only: Vec::new(),
             own: Some(PathBuf::from(
                 "/Users/me/Library/Application Support/warden/sandbox/s",
             )),
@@ -423,6 +443,87 @@ mod tests {
         }
         assert!(!p.contains("(literal \"/\")"), "{p}");
         assert_eq!(p.matches("(literal \"/Users\")").count(), 1, "{p}");
+    }
+
+    /// A plan whose grant holds what other programs run later.
+    fn plan_with_read_only() -> Plan {
+        let mut p = plan(Net::None);
+        p.read_only = [".git/config", ".git/hooks", ".vscode", ".github/workflows"]
+            .iter()
+            .map(|n| Path::new("/Users/me/notes").join(n))
+            .collect();
+        p
+    }
+
+    /// What other programs run later is denied writes after the grant's rule (the later rule
+    /// wins), so it stays read-only inside the grant.
+    #[test]
+    fn what_runs_outside_later_stays_read_only_inside_a_grant() {
+        let p = profile(&plan_with_read_only()).unwrap();
+        let grant = at(&p, "(allow file-write* (subpath \"/Users/me/notes\"))");
+        let denied_after: Vec<bool> = [".git/config", ".git/hooks", ".vscode", ".github/workflows"]
+            .iter()
+            .map(|n| {
+                at(
+                    &p,
+                    &format!("(deny file-write* (subpath \"/Users/me/notes/{n}\"))"),
+                ) > grant
+            })
+            .collect();
+        assert_eq!(denied_after, [true; 4], "{p}");
+    }
+
+    /// The folders that hold a read-only path inside the grant cannot be renamed or removed:
+    /// no `mv .git .git.old`, a new config there, and back.
+    #[test]
+    fn the_folders_holding_a_read_only_path_cannot_be_renamed() {
+        let p = profile(&plan_with_read_only()).unwrap();
+        let unlink: Vec<&str> = p
+            .lines()
+            .filter(|l| l.starts_with("(deny file-write-unlink") && l.contains("/Users/me/notes"))
+            .collect();
+        assert_eq!(
+            unlink,
+            [
+                "(deny file-write-unlink (literal \"/Users/me/notes/.git\"))",
+                "(deny file-write-unlink (literal \"/Users/me/notes\"))",
+                "(deny file-write-unlink (literal \"/Users/me/notes/.github\"))",
+            ],
+            "{p}"
+        );
+    }
+
+    /// Built from the places: the read-only names that exist in a grant, resolved (the same
+    /// list the Linux sandbox binds read-only).
+    #[test]
+    fn the_plan_keeps_the_read_only_names_that_exist_in_its_grants() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(d.join("notes/.git/hooks")).unwrap();
+        std::fs::write(d.join("notes/.git/config"), "").unwrap();
+        std::fs::create_dir_all(d.join("notes/.vscode")).unwrap();
+        let places = Places {
+            homes: vec![d.join("home")],
+            warden: vec![d.join("state")],
+            cwd: Some(d.clone()),
+            own: None,
+            pass_env: Vec::new(),
+            helper: None,
+        };
+        let limits = Limits {
+            sandbox: true,
+            sandbox_write: vec![d.join("notes")],
+            ..Limits::default()
+        };
+        let plan = Plan::new(&["true".into()], &limits, &places, None);
+        assert_eq!(
+            plan.read_only,
+            [
+                d.join("notes/.git/config"),
+                d.join("notes/.git/hooks"),
+                d.join("notes/.vscode"),
+            ]
+        );
     }
 
     #[test]

@@ -46,6 +46,11 @@ pub enum Sockets {
     /// (Node's `os.networkInterfaces()`, glibc's `getaddrinfo`); changing them needs
     /// `CAP_NET_ADMIN` over the network's namespace, which the server never has.
     Inet,
+    /// [`Sockets::Inet`] but TCP only, and no listener: a `sandbox_network` list where no
+    /// namespace of its own holds the server (Landlock), whose only way out is the proxy's TCP
+    /// port. Landlock's rules cut neither UDP (and DNS with it) nor a `listen()` that binds
+    /// a port by itself; bubblewrap's empty namespace cuts both.
+    Proxy,
 }
 
 impl Sockets {
@@ -54,6 +59,7 @@ impl Sockets {
     pub fn of(network: &Network, namespaced: bool) -> Sockets {
         match network {
             Network::None if !namespaced => Sockets::None,
+            Network::Only(_) if !namespaced => Sockets::Proxy,
             _ => Sockets::Inet,
         }
     }
@@ -138,7 +144,7 @@ fn rules(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     };
     let socket = match sockets {
         Sockets::None => Vec::new(),
-        Sockets::Inet => {
+        Sockets::Inet | Sockets::Proxy => {
             let inet = [arg(0, Ne, libc::AF_NETLINK)?];
             let netlink = arg(0, Eq, libc::AF_NETLINK)?;
             let mut r = vec![rule(vec![
@@ -153,6 +159,12 @@ fn rules(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
                 r.push(rule(vec![netlink.clone(), masked(1, mask, value)?])?);
             }
             r.push(rule(vec![netlink, arg(2, Ne, libc::NETLINK_ROUTE)?])?);
+            if sockets == Sockets::Proxy {
+                r.push(rule(vec![
+                    arg(0, Ne, libc::AF_NETLINK)?,
+                    masked(1, 0xf, libc::SOCK_DGRAM)?,
+                ])?);
+            }
             r
         }
     };
@@ -168,7 +180,7 @@ fn rules(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
             libc::MSG_FASTOPEN,
         )?])?])
     };
-    Ok([
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = [
         (libc::SYS_socket, socket),
         (libc::SYS_socketpair, socketpair),
         (libc::SYS_sendto, fast_open(3)?),
@@ -184,12 +196,26 @@ fn rules(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
                 rule(vec![arg(1, Eq, libc::TIOCLINUX as libc::c_int)?])?,
             ],
         ),
+        // The kernel's keyrings (Kerberos tickets, ecryptfs and AFS tokens live there, and
+        // the session keyring is the client's), and kernel facilities no server needs.
+        (libc::SYS_keyctl, Vec::new()),
+        (libc::SYS_add_key, Vec::new()),
+        (libc::SYS_request_key, Vec::new()),
+        (libc::SYS_bpf, Vec::new()),
+        (libc::SYS_userfaultfd, Vec::new()),
+        (libc::SYS_perf_event_open, Vec::new()),
         (libc::SYS_io_uring_setup, Vec::new()),
         (libc::SYS_io_uring_enter, Vec::new()),
         (libc::SYS_io_uring_register, Vec::new()),
     ]
     .into_iter()
-    .collect())
+    .collect();
+    if sockets == Sockets::Proxy {
+        // `listen()` binds a port of its own when the socket has none, past Landlock's bind
+        // rule.
+        rules.insert(libc::SYS_listen, Vec::new());
+    }
+    Ok(rules)
 }
 
 /// The hand-written prefix for other ABIs than the filter's own (x86_64 only).
@@ -336,7 +362,7 @@ mod tests {
         cases.iter().map(|(n, v)| ((*n).to_owned(), *v)).collect()
     }
 
-    const ALL: [Sockets; 2] = [Sockets::None, Sockets::Inet];
+    const ALL: [Sockets; 3] = [Sockets::None, Sockets::Inet, Sockets::Proxy];
     const S: i64 = libc::SYS_socket;
 
     /// x32 is refused by the prefix, and seccompiler's program alone would let it through
@@ -403,11 +429,13 @@ mod tests {
         (name, S, ARCH, vec![domain.into(), ty.into(), proto.into()])
     }
 
-    /// Every socket() the filter is asked about, with its verdict under `Inet` and `None`.
-    fn socket_cases() -> Vec<(OwnedCall, [u32; 2])> {
-        let both = [ALLOW, EPERM];
-        let never = [EPERM, EPERM];
+    /// Every socket() the filter is asked about, with its verdict under `Inet`, `None` and
+    /// `Proxy`.
+    fn socket_cases() -> Vec<(OwnedCall, [u32; 3])> {
+        let both = [ALLOW, EPERM, ALLOW];
+        let never = [EPERM, EPERM, EPERM];
         let netns = both;
+        let udp = [ALLOW, EPERM, EPERM];
         vec![
             (socket("tcp", AF_INET, SOCK_STREAM, 0), both),
             (
@@ -421,9 +449,9 @@ mod tests {
             ),
             (
                 socket("udp6", AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP),
-                both,
+                udp,
             ),
-            (socket("udp", AF_INET, SOCK_DGRAM, 0), both),
+            (socket("udp", AF_INET, SOCK_DGRAM, 0), udp),
             (socket("mptcp", AF_INET, SOCK_STREAM, IPPROTO_MPTCP), never),
             (
                 socket(
@@ -493,7 +521,10 @@ mod tests {
         // The kernel takes the domain as an int: the high half of the register is ignored,
         // by the kernel and by the filter alike.
         cases.last_mut().unwrap().0.3[0] |= 1 << 32;
-        for (i, sockets) in [Sockets::Inet, Sockets::None].into_iter().enumerate() {
+        for (i, sockets) in [Sockets::Inet, Sockets::None, Sockets::Proxy]
+            .into_iter()
+            .enumerate()
+        {
             let calls: Vec<Call> = cases
                 .iter()
                 .map(|(c, _)| (c.0, c.1, c.2, c.3.as_slice()))
@@ -502,6 +533,28 @@ mod tests {
                 cases.iter().map(|(c, v)| (c.0.to_owned(), v[i])).collect();
             assert_eq!(verdicts(sockets, &calls), want, "{sockets:?}");
         }
+    }
+
+    /// The kernel's keyrings and the kernel facilities no server needs are refused; a listener
+    /// only where the network is not the proxy's alone.
+    #[test]
+    fn keyrings_and_listeners() {
+        let calls: &[Call] = &[
+            ("keyctl", libc::SYS_keyctl, ARCH, &[0]),
+            ("add_key", libc::SYS_add_key, ARCH, &[]),
+            ("request_key", libc::SYS_request_key, ARCH, &[]),
+            ("bpf", libc::SYS_bpf, ARCH, &[]),
+            ("userfaultfd", libc::SYS_userfaultfd, ARCH, &[]),
+            ("perf_event_open", libc::SYS_perf_event_open, ARCH, &[]),
+            ("listen", libc::SYS_listen, ARCH, &[3, 1]),
+        ];
+        let got: Vec<Vec<(String, u32)>> = ALL.iter().map(|s| verdicts(*s, calls)).collect();
+        let refused = |listen: u32| {
+            let mut v: Vec<(String, u32)> = calls.iter().map(|c| (c.0.to_owned(), EPERM)).collect();
+            v[6].1 = listen;
+            v
+        };
+        assert_eq!(got, [refused(ALLOW), refused(ALLOW), refused(EPERM)]);
     }
 
     /// No keystrokes typed into a terminal; other ioctls pass.
@@ -673,6 +726,6 @@ mod tests {
             Sockets::of(&list, true),
         ];
         use Sockets::*;
-        assert_eq!(got, [None, Inet, Inet, Inet, Inet, Inet]);
+        assert_eq!(got, [None, Inet, Inet, Inet, Proxy, Inet]);
     }
 }

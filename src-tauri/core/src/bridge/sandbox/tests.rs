@@ -562,3 +562,95 @@ fn a_keys_folder_not_made_yet_is_made_empty_and_private_then_covered() {
     assert_eq!(mode, 0o700);
     assert!(a.contains(&format!("--tmpfs {} ", gh.display())), "{a}");
 }
+
+#[test]
+fn a_grant_of_what_the_homes_programs_run_from_or_through_a_link_is_refused() {
+    let (_keep, d) = world();
+    for p in [
+        "home/.config/systemd/user",
+        "home/projects/app",
+        "home/.config/app",
+    ] {
+        std::fs::create_dir_all(d.join(p)).unwrap();
+    }
+    std::os::unix::fs::symlink(d.join("home/.config"), d.join("home/projects/app/out")).unwrap();
+    let p = places(&d);
+    let check = |grant: &str| {
+        let limits = Limits {
+            sandbox: true,
+            sandbox_write: vec![d.join(grant)],
+            ..Limits::default()
+        };
+        check_grants(&limits, &p).err().map(|r| r.code)
+    };
+    let refused: Vec<&str> = [
+        "home/.config",
+        "home/.config/systemd/user",
+        "home/projects/app/out",
+        "home/projects/app/out/app",
+    ]
+    .into_iter()
+    .filter(|g| check(g) == Some(Code::SandboxGrant))
+    .collect();
+    assert_eq!(refused.len(), 4, "refused only {refused:?}");
+}
+
+#[test]
+fn a_hidden_path_that_is_the_root_refuses_the_start() {
+    let limits = Limits {
+        sandbox: true,
+        sandbox_deny: vec![PathBuf::from("/")],
+        ..Limits::default()
+    };
+    let r = launch(&["s".into()], &limits, &Places::default());
+    assert_eq!(r.err().map(|r| r.code), Some(Code::SandboxUnavailable));
+}
+
+#[test]
+fn a_missing_file_in_a_clients_folder_is_hidden_through_its_folder() {
+    let (_keep, d) = world();
+    // ~/.claude exists, its credentials not yet; ~/.config exists, Claude Desktop's not.
+    std::fs::create_dir_all(d.join("home/.claude/projects")).unwrap();
+    std::fs::create_dir_all(d.join("home/.config/app")).unwrap();
+    let a = text(&argv(
+        Path::new("bwrap"),
+        &["s".into()],
+        &Limits::default(),
+        &places(&d),
+    ));
+    let home = d.join("home");
+    assert!(
+        a.contains(&format!("--tmpfs {} ", home.join(".claude").display())),
+        "{a}"
+    );
+    assert!(
+        !a.contains(&format!("--tmpfs {} ", home.join(".config").display())),
+        "{a}"
+    );
+}
+
+#[test]
+fn a_read_only_name_linked_out_of_the_grant_is_not_mounted() {
+    let (_keep, d) = world();
+    std::fs::create_dir_all(d.join("home/.ssh")).unwrap();
+    std::fs::create_dir_all(d.join("app/.git")).unwrap();
+    std::os::unix::fs::symlink(d.join("home/.ssh"), d.join("app/.idea")).unwrap();
+    assert_eq!(read_only_in(&d.join("app")), Vec::<PathBuf>::new());
+    let limits = Limits {
+        sandbox: true,
+        sandbox_write: vec![d.join("app")],
+        ..Limits::default()
+    };
+    let a = text(&argv(
+        Path::new("bwrap"),
+        &["s".into()],
+        &limits,
+        &places(&d),
+    ));
+    let git = d.join("app/.git");
+    assert!(a.contains(&format!("--bind {0} {0}", git.display())), "{a}");
+    assert!(
+        !a.contains(&format!("{0} {0}", d.join("home/.ssh").display())),
+        "{a}"
+    );
+}
