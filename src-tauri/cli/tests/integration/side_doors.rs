@@ -10,6 +10,17 @@ use serde_json::json;
 use crate::common::bridge;
 use crate::containment::{World, echo, modes};
 
+/// The answer to `initialize` of a sandboxed server that may write `grant`.
+async fn initialize_with_grant(w: &World, grant: &str) -> serde_json::Value {
+    let config = format!("[defaults]\nsandbox = \"on\"\nsandbox_write = [\"{grant}\"]\n");
+    let mut s = bridge()
+        .sdk_env()
+        .config(&config)
+        .env("HOME", &w.home())
+        .spawn();
+    s.initialize().await
+}
+
 /// A line that would run a command outside the sandbox at the IDE's next `git status`.
 const PLANTED: &str = "[core]\n\tfsmonitor = \"sh -c 'id > /tmp/pwned'\"\n";
 
@@ -95,16 +106,7 @@ async fn a_grant_through_a_link_is_refused() {
     let w = World::new();
     std::fs::create_dir_all(w.path("home/.config")).unwrap();
     std::os::unix::fs::symlink(w.path("home/.config"), w.path("home/notes/out")).unwrap();
-    let config = format!(
-        "[defaults]\nsandbox = \"on\"\nsandbox_write = [\"{}\"]\n",
-        w.path("home/notes/out").display()
-    );
-    let mut s = bridge()
-        .sdk_env()
-        .config(&config)
-        .env("HOME", &w.home())
-        .spawn();
-    let init = s.initialize().await;
+    let init = initialize_with_grant(&w, &w.path("home/notes/out").to_string_lossy()).await;
     assert_eq!(
         init.pointer("/error/data/code"),
         Some(&json!("W-SANDBOX-GRANT")),
@@ -141,16 +143,7 @@ async fn the_rest_of_a_git_work_tree_grant_is_written() {
 #[tokio::test]
 async fn a_grant_of_the_home_is_refused() {
     let w = World::new();
-    let config = format!(
-        "[defaults]\nsandbox = \"on\"\nsandbox_write = [\"{}\"]\n",
-        w.home()
-    );
-    let mut s = bridge()
-        .sdk_env()
-        .config(&config)
-        .env("HOME", &w.home())
-        .spawn();
-    let init = s.initialize().await;
+    let init = initialize_with_grant(&w, &w.home()).await;
     assert_eq!(
         init.pointer("/error/data/code"),
         Some(&json!("W-SANDBOX-GRANT")),

@@ -274,16 +274,11 @@ impl Places {
     /// those inside another. A path that does not exist is kept: the sandbox must not show it
     /// when it appears while the server runs.
     fn hidden(&self, limits: &Limits) -> Vec<PathBuf> {
-        let mut all: Vec<PathBuf> = Vec::new();
-        for p in self
-            .listed_hidden(limits)
-            .iter()
-            .filter_map(|p| resolved_leniently(p))
-        {
-            if !all.contains(&p) {
-                all.push(p);
-            }
-        }
+        let all = unique(
+            self.listed_hidden(limits)
+                .iter()
+                .filter_map(|p| resolved_leniently(p)),
+        );
         all.iter()
             .filter(|p| !all.iter().any(|q| q != *p && p.starts_with(q)))
             .cloned()
@@ -368,26 +363,14 @@ impl Places {
     /// The folders in the server's grants that hold a read-only name ([`holders_in`]).
     fn holders(&self, limits: &Limits) -> Vec<PathBuf> {
         let grants = resolved(limits.sandbox_write.clone());
-        let mut out: Vec<PathBuf> = Vec::new();
-        for p in grants.iter().flat_map(|g| holders_in(g)) {
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-        out
+        unique(grants.iter().flat_map(|g| holders_in(g)))
     }
 
     /// The paths that stay read-only inside the server's grants ([`READ_ONLY_IN_GRANTS`]),
     /// resolved, for those that exist.
     fn read_only(&self, limits: &Limits) -> Vec<PathBuf> {
         let grants = resolved(limits.sandbox_write.clone());
-        let mut out: Vec<PathBuf> = Vec::new();
-        for p in grants.iter().flat_map(|g| read_only_in(g)) {
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-        out
+        unique(grants.iter().flat_map(|g| read_only_in(g)))
     }
 
     /// Folders under `/tmp` that stay readable under the sandbox's own `/tmp`: [`Places::kept`]
@@ -536,8 +519,13 @@ fn private_dirs(dir: &Path) -> std::io::Result<()> {
 
 /// `paths` that exist, with their symlinks resolved, each once.
 fn resolved(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    unique(paths.iter().filter_map(|p| p.canonicalize().ok()))
+}
+
+/// `paths` each once, in their first order.
+fn unique(paths: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    for p in paths.iter().filter_map(|p| p.canonicalize().ok()) {
+    for p in paths {
         if !out.contains(&p) {
             out.push(p);
         }
@@ -582,7 +570,6 @@ pub fn read_only_in(grant: &Path) -> Vec<PathBuf> {
     let Ok(root) = grant.canonicalize() else {
         return Vec::new();
     };
-    let mut out: Vec<PathBuf> = Vec::new();
     let git = root.join(".git");
     let names = READ_ONLY_IN_GRANTS.iter().map(|n| root.join(n));
     // A linked work tree's `.git` is a file that names its git folder: read-only whole.
@@ -591,16 +578,12 @@ pub fn read_only_in(grant: &Path) -> Vec<PathBuf> {
     } else {
         names.collect()
     };
-    for p in candidates {
-        if let Ok(r) = p.canonicalize()
-            && r.starts_with(&root)
-            && r != root
-            && !out.contains(&r)
-        {
-            out.push(r);
-        }
-    }
-    out
+    unique(
+        candidates
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .filter(|r| r.starts_with(&root) && *r != root),
+    )
 }
 
 /// The folders in `grant` that hold a read-only name ([`HOLDERS`]), resolved, inside it: bound
