@@ -9,9 +9,10 @@ use std::path::Path;
 const DIRS: &[(&str, &str)] = &[
     (
         "supervisor",
-        "api metrics health history import probe orphans settings clients_api connection switches \
+        "api metrics health history import probe flows orphans settings clients_api connection switches \
          service sessions status known commands checks clients_host clients_probe dispatch serve run",
     ),
+    ("supervisor/flows", "add policy"),
     (
         "supervisor/api",
         "error bindings pairs reports status clients",

@@ -15,9 +15,21 @@ env: { [key in string]: string }, } | { "op": "orphans" } | { "op": "stop_orphan
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
-move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "server_add", name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, dry_run: boolean, } | { "op": "server_switch", server: string, clients: Array<ClientId>, file: string | null, scope: Array<string> | null, enabled: boolean, dry_run: boolean, } | { "op": "server_remove", server: string, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, } | { "op": "app", request: AppRequest, };
+move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "server_add", name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, 
+/**
+ * The sandbox's keys set in config.toml before the files (with `wrap`).
+ */
+sandbox?: AddSandbox | null, 
+/**
+ * `tools_ask = ["@destructive"]` set before the files (with `wrap`).
+ */
+ask_destructive?: boolean, 
+/**
+ * Start it once after writing, as the files run it (the first start).
+ */
+start?: boolean, dry_run: boolean, } | { "op": "set_tool_policy", server: string, tool: string, policy: PolicyKind, } | { "op": "server_switch", server: string, clients: Array<ClientId>, file: string | null, scope: Array<string> | null, enabled: boolean, dry_run: boolean, } | { "op": "server_remove", server: string, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, } | { "op": "app", request: AppRequest, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "approvals", approvals: Array<PendingApproval>, } | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add", changes: Array<FileChangeView>, risks: Array<Risk>, } | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "approvals", approvals: Array<PendingApproval>, } | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add" } & AddAnswer | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 
@@ -456,6 +468,40 @@ backup: string | null,
  */
 secrets: Array<string>, notices: Array<Notice>, error: string | null, };
 
+export type AddSandbox = { 
+/**
+ * Its runner's package registry only (the preset of `flows::add::runner_preset`), where the
+ * command starts a package runner; on unless unticked.
+ */
+registry: boolean, 
+/**
+ * The network for the first start only (the package runner downloads the package).
+ */
+first_start: boolean, 
+/**
+ * The network kept on (a server that calls an API).
+ */
+keep: boolean, };
+
+export type AddAnswer = { changes: Array<FileChangeView>, risks: Array<Risk>, 
+/**
+ * The `sandbox_network` preset of its package runner (`@npm`, `@pypi`), if it has one:
+ * with a sandbox, the network is that registry only unless asked otherwise.
+ */
+preset: string | null, 
+/**
+ * The first start's report (`start`, once every file was written).
+ */
+probe: ProbeReport | null, 
+/**
+ * The first start's network at the end, when it was allowed for that start only.
+ */
+network: FirstStartNetwork | null, };
+
+export type AddStep = { "step": "written", changes: Array<FileChangeView>, } | { "step": "first_start" } | { "step": "network", state: FirstStartNetwork, };
+
+export type FirstStartNetwork = "allowed" | "taken" | { "error": string };
+
 export type PlannedFile = { path: string, 
 /**
  * The file's fingerprint when the preview read it (`FileChange::fingerprint`).
@@ -529,7 +575,7 @@ original: string, client: ClientId | null, created_unix_ms: number,
  */
 created: string, size: number, };
 
-export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "server", server: ServerStatus, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, } | { "kind": "app", event: AppEvent, };
+export type ApiEvent = { "kind": "session_opened", session: SessionStatus, } | { "kind": "session_updated", session: SessionStatus, } | { "kind": "session_closed", session: string, server: string, reason: string, } | { "kind": "event", entry: HistoryEntry, } | { "kind": "server", server: ServerStatus, } | { "kind": "health", server: string, health: Health, reason: string, } | { "kind": "probe", report: ProbeReport, } | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "client", change: ClientChangeKind, client: ClientId, path: string, servers: Array<string>, message: string, } | { "kind": "config_changed", server: string, } | { "kind": "add_progress", server: string, step: AddStep, } | { "kind": "app", event: AppEvent, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
@@ -559,6 +605,7 @@ export type Answers = {
   "keep_unwrapped": Extract<Response, { "kind": "kept_unwrapped" | "error" }>,
   "probe_ide": Extract<Response, { "kind": "probe_ide" | "error" }>,
   "server_add": Extract<Response, { "kind": "server_add" | "error" }>,
+  "set_tool_policy": Extract<Response, { "kind": "command" | "error" }>,
   "server_switch": Extract<Response, { "kind": "client_edit" | "error" }>,
   "server_remove": Extract<Response, { "kind": "server_remove" | "error" }>,
   "app": Extract<Response, { "kind": "app" | "error" }>,

@@ -362,6 +362,9 @@ function handleApi(req: Request): Response {
       return {
         kind: "server_add",
         risks: [],
+        preset: null,
+        probe: null,
+        network: null,
         changes: req.clients.map((c) => ({
           client: c, path: `/home/dev/.config/${c}/mcp.json`, changed: [req.name], skipped: [], written: !req.dry_run,
           backup: req.dry_run ? null : "20261126-142700-1", secrets: Object.keys(req.secrets), notices: [], error: null,

@@ -159,6 +159,9 @@ export function apply(state: State, event: ApiEvent, now: number): State {
     case "config_changed":
       // A server page asks for its limits again itself (`useApi`'s `onLimits`).
       return state;
+    case "add_progress":
+      // The Add dialog follows its own workflow's steps.
+      return state;
     case "app":
       // The window sends the tray's state as its own `warden://app` event.
       return { ...state, app: event.event };

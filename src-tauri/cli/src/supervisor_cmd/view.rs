@@ -409,6 +409,9 @@ pub(super) fn print_event(event: &ApiEvent) {
         ApiEvent::ConfigChanged { server } => say!("config.toml changed for {server}"),
         // Rows and heartbeats change every moment; `warden status` shows them. The tray's
         // state is the window's.
-        ApiEvent::SessionUpdated { .. } | ApiEvent::Server { .. } | ApiEvent::App { .. } => {}
+        ApiEvent::SessionUpdated { .. }
+        | ApiEvent::Server { .. }
+        | ApiEvent::App { .. }
+        | ApiEvent::AddProgress { .. } => {}
     }
 }

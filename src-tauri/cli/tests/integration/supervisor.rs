@@ -1476,13 +1476,70 @@ async fn a_server_that_could_not_start_before_the_supervisor_ran_is_listed_down(
     daemon.stop().await;
 }
 
+/// The add workflow (`ServerAdd`, as `warden install` and the window's Add flow run it) starts
+/// the new server the first time exactly as its client will: the argv written in the file,
+/// with the entry's environment, through the bridge and its sandbox. The server refuses to
+/// start without the entry's variable, which only `--pass-env` carries into the sandbox.
+#[tokio::test]
+#[cfg(target_os = "linux")]
+async fn the_first_start_runs_the_written_entry_sandbox_and_environment_included() {
+    use std::collections::BTreeMap;
+    use warden_core::clients::ClientId;
+    use warden_core::supervisor::api::{AddAnswer, AddSandbox, Request, Response};
+    use warden_core::supervisor::connection::Connection;
+
+    if require_tool("bwrap").is_none() {
+        return;
+    }
+    let env = Env::new();
+    let dir = env.dir.path().join("home/.cursor");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    std::fs::write(&file, "{ \"mcpServers\": {} }\n").unwrap();
+    let _daemon = env.daemon(&[]).await;
+    let mut api = Connection::connect(&env.socket()).await.unwrap();
+    let request = Request::ServerAdd {
+        name: "checked".into(),
+        clients: vec![ClientId::Cursor],
+        command: FAKE.into(),
+        args: vec!["--require-env".into(), "ADDED_VAR".into()],
+        env: BTreeMap::from([("ADDED_VAR".to_owned(), "yes".to_owned())]),
+        secrets: BTreeMap::new(),
+        wrap: true,
+        sandbox: Some(AddSandbox {
+            registry: true,
+            first_start: false,
+            keep: false,
+        }),
+        ask_destructive: false,
+        start: true,
+        dry_run: false,
+    };
+    let Response::ServerAdd(AddAnswer { probe, .. }) = api.request(request).await.unwrap() else {
+        panic!("not a server_add answer")
+    };
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let entry = &doc["mcpServers"]["checked"];
+    let written: Vec<String> = std::iter::once(&entry["command"])
+        .chain(entry["args"].as_array().unwrap())
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let probe = probe.expect("the first start ran");
+    assert_eq!(
+        (probe.ok, probe.command, probe.error),
+        (true, written, None),
+        "config.toml: {}",
+        std::fs::read_to_string(env.config()).unwrap_or_default()
+    );
+}
+
 /// The window's Manage page through the API: add (previewed, then written through the bridge),
 /// off and on by the client's own switch, and remove, each leaving the file byte-exact.
 #[tokio::test]
 async fn servers_are_added_switched_and_removed_through_the_api() {
     use std::collections::BTreeMap;
     use warden_core::clients::ClientId;
-    use warden_core::supervisor::api::{Request, Response};
+    use warden_core::supervisor::api::{AddAnswer, Request, Response};
     use warden_core::supervisor::connection::Connection;
 
     let env = Env::new();
@@ -1502,9 +1559,14 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
         env: BTreeMap::from([("MODE".to_owned(), "quiet".to_owned())]),
         secrets: BTreeMap::new(),
         wrap: true,
+        sandbox: None,
+        ask_destructive: false,
+        start: false,
         dry_run,
     };
-    let Response::ServerAdd { changes, risks } = api.request(add(true)).await.unwrap() else {
+    let Response::ServerAdd(AddAnswer { changes, risks, .. }) =
+        api.request(add(true)).await.unwrap()
+    else {
         panic!("not a server_add answer")
     };
     assert!(risks.is_empty(), "{risks:?}");
@@ -1515,7 +1577,8 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
         "a preview writes nothing"
     );
 
-    let Response::ServerAdd { changes, .. } = api.request(add(false)).await.unwrap() else {
+    let Response::ServerAdd(AddAnswer { changes, .. }) = api.request(add(false)).await.unwrap()
+    else {
         panic!("not a server_add answer")
     };
     assert!(

@@ -195,6 +195,13 @@ pub struct ConfigFile {
 }
 
 impl ConfigFile {
+    /// A user file of `client` in the `mcpServers` dialect, for tests of code that only
+    /// carries files around.
+    #[cfg(test)]
+    pub(crate) fn test(client: ClientId, path: &str) -> ConfigFile {
+        ConfigFile::new(client, path.into(), Scope::User, Dialect::McpServers)
+    }
+
     fn new(client: ClientId, path: PathBuf, scope: Scope, dialect: Dialect) -> ConfigFile {
         ConfigFile {
             client,

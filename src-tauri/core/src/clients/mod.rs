@@ -62,8 +62,8 @@ pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};
 pub use ops::{
     FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, awaiting,
-    keep_unwrapped, launches, list, restore, secret_in_use, secret_readers, select_files,
-    unified_diff, unwrap, wrap, wrap_file,
+    keep_unwrapped, launch_of, launches, list, restore, secret_in_use, secret_readers,
+    select_files, unified_diff, unwrap, wrap, wrap_file,
 };
 pub use risk::{
     Risk, RiskKind, STEERING_ENV, document_env_risk, entry_risks, env_risks, risks, steering_env,

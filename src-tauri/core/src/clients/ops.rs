@@ -191,6 +191,15 @@ pub fn launches(env: &ClientEnv) -> Vec<edit::Launch> {
     out
 }
 
+/// Server `name` of `file` as its client starts it (the file read now), if it is there.
+pub fn launch_of(file: &ConfigFile, name: &str) -> Option<edit::Launch> {
+    let text = read_text(&file.path).ok()?;
+    edit::launches(file.dialect, &text)
+        .ok()?
+        .into_iter()
+        .find(|l| l.name == name)
+}
+
 /// The stdio servers of `listing` (from [`list`]) that run unwrapped in active files, except
 /// those the user chose to keep unwrapped: what auto-rewrite asks about before it wraps.
 pub fn awaiting(env: &ClientEnv, listing: &[FileListing]) -> Vec<(ConfigFile, ServerEntry)> {

@@ -65,44 +65,76 @@ pub fn edit_server_list(
     add: &[String],
     remove: &[String],
 ) -> Result<Edit, ConfigEditError> {
+    edit_server_lists(path, server, |_| {
+        Ok(vec![ListEdit {
+            key: key.to_owned(),
+            add: add.to_vec(),
+            remove: remove.to_vec(),
+        }])
+    })
+}
+
+/// One list's items added and taken out ([`edit_server_lists`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListEdit {
+    pub key: String,
+    pub add: Vec<String>,
+    pub remove: Vec<String>,
+}
+
+/// Several lists of `server` edited at once, in one write under the file's lock: `edits`
+/// gets each list as the file holds it then (`lists(key)`: its own, else `[defaults]`'s,
+/// else empty) and says what to add and take out of each (a tool's policy moves between
+/// `tools_deny`, `tools_ask` and `tools_allow` atomically).
+pub fn edit_server_lists(
+    path: &Path,
+    server: &str,
+    edits: impl FnOnce(&dyn Fn(&str) -> Vec<String>) -> Result<Vec<ListEdit>, String>,
+) -> Result<Edit, ConfigEditError> {
     change(path, server, |path, text| {
-        let config = Config::parse(path, text).map_err(|e| ConfigEditError::Invalid {
+        let invalid = |problem: String| ConfigEditError::Invalid {
             path: path.to_owned(),
-            problem: e.to_string(),
-        })?;
-        let mut items: Vec<String> = match config.raw_value(server, key) {
-            None => Vec::new(),
-            Some((toml::Value::Array(a), ..)) => a
-                .iter()
-                .map(|v| v.as_str().map(str::to_owned))
-                .collect::<Option<_>>()
-                .ok_or_else(|| ConfigEditError::Invalid {
-                    path: path.to_owned(),
-                    problem: format!("`{key}` is not a list of strings"),
-                })?,
-            Some((other, ..)) => {
-                return Err(ConfigEditError::Invalid {
-                    path: path.to_owned(),
-                    problem: format!("`{key}` is {}, not a list", other.type_str()),
-                });
+            problem,
+        };
+        let config = Config::parse(path, text).map_err(|e| invalid(e.to_string()))?;
+        let list = |key: &str| -> Result<Option<Vec<String>>, ConfigEditError> {
+            match config.raw_value(server, key) {
+                None => Ok(None),
+                Some((toml::Value::Array(a), ..)) => a
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()
+                    .map(Some)
+                    .ok_or_else(|| invalid(format!("`{key}` is not a list of strings"))),
+                Some((other, ..)) => Err(invalid(format!(
+                    "`{key}` is {}, not a list",
+                    other.type_str()
+                ))),
             }
         };
-        items.retain(|i| !remove.contains(i));
-        for a in add {
-            if !items.contains(a) {
-                items.push(a.clone());
+        let edits = edits(&|key| list(key).ok().flatten().unwrap_or_default()).map_err(invalid)?;
+        let mut text = text.to_owned();
+        for e in edits {
+            let had = list(&e.key)?;
+            let mut items = had.clone().unwrap_or_default();
+            items.retain(|i| !e.remove.contains(i));
+            for a in &e.add {
+                if !items.contains(a) {
+                    items.push(a.clone());
+                }
             }
+            if had.is_none() && items.is_empty() {
+                continue;
+            }
+            text = edit_text(
+                path,
+                &text,
+                server,
+                &e.key,
+                Value::Array(items.into_iter().collect()),
+            )?;
         }
-        if config.raw_value(server, key).is_none() && items.is_empty() {
-            return Ok(text.to_owned());
-        }
-        edit_text(
-            path,
-            text,
-            server,
-            key,
-            Value::Array(items.into_iter().collect()),
-        )
+        Ok(text)
     })
 }
 

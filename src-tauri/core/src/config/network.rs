@@ -80,6 +80,32 @@ const PYPI_VARS: &[&str] = &[
     "PIP_EXTRA_INDEX_URL",
 ];
 
+/// The `sandbox_network` preset of the package runner `command` starts: `npx …` → `@npm`,
+/// `uvx …` → `@pypi` (the hosts it downloads from, and the mirror its own configuration
+/// names). The one list of package runners: the Add flow's sandbox and the probe's longer
+/// timeout ask it.
+pub fn runner_preset(command: &[String]) -> Option<&'static str> {
+    let program = command.first()?;
+    let name = program
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(program)
+        .to_ascii_lowercase();
+    let name = name.trim_end_matches(".cmd").trim_end_matches(".exe");
+    let second = command.get(1).map(String::as_str);
+    let npm = matches!(name, "npx" | "bunx" | "pnpx")
+        || (matches!(name, "pnpm" | "yarn" | "bun") && matches!(second, Some("dlx" | "x")))
+        || (name == "npm" && matches!(second, Some("exec" | "x")));
+    let pypi = name == "uvx"
+        || (name == "uv" && matches!(second, Some("tool" | "run")))
+        || (name == "pipx" && second == Some("run"));
+    match (npm, pypi) {
+        (true, _) => Some("@npm"),
+        (_, true) => Some("@pypi"),
+        _ => None,
+    }
+}
+
 /// What to write instead of a bad value (config.toml's error and the key's docs).
 pub const FIX: &str = "\"none\", \"host\", or a list of destinations, e.g. [\"api.github.com\", \"*.githubusercontent.com\", \"127.0.0.1:8080\", \"@npm\"]";
 

@@ -45,8 +45,14 @@ impl Supervisor {
         cwd: Option<&Path>,
         timeout: Duration,
     ) -> ProbeReport {
-        let report = probe::probe(server.clone(), &command, env, cwd, timeout).await;
-        if let Some(name) = &server {
+        let report = probe::probe(server, &command, env, cwd, timeout).await;
+        self.note_probe(&report);
+        report
+    }
+
+    /// A probe's report in the server's row, the history and the event stream.
+    pub(super) fn note_probe(&self, report: &ProbeReport) {
+        if let Some(name) = &report.server {
             let mut st = self.lock();
             let detail = match (&report.error, report.tools) {
                 (Some(e), _) => e.clone(),
@@ -64,7 +70,7 @@ impl Supervisor {
                     duration_ms: report.cold_start_ms,
                     ..Event::new("probe").detail(detail)
                 },
-                command: Some(command),
+                command: Some(report.command.clone()),
             };
             let s = st.servers.entry(name.clone()).or_default();
             s.probe = Some(report.clone());
@@ -75,7 +81,6 @@ impl Supervisor {
         self.emit(ApiEvent::Probe {
             report: report.clone(),
         });
-        report
     }
 
     fn orphan_knowledge(&self) -> orphans::Known {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::api::{
     ApiError, ApiEvent, AwaitingServer, ClientChangeKind, ClientFile, ClientsReport, ErrorCode,
-    FileChangeView, RestoreView, SkippedEntry,
+    FileChangeView, RestoreView,
 };
 use crate::clients::{
     self, ClientEnv, ClientError, ClientWatcher, FileChange, Filter, Scope, UnwrapOptions,
@@ -137,63 +137,7 @@ pub(super) fn views(
             wrote(&c.file.path, text);
         }
     }
-    Ok(changes.into_iter().map(change_view).collect())
-}
-
-/// Adds a server: its secrets into the keychain (account `NAME/VAR`), then the files. A
-/// keychain that cannot take them stops it before any file is written.
-pub(super) fn add(
-    env: &ClientEnv,
-    opts: &clients::AddOptions,
-    secrets: &std::collections::BTreeMap<String, String>,
-    wrote: &dyn Fn(&Path, &str),
-) -> Result<Vec<FileChangeView>, ApiError> {
-    if !opts.dry_run {
-        // Checked first, so that a refused add (a name taken, no wrap) stores nothing.
-        views(
-            clients::add(
-                env,
-                &clients::AddOptions {
-                    dry_run: true,
-                    ..opts.clone()
-                },
-            ),
-            wrote,
-        )?;
-        for (var, value) in secrets {
-            crate::keychain::set(&opts.entry.name, var, value).map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Io,
-                    format!(
-                        "cannot store {var} in the OS keychain: {e}. Nothing was written. Fix: start or unlock the keychain (on Linux a Secret Service such as gnome-keyring or KeePassXC), then try again"
-                    ),
-                )
-            })?;
-        }
-    }
-    views(clients::add(env, opts), wrote)
-}
-
-fn change_view(c: FileChange) -> FileChangeView {
-    FileChangeView {
-        client: c.file.client,
-        path: c.file.path,
-        changed: c.changed.into_iter().map(|e| e.name).collect(),
-        skipped: c
-            .skipped
-            .into_iter()
-            .map(|(e, reason)| SkippedEntry {
-                name: e.name,
-                reason,
-            })
-            .collect(),
-        diff: c.diff,
-        written: c.written,
-        backup: c.backup,
-        secrets: c.secrets,
-        notices: c.notices,
-        error: c.error.map(|e| e.coded()),
-    }
+    Ok(changes.into_iter().map(FileChangeView::from).collect())
 }
 
 pub(super) fn backups(env: &ClientEnv) -> Result<Vec<clients::Backup>, ApiError> {

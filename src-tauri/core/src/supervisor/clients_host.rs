@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, MutexGuard, PoisonError};
 
 use super::api::{
-    ApiError, ApiEvent, ClientChangeKind, ClientsReport, ErrorCode, FileChangeView, HistoryEntry,
-    RestoreView,
+    AddAnswer, ApiError, ApiEvent, ClientChangeKind, ClientsReport, ErrorCode, FileChangeView,
+    HistoryEntry, RestoreView,
 };
 use super::clients_api;
 use super::service::{Supervisor, blocking};
 use super::switches;
+use super::{flows, probe};
 use crate::clients::{self, Backup};
 use crate::events::Event;
 
@@ -173,36 +174,75 @@ impl Supervisor {
         blocking(move || clients_api::restore(&clients_api::env()?, &id, dry_run)).await
     }
 
-    /// `ServerAdd`: the secrets into the keychain first (not in a dry run), then the files.
+    /// `ServerAdd`: the add workflow (`flows::add`), its preview in a dry run; each step is
+    /// an `AddProgress` event as it happens.
     pub(super) async fn add_server(
         self: &Arc<Self>,
-        entry: clients::NewEntry,
-        to: Vec<clients::ClientId>,
-        secrets: std::collections::BTreeMap<String, String>,
+        mut add: flows::add::Add,
         wrap: bool,
         dry_run: bool,
-    ) -> Result<(Vec<FileChangeView>, Vec<clients::Risk>), ApiError> {
+    ) -> Result<AddAnswer, ApiError> {
+        add.warden = match (wrap, self.opts.warden_bin.clone()) {
+            (false, _) => None,
+            (true, Some(w)) => Some(w),
+            (true, None) => return Err(clients_api::no_warden()),
+        };
+        let env = clients_api::env()?;
         let sup = Arc::clone(self);
-        blocking(move || {
-            let env = clients_api::env()?;
-            let warden = match (wrap, sup.opts.warden_bin.clone()) {
-                (false, _) => None,
-                (true, Some(w)) => Some(w),
-                (true, None) => return Err(clients_api::no_warden()),
-            };
-            let names = entry.env.keys().chain(&entry.secret_env);
-            let risks = clients::entry_risks(&entry.command, &entry.args, names);
-            let opts = clients::AddOptions {
-                clients: to,
-                entry,
-                warden,
-                dry_run,
-            };
-            let wrote = |path: &std::path::Path, text: &str| sup.wrote(path, text);
-            let changes = clients_api::add(&env, &opts, &secrets, &wrote)?;
-            Ok((changes, risks))
+        let server = add.entry.name.clone();
+        let wrote = |path: &std::path::Path, text: &str| sup.wrote(path, text);
+        let progress = |step| {
+            sup.emit(ApiEvent::AddProgress {
+                server: server.clone(),
+                step,
+            })
+        };
+        let config_changed = || {
+            sup.emit(ApiEvent::ConfigChanged {
+                server: server.clone(),
+            })
+        };
+        let mut fx = flows::add::Real {
+            env: &env,
+            server: &server,
+            config: sup.opts.config.as_deref(),
+            timeout: probe::PREWARM_TIMEOUT.max(sup.opts.probe_timeout),
+            wrote: &wrote,
+            progress: &progress,
+            config_changed: &config_changed,
+        };
+        let refused = |e: &clients::ClientError| clients_api::api_error(e);
+        if dry_run {
+            let plan = flows::add::plan(&add, &mut fx)
+                .await
+                .map_err(|e| refused(&e))?;
+            return Ok(AddAnswer {
+                changes: plan.changes.into_iter().map(FileChangeView::from).collect(),
+                risks: plan.risks,
+                preset: plan.preset.map(str::to_owned),
+                probe: None,
+                network: None,
+            });
+        }
+        let names = add.entry.env.keys().chain(&add.entry.secret_env);
+        let risks = clients::entry_risks(&add.entry.command, &add.entry.args, names);
+        let preset = flows::add::runner_preset(&add.entry.argv(None)).map(str::to_owned);
+        let done = flows::add::commit(&add, &mut fx)
+            .await
+            .map_err(|e| match &e {
+                flows::add::AddError::Files { error, keys: false } => refused(error),
+                other => ApiError::new(ErrorCode::Io, other.message()),
+            })?;
+        if let Some(report) = &done.probe {
+            self.note_probe(report);
+        }
+        Ok(AddAnswer {
+            changes: done.changes.into_iter().map(FileChangeView::from).collect(),
+            risks,
+            preset,
+            probe: done.probe,
+            network: done.network,
         })
-        .await
     }
 
     /// `ServerSwitch`: `server` on or off in the files and scope of `sel`.

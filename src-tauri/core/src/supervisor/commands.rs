@@ -10,7 +10,8 @@ use std::time::Duration;
 use tokio::sync::{broadcast, oneshot};
 
 use super::api::{
-    ApiError, ApiEvent, CommandOutcome, ErrorCode, HistoryEntry, LimitsReport, SessionAck,
+    ApiError, ApiEvent, CommandOutcome, ErrorCode, HistoryEntry, LimitsReport, PolicyKind,
+    SessionAck, ToolPolicy,
 };
 use super::service::{State, Supervisor, Tx, blocking};
 use super::settings;
@@ -368,6 +369,34 @@ impl Supervisor {
         self.set_key(server, def.name, change).await
     }
 
+    /// `SetToolPolicy`: `tool` moved to `policy` by its own entries, every list in one write
+    /// (`flows::policy`).
+    pub(super) async fn set_tool_policy(
+        self: &Arc<Self>,
+        server: &str,
+        tool: &str,
+        policy: PolicyKind,
+    ) -> Result<CommandOutcome, ApiError> {
+        let report = self.limits(server.to_owned()).await?;
+        let Some(t) = report.tools.into_iter().find(|t| t.tool == tool) else {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "`{server}` has no tool named {tool:?} that Warden knows of. Fix: check the name with `warden tools list {server}`, or let a client list its tools first"
+                ),
+            ));
+        };
+        self.set_key(
+            server,
+            "tools policy",
+            Change::Tool {
+                tool: t,
+                to: policy,
+            },
+        )
+        .await
+    }
+
     /// Writes `[servers.<server>] <key> = <value>` (removes the key for `None`) and waits
     /// for the sessions to pick it up.
     pub(super) async fn set_key(
@@ -398,6 +427,9 @@ impl Supervisor {
                 Change::List { add, remove } => {
                     edit::edit_server_list(&path, &server, key, &add, &remove)
                 }
+                Change::Tool { tool, to } => edit::edit_server_lists(&path, &server, |list| {
+                    Ok(super::flows::policy::edits(&tool, to, list))
+                }),
             })
             .await
             .map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?
@@ -558,6 +590,11 @@ pub(super) enum Change {
         add: Vec<String>,
         remove: Vec<String>,
     },
+    /// A tool moved to a policy by its own entries in the three lists, at once.
+    Tool {
+        tool: ToolPolicy,
+        to: PolicyKind,
+    },
 }
 
 impl Change {
@@ -572,6 +609,14 @@ impl Change {
                 .chain(remove.iter().map(|r| format!("-{r:?}")))
                 .collect::<Vec<_>>()
                 .join(" "),
+            Change::Tool { tool, to } => {
+                let to = match to {
+                    PolicyKind::Allow => "allow",
+                    PolicyKind::Ask => "ask",
+                    PolicyKind::Deny => "deny",
+                };
+                format!("{} {to}", tool.tool)
+            }
         }
     }
 }

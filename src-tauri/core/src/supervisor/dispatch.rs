@@ -106,6 +106,9 @@ impl Supervisor {
                 env,
                 secrets,
                 wrap,
+                sandbox,
+                ask_destructive,
+                start,
                 dry_run,
             } => {
                 let entry = crate::clients::NewEntry {
@@ -115,12 +118,25 @@ impl Supervisor {
                     env,
                     secret_env: secrets.keys().cloned().collect(),
                 };
-                answer(
-                    op::ServerAdd,
-                    self.add_server(entry, clients, secrets, wrap, dry_run)
-                        .await,
-                )
+                let add = crate::supervisor::flows::add::Add {
+                    entry,
+                    clients,
+                    secrets,
+                    warden: None,
+                    sandbox,
+                    ask_destructive,
+                    start,
+                };
+                answer(op::ServerAdd, self.add_server(add, wrap, dry_run).await)
             }
+            Request::SetToolPolicy {
+                server,
+                tool,
+                policy,
+            } => answer(
+                op::SetToolPolicy,
+                self.set_tool_policy(&server, &tool, policy).await,
+            ),
             Request::ServerSwitch {
                 server,
                 clients,
@@ -231,6 +247,7 @@ impl Request {
             | Request::ApprovalAnswer { .. }
             | Request::ApprovalsForget { .. }
             | Request::SetLimit { .. }
+            | Request::SetToolPolicy { .. }
             | Request::AutoRewrite { .. }
             | Request::KeepUnwrapped { .. }
             | Request::ProbeIde { .. } => Act,
@@ -341,7 +358,7 @@ mod tests {
             .iter()
             .map(|(op, _)| super::super::api::pairs::snake(op))
             .collect();
-        assert!(ops.contains(&switch.op()) && ops.len() == 27, "{ops:?}");
+        assert!(ops.contains(&switch.op()) && ops.len() == 28, "{ops:?}");
     }
 
     /// The desktop app's requests reach the handler the tray set; `warden daemon`, which sets

@@ -34,6 +34,7 @@ mod clients_probe;
 mod commands;
 pub mod connection;
 mod dispatch;
+pub mod flows;
 pub mod health;
 pub mod history;
 pub mod import;

@@ -28,18 +28,7 @@ const MAX_PAGES: usize = 100;
 
 /// Whether `command` fetches a package before it runs (so probing it once warms a cache).
 pub fn is_package_runner(command: &[String]) -> bool {
-    let Some(program) = command.first() else {
-        return false;
-    };
-    let name = std::path::Path::new(program)
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let name = name.trim_end_matches(".cmd").trim_end_matches(".exe");
-    let second = command.get(1).map(String::as_str);
-    matches!(name, "npx" | "uvx" | "bunx" | "pnpx")
-        || (matches!(name, "pnpm" | "yarn" | "bun") && matches!(second, Some("dlx" | "x")))
-        || (name == "uv" && matches!(second, Some("tool" | "run")))
+    crate::config::network::runner_preset(command).is_some()
 }
 
 /// Probes `command`, with `env` added to Warden's environment, in `cwd` (else Warden's own

@@ -31,6 +31,8 @@ use warden_core::keychain;
 use warden_core::registry::{
     self, InputRequest, InstallPlan, PlanOptions, RegistryError, ServerResponse, ServerStatus,
 };
+use warden_core::supervisor::api::{AddStep, FileChangeView, ProbeReport};
+use warden_core::supervisor::{flows, probe};
 use warden_core::{say, text};
 
 use crate::registry_cmd::Registry;
@@ -188,7 +190,7 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     let warden_arg = warden.as_ref().map(|w| w.to_string_lossy().into_owned());
     let written_argv = new_entry.argv(warden_arg.as_deref());
     let client_env = ClientEnv::from_process().map_err(|e| Stop::Failed(None, e.coded()))?;
-    let mut opts = AddOptions {
+    let opts = AddOptions {
         clients: args.clients.clone(),
         entry: new_entry,
         warden,
@@ -234,26 +236,67 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
     if !args.yes {
         agree(preview.len())?;
     }
-    for (var, value) in &secrets {
-        keychain::set(&entry, var, value).map_err(|e| keychain_failure(&entry, var, &e))?;
-    }
-    opts.dry_run = false;
-    let changes = add(&client_env, &opts).map_err(refusal)?;
-    report_written(&changes, &entry, &secrets);
-    file_errors(&changes)?;
-
+    let add = flows::add::Add {
+        entry: opts.entry,
+        clients: opts.clients,
+        secrets: secrets.iter().cloned().collect(),
+        warden: opts.warden,
+        sandbox: None,
+        ask_destructive: false,
+        start: !args.no_probe,
+    };
+    let wrapped = add.warden.is_some();
+    let done = commit(&add, &client_env, &secrets)?;
+    file_errors(&done.changes)?;
     if args.no_probe {
         println!(
             "\nNot started (--no-probe). `warden probe -- {}` starts it once and lists its tools.",
             text::argv(&written_argv)
         );
-    } else {
-        probe_and_pin(&entry, &written_argv, &env, opts.warden.is_some());
+    } else if let Some(report) = &done.probe {
+        report_probe(&entry, report, &written_argv, wrapped);
     }
     Ok(())
 }
 
-fn keychain_failure(entry: &str, var: &str, e: &keychain::KeychainError) -> Stop {
+/// The add workflow (`flows::add`): the secrets, the files, and the first start unless
+/// `--no-probe`, each reported as it happens.
+fn commit(
+    add: &flows::add::Add,
+    env: &ClientEnv,
+    secrets: &[(String, String)],
+) -> Result<flows::add::Done, Stop> {
+    let entry = add.entry.name.as_str();
+    let progress = |step: AddStep| match step {
+        AddStep::Written { changes } => report_written(&changes, entry, secrets),
+        AddStep::FirstStart => {
+            println!("\nStarting it once to check it (--no-probe skips this)...")
+        }
+        AddStep::Network { .. } => {}
+    };
+    let mut fx = flows::add::Real {
+        env,
+        server: entry,
+        config: None,
+        timeout: probe::PREWARM_TIMEOUT,
+        wrote: &|_, _| {},
+        progress: &progress,
+        config_changed: &|| {},
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Stop::Failed(None, format!("cannot start an async runtime: {e}")))?;
+    runtime
+        .block_on(flows::add::commit(add, &mut fx))
+        .map_err(|e| match e {
+            flows::add::AddError::Secret { var, error } => keychain_failure(entry, &var, &error),
+            flows::add::AddError::Files { error, .. } => refusal(error),
+            other => Stop::Failed(None, other.message()),
+        })
+}
+
+fn keychain_failure(entry: &str, var: &str, e: &dyn std::fmt::Display) -> Stop {
     Stop::Failed(
         Some(Code::KeychainUnavailable),
         format!(
@@ -609,7 +652,7 @@ fn agree(files: usize) -> Result<(), Stop> {
     }
 }
 
-fn report_written(changes: &[FileChange], entry: &str, secrets: &[(String, String)]) {
+fn report_written(changes: &[FileChangeView], entry: &str, secrets: &[(String, String)]) {
     println!();
     if !secrets.is_empty() {
         let accounts: Vec<String> = secrets
@@ -624,11 +667,7 @@ fn report_written(changes: &[FileChange], entry: &str, secrets: &[(String, Strin
     }
     let mut backups = Vec::new();
     for c in changes.iter().filter(|c| c.written) {
-        println!(
-            "Wrote `{entry}` into {} {}",
-            c.file.client,
-            c.file.path.display()
-        );
+        println!("Wrote `{entry}` into {} {}", c.client, c.path.display());
         if let Some(b) = &c.backup {
             println!("  backup: {b}");
             backups.push(b.clone());
@@ -647,30 +686,9 @@ fn report_written(changes: &[FileChange], entry: &str, secrets: &[(String, Strin
     );
 }
 
-/// Starts the entry as written once: its start-up time and tools, or why it did not start
-/// (with its code and fix). Through the bridge, the first listing pins the tools.
-#[cfg(unix)]
-fn probe_and_pin(entry: &str, argv: &[String], env: &BTreeMap<String, String>, wrapped: bool) {
-    use warden_core::supervisor::probe;
-    println!("\nStarting it once to check it (--no-probe skips this)...");
-    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            println!("Not started: cannot start an async runtime: {e}");
-            return;
-        }
-    };
-    let report = runtime.block_on(probe::probe(
-        Some(entry.to_owned()),
-        argv,
-        &env,
-        None,
-        probe::PREWARM_TIMEOUT,
-    ));
+/// The first start's report: its start-up time and tools, or why it did not start (with its
+/// code and fix). Through the bridge, the first listing pinned the tools.
+fn report_probe(entry: &str, report: &ProbeReport, argv: &[String], wrapped: bool) {
     if report.ok {
         let tools = report.tools.unwrap_or(0);
         say!(
@@ -716,14 +734,6 @@ fn probe_and_pin(entry: &str, argv: &[String], env: &BTreeMap<String, String>, w
     }
     say!(
         "The entry stays written: once the cause is fixed, `warden probe -- {}` checks it again (undo with `warden servers remove {entry}`).",
-        text::argv(argv)
-    );
-}
-
-#[cfg(not(unix))]
-fn probe_and_pin(entry: &str, argv: &[String], _env: &BTreeMap<String, String>, _wrapped: bool) {
-    say!(
-        "Not started: probing is not available on this system yet; the tools of `{entry}` are pinned when a client first lists them (`{}`).",
         text::argv(argv)
     );
 }

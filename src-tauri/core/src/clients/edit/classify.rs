@@ -150,6 +150,8 @@ pub(super) fn summaries(located: &[Located]) -> Vec<(EntryRef, Class)> {
 pub struct Launch {
     pub name: String,
     pub command: Vec<String>,
+    /// The whole command line the client runs: `command`, or the bridge's when wrapped.
+    pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub secret_env: Vec<String>,
     /// The entry's `cwd`, as written (a relative one is the client's workspace's).
@@ -163,6 +165,13 @@ pub(crate) fn launches(dialect: Dialect, text: &str) -> Result<Vec<Launch>, DocE
     Ok(dialect::locate(dialect, text)?
         .into_iter()
         .filter_map(|l| {
+            let argv = match &l.body {
+                Body::Skip(_) => Vec::new(),
+                Body::Split { command, args, .. } => std::iter::once(command.value.clone())
+                    .chain(args.as_ref().map(|a| values(&a.items)).unwrap_or_default())
+                    .collect(),
+                Body::Joined { command } => values(&command.items),
+            };
             let (name, command, args, secret_env) = match classify(&l.body) {
                 Class::Skip(_) => return None,
                 Class::Unwrapped { command, args } => (l.id.name, command, args, Vec::new()),
@@ -177,6 +186,7 @@ pub(crate) fn launches(dialect: Dialect, text: &str) -> Result<Vec<Launch>, DocE
             Some(Launch {
                 name,
                 command: std::iter::once(command).chain(args).collect(),
+                argv,
                 env: l.env.into_iter().map(|(k, v)| (k, v.value)).collect(),
                 secret_env,
                 cwd: l.cwd,

@@ -58,6 +58,17 @@ fn check_name(name: &str) -> Result<(), ClientError> {
     if name.starts_with('-') {
         return bad("it starts with '-'");
     }
+    // A name every client's format takes as a key (Codex's TOML tables among them): the rule
+    // the window and the CLI share.
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return bad("it does not start with a letter or digit");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        return bad("it holds a character other than letters, digits, '-', '_' and '.'");
+    }
     Ok(())
 }
 
@@ -614,4 +625,27 @@ pub fn stashed(env: &ClientEnv) -> Vec<(ConfigFile, ServerEntry)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_name_is_letters_digits_dots_underscores_and_dashes_from_a_letter_or_digit() {
+        let ok = |n: &str| super::check_name(n).is_ok();
+        assert_eq!(
+            [
+                "weather",
+                "my.server_2-x",
+                "9lives",
+                "we ather",
+                "-x",
+                ".x",
+                "a/b",
+                "é",
+                ""
+            ]
+            .map(ok),
+            [true, true, true, false, false, false, false, false, false]
+        );
+    }
 }

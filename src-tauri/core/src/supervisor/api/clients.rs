@@ -124,3 +124,95 @@ pub enum ClientChangeKind {
     /// A file could not be read, parsed or written.
     Failed,
 }
+
+/// The sandbox the Add flow asks for (`sandbox = "on"`). The network is off unless asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AddSandbox {
+    /// Its runner's package registry only (the preset of `flows::add::runner_preset`), where the
+    /// command starts a package runner; on unless unticked.
+    #[serde(default = "yes")]
+    pub registry: bool,
+    /// The network for the first start only (the package runner downloads the package).
+    #[serde(default)]
+    pub first_start: bool,
+    /// The network kept on (a server that calls an API).
+    #[serde(default)]
+    pub keep: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The network of the first start, as it goes: allowed, taken away once that start is over,
+/// or not taken away (why).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum FirstStartNetwork {
+    Allowed,
+    Taken,
+    Error(String),
+}
+
+/// What the workflow is doing, as it happens (`ApiEvent::AddProgress`; the CLI prints it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum AddStep {
+    /// The clients' files were written (each change, as the answer will have it).
+    Written { changes: Vec<FileChangeView> },
+    /// The first start began.
+    FirstStart,
+    /// The first start's network changed.
+    Network { state: FirstStartNetwork },
+}
+
+/// What `ServerAdd` did (or, in a dry run, would do).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AddAnswer {
+    pub changes: Vec<FileChangeView>,
+    pub risks: Vec<crate::clients::Risk>,
+    /// The `sandbox_network` preset of its package runner (`@npm`, `@pypi`), if it has one:
+    /// with a sandbox, the network is that registry only unless asked otherwise.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// The first start's report (`start`, once every file was written).
+    #[serde(default)]
+    pub probe: Option<super::reports::ProbeReport>,
+    /// The first start's network at the end, when it was allowed for that start only.
+    #[serde(default)]
+    pub network: Option<FirstStartNetwork>,
+}
+
+impl From<&crate::clients::FileChange> for FileChangeView {
+    fn from(c: &crate::clients::FileChange) -> FileChangeView {
+        FileChangeView {
+            client: c.file.client,
+            path: c.file.path.clone(),
+            changed: c.changed.iter().map(|e| e.name.clone()).collect(),
+            skipped: c
+                .skipped
+                .iter()
+                .map(|(e, reason)| SkippedEntry {
+                    name: e.name.clone(),
+                    reason: reason.clone(),
+                })
+                .collect(),
+            diff: c.diff.clone(),
+            written: c.written,
+            backup: c.backup.clone(),
+            secrets: c.secrets.clone(),
+            notices: c.notices.clone(),
+            error: c.error.as_ref().map(|e| e.coded()),
+        }
+    }
+}
+
+impl From<crate::clients::FileChange> for FileChangeView {
+    fn from(c: crate::clients::FileChange) -> FileChangeView {
+        FileChangeView::from(&c)
+    }
+}

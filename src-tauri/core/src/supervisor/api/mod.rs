@@ -34,8 +34,8 @@ use crate::events::Event;
 #[cfg(feature = "ts")]
 pub use bindings::{bindings_file, check_bindings};
 pub use clients::{
-    AwaitingServer, ClientChangeKind, ClientFile, ClientsReport, FileChangeView, RestoreView,
-    SkippedEntry,
+    AddAnswer, AddSandbox, AddStep, AwaitingServer, ClientChangeKind, ClientFile, ClientsReport,
+    FileChangeView, FirstStartNetwork, RestoreView, SkippedEntry,
 };
 pub use error::{ApiError, ErrorCode};
 pub use pairs::answer;
@@ -184,8 +184,24 @@ pub enum Request {
         secrets: BTreeMap<String, String>,
         #[serde(default = "yes")]
         wrap: bool,
+        /// The sandbox's keys set in config.toml before the files (with `wrap`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<AddSandbox>,
+        /// `tools_ask = ["@destructive"]` set before the files (with `wrap`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ask_destructive: bool,
+        /// Start it once after writing, as the files run it (the first start).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        start: bool,
         #[serde(default)]
         dry_run: bool,
+    },
+    /// Moves `tool` of `server` to `policy` by its own entry in `tools_deny`, `tools_ask` and
+    /// `tools_allow`, in one write of config.toml; running bridges pick it up.
+    SetToolPolicy {
+        server: String,
+        tool: String,
+        policy: PolicyKind,
     },
     /// Turns `server` on or off in the files of `clients` (every client that has it when
     /// empty), only in `file` and only in `scope` of it when given (a row of the Manage
@@ -252,8 +268,8 @@ pairs::pairs! {
             |(on, without_asking)| Response::AutoRewrite { on, without_asking };
         KeepUnwrapped(Vec<String>) => |servers| Response::KeptUnwrapped { servers };
         ProbeIde(bool) => |on| Response::ProbeIde { on };
-        ServerAdd((Vec<FileChangeView>, Vec<crate::clients::Risk>)) =>
-            |(changes, risks)| Response::ServerAdd { changes, risks };
+        ServerAdd(AddAnswer) => |r| Response::ServerAdd(r);
+        SetToolPolicy(CommandOutcome) => |r| Response::Command(r);
         ServerSwitch(Vec<FileChangeView>) => |changes| Response::ClientEdit { changes };
         ServerRemove((Vec<FileChangeView>, Vec<PlannedFile>)) =>
             |(changes, plan)| Response::ServerRemove { changes, plan };
@@ -308,10 +324,7 @@ pub enum Response {
         plan: Vec<PlannedFile>,
     },
     /// What adding a server did (or would do), and what deserves a look in its command.
-    ServerAdd {
-        changes: Vec<FileChangeView>,
-        risks: Vec<crate::clients::Risk>,
-    },
+    ServerAdd(AddAnswer),
     Backups {
         backups: Vec<Backup>,
     },
@@ -381,6 +394,11 @@ pub enum ApiEvent {
     ConfigChanged {
         server: String,
     },
+    /// A step of the add workflow of `server` (`ServerAdd` with `start` or a sandbox).
+    AddProgress {
+        server: String,
+        step: AddStep,
+    },
     /// The desktop app's state changed (published by the app's host).
     App {
         event: crate::desktop::AppEvent,
@@ -447,6 +465,10 @@ pub fn typescript() -> String {
         ClientFile::decl(&cfg),
         AwaitingServer::decl(&cfg),
         FileChangeView::decl(&cfg),
+        AddSandbox::decl(&cfg),
+        AddAnswer::decl(&cfg),
+        AddStep::decl(&cfg),
+        FirstStartNetwork::decl(&cfg),
         PlannedFile::decl(&cfg),
         SkippedEntry::decl(&cfg),
         RestoreView::decl(&cfg),
