@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The quick loop (CONTRIBUTING.md): the web UI's type check and unit tests, formatting, lints,
-# and the unit tests of warden-core and the CLI. A few minutes on a warm build; run it before
+# and the unit tests of the library crates and the CLI. A few minutes on a warm build; run it before
 # every commit. scripts/test.sh runs it first, then everything else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,6 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== unit tests of warden-core and the CLI"
-cargo test -p warden-core --lib --locked
+echo "== unit tests of the library crates and the CLI"
+cargo test --workspace --lib --locked
 cargo test -p warden-cli --bins --locked

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks and lints warden-core and warden-cli for macOS (aarch64-apple-darwin and
+# Type-checks and lints the library crates and warden-cli for macOS (aarch64-apple-darwin and
 # x86_64-apple-darwin) on Linux: `cargo clippy -- -D warnings` of each (its type check too).
 # Nothing is linked or run; the app is left out (its notification crate compiles
 # Objective-C against Apple's SDK, which no Linux machine has).
@@ -14,7 +14,7 @@
 # The target dir ($WARDEN_CROSS_TARGET_DIR, by default target/cross, ~1.1 GB) is kept: a
 # second run only re-checks what changed. Prints how long it took. Measured on 2 cores shared
 # with other builds (load 5-7): cold about 11 min (std and the dependencies for each target:
-# ~6 min aarch64, ~4 min x86_64), after an edit of warden-core about 1.5 min (clippy ~35 s per
+# ~6 min aarch64, ~4 min x86_64), after an edit of a library crate about 1.5 min (clippy ~35 s per
 # target), with nothing changed 4 s; zig's install once ~10 s, 0.4 GB in .venv.
 # scripts/cross.sh (Windows) calls it.
 set -euo pipefail
@@ -60,8 +60,8 @@ done
 
 # clippy is the type check too (it fails on what `cargo check` fails on): one pass each.
 for target in "${TARGETS[@]}"; do
-  echo "== cargo clippy ($target): warden-core, warden-cli"
+  echo "== cargo clippy ($target): the library crates, warden-cli"
   /usr/bin/cargo clippy -Zbuild-std=std,panic_abort --target "$target" --locked \
-    -p warden-core -p warden-cli -- -D warnings
+    -p warden-wire -p warden-config -p warden-control -p warden-bridge -p warden-clients -p warden-rpc -p warden-registry -p warden-supervisor -p warden-cli -- -D warnings
 done
 echo "cross-macos: done in $(( $(date +%s) - start )) s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cross-target stage (issue 37, docs/ARCHITECTURE.md "Platforms"): type-check and lint the
 # whole workspace (the app included) for x86_64-pc-windows-gnu, build the Windows warden.exe,
-# and run warden-core's unit tests and the bridge's Windows tests under Wine. Then the macOS
+# and run the library crates' unit tests and the bridge's Windows tests under Wine. Then the macOS
 # part, when scripts/cross-macos.sh exists.
 #
 # How: rustup cannot add targets on machines like CI's (no route to its servers), so
@@ -87,22 +87,22 @@ trap 'wineserver -k 2>/dev/null || true' EXIT
 # What Wine 8 does not do as Windows does: skipped here (they stay tests on Windows itself).
 WINE_SKIPS=(
   # notify's watcher (ReadDirectoryChangesW) reports no change under Wine: the tests hang.
-  --skip clients::tests::clients_watcher_
+  --skip tests::clients_watcher_
   # Taking Cline's lock file fails with "Access denied" under Wine.
-  --skip clients::tests::clients_waits_for_clines_lock
+  --skip tests::clients_waits_for_clines_lock
   # Wine creates a second first instance of a pipe (FILE_FLAG_FIRST_PIPE_INSTANCE ignored).
-  --skip control::socket::tests::the_pipe_has_one_supervisor
+  --skip socket::tests::the_pipe_has_one_supervisor
 )
 # A test that hangs under Wine fails the stage after this long (a server tree left running
 # keeps a test waiting on its pipes: this is how a missing Job Object shows), not CI's limit.
 WINE_LIMIT="${WARDEN_CROSS_TEST_LIMIT:-900}"
-step "warden-core's unit tests under Wine"
-timeout "$WINE_LIMIT" $CARGO test -p warden-core --lib --locked "${ZFLAGS[@]}" -- "${WINE_SKIPS[@]}"
+step "the library crates' unit tests under Wine"
+timeout "$WINE_LIMIT" $CARGO test -p warden-wire -p warden-config -p warden-control -p warden-bridge -p warden-clients -p warden-rpc -p warden-registry -p warden-supervisor --lib --locked "${ZFLAGS[@]}" -- "${WINE_SKIPS[@]}"
 step "the bridge's Windows tests under Wine (warden.exe, mcp-fake-server.exe, warden daemon)"
 timeout "$WINE_LIMIT" $CARGO test -p warden-cli --test integration --locked "${ZFLAGS[@]}" -- windows
 
 # ---- macOS hook -------------------------------------------------------------------------
-# The macOS part (type-check of warden-core and warden-cli for the Apple targets, the Seatbelt
+# The macOS part (type-check of the library crates and warden-cli for the Apple targets, the Seatbelt
 # generator's tests) is scripts/cross-macos.sh's. It runs with this script's environment
 # (Debian's toolchain, RUSTC_BOOTSTRAP, CARGO_TARGET_DIR shared with the Windows builds).
 if [ -x scripts/cross-macos.sh ]; then

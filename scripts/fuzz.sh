@@ -96,7 +96,7 @@ for t in "${targets[@]}"; do
       echo "   show it:       (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz fmt --sanitizer $sanitizer $t $artifact)" >&2
       echo "   reproduce:     (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer $sanitizer $t $artifact)" >&2
       echo "   minimise:      (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz tmin --sanitizer $sanitizer $t $artifact)" >&2
-      echo "   then add the minimised case to src-tauri/core/tests/integration/fuzz_regressions.rs" >&2
+      echo "   then add the minimised case to src-tauri/clients/tests/integration/fuzz_regressions.rs" >&2
     fi
     echo "   full log: fuzz/$log" >&2
   fi

@@ -15,9 +15,9 @@ scripts/check.sh
 # Windows (type check and clippy of the workspace, warden.exe, core's and the bridge's tests
 # under Wine) and, through scripts/cross-macos.sh when present, macOS. Prints its own time.
 scripts/cross.sh
-echo "== warden-core and the CLI never link a GUI stack; the app is Tauri's, with its shell plugin"
-if cargo tree -p warden-core -p warden-cli -e normal --prefix none | grep -E '^(tauri|wry|webkit2gtk|gtk) ' >/dev/null; then
-  echo "warden-core or warden-cli depends on a GUI stack" >&2; exit 1
+echo "== the library crates and the CLI never link a GUI stack; the app is Tauri's, with its shell plugin"
+if cargo tree -p warden-wire -p warden-config -p warden-control -p warden-bridge -p warden-clients -p warden-rpc -p warden-registry -p warden-supervisor -p warden-cli -e normal --prefix none | grep -E '^(tauri|wry|webkit2gtk|gtk) ' >/dev/null; then
+  echo "a library crate or warden-cli depends on a GUI stack" >&2; exit 1
 fi
 app_deps=$(cargo tree -p warden-app -e normal --prefix none)
 for dep in tauri tauri-plugin-shell; do
@@ -27,20 +27,24 @@ done
 if cargo tree --workspace -e normal -i tao -i tray-icon -i muda --depth 1 --prefix none 2>/dev/null | grep -E '^warden-' >/dev/null; then
   echo "a workspace package depends on tao, tray-icon or muda directly (use tauri's tray and menu)" >&2; exit 1
 fi
+echo "== the bridge's crate depends on no clients, registry or supervisor crate (docs/ARCHITECTURE.md, Crates)"
+if cargo tree -p warden-bridge -e normal --prefix none | grep -E '^warden-(clients|registry|supervisor|rpc) ' >/dev/null; then
+  echo "warden-bridge depends on a crate above it: the bridge every client starts must stay small" >&2; exit 1
+fi
 echo "== the registry's code and its HTTP client (ureq, rustls) are only in warden-registry, never in warden"
 # `warden` is the bridge IDEs start for every server: its start-up, RSS and size
 # (docs/BENCHMARKS.md) must not pay for them. `warden registry` and `warden install` hand over
 # to warden-registry.
 cargo build -p warden-cli --bin warden --bin warden-registry --locked
 target_dir="${CARGO_TARGET_DIR:-target}"
-if nm "$target_dir/debug/warden" | grep -E 'ureq|rustls|webpki|warden_core8registry' >/dev/null; then
+if nm "$target_dir/debug/warden" | grep -E 'ureq|rustls|webpki|15warden_registry' >/dev/null; then
   echo "warden links the registry's code or ureq/rustls: only src-tauri/cli/src/bin/warden-registry/ may use them" >&2; exit 1
 fi
 nm "$target_dir/debug/warden-registry" | grep -E 'ureq' >/dev/null || {
   echo "warden-registry has no ureq symbols: the check above no longer looks at the right names" >&2; exit 1
 }
-nm "$target_dir/debug/warden-registry" | grep -E 'warden_core8registry' >/dev/null || {
-  echo "warden-registry has no warden_core::registry symbols: the check above no longer looks at the right names" >&2; exit 1
+nm "$target_dir/debug/warden-registry" | grep -E '15warden_registry' >/dev/null || {
+  echo "warden-registry has no warden_registry symbols: the check above no longer looks at the right names" >&2; exit 1
 }
 echo "== cargo test"
 # The rg-server parity test compares with the real mcp-ripgrep.

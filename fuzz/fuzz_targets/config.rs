@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use warden_core::config::{Config, ConfigError, Origin, Overrides};
+use warden_config::{Config, ConfigError, Origin, Overrides};
 
 fn check_error(e: &ConfigError) -> String {
     let shown = e.to_string();

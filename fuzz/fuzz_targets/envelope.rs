@@ -14,7 +14,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use warden_core::protocol::{Id, Kind, Peek, find_id_in_fragments};
+use warden_wire::protocol::{Id, Kind, Peek, find_id_in_fragments};
 
 /// The id serde_json sees, in the peek's terms.
 fn id_of(v: &Value, raw: &str) -> Option<Id> {

@@ -18,7 +18,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use tokio::io::{AsyncRead, ReadBuf};
-use warden_core::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
+use warden_wire::protocol::{Frame, FrameReader, HEAD_KEEP, TAIL_KEEP};
 
 #[derive(Debug)]
 struct Input {

@@ -23,7 +23,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value as J;
-use warden_core::clients::{Dialect, EditError, EntryRef, TextEdit, unwrap_text, wrap_text};
+use warden_clients::{Dialect, EditError, EntryRef, TextEdit, unwrap_text, wrap_text};
 
 const WARDEN: &str = "/opt/warden/bin/warden";
 

@@ -196,11 +196,11 @@ def private_keychain(root: Path) -> tuple[str, list[subprocess.Popen]]:
     return address, [keyring, bus]
 
 
-REGISTRY_FIXTURES = REPO / "src-tauri" / "core" / "tests" / "fixtures" / "registry"
+REGISTRY_FIXTURES = REPO / "src-tauri" / "registry" / "tests" / "fixtures" / "registry"
 
 
 def registry_documents() -> list[dict]:
-    """The project's own server.json documents (src-tauri/core/tests/fixtures/registry)."""
+    """The project's own server.json documents (src-tauri/registry/tests/fixtures/registry)."""
     docs = []
     for name in ("notes-server.server.json", "code-indexer.server.json", "calendar-sync.server.json"):
         path = REGISTRY_FIXTURES / name

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import cases from "../../src-tauri/core/tests/fixtures/text/printable.json";
+import cases from "../../src-tauri/wire/tests/fixtures/text/printable.json";
 import { printableLine, printableLines, shellArg, shellArgv } from "../src/lib/format";
 
-// The same table of cases as src-tauri/core/src/text.rs: one rule, in Rust and here.
+// The same table of cases as src-tauri/wire/src/text.rs: one rule, in Rust and here.
 describe("the printable-text rule", () => {
   it.each(cases.line)("line %j → %j", (input, shown) => {
     expect(printableLine(input)).toBe(shown);

@@ -5,7 +5,7 @@
 //! never creates a web view, so no WebKit process runs while the window is closed.
 //!
 //! - The supervisor answers the window's requests on the socket, the desktop app's own too
-//!   ([`Request::App`](warden_core::supervisor::api::Request::App), served by [`HostSide`]),
+//!   ([`Request::App`](warden_supervisor::api::Request::App), served by [`HostSide`]),
 //!   and streams its events; the tray's state goes out as `ApiEvent::App`.
 //! - The tray ([`menu`]) shows the worst health and a menu that calls the same API.
 //! - At start, [`sidecar`] checks the bundled `warden` CLI the wrapped IDE entries run; a
@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
+use crate::desktop::{
+    self as commands, AppEvent, AppRequest, AppResponse, AppState, ApprovalAction, ApprovalNotices,
+    ApprovalPresentation, Desktop, Notification, OpenTarget,
+};
 use tauri::tray::TrayIcon;
 use tauri::{AppHandle, Manager, RunEvent};
 use tauri_plugin_autostart::{MacosLauncher, ManagerExt as _};
@@ -30,13 +34,9 @@ use tauri_plugin_opener::OpenerExt as _;
 use tauri_plugin_shell::ShellExt as _;
 use tauri_plugin_shell::process::{CommandChild, CommandEvent};
 use tokio::sync::Notify;
-use warden_core::desktop::{
-    self as commands, AppEvent, AppRequest, AppResponse, AppState, ApprovalAction, ApprovalNotices,
-    ApprovalPresentation, Desktop, Notification, OpenTarget,
-};
-use warden_core::supervisor::api::PendingApproval;
-use warden_core::supervisor::api::{ApiEvent, Request, Response};
-use warden_core::supervisor::{self, Options, Supervisor};
+use warden_supervisor::api::PendingApproval;
+use warden_supervisor::api::{ApiEvent, Request, Response};
+use warden_supervisor::{self as supervisor, Options, Supervisor};
 
 use crate::menu::{self, MenuId};
 use crate::{HIDDEN_ARG, SHOW_LINE, WINDOW_ARG, sidecar};
@@ -411,8 +411,8 @@ impl Host {
         })
         .await;
         answer.unwrap_or_else(|e| {
-            AppResponse::Error(warden_core::supervisor::api::ApiError::new(
-                warden_core::supervisor::api::ErrorCode::Io,
+            AppResponse::Error(warden_supervisor::api::ApiError::new(
+                warden_supervisor::api::ErrorCode::Io,
                 format!("the request failed: {e}"),
             ))
         })
@@ -464,12 +464,12 @@ impl Desktop for HostSide<'_> {
         self.0.sup.options().config.clone()
     }
     fn state_dir(&self) -> PathBuf {
-        warden_core::paths::state_dir()
+        warden_config::paths::state_dir()
     }
     fn client_files(&self) -> Vec<PathBuf> {
-        warden_core::clients::ClientEnv::from_process()
+        warden_clients::ClientEnv::from_process()
             .map(|env| {
-                warden_core::clients::detect(&env)
+                warden_clients::detect(&env)
                     .into_iter()
                     .map(|f| f.path)
                     .collect()
@@ -517,7 +517,7 @@ fn runs_old_tray(desktop_entry: &str) -> bool {
 fn supervisor_options() -> Options {
     let mut opts = Options::from_env();
     opts.watch_clients = true;
-    opts.probe_ide = Some(warden_core::paths::state_dir().join("probe-ide"));
+    opts.probe_ide = Some(warden_config::paths::state_dir().join("probe-ide"));
     let warden = sidecar::path();
     opts.warden_bin = (sidecar::given().is_some() || warden.is_file()).then_some(warden);
     opts

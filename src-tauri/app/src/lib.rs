@@ -10,6 +10,7 @@
 //!
 //! [`role`] picks one from the command line.
 
+pub mod desktop;
 pub mod host;
 pub mod log;
 pub mod memory;

@@ -1,5 +1,5 @@
 //! The app's log: stderr for both roles, and for the host also a file a user can attach to
-//! a bug report (`warden_core::paths::app_log`), capped in size: past [`CAP`] it becomes
+//! a bug report (`warden_config::paths::app_log`), capped in size: past [`CAP`] it becomes
 //! `<file>.1` (the one before is dropped) and a new file starts. The window's process logs
 //! only to its stderr, which the host reads and logs, so the file has both.
 //! `$WARDEN_LOG` filters both (`warn` by default), so the file holds what stderr holds:
@@ -18,7 +18,7 @@ pub fn init(to_file: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WARDEN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let file = to_file
-        .then(|| Capped::open(warden_core::paths::app_log()))
+        .then(|| Capped::open(warden_config::paths::app_log()))
         .flatten()
         .map(Mutex::new);
     let file: &'static Option<Mutex<Capped>> = Box::leak(Box::new(file));

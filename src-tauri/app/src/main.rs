@@ -10,7 +10,7 @@ fn main() {
     #[allow(unsafe_code)]
     unsafe {
         warden_app::memory::at_start();
-        warden_core::desktop::keep_gtk_off_gl();
+        warden_app::desktop::keep_gtk_off_gl();
         if role == Role::Window {
             warden_app::window::webkit_defaults();
         }

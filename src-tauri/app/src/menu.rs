@@ -5,13 +5,13 @@
 //! the event loop's thread). Menu items call the supervisor API, the same functions the window
 //! uses.
 
+use crate::desktop::{self as commands, TrayHealth};
 use serde_json::Value as Json;
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Runtime};
-use warden_core::desktop::{self as commands, TrayHealth};
-use warden_core::supervisor::api::{Health, LimitsReport, Request, Response, StatusReport};
+use warden_supervisor::api::{Health, LimitsReport, Request, Response, StatusReport};
 
 /// What a menu item does. Its menu id is [`MenuId::id`], read back by [`MenuId::parse`]:
 /// `<action>` for the fixed items, `<action>\u{1f}<server>` for a server's. Items that do
@@ -310,7 +310,7 @@ pub fn failure(response: &Response) -> Option<String> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use warden_core::supervisor::api::{ApiError, CommandOutcome, ErrorCode, ServerStatus};
+    use warden_supervisor::api::{ApiError, CommandOutcome, ErrorCode, ServerStatus};
 
     use super::*;
 
@@ -341,7 +341,7 @@ mod tests {
         // What the supervisor's `Limits` request answers for each server.
         let limits: Vec<LimitsReport> = ["rg", "fs"]
             .iter()
-            .map(|name| warden_core::supervisor::settings::limits(Some(&config), name))
+            .map(|name| warden_supervisor::settings::limits(Some(&config), name))
             .collect();
         let m = Model::from_status(&status, &limits, true, 0, None);
         assert_eq!(m.health, TrayHealth::Degraded);

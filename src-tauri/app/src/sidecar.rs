@@ -21,7 +21,7 @@ pub fn path() -> PathBuf {
     if let Some(p) = given() {
         return p;
     }
-    let beside = warden_core::desktop::beside_me(NAME);
+    let beside = crate::desktop::beside_me(NAME);
     std::fs::canonicalize(&beside).unwrap_or(beside)
 }
 

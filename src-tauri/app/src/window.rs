@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::desktop::{AppEvent, AppRequest, AppResponse, AppState, TrayHealth, beside_me};
 use crate::{HIDDEN_ARG, SHOW_LINE};
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
-use warden_core::desktop::{AppEvent, AppRequest, AppResponse, AppState, TrayHealth, beside_me};
-use warden_core::registry::{RegistryAnswer, RegistryRequest};
-use warden_core::supervisor::api::{
+use warden_registry::{RegistryAnswer, RegistryRequest};
+use warden_supervisor::api::{
     ApiError, ApiEvent, EVENTS_API, EVENTS_APP, ErrorCode, Request, Response,
 };
-use warden_core::supervisor::connection::{Connection, ConnectionError};
+use warden_supervisor::connection::{Connection, ConnectionError};
 
 /// The window's label.
 pub const MAIN: &str = "main";
@@ -415,7 +415,7 @@ fn follow_stdin(app: AppHandle) {
 
 /// Runs the window until it closes (or the host quits).
 pub fn run() {
-    let socket = warden_core::supervisor::Options::from_env().socket;
+    let socket = warden_supervisor::Options::from_env().socket;
     let host = std::env::current_exe().unwrap_or_else(|_| beside_me("warden-app"));
     let builder = tauri::Builder::default()
         .plugin(tauri_plugin_shell::init())
@@ -459,20 +459,20 @@ mod tests {
         let socket = dir.path().join("run/control.sock");
         let mut deferring = std::process::Command::new("true").spawn().unwrap();
         deferring.wait().unwrap();
-        let opts = warden_core::supervisor::Options {
+        let opts = warden_supervisor::Options {
             socket: socket.clone(),
             config: None,
             history: None,
             logs: None,
             auto_rewrite_file: None,
             watch_clients: false,
-            ..warden_core::supervisor::Options::from_env()
+            ..warden_supervisor::Options::from_env()
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         // `join!` polls in order: the wait sees no socket and the exited host first, then the
         // other host's supervisor starts.
         let (waited, ()) = tokio::join!(await_host(&socket, deferring, Path::new("true")), async {
-            let sup = warden_core::supervisor::Supervisor::new(opts).unwrap();
+            let sup = warden_supervisor::Supervisor::new(opts).unwrap();
             tokio::spawn(async move {
                 sup.run(async {
                     let _ = stopped.await;

@@ -653,7 +653,7 @@ fn startup(env: &Env, plan: &Plan) -> ([Vec<f64>; 2], Option<[Vec<f64>; 2]>) {
 /// Whether bubblewrap is on the PATH (the sandbox's start-up row needs it); under CI
 /// (`CI` set, as `.ci/run` does) its absence fails the run instead of dropping the row.
 fn has_bwrap() -> bool {
-    warden_core::testing::require_tool("bwrap").is_some()
+    warden_config::testing::require_tool("bwrap").is_some()
 }
 
 // ---- the report ---------------------------------------------------------------------------

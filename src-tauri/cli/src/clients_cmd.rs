@@ -7,11 +7,11 @@ use clap::{Args, Subcommand};
 
 use crate::output::fail;
 use serde_json::{Value, json};
-use warden_core::clients::{
-    self, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange, Filter, Scope,
-    UnwrapOptions, WrapOptions,
+use warden_clients::{
+    self as clients, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange, Filter,
+    Scope, UnwrapOptions, WrapOptions,
 };
-use warden_core::{say, text};
+use warden_wire::{say, text};
 
 #[derive(Subcommand)]
 pub enum ClientsCommand {
@@ -402,7 +402,7 @@ fn human_report(changes: &[FileChange], op: Op, dry_run: bool) {
             };
             println!(
                 "  secrets {how} the OS keychain (service {}): {}",
-                warden_core::keychain::SERVICE,
+                warden_config::keychain::SERVICE,
                 c.secrets.join(", ")
             );
             if let (Op::Wrap, Some(b)) = (op, &c.backup) {

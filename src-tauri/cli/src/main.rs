@@ -13,9 +13,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use warden_core::codes::Code;
-use warden_core::config::{Config, Overrides};
-use warden_core::{bridge, fallback, keychain};
+use warden_bridge as bridge;
+use warden_bridge::fallback;
+use warden_config::keychain;
+use warden_config::{Config, Overrides};
+use warden_wire::codes::Code;
 
 #[derive(Parser)]
 #[command(
@@ -159,10 +161,10 @@ fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == warden_core::bridge::sandbox::HELPER)
+        .is_some_and(|a| a == warden_bridge::sandbox::HELPER)
     {
         let args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
-        let e = warden_core::bridge::sandbox::helper(&args);
+        let e = warden_bridge::sandbox::helper(&args);
         eprintln!("warden: the sandbox's way to its sandbox_network proxy failed: {e}");
         return ExitCode::from(126);
     }
@@ -286,7 +288,7 @@ fn bridge_main(
         let cause = format!("was not started: Warden's settings for it are invalid: {msg}");
         refuse(Code::ConfigInvalid, cause)
     };
-    let path = config.or_else(warden_core::config::default_path);
+    let path = config.or_else(warden_config::default_path);
     let config = match path
         .as_deref()
         .map_or_else(|| Ok(Config::default()), Config::load)
@@ -320,16 +322,16 @@ fn bridge_main(
             }
         }
     }
-    warden_core::redact::hide_values(env.iter().map(|(_, v)| v.clone()).collect());
+    warden_wire::redact::hide_values(env.iter().map(|(_, v)| v.clone()).collect());
     let options = bridge::Options {
-        event_log: Some(warden_core::paths::event_log(&server)),
+        event_log: Some(warden_config::paths::event_log(&server)),
         server,
         command,
         env,
         pass_env,
         limits,
         reload: path.map(|p| (p, overrides)),
-        control: Some(warden_core::control::socket::socket_path()),
+        control: Some(warden_control::socket::socket_path()),
     };
     match bridge::run(options) {
         Ok(bridge::Exit::Clean) => ExitCode::SUCCESS,

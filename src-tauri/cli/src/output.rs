@@ -5,6 +5,6 @@ use std::process::ExitCode;
 
 /// Prints `message` as `warden: MESSAGE` and gives the failure exit code.
 pub fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("warden: {}", warden_core::text::lines(&message.to_string()));
+    eprintln!("warden: {}", warden_wire::text::lines(&message.to_string()));
     ExitCode::FAILURE
 }

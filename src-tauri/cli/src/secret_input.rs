@@ -10,9 +10,9 @@
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 
-use warden_core::clients::{self, ClientEnv};
-use warden_core::codes::Code;
-use warden_core::keychain;
+use warden_clients::{self as clients, ClientEnv};
+use warden_config::keychain;
+use warden_wire::codes::Code;
 
 /// `KEY` or `KEY=VALUE`: the key, and the value if given.
 pub fn parse(s: &str) -> Result<(String, Option<String>), String> {

@@ -1,6 +1,6 @@
 //! `warden servers ...`: the servers of every client config file, by name: list them, add
 //! one to several clients, turn one off or on, remove one (docs/clients.md,
-//! "`warden servers add | disable | enable | remove`"). The edits are `warden_core::clients::manage`'s.
+//! "`warden servers add | disable | enable | remove`"). The edits are `warden_clients::manage`'s.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -9,11 +9,12 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use serde_json::{Value, json};
-use warden_core::clients::{
-    self, AddOptions, ClientEnv, ClientError, ClientId, ConfigFile, EntryState, FileChange,
-    NewEntry, Selection, ServerEntry,
+use warden_clients::{
+    self as clients, AddOptions, ClientEnv, ClientError, ClientId, ConfigFile, EntryState,
+    FileChange, NewEntry, Selection, ServerEntry,
 };
-use warden_core::{keychain, say};
+use warden_config::keychain;
+use warden_wire::say;
 
 use crate::secret_input;
 

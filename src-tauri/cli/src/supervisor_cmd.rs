@@ -1,5 +1,5 @@
 //! `warden daemon`, `warden status`, `warden probe` and the supervisor's commands (restart,
-//! fallback, debug, orphans, history, events): thin shells over `warden_core::supervisor`.
+//! fallback, debug, orphans, history, events): thin shells over `warden_supervisor`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -9,13 +9,15 @@ use std::time::Duration;
 use clap::{Subcommand, ValueEnum};
 
 use crate::output::fail;
-use warden_core::control::socket::socket_path;
-use warden_core::say;
-use warden_core::supervisor::api::{
+use warden_control::socket::socket_path;
+use warden_supervisor::api::{
     CommandOutcome, HistoryEntry, Orphan, Request, Response, StopResult, op,
 };
-use warden_core::supervisor::connection::{Connection, ConnectionError};
-use warden_core::supervisor::{self, Options, OrphanPolicy, Supervisor, history, orphans, probe};
+use warden_supervisor::connection::{Connection, ConnectionError};
+use warden_supervisor::{
+    self as supervisor, Options, OrphanPolicy, Supervisor, history, orphans, probe,
+};
+use warden_wire::say;
 
 mod view;
 use view::{
@@ -59,7 +61,7 @@ pub enum Command {
     },
     /// Servers' health and live sessions, from the running supervisor.
     Status {
-        /// As JSON: the supervisor's `StatusReport` (warden-core, supervisor/api/status.rs).
+        /// As JSON: the supervisor's `StatusReport` (warden-supervisor, src/api/status.rs).
         #[arg(long)]
         json: bool,
         /// One server only, with its figures per tool and its sessions.
@@ -221,7 +223,7 @@ pub fn run(command: Command) -> ExitCode {
                 opts.horizon = Duration::from_secs(history_hours * 3600);
                 opts.watch_clients = watch_clients;
                 opts.probe_ide =
-                    probe_ide.then(|| warden_core::paths::state_dir().join("probe-ide"));
+                    probe_ide.then(|| warden_config::paths::state_dir().join("probe-ide"));
                 opts.warden_bin = std::env::current_exe().and_then(std::fs::canonicalize).ok();
                 daemon(opts).await
             }
@@ -467,18 +469,18 @@ async fn command_cmd(request: Request, json: bool) -> ExitCode {
                     );
                 }
             };
-            let Some(path) = warden_core::config::default_path() else {
+            let Some(path) = warden_config::default_path() else {
                 return fail(
                     "no config file location is known: set WARDEN_CONFIG to your config.toml",
                 );
             };
-            match warden_core::config::edit::set_server_key(&path, &server, key, on) {
+            match warden_config::edit::set_server_key(&path, &server, key, on) {
                 Ok(edit) => {
                     let o = CommandOutcome {
                         ok: true,
                         message: format!(
                             "{key} = {on} {} {} [servers.{server}]; no supervisor is running, so which bridges picked it up is not known (running bridges reload the file)",
-                            if edit == warden_core::config::edit::Edit::Changed {
+                            if edit == warden_config::edit::Edit::Changed {
                                 "written to"
                             } else {
                                 "already in"
@@ -672,7 +674,7 @@ async fn events_cmd(json: bool) -> ExitCode {
 /// (secrets redacted, long values cut), or their text when the whole was cut too long to be
 /// JSON; `client` is `name version` from the client's `initialize`, or null.
 fn pending_json(
-    approvals: &[warden_core::supervisor::api::PendingApproval],
+    approvals: &[warden_supervisor::api::PendingApproval],
     clients: &std::collections::HashMap<String, String>,
 ) -> serde_json::Value {
     let pending: Vec<serde_json::Value> = approvals
@@ -708,7 +710,7 @@ async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode 
         },
         Some(ApprovalsAction::Forget { server, tool }) => {
             // The answers live in the server's pin file: no supervisor needed.
-            return match warden_core::pins::forget_always(&server, tool.as_deref()) {
+            return match warden_config::pins::forget_always(&server, tool.as_deref()) {
                 Ok(forgotten) => {
                     let o = CommandOutcome {
                         ok: true,

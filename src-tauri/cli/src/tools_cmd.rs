@@ -8,8 +8,8 @@ use clap::Subcommand;
 
 use crate::output::fail;
 use serde_json::{Value, json};
-use warden_core::pins::{self, PinFile, PinState};
-use warden_core::{say, text};
+use warden_config::pins::{self, PinFile, PinState};
+use warden_wire::{say, text};
 
 #[derive(Subcommand)]
 pub enum ToolsCommand {

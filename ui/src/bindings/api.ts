@@ -1,5 +1,5 @@
-// Generated from src-tauri/core/src/supervisor/api/ by
-// `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.
+// Generated from src-tauri/supervisor/src/api/ by
+// `UPDATE_BINDINGS=1 cargo test -p warden-supervisor --features ts bindings`; do not edit.
 
 import type { AppEvent, AppRequest, AppResponse } from "./app";
 
@@ -302,7 +302,7 @@ sandbox_read_only_names: Array<string>,
 sandbox_grants: Array<GrantReadOnly>, 
 /**
  * Each tool Warden knows of this server (pinned, seen since, or called) and its policy,
- * as the bridges decide it ([`crate::policy`]) from these lists and its pinned definition.
+ * as the bridges decide it ([`warden_config::policy`]) from these lists and its pinned definition.
  */
 tools: Array<ToolPolicy>, };
 
@@ -343,7 +343,7 @@ key: string | null,
  */
 entry: string | null, 
 /**
- * The list entry that names this tool and no other ([`crate::policy::name_entry`]):
+ * The list entry that names this tool and no other ([`warden_config::policy::name_entry`]):
  * what the page adds to or removes from a list to move it by name.
  */
 name_entry: string, 

@@ -1,5 +1,5 @@
-// Generated from src-tauri/core/src/desktop.rs by
-// `UPDATE_BINDINGS=1 cargo test -p warden-core --features ts bindings`; do not edit.
+// Generated from src-tauri/supervisor/src/api/app.rs by
+// `UPDATE_BINDINGS=1 cargo test -p warden-supervisor --features ts bindings`; do not edit.
 
 import type { ApiError, Risk } from "./api";
 

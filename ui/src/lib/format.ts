@@ -85,8 +85,8 @@ export function humanizeLimit(key: string, value: unknown): string | null {
 }
 
 // Text Warden did not write (a registry document, a client's file, a server's stdout or
-// stderr, a tool definition), shown by one rule: the twin of src-tauri/core/src/text.rs, tested
-// against the same cases (src-tauri/core/tests/fixtures/text/printable.json). React escapes
+// stderr, a tool definition), shown by one rule: the twin of src-tauri/wire/src/text.rs, tested
+// against the same cases (src-tauri/wire/tests/fixtures/text/printable.json). React escapes
 // HTML; this escapes what HTML does not: control characters (C0, DEL, C1) and the characters
 // that reorder or break text (bidi embeddings, overrides, isolates and marks, U+2028/U+2029)
 // are shown as `\x1b`, `\u{202e}`, so a name cannot look like another or hide what follows.

@@ -1,7 +1,7 @@
 // The only module that talks to Tauri. Everything else calls these functions, so the
 // pages can be rendered against a mock (src/dev/mock.ts) or tested without a window.
 //
-// Each request's answer is declared once in Rust (`pairs!` in src-tauri/core/src/supervisor/api/)
+// Each request's answer is declared once in Rust (`pairs!` in src-tauri/supervisor/src/api/)
 // and generated into the bindings' `Answers` maps: `ask` returns exactly the answer its request
 // gets, or the error every request may get, so a page never narrows an answer by hand.
 import { invoke } from "@tauri-apps/api/core";

@@ -5,8 +5,8 @@
 
 #[cfg(all(unix, not(target_os = "macos")))]
 mod freedesktop {
+    use crate::desktop::{self as commands, ApprovalAction, ApprovalPresentation};
     use notify_rust::{ActionResponse, Notification, Timeout};
-    use warden_core::desktop::{self as commands, ApprovalAction, ApprovalPresentation};
 
     /// Whether the notification server shows actions (asked each time: it may have changed).
     pub async fn presentation() -> ApprovalPresentation {
@@ -62,7 +62,7 @@ mod freedesktop {
 /// and the window.
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 mod plain {
-    use warden_core::desktop::{ApprovalAction, ApprovalPresentation};
+    use crate::desktop::{ApprovalAction, ApprovalPresentation};
 
     pub async fn presentation() -> ApprovalPresentation {
         ApprovalPresentation::OpenWindow

@@ -24,7 +24,7 @@ pub(super) fn one_host(
     // not be able to hold the lock, or plant a link in its place, and so keep this host from
     // starting.
     let dir = path.parent().unwrap_or(Path::new("."));
-    warden_core::control::socket::private_dir(dir).map_err(|e| e.to_string())?;
+    warden_control::socket::private_dir(dir).map_err(|e| e.to_string())?;
     let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let file = rustix::fs::open(&path, flags, Mode::from_raw_mode(0o600))
         .map(std::fs::File::from)
@@ -57,11 +57,11 @@ pub(super) fn one_host(
     const HELD: i32 = 32;
     let text = socket.to_string_lossy();
     let path = match text.strip_prefix(r"\\.\pipe\") {
-        Some(pipe) => warden_core::paths::state_dir().join(format!("{pipe}.tray.lock")),
+        Some(pipe) => warden_config::paths::state_dir().join(format!("{pipe}.tray.lock")),
         None => PathBuf::from(format!("{text}.tray.lock")),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    warden_core::control::socket::private_dir(dir).map_err(|e| e.to_string())?;
+    warden_control::socket::private_dir(dir).map_err(|e| e.to_string())?;
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
         let opened = std::fs::OpenOptions::new()

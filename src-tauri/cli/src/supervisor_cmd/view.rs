@@ -1,14 +1,14 @@
 //! How the supervisor's answers look on a terminal: tables, probe reports, outcomes, events.
 //! What servers and clients said (names, reasons, stdout noise, stderr, commands) goes through
-//! the printable-text rule (`warden_core::text`): a server cannot write an escape sequence or
+//! the printable-text rule (`warden_wire::text`): a server cannot write an escape sequence or
 //! a line of its own onto the terminal of `warden history`, `events` or `status`.
 
 use serde_json::Value;
-use warden_core::supervisor::api::{
+use warden_supervisor::api::{
     ApiEvent, CommandOutcome, HistoryEntry, Orphan, ProbeReport, ServerStatus, SessionState,
     SessionStatus, StatusReport, StopResult,
 };
-use warden_core::{say, text};
+use warden_wire::{say, text};
 
 /// Pretty JSON on stdout.
 macro_rules! print_json {

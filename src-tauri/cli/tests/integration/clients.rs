@@ -103,7 +103,7 @@ fn warden(home: &Path, cwd: &Path, args: &[&str]) -> Output {
         .env("WARDEN_STATE_DIR", home.join("state"))
         .env("WARDEN_LOG", "warn");
     let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
-    for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
+    for var in homes.iter().chain(warden_clients::OVERRIDE_VARS) {
         cmd.env_remove(var);
     }
     cmd.output().unwrap()

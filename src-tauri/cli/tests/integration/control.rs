@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
-use warden_core::control::{Action, Command, Message, socket};
-use warden_core::protocol::{Frame, FrameReader};
+use warden_control::{Action, Command, Message, socket};
+use warden_wire::protocol::{Frame, FrameReader};
 
 pub(crate) struct Peer {
     reader: FrameReader<tokio::net::unix::OwnedReadHalf>,

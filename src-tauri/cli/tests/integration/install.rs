@@ -91,7 +91,7 @@ impl Home {
             "WARDEN_SOCKET",
         ]
         .iter()
-        .chain(warden_core::clients::OVERRIDE_VARS)
+        .chain(warden_clients::OVERRIDE_VARS)
         {
             cmd.env_remove(var);
         }

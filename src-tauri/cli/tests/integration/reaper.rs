@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use warden_core::bridge::child::{Pipes, Server};
+use warden_bridge::child::{Pipes, Server};
 
 /// `(state, ppid, pgrp)` of `pid` from /proc, or `None` once it is gone.
 fn stat(pid: u32) -> Option<(char, u32, u32)> {

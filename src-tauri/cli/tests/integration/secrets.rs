@@ -46,7 +46,7 @@ impl Home {
             .env("DBUS_SESSION_BUS_ADDRESS", bus);
         for var in ["XDG_CONFIG_HOME"]
             .iter()
-            .chain(warden_core::clients::OVERRIDE_VARS)
+            .chain(warden_clients::OVERRIDE_VARS)
         {
             cmd.env_remove(var);
         }

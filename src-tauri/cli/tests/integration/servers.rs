@@ -83,7 +83,7 @@ impl Home {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let homes = ["XDG_CONFIG_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE"];
-        for var in homes.iter().chain(warden_core::clients::OVERRIDE_VARS) {
+        for var in homes.iter().chain(warden_clients::OVERRIDE_VARS) {
             cmd.env_remove(var);
         }
         cmd

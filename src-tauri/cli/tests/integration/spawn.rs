@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 use crate::control::{accept, supervisor_for};
-use warden_core::control::Message;
+use warden_control::Message;
 
 /// A shell script `name` in `dir` with `body`, executable.
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {

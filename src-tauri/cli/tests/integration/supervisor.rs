@@ -1382,7 +1382,7 @@ async fn wait_down(env: &Env, server: &str) -> Value {
 async fn a_start_failure_logged_while_no_supervisor_ran_is_listed_when_one_starts() {
     let env = Env::new();
     let line = json!({
-        "server": "gh", "session": 4242, "ts_ms": warden_core::events::now_ms() - 60_000,
+        "server": "gh", "session": 4242, "ts_ms": warden_wire::events::now_ms() - 60_000,
         "kind": "spawn_failed", "code": "W-SPAWN-NOT-FOUND",
         "command": format!("{NOSUCH} --stdio"),
         "cause": format!("`{NOSUCH}` was not found on PATH"),
@@ -1484,9 +1484,9 @@ async fn a_server_that_could_not_start_before_the_supervisor_ran_is_listed_down(
 #[cfg(target_os = "linux")]
 async fn the_first_start_runs_the_written_entry_sandbox_and_environment_included() {
     use std::collections::BTreeMap;
-    use warden_core::clients::ClientId;
-    use warden_core::supervisor::api::{AddAnswer, AddSandbox, Request, Response};
-    use warden_core::supervisor::connection::Connection;
+    use warden_clients::ClientId;
+    use warden_supervisor::api::{AddAnswer, AddSandbox, Request, Response};
+    use warden_supervisor::connection::Connection;
 
     if require_tool("bwrap").is_none() {
         return;
@@ -1538,9 +1538,9 @@ async fn the_first_start_runs_the_written_entry_sandbox_and_environment_included
 #[tokio::test]
 async fn servers_are_added_switched_and_removed_through_the_api() {
     use std::collections::BTreeMap;
-    use warden_core::clients::ClientId;
-    use warden_core::supervisor::api::{AddAnswer, Request, Response};
-    use warden_core::supervisor::connection::Connection;
+    use warden_clients::ClientId;
+    use warden_supervisor::api::{AddAnswer, Request, Response};
+    use warden_supervisor::connection::Connection;
 
     let env = Env::new();
     // Cursor has no switch of its own: off keeps the entry aside in Warden's ledger.
@@ -1887,8 +1887,8 @@ async fn config_edits_sent_at_once_all_land() {
 /// with the grant that was there, where each sending the whole list it saw would lose one.
 #[tokio::test]
 async fn list_additions_sent_at_once_both_land() {
-    use warden_core::supervisor::api::{Request, Response};
-    use warden_core::supervisor::connection::Connection;
+    use warden_supervisor::api::{Request, Response};
+    use warden_supervisor::connection::Connection;
 
     let env = Env::new();
     std::fs::write(
@@ -1917,7 +1917,7 @@ async fn list_additions_sent_at_once_both_land() {
     for r in [a, b] {
         assert!(matches!(r, Response::Command(_)), "{r:?}");
     }
-    let config = warden_core::config::Config::load(&env.config()).unwrap();
+    let config = warden_config::Config::load(&env.config()).unwrap();
     let (list, ..) = config.raw_value("s", "sandbox_write").unwrap();
     let mut list: Vec<&str> = list
         .as_array()

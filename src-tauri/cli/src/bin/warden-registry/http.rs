@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use warden_core::codes::Code;
+use warden_wire::codes::Code;
 
 use crate::Failure;
 

@@ -5,9 +5,9 @@
 //! The steps, and where each one's work is done:
 //! 1. the document: the registry's (`Registry::server`, cached like `warden registry show`)
 //!    or `--file`;
-//! 2. the plan (`warden_core::registry::plan`): the pinned argv, the environment, or a
+//! 2. the plan (`warden_registry::plan`): the pinned argv, the environment, or a
 //!    refusal; values it lacks are asked for on a terminal (secret ones without echo);
-//! 3. a dry run of `warden_core::clients::add`: the files that change and their diffs (an
+//! 3. a dry run of `warden_clients::add`: the files that change and their diffs (an
 //!    existing entry of that name is refused here, before anything is asked or stored);
 //! 4. the consent screen, then yes/no (`--yes`, else a terminal, else refused);
 //! 5. secrets into the OS keychain (`mcp-warden`, `ENTRY/VAR`), then the files (`add`);
@@ -23,17 +23,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use warden_core::clients::{
-    self, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry, RiskKind, add,
+use warden_clients::{
+    self as clients, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry, RiskKind,
+    add,
 };
-use warden_core::codes::Code;
-use warden_core::keychain;
-use warden_core::registry::{
-    self, InputRequest, InstallPlan, PlanOptions, RegistryError, ServerResponse, ServerStatus,
+use warden_config::keychain;
+use warden_registry::{
+    self as registry, InputRequest, InstallPlan, PlanOptions, RegistryError, ServerResponse,
+    ServerStatus,
 };
-use warden_core::supervisor::api::{AddStep, FileChangeView, ProbeReport};
-use warden_core::supervisor::{flows, probe};
-use warden_core::{say, text};
+use warden_supervisor::api::{AddStep, FileChangeView, ProbeReport};
+use warden_supervisor::{flows, probe};
+use warden_wire::codes::Code;
+use warden_wire::{say, text};
 
 use crate::registry_cmd::Registry;
 use crate::{Failure, secret_input};
@@ -706,7 +708,7 @@ fn report_probe(entry: &str, report: &ProbeReport, argv: &[String], wrapped: boo
                 "Tools not pinned: the entry does not run through `warden bridge` (--no-wrap), which is what pins and checks them."
             );
         } else {
-            match warden_core::pins::load(entry) {
+            match warden_config::pins::load(entry) {
                 Ok(file) => println!(
                     "Pinned {} tool definition{} (`warden tools list {entry}`): a change is reported when a client next lists them.",
                     file.pinned.len(),

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
-use warden_core::codes::Code;
+use warden_wire::codes::Code;
 
 /// The commands as `warden` shows them: its help and errors read `warden registry ...`.
 #[derive(Parser)]

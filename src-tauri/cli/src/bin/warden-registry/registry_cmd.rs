@@ -1,5 +1,5 @@
 //! `warden registry`: browsing the MCP Registry (its v0.1 API). What `warden install` will
-//! write is shown by `show`, from the same plan (`warden_core::registry::plan`).
+//! write is shown by `show`, from the same plan (`warden_registry::plan`).
 //!
 //! This file pages, caches and parses (the request itself is [`crate::http::get`]): answers
 //! are kept for [`CACHE_TTL`] under the state directory (`registry-cache/`), keyed by URL,
@@ -13,11 +13,11 @@ use std::time::{Duration, SystemTime};
 
 use clap::Subcommand;
 use serde_json::{Value, json};
-use warden_core::codes::Code;
+use warden_wire::codes::Code;
 
 use crate::{Failure, print_json};
-use warden_core::registry::{self, PlanOptions, RegistryError, ServerResponse, ServerStatus};
-use warden_core::{say, text};
+use warden_registry::{self as registry, PlanOptions, RegistryError, ServerResponse, ServerStatus};
+use warden_wire::{say, text};
 
 #[derive(Subcommand)]
 pub enum RegistryCommand {
@@ -97,7 +97,7 @@ impl Registry {
         Ok(Registry {
             base: base_url()?,
             refresh,
-            cache: warden_core::paths::state_dir().join("registry-cache"),
+            cache: warden_config::paths::state_dir().join("registry-cache"),
         })
     }
 
@@ -213,8 +213,8 @@ fn base_url() -> Result<String, Failure> {
     {
         return Ok(url.trim().trim_end_matches('/').to_owned());
     }
-    if let Some(path) = warden_core::config::default_path() {
-        let config = warden_core::config::Config::load(&path)
+    if let Some(path) = warden_config::default_path() {
+        let config = warden_config::Config::load(&path)
             .map_err(|e| Failure::new(Code::ConfigInvalid, e.to_string()))?;
         if let Some(url) = config.registry_url {
             return Ok(url);

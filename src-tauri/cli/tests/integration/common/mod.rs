@@ -25,7 +25,7 @@ pub const SOON: Duration = Duration::from_secs(10);
 
 // Windows builds only the `windows` module of these tests, which asks for no tool.
 #[cfg_attr(windows, allow(unused_imports))]
-pub use warden_core::testing::{cannot_run, require_tool};
+pub use warden_config::testing::{cannot_run, require_tool};
 
 pub struct Session {
     pub child: Child,
@@ -56,7 +56,7 @@ pub struct Builder {
 /// The name of the fake server's own file with `suffix` (`.jsonl`: its event log, `.json`:
 /// its pins, none: its sandbox folder): the server's name's stem and a hash of it.
 pub fn own_name(suffix: &str) -> String {
-    format!("{}{suffix}", warden_core::paths::file_stem("fake"))
+    format!("{}{suffix}", warden_config::paths::file_stem("fake"))
 }
 
 pub fn bridge() -> Builder {
@@ -428,7 +428,7 @@ pub fn text_of(v: &Value) -> &str {
 
 #[cfg(windows)]
 pub fn alive(pid: u32) -> bool {
-    warden_core::supervisor::orphans::alive(pid)
+    warden_supervisor::orphans::alive(pid)
 }
 
 #[cfg(unix)]

@@ -1,6 +1,6 @@
 //! A tiny MCP Registry for the tests of `warden registry`: an HTTP/1.1 server on 127.0.0.1 (never
 //! another address) in a thread, answering each request with what a route function says, and
-//! serving the project's own registry documents (warden-core's tests/fixtures/registry) shaped
+//! serving the project's own registry documents (warden-registry's tests/fixtures/registry) shaped
 //! as the v0.1 API.
 
 use std::io::{BufRead, BufReader, Write};
@@ -12,11 +12,11 @@ use std::thread::JoinHandle;
 
 use serde_json::{Value, json};
 
-/// The project's registry documents, shared with warden-core's unit tests (its
+/// The project's registry documents, shared with warden-registry's unit tests (its
 /// tests/fixtures/registry/README.md says which case each one is).
 pub const REGISTRY_FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../core/tests/fixtures/registry"
+    "/../registry/tests/fixtures/registry"
 );
 
 /// A fixture's path, as `install --file` takes it.

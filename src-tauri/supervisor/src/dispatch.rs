@@ -1,0 +1,400 @@
+//! The typed API's dispatcher: each [`Request`] to one function, answered by the shape
+//! `pairs!` declares for it in the API module ([`op`]).
+//! The functions live with what they do: [`commands`](super::commands),
+//! [`checks`](super::checks), [`status`](super::status), [`known`](super::known),
+//! [`clients_host`](super::clients_host).
+
+use std::sync::Arc;
+
+use super::api::{ApiError, ErrorCode, Request, Response, answer, op};
+use super::commands::Change;
+use super::service::Supervisor;
+use crate::api::app::AppRequest;
+
+impl Supervisor {
+    /// Serves one request of the typed API. Each arm answers through [`answer`] with the
+    /// request's marker (`op::Name`), so it can only give the answer `pairs!` declares for it.
+    pub async fn handle(self: &Arc<Self>, request: Request) -> Response {
+        let asked = cfg!(debug_assertions).then(|| request.clone());
+        let response = self.dispatch(request).await;
+        if let Some(asked) = asked {
+            debug_assert!(
+                asked.answered_by(&response),
+                "{} answered by {response:?}",
+                asked.op()
+            );
+        }
+        response
+    }
+
+    async fn dispatch(self: &Arc<Self>, request: Request) -> Response {
+        match request {
+            Request::Status => answer(op::Status, ok(self.status())),
+            Request::History {
+                server,
+                since_ms,
+                limit,
+            } => answer(
+                op::History,
+                ok(self.history(server.as_deref(), since_ms, limit)),
+            ),
+            Request::Restart { server } => answer(op::Restart, ok(self.restart(&server).await)),
+            Request::Fallback { server, on } => answer(
+                op::Fallback,
+                self.set_key(&server, "force_fallback", Change::Set(on.into()))
+                    .await,
+            ),
+            Request::Debug { server, on } => answer(
+                op::Debug,
+                self.set_key(&server, "debug", Change::Set(on.into())).await,
+            ),
+            Request::Probe {
+                server,
+                command,
+                timeout_ms,
+                env,
+            } => answer(
+                op::Probe,
+                self.probe(server, command, timeout_ms, env).await,
+            ),
+            Request::Orphans => answer(op::Orphans, ok(self.find_orphans().await)),
+            Request::StopOrphans { pids } => {
+                answer(op::StopOrphans, ok(self.stop_orphans(&pids).await))
+            }
+            Request::KnownServers => answer(op::KnownServers, ok(self.known_servers())),
+            Request::Subscribe => answer(op::Subscribe, ok(())),
+            Request::ApproveTools { server, tools } => {
+                answer(op::ApproveTools, self.approve_tools(&server, &tools))
+            }
+            Request::Approvals => answer(op::Approvals, ok(self.approvals())),
+            Request::ApprovalAnswer { id, allow, always } => answer(
+                op::ApprovalAnswer,
+                self.answer_approval(&id, allow, always).await,
+            ),
+            Request::ApprovalsForget { server, tool } => answer(
+                op::ApprovalsForget,
+                self.forget_approvals(&server, tool.as_deref()),
+            ),
+            Request::Limits { server } => answer(op::Limits, self.limits(server).await),
+            Request::SetLimit {
+                server,
+                key,
+                value,
+                add,
+                remove,
+            } => answer(
+                op::SetLimit,
+                self.set_limit(&server, &key, value, add, remove).await,
+            ),
+            Request::Clients => answer(op::Clients, self.clients().await),
+            Request::ClientEdit {
+                wrap,
+                file,
+                server,
+                dry_run,
+                move_secrets,
+            } => answer(
+                op::ClientEdit,
+                self.edit_clients(wrap, file, server, dry_run, move_secrets)
+                    .await,
+            ),
+            Request::ServerAdd {
+                name,
+                clients,
+                command,
+                args,
+                env,
+                secrets,
+                wrap,
+                sandbox,
+                ask_destructive,
+                start,
+                dry_run,
+            } => {
+                let entry = warden_clients::NewEntry {
+                    name,
+                    command,
+                    args,
+                    env,
+                    secret_env: secrets.keys().cloned().collect(),
+                };
+                let add = crate::flows::add::Add {
+                    entry,
+                    clients,
+                    secrets,
+                    warden: None,
+                    sandbox,
+                    ask_destructive,
+                    start,
+                };
+                answer(op::ServerAdd, self.add_server(add, wrap, dry_run).await)
+            }
+            Request::SetToolPolicy {
+                server,
+                tool,
+                policy,
+            } => answer(
+                op::SetToolPolicy,
+                self.set_tool_policy(&server, &tool, policy).await,
+            ),
+            Request::ServerSwitch {
+                server,
+                clients,
+                file,
+                scope,
+                enabled,
+                dry_run,
+            } => {
+                let sel = warden_clients::Selection {
+                    clients,
+                    file,
+                    scope,
+                };
+                answer(
+                    op::ServerSwitch,
+                    self.switch_server(server, sel, enabled, dry_run).await,
+                )
+            }
+            Request::ServerRemove {
+                server,
+                clients,
+                plan,
+                dry_run,
+            } => answer(
+                op::ServerRemove,
+                self.remove_server(server, clients, plan, dry_run).await,
+            ),
+            Request::Backups => answer(op::Backups, self.backups().await),
+            Request::Restore { id, dry_run } => {
+                answer(op::Restore, self.restore(id, dry_run).await)
+            }
+            Request::AutoRewrite { on, without_asking } => {
+                answer(op::AutoRewrite, self.set_auto_rewrite(on, without_asking))
+            }
+            Request::ProbeIde { on } => answer(op::ProbeIde, self.set_probe_ide(on)),
+            Request::KeepUnwrapped { file, server } => {
+                answer(op::KeepUnwrapped, self.keep_unwrapped(file, server).await)
+            }
+            Request::App { request } => answer(
+                op::App,
+                match self.app.get() {
+                    Some(app) => Ok(app(request).await),
+                    None => Err(ApiError::new(
+                        ErrorCode::Invalid,
+                        "this supervisor is `warden daemon`, not the desktop app: stop it (`warden daemon` runs in a terminal or a service) and start MCP Warden",
+                    )),
+                },
+            ),
+        }
+    }
+}
+
+/// A handler's value that cannot fail.
+fn ok<T>(value: T) -> Result<T, ApiError> {
+    Ok(value)
+}
+
+/// What a request does, for who may ask it: the control socket serves only
+/// [`Access::Observe`] to a peer in other namespaces than the supervisor's (a sandboxed
+/// server, a container; [`warden_control::socket::PeerOrigin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads the supervisor's own state (servers, sessions, history, events), or reports to
+    /// it as a bridge does.
+    Observe,
+    /// Reads the user's files for the asker (client configs, their backups, config.toml):
+    /// what a sandbox hides from the programs in it.
+    ReadFiles,
+    /// Runs a program, changes a file, a setting or a process, or answers for the user.
+    Act,
+}
+
+impl Access {
+    /// What a refused request would have done, for the refusal's message.
+    pub fn what(self) -> &'static str {
+        match self {
+            Access::Observe => "only reads the supervisor's state",
+            Access::ReadFiles => "reads your files",
+            Access::Act => "acts for you",
+        }
+    }
+}
+
+impl Request {
+    /// What this request does (the match is exhaustive: a new request must be classified).
+    pub fn access(&self) -> Access {
+        use Access::{Act, Observe, ReadFiles};
+        let files = |dry_run: bool| if dry_run { ReadFiles } else { Act };
+        match self {
+            Request::Status
+            | Request::History { .. }
+            | Request::Orphans
+            | Request::KnownServers
+            | Request::Approvals
+            | Request::Subscribe => Observe,
+            Request::Limits { .. } | Request::Clients | Request::Backups => ReadFiles,
+            Request::ClientEdit { dry_run, .. }
+            | Request::ServerAdd { dry_run, .. }
+            | Request::ServerSwitch { dry_run, .. }
+            | Request::ServerRemove { dry_run, .. }
+            | Request::Restore { dry_run, .. } => files(*dry_run),
+            Request::Restart { .. }
+            | Request::Fallback { .. }
+            | Request::Debug { .. }
+            | Request::Probe { .. }
+            | Request::StopOrphans { .. }
+            | Request::ApproveTools { .. }
+            | Request::ApprovalAnswer { .. }
+            | Request::ApprovalsForget { .. }
+            | Request::SetLimit { .. }
+            | Request::SetToolPolicy { .. }
+            | Request::AutoRewrite { .. }
+            | Request::KeepUnwrapped { .. }
+            | Request::ProbeIde { .. } => Act,
+            Request::App { request } => match request {
+                AppRequest::State | AppRequest::Autostart { on: None } => Observe,
+                AppRequest::Autostart { on: Some(_) } | AppRequest::Open { .. } => Act,
+                AppRequest::Quit => Act,
+            },
+        }
+    }
+
+    /// The request's name on the wire (`probe`, `set_limit` …), for messages.
+    pub fn op(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("op")?.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::Options;
+    use crate::api::app::AppResponse;
+
+    /// A peer in other namespaces may read the supervisor's state; what runs, writes or
+    /// reads the user's files for it is refused.
+    #[test]
+    fn requests_are_classified_by_what_they_do() {
+        let server = || "rg".to_owned();
+        let requests = [
+            Request::Status,
+            Request::Subscribe,
+            Request::Clients,
+            Request::Restore {
+                id: "b".into(),
+                dry_run: true,
+            },
+            Request::Restore {
+                id: "b".into(),
+                dry_run: false,
+            },
+            Request::Probe {
+                server: None,
+                command: Some(vec!["touch".into(), "/tmp/x".into()]),
+                timeout_ms: None,
+                env: Default::default(),
+            },
+            Request::SetLimit {
+                server: server(),
+                key: "debug".into(),
+                value: None,
+                add: Vec::new(),
+                remove: Vec::new(),
+            },
+            Request::App {
+                request: AppRequest::Autostart { on: None },
+            },
+            Request::App {
+                request: AppRequest::Quit,
+            },
+        ];
+        let got: Vec<(String, Access)> = requests.iter().map(|r| (r.op(), r.access())).collect();
+        let want = [
+            ("status", Access::Observe),
+            ("subscribe", Access::Observe),
+            ("clients", Access::ReadFiles),
+            ("restore", Access::ReadFiles),
+            ("restore", Access::Act),
+            ("probe", Access::Act),
+            ("set_limit", Access::Act),
+            ("app", Access::Observe),
+            ("app", Access::Act),
+        ]
+        .map(|(op, access)| (op.to_owned(), access));
+        assert_eq!(got, want);
+    }
+
+    /// A request is answered by the variant `pairs!` declares for it or an error, never by
+    /// another request's (`server_switch` is answered by `client_edit`, not `server_remove`).
+    #[test]
+    fn each_request_has_its_declared_answer() {
+        let switch = Request::ServerSwitch {
+            server: "rg".into(),
+            clients: Vec::new(),
+            file: None,
+            scope: None,
+            enabled: false,
+            dry_run: true,
+        };
+        let edit = Response::ClientEdit {
+            changes: Vec::new(),
+        };
+        let removal = Response::ServerRemove {
+            changes: Vec::new(),
+            plan: Vec::new(),
+        };
+        let error = Response::Error(ApiError::new(ErrorCode::Invalid, "no"));
+        assert!(switch.answered_by(&edit) && switch.answered_by(&error));
+        assert!(!switch.answered_by(&removal));
+        assert_eq!(
+            answer(op::ServerSwitch, Ok::<_, ApiError>(Vec::new())),
+            edit
+        );
+        let ops: Vec<String> = Request::ANSWERS
+            .iter()
+            .map(|(op, _)| warden_rpc::snake(op))
+            .collect();
+        assert!(ops.contains(&switch.op()) && ops.len() == 28, "{ops:?}");
+    }
+
+    /// The desktop app's requests reach the handler the tray set; `warden daemon`, which sets
+    /// none, says so instead.
+    #[tokio::test]
+    async fn app_requests_go_to_the_tray_or_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            socket: dir.path().join("control.sock"),
+            config: None,
+            history: None,
+            logs: None,
+            auto_rewrite_file: None,
+            ..Options::from_env()
+        };
+        let sup = Supervisor::new(opts).unwrap();
+        let quit = || Request::App {
+            request: AppRequest::Quit,
+        };
+        let Response::Error(e) = sup.handle(quit()).await else {
+            panic!("a supervisor without the tray answered an app request")
+        };
+        assert_eq!(e.code, ErrorCode::Invalid);
+        assert!(e.message.contains("warden daemon"), "{}", e.message);
+
+        sup.serve_app(Arc::new(|request| {
+            Box::pin(async move {
+                assert_eq!(request, AppRequest::Quit);
+                AppResponse::Quitting
+            })
+        }));
+        assert_eq!(
+            sup.handle(quit()).await,
+            Response::App {
+                response: AppResponse::Quitting
+            }
+        );
+    }
+}

@@ -1,0 +1,356 @@
+//! Adding a server, the one workflow `warden install` and the window's Add flow both run
+//! (`ServerAdd`): a plan (the files' diffs, the entry's risks, the runner's preset), then the
+//! commit, in this order:
+//! 1. the sandbox's keys (and `tools_ask = ["@destructive"]`) in `[servers.NAME]` of
+//!    config.toml: when one cannot be set, nothing else is written;
+//! 2. the secrets into the OS keychain (`NAME/VAR`);
+//! 3. the clients' files;
+//! 4. the first start: the entry as written, read back from the file (its argv, its `env`,
+//!    through the bridge and so the sandbox, the keychain and the pins);
+//! 5. the network allowed for the first start only is taken away, whatever came of the rest.
+//!
+//! Keys set before a failure stay in `[servers.NAME]`: they only limit a server of that name,
+//! which no client runs. Each side effect is a method of [`Effects`], so the order is tested
+//! without a keychain or a server (tests below); [`Real`] is the one the supervisor and the
+//! CLI use.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use crate::api::{AddSandbox, AddStep, FirstStartNetwork};
+use crate::api::{FileChangeView, ProbeReport};
+use crate::probe;
+use warden_clients::{
+    self as clients, AddOptions, ClientEnv, ClientError, ClientId, FileChange, NewEntry,
+};
+pub use warden_config::network::runner_preset;
+
+/// A server to add, and what comes with it.
+#[derive(Debug, Clone)]
+pub struct Add {
+    pub entry: NewEntry,
+    pub clients: Vec<ClientId>,
+    /// Values for the keychain (`NAME/VAR`); the entry's `secret_env` names them.
+    pub secrets: BTreeMap<String, String>,
+    /// `Some(warden)`: the entry runs through `warden bridge`; `None`: the plain command.
+    pub warden: Option<PathBuf>,
+    /// Only with `warden` (a plain command has no sandbox).
+    pub sandbox: Option<AddSandbox>,
+    /// `tools_ask = ["@destructive"]`: its calls of tools that may change or delete things
+    /// wait for a yes (only with `warden`).
+    pub ask_destructive: bool,
+    /// Start it once after writing (the first start).
+    pub start: bool,
+}
+
+/// What the preview shows before anything is written.
+#[derive(Debug)]
+pub struct Plan {
+    pub changes: Vec<FileChange>,
+    pub risks: Vec<clients::Risk>,
+    /// The `sandbox_network` preset of its package runner (`@npm`, `@pypi`), if it has one.
+    pub preset: Option<&'static str>,
+}
+
+/// What the commit did.
+#[derive(Debug)]
+pub struct Done {
+    pub changes: Vec<FileChange>,
+    /// The first start's report (none when not asked for, or a file was not written).
+    pub probe: Option<ProbeReport>,
+    /// The first start's network at the end (none when it was not allowed for it only).
+    pub network: Option<FirstStartNetwork>,
+}
+
+/// Why the commit stopped; [`AddError::message`] says what was and was not written.
+#[derive(Debug)]
+pub enum AddError {
+    /// A config.toml key could not be set: nothing else was written.
+    Key { key: &'static str, error: String },
+    /// The keychain did not take the secret `var`: no file was written.
+    Secret { var: String, error: String },
+    /// The clients' files were not written (`keys`: sandbox keys stay in config.toml).
+    Files { error: ClientError, keys: bool },
+}
+
+impl AddError {
+    pub fn message(&self) -> String {
+        match self {
+            AddError::Key { key, error } => format!(
+                "Nothing was written to the clients' files: the sandbox could not be set in config.toml ({key}): {error}"
+            ),
+            AddError::Secret { var, error } => format!(
+                "cannot store {var} in the OS keychain: {error}. Nothing was written. Fix: start or unlock the keychain (on Linux a Secret Service such as gnome-keyring or KeePassXC), then try again"
+            ),
+            AddError::Files { error, keys: true } => format!(
+                "The clients' files were not written: {}. The sandbox's keys stay in config.toml; they only limit a server of this name, which no client runs.",
+                error.coded()
+            ),
+            AddError::Files { error, keys: false } => error.coded(),
+        }
+    }
+}
+
+/// The workflow's side effects.
+#[allow(async_fn_in_trait)]
+pub trait Effects {
+    /// Sets `key` of the server in config.toml.
+    async fn set_key(&mut self, key: &'static str, value: toml_edit::Value) -> Result<(), String>;
+    /// Stores one secret in the OS keychain.
+    async fn store_secret(&mut self, var: &str, value: &str) -> Result<(), String>;
+    /// Writes the clients' files (or previews them).
+    async fn write_files(&mut self, opts: &AddOptions) -> Result<Vec<FileChange>, ClientError>;
+    /// Starts the entry `name` once, as the file `written` (just written) runs it.
+    async fn first_start(&mut self, name: &str, written: &FileChange) -> ProbeReport;
+    /// Says what is happening.
+    fn progress(&mut self, step: AddStep);
+}
+
+/// Whether the choice is the runner's registry only.
+fn registry_only(c: &AddSandbox, preset: Option<&str>) -> bool {
+    preset.is_some() && c.registry && !c.keep
+}
+
+/// The config.toml keys the sandbox choice sets before the clients' files are written.
+pub fn sandbox_keys(c: &AddSandbox, preset: Option<&str>) -> Vec<(&'static str, toml_edit::Value)> {
+    let network: toml_edit::Value = match preset {
+        Some(p) if registry_only(c, preset) => toml_edit::Value::Array([p].into_iter().collect()),
+        _ if c.keep || c.first_start => "host".into(),
+        _ => "none".into(),
+    };
+    vec![("sandbox", "on".into()), ("sandbox_network", network)]
+}
+
+/// Whether the network is taken away again once the first start is over.
+pub fn network_for_first_start_only(c: &AddSandbox, preset: Option<&str>) -> bool {
+    c.first_start && !c.keep && !registry_only(c, preset)
+}
+
+impl Add {
+    fn options(&self, dry_run: bool) -> AddOptions {
+        AddOptions {
+            clients: self.clients.clone(),
+            entry: self.entry.clone(),
+            warden: self.warden.clone(),
+            dry_run,
+        }
+    }
+
+    fn preset(&self) -> Option<&'static str> {
+        let argv: Vec<String> = std::iter::once(self.entry.command.clone())
+            .chain(self.entry.args.iter().cloned())
+            .collect();
+        runner_preset(&argv)
+    }
+
+    /// The keys set before the files, in order (none without the bridge).
+    fn keys(&self) -> Vec<(&'static str, toml_edit::Value)> {
+        if self.warden.is_none() {
+            return Vec::new();
+        }
+        let mut keys = match &self.sandbox {
+            Some(c) => sandbox_keys(c, self.preset()),
+            None => Vec::new(),
+        };
+        if self.ask_destructive {
+            // Its calls of tools that may change or delete things wait for a yes.
+            keys.push((
+                "tools_ask",
+                toml_edit::Value::Array(["@destructive"].into_iter().collect()),
+            ));
+        }
+        keys
+    }
+
+    fn first_start_only(&self) -> bool {
+        self.warden.is_some()
+            && self
+                .sandbox
+                .as_ref()
+                .is_some_and(|c| network_for_first_start_only(c, self.preset()))
+    }
+}
+
+/// The preview: the files' diffs (a name taken, or no client, is refused here), the risks
+/// of the entry, the runner's preset. Writes nothing.
+pub async fn plan(add: &Add, fx: &mut impl Effects) -> Result<Plan, ClientError> {
+    let changes = fx.write_files(&add.options(true)).await?;
+    let names = add.entry.env.keys().chain(&add.entry.secret_env);
+    Ok(Plan {
+        changes,
+        risks: clients::entry_risks(&add.entry.command, &add.entry.args, names),
+        preset: add.preset(),
+    })
+}
+
+/// Writes it all, in the order of the module's header.
+pub async fn commit(add: &Add, fx: &mut impl Effects) -> Result<Done, AddError> {
+    // A refused add (a name taken, no client) stores nothing.
+    fx.write_files(&add.options(true))
+        .await
+        .map_err(|error| AddError::Files { error, keys: false })?;
+    let keys = add.keys();
+    for (key, value) in &keys {
+        fx.set_key(key, value.clone())
+            .await
+            .map_err(|error| AddError::Key { key, error })?;
+    }
+    let first_start_only = add.first_start_only();
+    if first_start_only {
+        fx.progress(AddStep::Network {
+            state: FirstStartNetwork::Allowed,
+        });
+    }
+    let result = write_and_start(add, fx, !keys.is_empty()).await;
+    let mut network = None;
+    if first_start_only {
+        let state = match fx.set_key("sandbox_network", "none".into()).await {
+            Ok(()) => FirstStartNetwork::Taken,
+            Err(e) => FirstStartNetwork::Error(e),
+        };
+        fx.progress(AddStep::Network {
+            state: state.clone(),
+        });
+        network = Some(state);
+    }
+    let (changes, probe) = result?;
+    Ok(Done {
+        changes,
+        probe,
+        network,
+    })
+}
+
+async fn write_and_start(
+    add: &Add,
+    fx: &mut impl Effects,
+    keys: bool,
+) -> Result<(Vec<FileChange>, Option<ProbeReport>), AddError> {
+    for (var, value) in &add.secrets {
+        fx.store_secret(var, value)
+            .await
+            .map_err(|error| AddError::Secret {
+                var: var.clone(),
+                error,
+            })?;
+    }
+    let changes = fx
+        .write_files(&add.options(false))
+        .await
+        .map_err(|error| AddError::Files { error, keys })?;
+    fx.progress(AddStep::Written {
+        changes: changes.iter().map(FileChangeView::from).collect(),
+    });
+    let written = changes.iter().find(|c| c.written);
+    let (Some(written), true) = (
+        written,
+        add.start && changes.iter().all(|c| c.error.is_none()),
+    ) else {
+        return Ok((changes, None));
+    };
+    fx.progress(AddStep::FirstStart);
+    let probe = fx.first_start(&add.entry.name, written).await;
+    Ok((changes, Some(probe)))
+}
+
+/// The effects on the real things: config.toml, the OS keychain, the clients' files, and a
+/// probe of the entry as the written file has it.
+pub struct Real<'a> {
+    pub env: &'a ClientEnv,
+    pub server: &'a str,
+    /// config.toml (none: keys cannot be set).
+    pub config: Option<&'a Path>,
+    /// Time the first start has for each step.
+    pub timeout: std::time::Duration,
+    /// Each file written, with its new text (the supervisor's watcher ignores its own writes).
+    pub wrote: &'a (dyn Fn(&Path, &str) + Sync),
+    /// Progress, as it happens.
+    pub progress: &'a (dyn Fn(AddStep) + Sync),
+    /// A config.toml key was changed (the supervisor tells the window).
+    pub config_changed: &'a (dyn Fn() + Sync),
+}
+
+/// `work` off the async threads (the keychain and the files block).
+async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| format!("the step failed: {e}"))
+}
+
+impl Effects for Real<'_> {
+    async fn set_key(&mut self, key: &'static str, value: toml_edit::Value) -> Result<(), String> {
+        let Some(path) = self.config.map(Path::to_owned) else {
+            return Err(
+                "no config file is known: set WARDEN_CONFIG (or use the default location)".into(),
+            );
+        };
+        let server = self.server.to_owned();
+        let edit =
+            off_thread(move || warden_config::edit::set_server_key(&path, &server, key, value))
+                .await?;
+        match edit {
+            Ok(warden_config::edit::Edit::Changed) => {
+                (self.config_changed)();
+                Ok(())
+            }
+            Ok(warden_config::edit::Edit::Unchanged) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    async fn store_secret(&mut self, var: &str, value: &str) -> Result<(), String> {
+        let (server, var, value) = (self.server.to_owned(), var.to_owned(), value.to_owned());
+        off_thread(move || {
+            warden_config::keychain::set(&server, &var, &value).map_err(|e| e.to_string())
+        })
+        .await?
+    }
+
+    async fn write_files(&mut self, opts: &AddOptions) -> Result<Vec<FileChange>, ClientError> {
+        let (env, opts) = (self.env.clone(), opts.clone());
+        let changes = off_thread(move || clients::add(&env, &opts))
+            .await
+            .map_err(|e| ClientError::Io {
+                action: "write",
+                path: PathBuf::new(),
+                fix: "try again",
+                source: std::io::Error::other(e),
+            })??;
+        for c in &changes {
+            if let Some(text) = &c.new_text {
+                (self.wrote)(&c.file.path, text);
+            }
+        }
+        Ok(changes)
+    }
+
+    async fn first_start(&mut self, name: &str, written: &FileChange) -> ProbeReport {
+        let Some(launch) = clients::launch_of(&written.file, name) else {
+            return ProbeReport {
+                server: Some(name.to_owned()),
+                error: Some(format!(
+                    "{name} is not in {} after writing it (another program may have changed it)",
+                    written.file.path.display()
+                )),
+                ..ProbeReport::default()
+            };
+        };
+        probe::probe(
+            Some(name.to_owned()),
+            &launch.argv,
+            &launch.env,
+            None,
+            self.timeout,
+        )
+        .await
+    }
+
+    fn progress(&mut self, step: AddStep) {
+        (self.progress)(step);
+    }
+}
+
+#[cfg(test)]
+mod tests;
