@@ -49,7 +49,7 @@ export function AddServer(props: {
   const search = () =>
     task(async () => {
       const r = await askRegistry({ op: "search", term: state.term });
-      dispatch(r.kind === "error" ? { type: "error", message: r.message } : { type: "found", servers: r.servers });
+      dispatch(r.ok ? { type: "found", servers: r.value.servers } : { type: "error", message: r.error.message });
     });
 
   /** Plans again with the values given so far; the view says what is still missing. */
@@ -58,10 +58,10 @@ export function AddServer(props: {
       const planned = planRequest(state, over);
       if (!planned) return;
       const r = await askRegistry(planned.request);
-      if (r.kind === "error") return dispatch({ type: "error", message: r.message });
+      if (!r.ok) return dispatch({ type: "error", message: r.error.message });
       dispatch({
         type: "planned",
-        view: r,
+        view: r.value,
         origin: over.name ? planned.origin : null,
         rename: over.name !== undefined || over.entry === "",
       });
@@ -72,7 +72,7 @@ export function AddServer(props: {
       const request = addRequest(state, true);
       if (!request) return;
       const r = await ask(request);
-      dispatch(r.kind === "error" ? { type: "error", message: r.message } : { type: "previewed", changes: r.changes, risks: r.risks });
+      dispatch(r.ok ? { type: "previewed", changes: r.value.changes, risks: r.value.risks } : { type: "error", message: r.error.message });
     });
 
   const write = () =>
@@ -85,13 +85,13 @@ export function AddServer(props: {
         // 1. The sandbox's keys in config.toml, before any client's file.
         setKey: async (key, value) => {
           const r = await ask({ op: "set_limit", server: s.name, key, value });
-          return r.kind === "error" ? r.message : null;
+          return r.ok ? null : r.error.message;
         },
         // 2. The clients' files.
         writeFiles: async () => {
           const r = await ask(request);
-          if (r.kind === "error") return { error: r.message };
-          const written = changeResult(`Added ${s.name}`, r.changes, (c) => `Into the OS keychain (service mcp-warden): ${c.secrets.join(", ")}.`);
+          if (!r.ok) return { error: r.error.message };
+          const written = changeResult(`Added ${s.name}`, r.value.changes, (c) => `Into the OS keychain (service mcp-warden): ${c.secrets.join(", ")}.`);
           dispatch({ type: "written", result: written });
           props.onWritten();
           return { start: written.ok };
@@ -102,8 +102,8 @@ export function AddServer(props: {
           dispatch({ type: "probe", probe: "running" });
           const argv = wrap && props.warden ? bridgeArgv(props.warden, s.name, Object.keys(s.secrets), s.argv) : s.argv;
           const p = await ask({ op: "probe", server: s.name, command: argv, env: s.env, timeout_ms: 120_000 });
-          dispatch({ type: "probe", probe: p.kind === "error" ? null : p });
-          return p.kind === "error" ? `The probe could not run: ${p.message}` : null;
+          dispatch({ type: "probe", probe: p.ok ? p.value : null });
+          return p.ok ? null : `The probe could not run: ${p.error.message}`;
         },
         // 4. Then the network allowed for the first start only is taken away.
         onNetwork: (firstStart) => dispatch({ type: "first_start", state: firstStart }),
