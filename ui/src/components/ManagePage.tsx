@@ -133,7 +133,6 @@ export function ManagePage() {
           clients={clients}
           warden={report.warden}
           sandboxWorks={report.sandbox_works}
-          taken={new Set(servers.map((s) => s.name))}
           onClose={() => setAdding(false)}
           onWritten={() => void load()}
         />
