@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import type { LimitsReport, PolicyKind, ToolPolicy } from "../bindings/api";
 import { printableLine } from "../lib/format";
-import { POLICY_LABEL, policyEdits, policyReason, policyStuck } from "../lib/policy";
+import { POLICY_LABEL, policyReason, policyStuck } from "../lib/policy";
 import { ask } from "../lib/tauri";
 import { unwrap, useAction } from "../lib/useAction";
 import { ErrorText } from "./common";
@@ -12,8 +12,8 @@ const KINDS: PolicyKind[] = ["allow", "ask", "deny"];
  * Each tool's policy (docs/behaviour.md, "Tool policy"): allowed, asked about before each
  * call, or denied, and why — as the supervisor decides it with the bridges' own code, from
  * `tools_allow`, `tools_ask`, `tools_deny` and the tool's pinned definition. A tool is moved
- * by its own entry (`SetLimit` list edits, so that an edit made meanwhile elsewhere is kept);
- * a glob or selector that still decides is named. A tool allowed "always" (an answer kept
+ * by its own entry, across the three lists in one write of config.toml (`SetToolPolicy`); a
+ * glob or selector that still decides is named. A tool allowed "always" (an answer kept
  * while its definition is unchanged) offers Ask again (`warden approvals forget`).
  */
 export function PolicySection(props: { server: string; report: LimitsReport; onSaved: () => void }) {
@@ -33,9 +33,7 @@ export function PolicySection(props: { server: string; report: LimitsReport; onS
     act(async () => {
       setNote(null);
       setMoved({ tool: t.tool, to });
-      for (const e of policyEdits(t, to, props.report)) {
-        unwrap(await ask({ op: "set_limit", server: props.server, key: e.key, value: null, add: e.add, remove: e.remove }));
-      }
+      unwrap(await ask({ op: "set_tool_policy", server: props.server, tool: t.tool, policy: to }));
     });
 
   const forget = (t: ToolPolicy) =>
