@@ -383,9 +383,11 @@ function handleApi(req: Request): Response | Promise<Response> {
 const names = () => new Set(files.flatMap((f) => f.servers.map((s) => s.name)));
 const wait = (ms: number) => new Promise((r) => window.setTimeout(r, ms));
 
-/** `ServerAdd`: a dry run answers the files' changes (refusing a taken name), a write reports
- * its steps as the supervisor does (`add_progress`), then answers with the first start. */
+/** `ServerAdd`: a dry run answers the files' changes (refusing a name as the supervisor does),
+ * a write reports its steps (`add_progress`), then answers with the first start. */
 function serverAdd(req: Extract<Request, { op: "server_add" }>): Response | Promise<Response> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(req.name))
+    return { kind: "error", code: "invalid", message: `${JSON.stringify(req.name)} cannot be a server name. Fix: use letters, digits, '-', '_' or '.'` };
   if (names().has(req.name))
     return { kind: "error", code: "invalid", message: `/home/dev/.claude.json: a server named "${req.name}" is already there. Nothing was written to any file. Fix: pick another name` };
   const changes = req.clients.map((c) => ({
