@@ -1,7 +1,22 @@
 // The Add flow's reducer: each step's move, and what it refuses, without a window.
 import { describe, expect, it } from "vitest";
 import type { InstallPlan, PlanView } from "../src/bindings/app";
-import { type AddAction, type AddState, addReducer, addRequest, guessName, initialAddState, keyValues, planRequest, reviewed } from "../src/lib/addFlow";
+import type { AddAnswer, FileChangeView } from "../src/bindings/api";
+import {
+  type AddAction,
+  type AddState,
+  addReducer,
+  addRequest,
+  following,
+  guessName,
+  initialAddState,
+  keyValues,
+  onAnswer,
+  onStep,
+  planRequest,
+  reviewed,
+  writeRequest,
+} from "../src/lib/addFlow";
 
 const run = (s: AddState, ...actions: AddAction[]) => actions.reduce(addReducer, s);
 const start = () => initialAddState(["cursor", "claude-code"], true);
@@ -70,18 +85,13 @@ describe("the Add flow's reducer", () => {
     // A plan still missing values has nothing to review, and cannot move on.
     const missing = run(start(), { type: "planned", view: planView({}, null), origin: null, rename: true });
     expect(reviewed(missing)).toBeNull();
-    expect(run(missing, { type: "to_clients", taken: new Set() }).step).toBe("review");
+    expect(run(missing, { type: "to_clients", preset: null }).step).toBe("review");
   });
 
-  it("moves to Clients only with a name no entry has and every client's format takes", () => {
-    const s = run(start(), { type: "planned", view: planView(), origin: null, rename: true });
-    const taken = run(s, { type: "to_clients", taken: new Set(["weather"]) });
-    expect([taken.step, taken.error]).toEqual(["review", "A server named weather exists already: choose another name."]);
-    const bad = run(s, { type: "edit", field: "asName", value: "we ather" }, { type: "to_clients", taken: new Set() });
-    expect(bad.step).toBe("review");
-    expect(bad.error).toContain("Use letters");
-    const ok = run(s, { type: "to_clients", taken: new Set(["other"]) });
-    expect([ok.step, ok.error, ok.server?.name]).toEqual(["clients", null, "weather"]);
+  it("moves to Clients once the review's dry run passed, with the runner's preset it answered", () => {
+    const s = run(start(), { type: "planned", view: planView(), origin: null, rename: true }, { type: "error", message: "refused" });
+    const ok = run(s, { type: "to_clients", preset: "@npm" });
+    expect([ok.step, ok.error, ok.server?.name, ok.preset]).toEqual(["clients", null, "weather", "@npm"]);
   });
 
   it("clients are chosen one by one; busy clears the last error and keeps the step", () => {
@@ -135,11 +145,79 @@ describe("the Add flow's requests", () => {
     expect(addRequest(start(), true)).toBeNull();
   });
 
+  it("checks the name under review with a dry run of the server being reviewed", () => {
+    const s = run(start(), { type: "planned", view: planView(), origin: null, rename: true }, { type: "edit", field: "asName", value: "wx" });
+    expect(s.server).toBeNull();
+    expect(addRequest(s, true, reviewed(s))).toMatchObject({ op: "server_add", name: "wx", secrets: { API_KEY: "" }, dry_run: true });
+  });
+
+  it("writes with one ServerAdd: the sandbox as chosen, tools_ask, and the first start", () => {
+    const s = run(start(), { type: "edit", field: "commandLine", value: "npx -y x@1" }, { type: "from_command" }, { type: "to_clients", preset: "@npm" });
+    expect(writeRequest(s, true)).toMatchObject({
+      op: "server_add", name: "x", dry_run: false, start: true, ask_destructive: true,
+      sandbox: { registry: true, first_start: false, keep: false },
+    });
+    const first = run(s, { type: "edit", field: "sandbox", value: { on: true, registry: false, firstStart: true, keep: false } });
+    expect(writeRequest(first, true)?.sandbox).toEqual({ registry: false, first_start: true, keep: false });
+    // No sandbox where bubblewrap does not work, none when off, nothing of either without the bridge.
+    expect(writeRequest(s, false)?.sandbox).toBeNull();
+    expect(writeRequest(run(s, { type: "edit", field: "sandbox", value: { on: false, firstStart: false, keep: false } }), true)?.sandbox).toBeNull();
+    const plain = run(s, { type: "edit", field: "wrap", value: false });
+    expect([writeRequest(plain, true)?.sandbox, writeRequest(plain, true)?.ask_destructive]).toEqual([null, false]);
+    expect(writeRequest(run(s, { type: "edit", field: "askDestructive", value: false }), true)?.ask_destructive).toBe(false);
+    expect(writeRequest(start(), true)).toBeNull();
+  });
+
   it("reads KEY=VALUE lines and guesses names from commands", () => {
     expect(keyValues("A=1\n B=2 \n")).toEqual({ A: "1", B: "2" });
     expect(keyValues("=x")).toBe('"=x" is not KEY=VALUE.');
     expect(guessName(["npx", "-y", "@scope/pkg@1.0"])).toBe("pkg");
     expect(guessName(["uvx", "mcp-server-fetch==0.6"])).toBe("mcp-server-fetch");
     expect(guessName([])).toBe("server");
+  });
+});
+
+describe("following a write", () => {
+  const changes = [{ path: "/p/mcp.json" }] as unknown as FileChangeView[];
+  const probe = { ok: true } as unknown as NonNullable<AddAnswer["probe"]>;
+  const answer = (over: Partial<AddAnswer> = {}) => ({ ok: true as const, value: { kind: "server_add" as const, changes, risks: [], preset: null, probe, network: "taken" as const, ...over } });
+  const types = (shown: Array<{ type: string }>) => shown.map((s) => s.type);
+
+  it("shows each step as it happens, then the answer's report and network", () => {
+    const f = following("x");
+    expect(onStep(f, { step: "network", state: "allowed" })).toEqual([{ type: "first_start", state: "allowed" }]);
+    expect(onStep(f, { step: "written", changes })).toEqual([{ type: "files_written", changes }]);
+    expect(onStep(f, { step: "first_start" })).toEqual([{ type: "probe", probe: "running" }]);
+    expect(onStep(f, { step: "network", state: "taken" })).toEqual([{ type: "first_start", state: "taken" }]);
+    // The files were shown already: the answer shows the rest.
+    expect(onAnswer(f, answer())).toEqual([{ type: "probe", probe }, { type: "first_start", state: "taken" }]);
+  });
+
+  it("shows it all from the answer when it comes before the steps, and no late step undoes it", () => {
+    const f = following("x");
+    expect(types(onAnswer(f, answer()))).toEqual(["files_written", "probe", "first_start"]);
+    expect(onStep(f, { step: "written", changes })).toEqual([]);
+    expect(onStep(f, { step: "first_start" })).toEqual([]);
+    expect(onStep(f, { step: "network", state: "allowed" })).toEqual([]);
+    expect(onStep(f, { step: "network", state: "taken" })).toEqual([]);
+  });
+
+  it("says why nothing was written, and still shows the network taken away after it", () => {
+    const f = following("x");
+    expect(onStep(f, { step: "network", state: "allowed" })).toHaveLength(1);
+    expect(onAnswer(f, { ok: false, error: { code: "io", message: "The clients' files were not written: …" } })).toEqual([
+      { type: "error", message: "The clients' files were not written: …" },
+    ]);
+    expect(onStep(f, { step: "network", state: { error: "read-only file" } })).toEqual([{ type: "first_start", state: { error: "read-only file" } }]);
+  });
+
+  it("stops showing a running start when the request failed after the files", () => {
+    const f = following("x");
+    onStep(f, { step: "written", changes });
+    onStep(f, { step: "first_start" });
+    expect(onAnswer(f, { ok: false, error: { code: "io", message: "The app did not answer: gone" } })).toEqual([
+      { type: "probe", probe: null },
+      { type: "error", message: "The app did not answer: gone" },
+    ]);
   });
 });

@@ -1,23 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEntry, LimitsReport } from "../src/bindings/api";
-import {
-  addSandboxKeys,
-  blocked,
-  expandHome,
-  folderOf,
-  grantable,
-  hostEntry,
-  insideGrant,
-  listed,
-  networkForFirstStartOnly,
-  readOnlyNames,
-  runnerPreset,
-  sandboxPlaces,
-  sandboxSettings,
-  writeSandboxFirst,
-  type AddSandbox,
-  type FirstStartState,
-} from "../src/lib/sandbox";
+import { blocked, expandHome, folderOf, grantable, hostEntry, insideGrant, listed, readOnlyNames, sandboxPlaces, sandboxSettings } from "../src/lib/sandbox";
 
 const denied = (detail: string, ts_ms: number): HistoryEntry =>
   ({ server: "fs", session: null, command: null, event: { ts_ms, kind: "sandbox_denied", detail } }) as unknown as HistoryEntry;
@@ -165,88 +148,6 @@ describe("what stays read-only inside a grant", () => {
   });
 });
 
-describe("the Add flow's sandbox keys", () => {
-  it("writes the network off unless asked", () => {
-    expect(addSandboxKeys({ on: true, firstStart: false, keep: false })).toEqual([
-      ["sandbox", "on"],
-      ["sandbox_network", "none"],
-    ]);
-    expect(addSandboxKeys({ on: false, firstStart: true, keep: true })).toEqual([]);
-  });
-
-  it("allows the network for the first start, then takes it away; kept on only when asked", () => {
-    const first = { on: true, firstStart: true, keep: false };
-    expect(addSandboxKeys(first)).toContainEqual(["sandbox_network", "host"]);
-    expect(networkForFirstStartOnly(first)).toBe(true);
-    const kept = { on: true, firstStart: true, keep: true };
-    expect(addSandboxKeys(kept)).toContainEqual(["sandbox_network", "host"]);
-    expect(networkForFirstStartOnly(kept)).toBe(false);
-    expect(networkForFirstStartOnly({ on: false, firstStart: true, keep: false })).toBe(false);
-  });
-});
-
-describe("writeSandboxFirst", () => {
-  /** The steps, each logged in order; `fail` names the steps that fail. */
-  const run = async (choice: AddSandbox | null, fail: { key?: string; files?: boolean; start?: boolean | "throws"; reset?: boolean } = {}) => {
-    const log: string[] = [];
-    const network: FirstStartState[] = [];
-    const error = await writeSandboxFirst(choice, {
-      setKey: async (key, value) => {
-        log.push(`${key}=${value}`);
-        return fail.key === `${key}=${value}` || (fail.reset && key === "sandbox_network" && value === "none") ? "read-only file" : null;
-      },
-      writeFiles: async () => {
-        log.push("files");
-        return fail.files ? { error: "cannot write mcp.json" } : { start: true };
-      },
-      firstStart: async () => {
-        log.push("probe");
-        if (fail.start === "throws") throw new Error("gone");
-        return fail.start ? "timed out" : null;
-      },
-      onNetwork: (s) => network.push(s),
-    });
-    return { error, log, network };
-  };
-  const off = { on: true, firstStart: false, keep: false };
-  const first = { ...off, firstStart: true };
-
-  it("sets the keys before the clients' files, the network off", async () => {
-    expect(await run(off)).toEqual({ error: null, log: ["sandbox=on", "sandbox_network=none", "files", "probe"], network: [] });
-  });
-
-  it("writes nothing to the clients' files when a key cannot be set", async () => {
-    const r = await run(first, { key: "sandbox=on" });
-    expect(r.log).toEqual(["sandbox=on"]);
-    expect(r.error).toMatch(/^Nothing was written to the clients' files: the sandbox could not be set in config.toml \(sandbox\): read-only file/);
-    expect(r.network).toEqual([]);
-  });
-
-  it("allows the network for the first start only, and takes it away after, whatever the probe's result", async () => {
-    expect(await run(first)).toEqual({ error: null, log: ["sandbox=on", "sandbox_network=host", "files", "probe", "sandbox_network=none"], network: ["allowed", "taken"] });
-    const failed = await run(first, { start: true });
-    expect(failed.error).toBe("timed out");
-    expect(failed.log.at(-1)).toBe("sandbox_network=none");
-    await expect(run(first, { start: "throws" })).rejects.toThrow("gone");
-  });
-
-  it("takes the network away too when the clients' files cannot be written, and says the keys stay", async () => {
-    const r = await run(first, { files: true });
-    expect(r.log).toEqual(["sandbox=on", "sandbox_network=host", "files", "sandbox_network=none"]);
-    expect(r.error).toMatch(/^The clients' files were not written: cannot write mcp.json. The sandbox's keys stay in config.toml/);
-    expect(r.network).toEqual(["allowed", "taken"]);
-  });
-
-  it("says when the network could not be taken away", async () => {
-    expect((await run(first, { reset: true })).network).toEqual(["allowed", { error: "read-only file" }]);
-  });
-
-  it("keeps the network when asked to, and writes no key without a sandbox", async () => {
-    expect((await run({ ...first, keep: true })).log).toEqual(["sandbox=on", "sandbox_network=host", "files", "probe"]);
-    expect(await run(null, { files: true })).toEqual({ error: "cannot write mcp.json", log: ["files"], network: [] });
-  });
-});
-
 describe("network by name", () => {
   const refused = (host: string, port: number, ts_ms: number): HistoryEntry => ({
     server: "s",
@@ -272,78 +173,5 @@ describe("network by name", () => {
   it("offers each destination not on the list once, newest first, and no whole network", () => {
     const timeline = [refused("evil.test", 443, 1), refused("api.github.com", 443, 2), refused("evil.test", 443, 3), { server: "s", event: { ts_ms: 4, kind: "sandbox_denied", detail: "network" } }];
     expect(blocked(timeline, settings)).toEqual([{ kind: "host", ts_ms: 3, host: "evil.test", port: 443, entry: "evil.test" }]);
-  });
-});
-
-describe("the runner's registry in the Add flow", () => {
-  it("knows the package runners' presets", () => {
-    expect(runnerPreset(["npx", "-y", "@scope/server@1.2.3"])).toBe("@npm");
-    expect(runnerPreset(["/usr/local/bin/uvx", "mcp-server-time==1.0"])).toBe("@pypi");
-    expect(runnerPreset(["C:\\tools\\npx.cmd", "x"])).toBe("@npm");
-    expect(runnerPreset(["/opt/bin/my-server"])).toBeNull();
-  });
-
-  it("writes the preset as the network, kept, instead of the whole network for the first start", () => {
-    const c = { on: true, firstStart: true, keep: false };
-    expect(addSandboxKeys(c, "@npm")).toEqual([
-      ["sandbox", "on"],
-      ["sandbox_network", ["@npm"]],
-    ]);
-    expect(networkForFirstStartOnly(c, "@npm")).toBe(false);
-    expect(addSandboxKeys({ ...c, registry: false }, "@npm")).toContainEqual(["sandbox_network", "host"]);
-    expect(addSandboxKeys({ ...c, keep: true }, "@npm")).toContainEqual(["sandbox_network", "host"]);
-  });
-
-  it("takes nothing away after the first start when the preset is written", async () => {
-    const log: string[] = [];
-    const error = await writeSandboxFirst(
-      { on: true, firstStart: false, keep: false },
-      {
-        setKey: async (key, value) => {
-          log.push(`${key}=${JSON.stringify(value)}`);
-          return null;
-        },
-        writeFiles: async () => {
-          log.push("files");
-          return { start: true };
-        },
-        firstStart: async () => {
-          log.push("probe");
-          return null;
-        },
-        onNetwork: () => log.push("network"),
-      },
-      "@pypi",
-    );
-    expect(error).toBeNull();
-    expect(log).toEqual(['sandbox="on"', 'sandbox_network=["@pypi"]', "files", "probe"]);
-  });
-});
-
-describe("the Add flow's tool policy", () => {
-  it("writes tools_ask for destructive tools after the sandbox's keys, before the files, also without a sandbox", async () => {
-    const run = async (choice: AddSandbox | null) => {
-      const log: string[] = [];
-      await writeSandboxFirst(
-        choice,
-        {
-          setKey: async (key, value) => {
-            log.push(`${key}=${JSON.stringify(value)}`);
-            return null;
-          },
-          writeFiles: async () => {
-            log.push("files");
-            return { start: false };
-          },
-          firstStart: async () => null,
-          onNetwork: () => undefined,
-        },
-        null,
-        true,
-      );
-      return log;
-    };
-    expect(await run({ on: true, firstStart: false, keep: false })).toEqual(['sandbox="on"', 'sandbox_network="none"', 'tools_ask=["@destructive"]', "files"]);
-    expect(await run(null)).toEqual(['tools_ask=["@destructive"]', "files"]);
   });
 });

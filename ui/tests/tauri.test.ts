@@ -23,9 +23,9 @@ describe("lib/tauri", () => {
       if (cmd === "registry") return { kind: "found", servers: [] };
       return undefined;
     });
-    await expect(ask({ op: "auto_rewrite", on: true, without_asking: false })).resolves.toEqual({ kind: "auto_rewrite", on: true, without_asking: false });
-    await expect(askApp({ op: "autostart", on: null })).resolves.toEqual({ kind: "autostart", on: false });
-    await expect(askRegistry({ op: "search", term: "" })).resolves.toEqual({ kind: "found", servers: [] });
+    await expect(ask({ op: "auto_rewrite", on: true, without_asking: false })).resolves.toEqual({ ok: true, value: { kind: "auto_rewrite", on: true, without_asking: false } });
+    await expect(askApp({ op: "autostart", on: null })).resolves.toEqual({ ok: true, value: { kind: "autostart", on: false } });
+    await expect(askRegistry({ op: "search", term: "" })).resolves.toEqual({ ok: true, value: { kind: "found", servers: [] } });
     expect(calls).toEqual([
       ["api", { request: { op: "auto_rewrite", on: true, without_asking: false } }],
       ["app", { request: { op: "autostart", on: null } }],
@@ -33,17 +33,28 @@ describe("lib/tauri", () => {
     ]);
   });
 
-  it("turns a failed invoke into an error answer instead of rejecting", async () => {
+  it("turns a failed invoke into a failure instead of rejecting", async () => {
     const { mockIPC } = await import("@tauri-apps/api/mocks");
     const { ask, askRegistry } = await import("../src/lib/tauri");
     mockIPC(() => {
       throw new Error("command api not found");
     });
     const r = await ask({ op: "status" });
-    expect(r.kind).toBe("error");
-    if (r.kind === "error") expect(r.message).toContain("command api not found");
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect([r.error.code, r.error.message]).toEqual(["io", expect.stringContaining("command api not found")]);
     const g = await askRegistry({ op: "search", term: "x" });
-    expect(g).toEqual({ kind: "error", message: "The app did not answer: command api not found" });
+    expect(g).toEqual({ ok: false, error: { message: "The app did not answer: command api not found" } });
+  });
+
+  it("turns an error answer into a failure with its code and message", async () => {
+    const { mockIPC } = await import("@tauri-apps/api/mocks");
+    const { ask, askApp, askRegistry } = await import("../src/lib/tauri");
+    mockIPC((cmd) =>
+      cmd === "registry" ? { kind: "error", message: "offline" } : { kind: "error", code: "not_found", message: "no server gh" },
+    );
+    await expect(ask({ op: "limits", server: "gh" })).resolves.toEqual({ ok: false, error: { code: "not_found", message: "no server gh" } });
+    await expect(askApp({ op: "state" })).resolves.toEqual({ ok: false, error: { code: "not_found", message: "no server gh" } });
+    await expect(askRegistry({ op: "search", term: "x" })).resolves.toEqual({ ok: false, error: { message: "offline" } });
   });
 
   it("delivers the payloads of warden://event and warden://app", async () => {
@@ -69,12 +80,13 @@ describe("lib/tauri", () => {
     mockIPC(() => ({ kind: "client_edit", changes: [] }));
     // `server_switch` is answered by `client_edit` (not by a `server_switch` kind).
     const r = await ask({ op: "server_switch", server: "rg", clients: [], file: null, scope: null, enabled: false, dry_run: true });
-    if (r.kind !== "error") {
-      const kind: "client_edit" = r.kind;
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      const kind: "client_edit" = r.value.kind;
       expect(kind).toBe("client_edit");
-      expect(r.changes).toEqual([]);
+      expect(r.value.changes).toEqual([]);
       // @ts-expect-error: a switch's answer has no removal plan (that is `server_remove`'s).
-      expect(r.plan).toBeUndefined();
+      expect(r.value.plan).toBeUndefined();
     }
   });
 });

@@ -3,7 +3,6 @@
 import type { Dispatch } from "preact/hooks";
 import type { ClientId } from "../bindings/api";
 import type { AddAction, AddState, Field } from "../lib/addFlow";
-import { runnerPreset } from "../lib/sandbox";
 import { AddSandboxChoices } from "./AddSandbox";
 
 export function AddClients(props: {
@@ -33,7 +32,7 @@ export function AddClients(props: {
         <input type="checkbox" data-testid="wrap" checked={s.wrap} onChange={(e) => edit("wrap", e.currentTarget.checked)} />
         Run it through Warden's bridge (timeouts, restarts, logs; needed for secrets in the keychain)
       </label>
-      <AddSandboxChoices works={props.sandboxWorks} wrap={s.wrap} preset={s.server ? runnerPreset(s.server.argv) : null} value={s.sandbox} onChange={(v) => edit("sandbox", v)} />
+      <AddSandboxChoices works={props.sandboxWorks} wrap={s.wrap} preset={s.preset} value={s.sandbox} onChange={(v) => edit("sandbox", v)} />
       <label class="check">
         <input type="checkbox" data-testid="add-ask-destructive" checked={s.wrap && s.askDestructive} disabled={!s.wrap} onChange={(e) => edit("askDestructive", e.currentTarget.checked)} />
         Ask me before it runs a tool that may change or delete things (<code>tools_ask = ["@destructive"]</code>: in the client's prompt where it

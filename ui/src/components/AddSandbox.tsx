@@ -1,12 +1,13 @@
 // The Add flow's sandbox choices (docs/sandbox.md): on where bubblewrap works, the network
 // off unless asked for, for the first start only or kept on.
-import type { AddSandbox, FirstStartState } from "../lib/sandbox";
+import type { FirstStartNetwork as Network } from "../bindings/api";
+import type { SandboxChoice } from "../lib/addFlow";
 
 /** What the sandbox does, claiming no more than docs/sandbox.md. */
 export const SANDBOX_HIDES =
   "~/.ssh, ~/.aws, ~/.gnupg, ~/.kube, ~/.docker, ~/.netrc, ~/.config/gh, ~/.local/share/keyrings, Warden's own folders and the session's runtime folder";
 
-export function AddSandboxChoices(props: { works: boolean; wrap: boolean; preset: string | null; value: AddSandbox; onChange: (v: AddSandbox) => void }) {
+export function AddSandboxChoices(props: { works: boolean; wrap: boolean; preset: string | null; value: SandboxChoice; onChange: (v: SandboxChoice) => void }) {
   const { value: v, onChange } = props;
   if (!props.works)
     return (
@@ -52,7 +53,7 @@ export function AddSandboxChoices(props: { works: boolean; wrap: boolean; preset
 }
 
 /** The result page's line on the first start's network. */
-export function FirstStartNetwork(props: { state: FirstStartState | null }) {
+export function FirstStartNetwork(props: { state: Network | null }) {
   const { state } = props;
   if (state === null) return null;
   if (state === "allowed")

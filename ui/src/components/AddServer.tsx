@@ -2,13 +2,12 @@
 // will run (the consent screen), give its values and secrets, choose the clients, see each
 // file's exact change, write, and see whether it starts. The state and every move between
 // steps are `addReducer`'s (src/lib/addFlow.ts); this component asks and hands it the answers,
-// and each step is its own component (AddFind, AddReview, AddClients, AddResult).
-import { useReducer } from "preact/hooks";
+// and each step is its own component (AddFind, AddReview, AddClients, AddResult). The write is
+// one `ServerAdd` (the workflow is Rust's), shown step by step from its `add_progress` events.
+import { useEffect, useReducer, useRef } from "preact/hooks";
 import type { ClientId } from "../bindings/api";
-import { addReducer, addRequest, initialAddState, planRequest, reviewed, STEPS } from "../lib/addFlow";
-import { bridgeArgv } from "../lib/manage";
-import { runnerPreset, writeSandboxFirst } from "../lib/sandbox";
-import { ask, askRegistry } from "../lib/tauri";
+import { addReducer, addRequest, following, type Following, initialAddState, onAnswer, onStep, planRequest, reviewed, type Shown, STEPS, writeRequest } from "../lib/addFlow";
+import { ask, askRegistry, onApiEvent } from "../lib/tauri";
 import { AddClients } from "./AddClients";
 import { AddFind } from "./AddFind";
 import { AddChanges, AddDone } from "./AddResult";
@@ -23,7 +22,6 @@ export function AddServer(props: {
   warden: string | null;
   /** Whether bubblewrap works here: the sandbox is then offered, on, without network. */
   sandboxWorks: boolean;
-  taken: Set<string>;
   onClose: () => void;
   onWritten: () => void;
 }) {
@@ -34,6 +32,38 @@ export function AddServer(props: {
     ),
   );
   const { step, busy } = state;
+
+  // The write followed (its name), and the `add_progress` events, listened to from the start so
+  // that none of a write's steps comes before the listener.
+  const followed = useRef<Following | null>(null);
+  const listening = useRef<Promise<unknown>>(Promise.resolve());
+  const onWritten = useRef(props.onWritten);
+  onWritten.current = props.onWritten;
+  const show = (f: Following, shown: Shown[]) => {
+    for (const s of shown) {
+      if (s.type !== "files_written") dispatch(s);
+      else {
+        dispatch({ type: "written", result: changeResult(`Added ${f.name}`, s.changes, (c) => `Into the OS keychain (service mcp-warden): ${c.secrets.join(", ")}.`) });
+        onWritten.current();
+      }
+    }
+  };
+  useEffect(() => {
+    let stop: (() => void) | null = null;
+    let gone = false;
+    listening.current = onApiEvent((e) => {
+      const f = followed.current;
+      if (e.kind === "add_progress" && f && e.server === f.name) show(f, onStep(f, e.step));
+    }).then(
+      (f) => (gone ? f() : (stop = f)),
+      // Without events the answer still shows it all, at the end.
+      () => undefined,
+    );
+    return () => {
+      gone = true;
+      stop?.();
+    };
+  }, []);
 
   const task = async (f: () => Promise<void>) => {
     dispatch({ type: "busy", on: true });
@@ -49,7 +79,7 @@ export function AddServer(props: {
   const search = () =>
     task(async () => {
       const r = await askRegistry({ op: "search", term: state.term });
-      dispatch(r.kind === "error" ? { type: "error", message: r.message } : { type: "found", servers: r.servers });
+      dispatch(r.ok ? { type: "found", servers: r.value.servers } : { type: "error", message: r.error.message });
     });
 
   /** Plans again with the values given so far; the view says what is still missing. */
@@ -58,13 +88,30 @@ export function AddServer(props: {
       const planned = planRequest(state, over);
       if (!planned) return;
       const r = await askRegistry(planned.request);
-      if (r.kind === "error") return dispatch({ type: "error", message: r.message });
+      if (!r.ok) return dispatch({ type: "error", message: r.error.message });
       dispatch({
         type: "planned",
-        view: r,
+        view: r.value,
         origin: over.name ? planned.origin : null,
         rename: over.name !== undefined || over.entry === "",
       });
+    });
+
+  /** The review's dry run: the Rust side refuses a name a client cannot take or a chosen
+   * client has already, and answers the runner's sandbox preset. */
+  const toClients = () =>
+    task(async () => {
+      const server = reviewed(state);
+      if (!server) return;
+      // No client detected: nothing to check against (the clients step says so).
+      if (state.chosen.length === 0) return dispatch({ type: "to_clients", preset: null });
+      const request = addRequest(state, true, server);
+      if (!request) return;
+      // The name and the clients are what is checked here: through the bridge only where its
+      // path is known (else the bridge is refused before the name is looked at; the clients
+      // step offers the plain command).
+      const r = await ask({ ...request, wrap: request.wrap && props.warden !== null });
+      dispatch(r.ok ? { type: "to_clients", preset: r.value.preset } : { type: "error", message: r.error.message });
     });
 
   const preview = () =>
@@ -72,43 +119,17 @@ export function AddServer(props: {
       const request = addRequest(state, true);
       if (!request) return;
       const r = await ask(request);
-      dispatch(r.kind === "error" ? { type: "error", message: r.message } : { type: "previewed", changes: r.changes, risks: r.risks });
+      dispatch(r.ok ? { type: "previewed", changes: r.value.changes, risks: r.value.risks } : { type: "error", message: r.error.message });
     });
 
   const write = () =>
     task(async () => {
-      const s = state.server;
-      const request = addRequest(state, false);
-      if (!s || !request) return;
-      const { wrap, sandbox } = state;
-      const failed = await writeSandboxFirst(wrap && props.sandboxWorks && sandbox.on ? sandbox : null, {
-        // 1. The sandbox's keys in config.toml, before any client's file.
-        setKey: async (key, value) => {
-          const r = await ask({ op: "set_limit", server: s.name, key, value });
-          return r.kind === "error" ? r.message : null;
-        },
-        // 2. The clients' files.
-        writeFiles: async () => {
-          const r = await ask(request);
-          if (r.kind === "error") return { error: r.message };
-          const written = changeResult(`Added ${s.name}`, r.changes, (c) => `Into the OS keychain (service mcp-warden): ${c.secrets.join(", ")}.`);
-          dispatch({ type: "written", result: written });
-          props.onWritten();
-          return { start: written.ok };
-        },
-        // 3. Probe what the clients will run: through the bridge (which reads the sandbox's
-        // keys and the keychain, and pins the tools on first sight), with the entry's environment.
-        firstStart: async () => {
-          dispatch({ type: "probe", probe: "running" });
-          const argv = wrap && props.warden ? bridgeArgv(props.warden, s.name, Object.keys(s.secrets), s.argv) : s.argv;
-          const p = await ask({ op: "probe", server: s.name, command: argv, env: s.env, timeout_ms: 120_000 });
-          dispatch({ type: "probe", probe: p.kind === "error" ? null : p });
-          return p.kind === "error" ? `The probe could not run: ${p.message}` : null;
-        },
-        // 4. Then the network allowed for the first start only is taken away.
-        onNetwork: (firstStart) => dispatch({ type: "first_start", state: firstStart }),
-      }, runnerPreset(s.argv), wrap && state.askDestructive);
-      if (failed !== null) dispatch({ type: "error", message: failed });
+      const request = writeRequest(state, props.sandboxWorks);
+      if (!request) return;
+      await listening.current;
+      const f = following(request.name);
+      followed.current = f;
+      show(f, onAnswer(f, await ask(request)));
     });
 
   const s = step === "review" ? reviewed(state) : state.server;
@@ -161,7 +182,7 @@ export function AddServer(props: {
           {step === "done" ? "Close" : "Cancel"}
         </button>
         {step === "review" && (
-          <button type="button" data-testid="review-next" disabled={busy || !s} onClick={() => dispatch({ type: "to_clients", taken: props.taken })}>
+          <button type="button" data-testid="review-next" disabled={busy || !s} onClick={() => void toClients()}>
             I agree: choose clients
           </button>
         )}

@@ -45,8 +45,8 @@ export function App() {
       try {
         const r = await ask({ op: "status" });
         if (stopped) return;
-        if (r.kind === "error") dispatch({ type: "status_error", message: r.message });
-        else dispatch({ type: "status", report: r, now: Date.now() });
+        if (r.ok) dispatch({ type: "status", report: r.value, now: Date.now() });
+        else dispatch({ type: "status_error", message: r.error.message });
       } finally {
         polling.current = false;
       }
@@ -59,7 +59,7 @@ export function App() {
     ]).then(() => {
       void refresh();
       void askApp({ op: "state" }).then((r) => {
-        if (!stopped && r.kind !== "error") dispatch({ type: "app", state: r });
+        if (!stopped && r.ok) dispatch({ type: "app", state: r.value });
       });
     });
     const timer = window.setInterval(() => void refresh(), STATUS_EVERY_MS);

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { PendingApproval } from "../bindings/api";
 import { formatClock, printableLine, printableLines } from "../lib/format";
 import { ask } from "../lib/tauri";
+import { unwrap, useAction } from "../lib/useAction";
 import { ON_APPROVALS, useApi } from "../lib/useApi";
 import { useStore } from "./context";
 import { ErrorText } from "./common";
@@ -17,8 +18,7 @@ type Pending = PendingApproval & { until_ms: number };
 export function Approvals() {
   const { state } = useStore();
   const [answered, setAnswered] = useState<string[]>([]);
-  const [answerError, setAnswerError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const held = state.sessions.flatMap((s) => s.approvals).join(" ");
   const { data: list, error: listError, reload } = useApi({ op: "approvals" }, ON_APPROVALS);
   const seen = useRef(held);
@@ -34,22 +34,15 @@ export function Approvals() {
     return list.approvals.filter((a) => !answered.includes(a.id)).map((a) => ({ ...a, until_ms: now + a.left_ms }));
   }, [list, answered]);
   // A new list of held calls clears the error of an earlier answer.
-  useEffect(() => setAnswerError(null), [list]);
-  const error = answerError ?? listError;
+  const { setError } = action;
+  useEffect(() => setError(null), [list, setError]);
+  const error = action.error ?? listError;
 
-  const answer = async (a: Pending, allow: boolean, always: boolean) => {
-    setBusy(true);
-    try {
-      const r = await ask({ op: "approval_answer", id: a.id, allow, always });
-      if (r.kind === "error") setAnswerError(r.message);
-      else {
-        setAnswerError(null);
-        setAnswered((ids) => [...ids, a.id]);
-      }
-    } finally {
-      setBusy(false);
-    }
-  };
+  const answer = (a: Pending, allow: boolean, always: boolean) =>
+    action.run(async () => {
+      unwrap(await ask({ op: "approval_answer", id: a.id, allow, always }));
+      setAnswered((ids) => [...ids, a.id]);
+    });
 
   if (pending.length === 0 && error === null) return null;
   return (
@@ -66,13 +59,13 @@ export function Approvals() {
             <div class="muted small">
               Refused at {formatClock(a.until_ms)} unless you answer{a.client_asked ? "; its client was asked too, and the first answer counts" : ""}.
             </div>
-            <button type="button" data-testid="approval-allow" disabled={busy} onClick={() => void answer(a, true, false)}>
+            <button type="button" data-testid="approval-allow" disabled={action.busy} onClick={() => void answer(a, true, false)}>
               Allow
             </button>{" "}
-            <button type="button" class="secondary" data-testid="approval-always" disabled={busy} onClick={() => void answer(a, true, true)}>
+            <button type="button" class="secondary" data-testid="approval-always" disabled={action.busy} onClick={() => void answer(a, true, true)}>
               Always allow
             </button>{" "}
-            <button type="button" class="secondary" data-testid="approval-deny" disabled={busy} onClick={() => void answer(a, false, false)}>
+            <button type="button" class="secondary" data-testid="approval-deny" disabled={action.busy} onClick={() => void answer(a, false, false)}>
               Deny
             </button>
             <span class="muted small"> (Always: this tool of {printableLine(a.server)}, while its definition stays as pinned)</span>

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import type { AwaitingServer, Backup, ClientFile, Request } from "../bindings/api";
 import { formatBytes, formatDateTime } from "../lib/format";
 import { ask, askApp } from "../lib/tauri";
+import { unwrap, useAction } from "../lib/useAction";
 import { ON_CLIENTS, useApi } from "../lib/useApi";
 import { AwaitingPanel, FileCard } from "./ClientFiles";
 import { type Pending, PreviewDialog, secretsLine } from "./ClientsPreview";
@@ -16,40 +17,34 @@ export function ClientsPage() {
   const backupsError = backupList.error;
   const [pending, setPending] = useState<Pending | null>(null);
   const [result, setResult] = useState<Result | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [switchError, setSwitchError] = useState<string | null>(null);
+  // The previews and writes (their failures go to the result panel), and the page's two switches.
+  const action = useAction();
+  const switches = useAction();
 
   const load = async () => {
     await Promise.all([clients.reload(), backupList.reload()]);
   };
 
-  const preview = async (wrap: boolean, file: string | null, server: string | null, title: string, moveSecrets = false) => {
-    setBusy(true);
-    try {
-      const r = await ask({ op: "client_edit", wrap, file, server, dry_run: true, move_secrets: moveSecrets });
-      if (r.kind === "error") setResult(errorResult(title, r.message));
-      else setPending({ kind: "edit", title, wrap, file, server, moveSecrets, changes: r.changes });
-    } finally {
-      setBusy(false);
-    }
-  };
+  /** Runs `f`; what fails shows as a result titled `title`. */
+  const act = (title: string, f: () => Promise<unknown>) => action.run(f, { onError: (message) => setResult(errorResult(title, message)) });
 
-  const previewRestore = async (b: Backup) => {
-    setBusy(true);
+  const preview = (wrap: boolean, file: string | null, server: string | null, title: string, moveSecrets = false) =>
+    act(title, async () => {
+      const r = unwrap(await ask({ op: "client_edit", wrap, file, server, dry_run: true, move_secrets: moveSecrets }));
+      setPending({ kind: "edit", title, wrap, file, server, moveSecrets, changes: r.changes });
+    });
+
+  const previewRestore = (b: Backup) => {
     const title = `Restore ${b.original} from ${b.created}`;
-    try {
-      const r = await ask({ op: "restore", id: b.id, dry_run: true });
-      if (r.kind === "error") setResult(errorResult(title, r.message));
-      else setPending({ kind: "restore", title, id: b.id, view: r });
-    } finally {
-      setBusy(false);
-    }
+    return act(title, async () => {
+      const view = unwrap(await ask({ op: "restore", id: b.id, dry_run: true }));
+      setPending({ kind: "restore", title, id: b.id, view });
+    });
   };
 
   const apply = async () => {
     if (!pending) return;
-    setBusy(true);
-    try {
+    await action.run(async () => {
       if (pending.kind === "edit") {
         const r = await ask({
           op: "client_edit",
@@ -59,33 +54,26 @@ export function ClientsPage() {
           dry_run: false,
           move_secrets: pending.moveSecrets,
         });
-        if (r.kind === "error") setResult(errorResult(pending.title, r.message));
-        else setResult(changeResult(pending.title, r.changes, (c) => secretsLine(c, pending.wrap)));
+        setResult(r.ok ? changeResult(pending.title, r.value.changes, (c) => secretsLine(c, pending.wrap)) : errorResult(pending.title, r.error.message));
       } else {
         const r = await ask({ op: "restore", id: pending.id, dry_run: false });
-        if (r.kind === "error") setResult(errorResult(pending.title, r.message));
-        else {
-          const lines = [r.written ? `Restored ${r.backup.original}.` : "Nothing to restore: the file already has these contents."];
-          if (r.previous) lines.push(`The contents it replaced were backed up as ${r.previous}.`);
+        if (r.ok) {
+          const lines = [r.value.written ? `Restored ${r.value.backup.original}.` : "Nothing to restore: the file already has these contents."];
+          if (r.value.previous) lines.push(`The contents it replaced were backed up as ${r.value.previous}.`);
           setResult({ title: pending.title, ok: true, lines, notices: [] });
-        }
+        } else setResult(errorResult(pending.title, r.error.message));
       }
       setPending(null);
       await load();
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   // The page's two switches.
-  const setSwitch = async (req: Extract<Request, { op: "auto_rewrite" | "probe_ide" }>) => {
-    const r = await ask(req);
-    if (r.kind === "error") setSwitchError(r.message);
-    else {
-      setSwitchError(null);
+  const setSwitch = (req: Extract<Request, { op: "auto_rewrite" | "probe_ide" }>) =>
+    switches.run(async () => {
+      unwrap(await ask(req));
       await load();
-    }
-  };
+    });
   const setAutoRewrite = (on: boolean, withoutAsking: boolean) =>
     setSwitch({ op: "auto_rewrite", on, without_asking: withoutAsking });
   const setProbeIde = (on: boolean) => setSwitch({ op: "probe_ide", on });
@@ -93,7 +81,7 @@ export function ClientsPage() {
   const keepUnwrapped = async (a: AwaitingServer) => {
     const title = `Keep ${a.server.name} unwrapped`;
     const r = await ask({ op: "keep_unwrapped", file: a.path, server: a.server.name });
-    if (r.kind === "error") return setResult(errorResult(title, r.message));
+    if (!r.ok) return setResult(errorResult(title, r.error.message));
     setResult({
       title,
       ok: true,
@@ -105,7 +93,7 @@ export function ClientsPage() {
 
   const openFile = async (path: string) => {
     const r = await askApp({ op: "open", target: { kind: "client_file", path } });
-    if (r.kind === "error") setResult(errorResult(`Open ${path}`, r.message));
+    if (!r.ok) setResult(errorResult(`Open ${path}`, r.error.message));
   };
 
   const present = report?.files.filter((f) => f.exists) ?? [];
@@ -164,12 +152,12 @@ export function ClientsPage() {
               Check that each server starts (at start, after each change, and again while it fails)
             </label>
           )}
-          {switchError && <ErrorText message={switchError} />}
+          {switches.error && <ErrorText message={switches.error} />}
         </div>
       )}
       {unprotectedFiles.length > 1 && (
         <p>
-          <button type="button" data-testid="wrap-everything" disabled={busy} onClick={() => void preview(true, null, null, "Wrap every stdio server")}>
+          <button type="button" data-testid="wrap-everything" disabled={action.busy} onClick={() => void preview(true, null, null, "Wrap every stdio server")}>
             Wrap all {unprotected} servers in every file…
           </button>
         </p>
@@ -184,7 +172,7 @@ export function ClientsPage() {
       {report && report.awaiting.length > 0 && (
         <AwaitingPanel
           awaiting={report.awaiting}
-          busy={busy}
+          busy={action.busy}
           onReview={(a) => void preview(true, a.path, a.server.name, `Wrap ${a.server.name}`)}
           onKeep={(a) => void keepUnwrapped(a)}
         />
@@ -204,7 +192,7 @@ export function ClientsPage() {
         <FileCard
           key={f.path}
           file={f}
-          busy={busy}
+          busy={action.busy}
           onEdit={(wrap, server, title) => void preview(wrap, f.path, server, title)}
           onOpen={() => void openFile(f.path)}
         />
@@ -247,7 +235,7 @@ export function ClientsPage() {
                   </td>
                   <td class="num">{formatBytes(b.size)}</td>
                   <td>
-                    <button type="button" class="secondary" data-testid={`restore-${b.id}`} disabled={busy} onClick={() => void previewRestore(b)}>
+                    <button type="button" class="secondary" data-testid={`restore-${b.id}`} disabled={action.busy} onClick={() => void previewRestore(b)}>
                       Restore…
                     </button>
                   </td>
@@ -261,7 +249,7 @@ export function ClientsPage() {
       {pending && (
         <PreviewDialog
           pending={pending}
-          busy={busy}
+          busy={action.busy}
           onApply={() => void apply()}
           onCancel={() => setPending(null)}
           onMoveSecrets={(on) => pending.kind === "edit" && void preview(pending.wrap, pending.file, pending.server, pending.title, on)}

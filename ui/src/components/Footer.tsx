@@ -10,23 +10,22 @@ export function Footer() {
 
   useEffect(() => {
     void askApp({ op: "autostart", on: null }).then((r) => {
-      if (r.kind === "error") setMessage(r.message);
-      else setAutostart(r.on);
+      if (r.ok) setAutostart(r.value.on);
+      else setMessage(r.error.message);
     });
   }, []);
 
   const toggle = async (on: boolean) => {
     const r = await askApp({ op: "autostart", on });
-    if (r.kind === "error") setMessage(r.message);
-    else {
-      setAutostart(r.on);
+    if (r.ok) {
+      setAutostart(r.value.on);
       setMessage(null);
-    }
+    } else setMessage(r.error.message);
   };
 
   const open = async (target: OpenTarget) => {
     const r = await askApp({ op: "open", target });
-    setMessage(r.kind === "error" ? r.message : `Opened ${r.path}`);
+    setMessage(r.ok ? `Opened ${r.value.path}` : r.error.message);
   };
 
   return (

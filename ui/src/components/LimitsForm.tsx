@@ -3,6 +3,7 @@ import type { JsonValue, LimitsReport, LimitValue } from "../bindings/api";
 import { humanizeLimit } from "../lib/format";
 import { describeSource, fieldKind, isChanged, parseDraft, showValue, toDraft } from "../lib/limits";
 import { ask } from "../lib/tauri";
+import { useAction } from "../lib/useAction";
 
 type FieldNote = { ok: boolean; message: string };
 
@@ -11,16 +12,17 @@ export function LimitsForm({ server, report, onSaved }: { server: string; report
   // reload (config_changed) never throws away typing in another field.
   const [drafts, setDrafts] = useState<Record<string, string>>({});
   const [notes, setNotes] = useState<Record<string, FieldNote>>({});
-  const [busy, setBusy] = useState<string | null>(null);
+  // Each field's outcome is its own note; the action says which key is being saved.
+  const action = useAction();
 
-  const send = async (key: string, value: JsonValue | null) => {
-    setBusy(key);
-    try {
-      const r = await ask({ op: "set_limit", server, key, value });
-      if (r.kind === "error") {
-        setNotes((n) => ({ ...n, [key]: { ok: false, message: r.message } }));
+  const send = (key: string, value: JsonValue | null) =>
+    action.run(async () => {
+      const a = await ask({ op: "set_limit", server, key, value });
+      if (!a.ok) {
+        setNotes((n) => ({ ...n, [key]: { ok: false, message: a.error.message } }));
         return;
       }
+      const r = a.value;
       setNotes((n) => ({ ...n, [key]: { ok: r.ok, message: r.message } }));
       if (r.ok) {
         setDrafts((d) => {
@@ -30,10 +32,7 @@ export function LimitsForm({ server, report, onSaved }: { server: string; report
         });
       }
       await onSaved();
-    } finally {
-      setBusy(null);
-    }
-  };
+    }, { label: key });
 
   return (
     <div class="limits">
@@ -66,7 +65,7 @@ export function LimitsForm({ server, report, onSaved }: { server: string; report
           limit={limit}
           draft={drafts[limit.key]}
           note={notes[limit.key]}
-          busy={busy === limit.key}
+          busy={action.running === limit.key}
           onDraft={(v) => {
             setDrafts((d) => ({ ...d, [limit.key]: v }));
             setNotes((n) => {

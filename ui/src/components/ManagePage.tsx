@@ -3,6 +3,7 @@ import type { FileChangeView, PlannedFile } from "../bindings/api";
 import { byServer, changedSincePreview, detectedClients, type ManagedServer, type Place, switchRequest } from "../lib/manage";
 import { printableLine } from "../lib/format";
 import { ask } from "../lib/tauri";
+import { useAction } from "../lib/useAction";
 import { ON_CLIENTS, useApi } from "../lib/useApi";
 import { AddServer } from "./AddServer";
 import { ChangeList, ResultPanel, type Result, changeResult, errorResult } from "./Changes";
@@ -17,7 +18,7 @@ export function ManagePage() {
   const clientsReport = useApi({ op: "clients" }, ON_CLIENTS);
   const { data: report, error } = clientsReport;
   const load = clientsReport.reload;
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const [result, setResult] = useState<Result | null>(null);
   const [removal, setRemoval] = useState<Removal | null>(null);
   const [adding, setAdding] = useState(false);
@@ -25,22 +26,14 @@ export function ManagePage() {
   const servers = useMemo(() => (report ? byServer(report) : []), [report]);
   const clients = useMemo(() => (report ? detectedClients(report) : []), [report]);
 
-  const run = async (title: string, f: () => Promise<void>) => {
-    setBusy(true);
-    try {
-      await f();
-    } catch (e) {
-      setResult({ title, ok: false, lines: [String(e)], notices: [] });
-    } finally {
-      setBusy(false);
-    }
-  };
+  /** Runs `f`; what fails shows as a result titled `title`. */
+  const run = (title: string, f: () => Promise<void>) => action.run(f, { onError: (message) => setResult(errorResult(title, message)) });
 
   const toggle = (server: string, p: Place) => {
     const title = `${p.enabled ? "Turn off" : "Turn on"} ${server} in ${p.clientName}`;
     void run(title, async () => {
       const r = await ask(switchRequest(server, p, !p.enabled));
-      setResult(r.kind === "error" ? errorResult(title, r.message) : changeResult(title, r.changes));
+      setResult(r.ok ? changeResult(title, r.value.changes) : errorResult(title, r.error.message));
       await load();
     });
   };
@@ -48,10 +41,11 @@ export function ManagePage() {
   /** Shows the preview of removing `server`; `stale`: why an earlier one was not applied. */
   const showRemoval = async (server: string, stale?: string) => {
     const r = await ask({ op: "server_remove", server, clients: [], plan: null, dry_run: true });
-    if (r.kind === "error") {
+    if (r.ok) setRemoval({ server, changes: r.value.changes, plan: r.value.plan, stale });
+    else {
       setRemoval(null);
-      setResult(errorResult(`Remove ${server}`, r.message));
-    } else setRemoval({ server, changes: r.changes, plan: r.plan, stale });
+      setResult(errorResult(`Remove ${server}`, r.error.message));
+    }
   };
 
   const previewRemove = (server: string) => void run(`Remove ${server}`, () => showRemoval(server));
@@ -62,11 +56,11 @@ export function ManagePage() {
     void run(title, async () => {
       // Exactly what the preview showed: refused (nothing written) if a file changed since.
       const r = await ask({ op: "server_remove", server: removal.server, clients: [], plan: removal.plan, dry_run: false });
-      if (r.kind === "error" && changedSincePreview(r.message)) {
-        await showRemoval(removal.server, r.message);
+      if (!r.ok && changedSincePreview(r.error.message)) {
+        await showRemoval(removal.server, r.error.message);
         return;
       }
-      setResult(r.kind === "error" ? errorResult(title, r.message) : changeResult(title, r.changes));
+      setResult(r.ok ? changeResult(title, r.value.changes) : errorResult(title, r.error.message));
       setRemoval(null);
       await load();
     });
@@ -111,7 +105,7 @@ export function ManagePage() {
                 </th>
               </tr>
             </thead>
-            <tbody>{servers.map((s) => <ServerRows key={s.name} server={s} busy={busy} onToggle={toggle} onRemove={previewRemove} />)}</tbody>
+            <tbody>{servers.map((s) => <ServerRows key={s.name} server={s} busy={action.busy} onToggle={toggle} onRemove={previewRemove} />)}</tbody>
           </table>
         </div>
       )}
@@ -128,7 +122,7 @@ export function ManagePage() {
             <button type="button" class="secondary" data-testid="cancel" onClick={() => setRemoval(null)}>
               Cancel
             </button>
-            <button type="button" class="danger" data-testid="confirm-remove" data-autofocus disabled={busy} onClick={remove}>
+            <button type="button" class="danger" data-testid="confirm-remove" data-autofocus disabled={action.busy} onClick={remove}>
               Remove
             </button>
           </div>
@@ -139,7 +133,6 @@ export function ManagePage() {
           clients={clients}
           warden={report.warden}
           sandboxWorks={report.sandbox_works}
-          taken={new Set(servers.map((s) => s.name))}
           onClose={() => setAdding(false)}
           onWritten={() => void load()}
         />

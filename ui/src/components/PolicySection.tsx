@@ -1,8 +1,9 @@
 import { useState } from "preact/hooks";
 import type { LimitsReport, PolicyKind, ToolPolicy } from "../bindings/api";
 import { printableLine } from "../lib/format";
-import { POLICY_LABEL, policyEdits, policyReason, policyStuck } from "../lib/policy";
+import { POLICY_LABEL, policyReason, policyStuck } from "../lib/policy";
 import { ask } from "../lib/tauri";
+import { unwrap, useAction } from "../lib/useAction";
 import { ErrorText } from "./common";
 
 const KINDS: PolicyKind[] = ["allow", "ask", "deny"];
@@ -11,46 +12,35 @@ const KINDS: PolicyKind[] = ["allow", "ask", "deny"];
  * Each tool's policy (docs/behaviour.md, "Tool policy"): allowed, asked about before each
  * call, or denied, and why — as the supervisor decides it with the bridges' own code, from
  * `tools_allow`, `tools_ask`, `tools_deny` and the tool's pinned definition. A tool is moved
- * by its own entry (`SetLimit` list edits, so that an edit made meanwhile elsewhere is kept);
- * a glob or selector that still decides is named. A tool allowed "always" (an answer kept
+ * by its own entry, across the three lists in one write of config.toml (`SetToolPolicy`); a
+ * glob or selector that still decides is named. A tool allowed "always" (an answer kept
  * while its definition is unchanged) offers Ask again (`warden approvals forget`).
  */
 export function PolicySection(props: { server: string; report: LimitsReport; onSaved: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const action = useAction();
+  const busy = action.busy;
   const [note, setNote] = useState<string | null>(null);
   const [moved, setMoved] = useState<{ tool: string; to: PolicyKind } | null>(null);
   const tools = props.report.tools;
 
-  const act = async (f: () => Promise<string | null>) => {
-    setBusy(true);
-    try {
-      const failed = await f();
-      setError(failed);
-      props.onSaved();
-    } finally {
-      setBusy(false);
-    }
+  /** Runs `f`, then reads the report again whatever came of it. */
+  const act = async (f: () => Promise<void>) => {
+    await action.run(f);
+    props.onSaved();
   };
 
   const move = (t: ToolPolicy, to: PolicyKind) =>
     act(async () => {
       setNote(null);
       setMoved({ tool: t.tool, to });
-      for (const e of policyEdits(t, to, props.report)) {
-        const r = await ask({ op: "set_limit", server: props.server, key: e.key, value: null, add: e.add, remove: e.remove });
-        if (r.kind === "error") return r.message;
-      }
-      return null;
+      unwrap(await ask({ op: "set_tool_policy", server: props.server, tool: t.tool, policy: to }));
     });
 
   const forget = (t: ToolPolicy) =>
     act(async () => {
       setMoved(null);
-      const r = await ask({ op: "approvals_forget", server: props.server, tool: t.tool });
-      if (r.kind === "error") return r.message;
+      const r = unwrap(await ask({ op: "approvals_forget", server: props.server, tool: t.tool }));
       setNote(r.message);
-      return null;
     });
 
   const now = moved && tools.find((t) => t.tool === moved.tool);
@@ -66,7 +56,7 @@ export function PolicySection(props: { server: string; report: LimitsReport; onS
         <code>warden approvals</code>), Deny hides the tool. Deny wins over ask, ask over allow; a tool that has no
         annotations counts as destructive.
       </p>
-      {error && <ErrorText message={error} testid="policy-error" />}
+      {action.error && <ErrorText message={action.error} testid="policy-error" />}
       {stuck && <p class="small bad-text" data-testid="policy-stuck">{printableLine(stuck)}</p>}
       {note && <p class="small muted" data-testid="policy-note">{printableLine(note)}</p>}
       {tools.length === 0 ? (

@@ -3,6 +3,7 @@ import type { HistoryEntry, JsonValue, LimitsReport } from "../bindings/api";
 import { formatClock, printableLine } from "../lib/format";
 import { blocked, expandHome, grantable, hostEntry, insideGrant, readOnlyNames, sandboxPlaces, sandboxSettings, type SandboxPlaces } from "../lib/sandbox";
 import { ask } from "../lib/tauri";
+import { unwrap, useAction } from "../lib/useAction";
 import { ErrorText } from "./common";
 
 /**
@@ -23,24 +24,16 @@ export function SandboxSection(props: {
   const places = sandboxPlaces(props.report);
   const names = readOnlyNames(props.report);
   const [folder, setFolder] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const busy = action.busy;
 
   /** One `SetLimit`: a value, or (`list`) items added to or taken out of the list config.toml
    * holds then, so that a grant made meanwhile elsewhere is kept. */
-  const set = async (key: string, value: JsonValue, list?: { add?: string[]; remove?: string[] }) => {
-    setBusy(true);
-    try {
-      const r = await ask({ op: "set_limit", server: props.server, key, value: list ? null : value, ...list });
-      if (r.kind === "error") setError(r.message);
-      else {
-        setError(null);
-        props.onSaved();
-      }
-    } finally {
-      setBusy(false);
-    }
-  };
+  const set = (key: string, value: JsonValue, list?: { add?: string[]; remove?: string[] }) =>
+    action.run(async () => {
+      unwrap(await ask({ op: "set_limit", server: props.server, key, value: list ? null : value, ...list }));
+      props.onSaved();
+    });
   const grant = (path: string) => {
     if (path === "" || s.write.includes(path)) return;
     void set("sandbox_write", null, { add: [path] });
@@ -49,7 +42,7 @@ export function SandboxSection(props: {
   const grantTyped = (typed: string) => {
     const p = typed.trim();
     const g = grantable(expandHome(p, places.home), places);
-    if (!g.ok) return setError(`${printableLine(p)} is not granted: ${g.why}.`);
+    if (!g.ok) return action.setError(`${printableLine(p)} is not granted: ${g.why}.`);
     grant(p);
     setFolder("");
   };
@@ -89,7 +82,7 @@ export function SandboxSection(props: {
           : "Off: it runs with your rights. On Linux, turn it on to hide the paths listed below from it, make everything else read-only to it but the folders you grant, and cut its network."}{" "}
         {props.mode && props.mode !== "off" && <span data-testid="sandbox-mode">Running now: {props.mode}.</span>} Changes apply from its next start.
       </p>
-      {error && <ErrorText message={error} testid="sandbox-error" />}
+      {action.error && <ErrorText message={action.error} testid="sandbox-error" />}
       {refused.length > 0 && (
         <ul class="sandbox-blocked" data-testid="sandbox-blocked">
           {refused.map((b) =>

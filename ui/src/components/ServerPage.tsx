@@ -4,6 +4,7 @@ import type { OpenTarget } from "../bindings/app";
 import { formatAge, formatBytes, formatClock, formatMs, printableLine, printableLines } from "../lib/format";
 import { inflightOf, sessionsOf, TIMELINE_CAP } from "../lib/store";
 import { ask, askApp } from "../lib/tauri";
+import { useAction } from "../lib/useAction";
 import { onLimits, useApi } from "../lib/useApi";
 import { useNow, useStore } from "./context";
 import { CommandLine, ErrorText, FailureCode, HealthBadge, Loading, Outcome, type OutcomeView } from "./common";
@@ -19,7 +20,7 @@ export function ServerPage({ name }: { name: string }) {
   const now = useNow();
   const server = state.servers.find((s) => s.name === name);
   const [outcome, setOutcome] = useState<OutcomeView | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
+  const action = useAction();
   const [historyError, setHistoryError] = useState<string | null>(null);
   // Read again when config.toml changes for this server, and (the tool policy section reads
   // the pin file too) when an "always" answer is given or a tool is pinned or changes.
@@ -38,8 +39,8 @@ export function ServerPage({ name }: { name: string }) {
 
   useEffect(() => {
     void ask({ op: "history", server: name, since_ms: null, limit: TIMELINE_CAP }).then((r) => {
-      if (r.kind === "error") setHistoryError(r.message);
-      else dispatch({ type: "history", server: name, entries: r.entries });
+      if (r.ok) dispatch({ type: "history", server: name, entries: r.value.entries });
+      else setHistoryError(r.error.message);
     });
   }, [name, dispatch]);
 
@@ -50,33 +51,25 @@ export function ServerPage({ name }: { name: string }) {
   const fallbackOn = configFlag("force_fallback", server?.fallback);
   const debugOn = configFlag("debug", server?.debug);
 
-  const run = async (label: string, f: () => Promise<OutcomeView>) => {
-    setBusy(label);
-    try {
-      setOutcome(await f());
-    } finally {
-      setBusy(null);
-    }
-  };
+  const run = (label: string, f: () => Promise<OutcomeView>) => action.run(async () => setOutcome(await f()), { label });
 
   const command = (title: string, request: Extract<Request, { op: "restart" | "fallback" | "debug" | "approve_tools" }>) =>
     run(title, async () => {
       const r = await ask(request);
-      if (r.kind === "error") return { kind: "error", title, message: r.message };
-      return { kind: "command", title, outcome: r };
+      return r.ok ? { kind: "command", title, outcome: r.value } : { kind: "error", title, message: r.error.message };
     }).then(loadLimits);
 
   const open = (title: string, target: OpenTarget) =>
     run(title, async () => {
       const r = await askApp({ op: "open", target });
-      if (r.kind === "error") return { kind: "error", title, message: r.message };
-      return { kind: "info", title, message: `opened ${r.path}` };
+      return r.ok ? { kind: "info", title, message: `opened ${r.value.path}` } : { kind: "error", title, message: r.error.message };
     });
 
   const probe = () =>
     run("Probe", async () => {
-      const r = await ask({ op: "probe", server: name, command: null, timeout_ms: null, env: {} });
-      if (r.kind === "error") return { kind: "error", title: "Probe", message: r.message };
+      const a = await ask({ op: "probe", server: name, command: null, timeout_ms: null, env: {} });
+      if (!a.ok) return { kind: "error", title: "Probe", message: a.error.message };
+      const r = a.value;
       return r.ok
         ? { kind: "info", title: "Probe", message: `answered in ${formatMs(r.cold_start_ms)} (cold start) with ${r.tools ?? 0} tools; ${r.shutdown}` }
         : { kind: "error", title: "Probe", message: `${r.error ?? "failed"}${r.stderr_tail ? ` — stderr: ${r.stderr_tail.trim().split("\n").slice(-3).join(" / ")}` : ""}` };
@@ -110,7 +103,7 @@ export function ServerPage({ name }: { name: string }) {
       {server && (
         <PinNotice
           tools={waitingTools(server.tools)}
-          busy={busy !== null}
+          busy={action.busy}
           approve={(tools) => command("Approve", { op: "approve_tools", server: name, tools })}
         />
       )}
@@ -150,7 +143,7 @@ export function ServerPage({ name }: { name: string }) {
         <button
           type="button"
           data-testid="restart"
-          disabled={busy !== null}
+          disabled={action.busy}
           onClick={() => void command("Restart", { op: "restart", server: name })}
           title="Restart the server process of every live session (each session acknowledges)"
         >
@@ -161,7 +154,7 @@ export function ServerPage({ name }: { name: string }) {
           class="toggle"
           data-testid="fallback-toggle"
           aria-pressed={fallbackOn}
-          disabled={busy !== null}
+          disabled={action.busy}
           onClick={() => void command(`Fallback ${fallbackOn ? "off" : "on"}`, { op: "fallback", server: name, on: !fallbackOn })}
           title="force_fallback: serve this server's tools from local ripgrep now, whatever its state"
         >
@@ -172,7 +165,7 @@ export function ServerPage({ name }: { name: string }) {
           class="toggle"
           data-testid="debug-toggle"
           aria-pressed={debugOn}
-          disabled={busy !== null}
+          disabled={action.busy}
           onClick={() => void command(`Debug logging ${debugOn ? "off" : "on"}`, { op: "debug", server: name, on: !debugOn })}
           title="debug: log every message whole (secrets redacted) to logs/<server>.debug.jsonl"
         >
@@ -182,19 +175,19 @@ export function ServerPage({ name }: { name: string }) {
           type="button"
           class="secondary"
           data-testid="probe"
-          disabled={busy !== null}
+          disabled={action.busy}
           onClick={() => void probe()}
           title="Start the server once outside any session: handshake, list its tools, shut down"
         >
           Probe
         </button>
-        <button type="button" class="secondary" data-testid="open-event-log" disabled={busy !== null} onClick={() => void open("Open event log", { kind: "event_log", server: name })}>
+        <button type="button" class="secondary" data-testid="open-event-log" disabled={action.busy} onClick={() => void open("Open event log", { kind: "event_log", server: name })}>
           Open event log
         </button>
-        <button type="button" class="secondary" data-testid="open-debug-log" disabled={busy !== null} onClick={() => void open("Open debug log", { kind: "debug_log", server: name })}>
+        <button type="button" class="secondary" data-testid="open-debug-log" disabled={action.busy} onClick={() => void open("Open debug log", { kind: "debug_log", server: name })}>
           Open debug log
         </button>
-        {busy && <span class="muted" role="status">{busy}…</span>}
+        {action.running && <span class="muted" role="status">{action.running}…</span>}
       </div>
       {server && (server.fallback !== fallbackOn || server.debug !== debugOn) && sessions.length > 0 && (
         <p class="small muted" data-testid="flags-pending">

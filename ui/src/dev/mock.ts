@@ -280,7 +280,7 @@ async function send(e: ApiEvent): Promise<void> {
   await emit(CHANNELS.api, e);
 }
 
-function handleApi(req: Request): Response {
+function handleApi(req: Request): Response | Promise<Response> {
   switch (req.op) {
     case "status":
       return {
@@ -359,18 +359,16 @@ function handleApi(req: Request): Response {
       kept.add(`${req.file}:${req.server}`);
       return { kind: "kept_unwrapped", servers: [req.server] };
     case "server_add":
-      return {
-        kind: "server_add",
-        risks: [],
-        preset: null,
-        probe: null,
-        network: null,
-        changes: req.clients.map((c) => ({
-          client: c, path: `/home/dev/.config/${c}/mcp.json`, changed: [req.name], skipped: [], written: !req.dry_run,
-          backup: req.dry_run ? null : "20261126-142700-1", secrets: Object.keys(req.secrets), notices: [], error: null,
-          diff: `--- a\n+++ b\n@@ -1,2 +1,5 @@\n {\n   "mcpServers": {\n+    "${req.name}": {\n+      "command": "${WARDEN}",\n+      "args": ["bridge", "--server", "${req.name}", "--", "${req.command}"]\n+    }\n`,
-        })),
-      };
+      return serverAdd(req);
+    case "set_tool_policy": {
+      const t = MOCK_POLICIES.find((x) => x.tool === req.tool);
+      if (!t) return { kind: "error", code: "not_found", message: `\`${req.server}\` has no tool named "${req.tool}" that Warden knows of` };
+      // As the supervisor moves it: by its own entry (a glob or selector elsewhere stays).
+      const by = req.policy === "allow" ? null : req.policy === "ask" ? "tools_ask" : "tools_deny";
+      Object.assign(t, { policy: req.policy, key: by, entry: by && t.name_entry });
+      void send({ kind: "config_changed", server: req.server });
+      return { kind: "command", ok: true, config: CONFIG, sessions: [], message: `${req.tool} is now ${req.policy} in [servers.${req.server}]` };
+    }
     case "approvals":
       return { kind: "approvals", approvals: [] };
     case "approvals_forget":
@@ -379,6 +377,47 @@ function handleApi(req: Request): Response {
     default:
       return { kind: "error", code: "invalid", message: `the mock does not do ${req.op}` };
   }
+}
+
+/** The names the mock's client files have (a dry run refuses them, as the supervisor does). */
+const names = () => new Set(files.flatMap((f) => f.servers.map((s) => s.name)));
+const wait = (ms: number) => new Promise((r) => window.setTimeout(r, ms));
+
+/** `ServerAdd`: a dry run answers the files' changes (refusing a name as the supervisor does),
+ * a write reports its steps (`add_progress`), then answers with the first start. */
+function serverAdd(req: Extract<Request, { op: "server_add" }>): Response | Promise<Response> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(req.name))
+    return { kind: "error", code: "invalid", message: `${JSON.stringify(req.name)} cannot be a server name. Fix: use letters, digits, '-', '_' or '.'` };
+  if (names().has(req.name))
+    return { kind: "error", code: "invalid", message: `/home/dev/.claude.json: a server named "${req.name}" is already there. Nothing was written to any file. Fix: pick another name` };
+  const changes = req.clients.map((c) => ({
+    client: c, path: `/home/dev/.config/${c}/mcp.json`, changed: [req.name], skipped: [], written: !req.dry_run,
+    backup: req.dry_run ? null : "20261126-142700-1", secrets: Object.keys(req.secrets), notices: [], error: null,
+    diff: `--- a\n+++ b\n@@ -1,2 +1,5 @@\n {\n   "mcpServers": {\n+    "${req.name}": {\n+      "command": "${WARDEN}",\n+      "args": ["bridge", "--server", "${req.name}", "--", "${req.command}"]\n+    }\n`,
+  }));
+  const preset = ["npx", "bunx"].includes(req.command) ? "@npm" : req.command === "uvx" ? "@pypi" : null;
+  const answer = { kind: "server_add" as const, risks: [], preset, changes, probe: null, network: null };
+  if (req.dry_run) return answer;
+  const step = (step: Extract<ApiEvent, { kind: "add_progress" }>["step"]) => send({ kind: "add_progress", server: req.name, step });
+  const c = req.sandbox;
+  const firstStartOnly = !!c && c.first_start && !c.keep && !(preset && c.registry);
+  return (async () => {
+    if (firstStartOnly) await step({ step: "network", state: "allowed" });
+    await wait(400);
+    for (const f of files.filter((f) => f.exists && req.clients.includes(f.client)))
+      f.servers.push({ name: req.name, scope: [], env_keys: Object.keys(req.env), risks: [], reverted: false, enabled: true,
+        ...(req.wrap ? { state: "wrapped", bridge: WARDEN, server: req.name } : { state: "unwrapped" }), command: req.command, args: req.args } as ClientFile["servers"][number]);
+    await step({ step: "written", changes });
+    await step({ step: "first_start" });
+    await wait(1500);
+    const probe = {
+      server: req.name, command: [req.command, ...req.args], ok: true, ts_ms: now(), cold_start_ms: 1_240, total_ms: 1_400, tools: 3,
+      tool_names: ["search", "fetch", "summarize"], server_info: null, protocol_version: "2025-06-18", error: null, code: null,
+      shutdown: "exited with status 0", stderr_tail: "",
+    };
+    if (firstStartOnly) await step({ step: "network", state: "taken" });
+    return { ...answer, probe, network: firstStartOnly ? ("taken" as const) : null };
+  })();
 }
 
 const MOCK_POLICIES: ToolPolicy[] = [

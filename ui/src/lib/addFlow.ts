@@ -1,12 +1,14 @@
 // The Add flow's state (src/components/AddServer.tsx and its steps) as a pure reducer: which
 // step it is on, what was found, planned and chosen, and the answers it got. The component
-// asks (the registry, ServerAdd, SetLimit, Probe) and hands each answer to `addReducer`, so
-// every move between steps is tested without a window (tests/addFlow.test.ts).
-import type { ClientId, FileChangeView, ProbeReport, Risk } from "../bindings/api";
+// asks (the registry, ServerAdd) and hands each answer to `addReducer`, so every move between
+// steps is tested without a window (tests/addFlow.test.ts). The workflow itself (the entry's
+// name rule, the sandbox's keys, the secrets, the files, the first start and its network) is
+// Rust's `ServerAdd`; this only shows its answer and the `add_progress` steps it reports.
+import type { AddAnswer, AddStep, ClientId, FileChangeView, FirstStartNetwork, ProbeReport, Request, Risk } from "../bindings/api";
 import type { Found, PlanView, RegistryRequest } from "../bindings/app";
 import type { Result } from "../components/Changes";
-import { entryNameProblem, planEnv, splitCommandLine } from "./manage";
-import type { AddSandbox, FirstStartState } from "./sandbox";
+import { planEnv, splitCommandLine } from "./manage";
+import type { Reply } from "./tauri";
 
 export type Source = "registry" | "command" | "document";
 export type Step = "find" | "review" | "clients" | "changes" | "done";
@@ -31,6 +33,18 @@ export interface Server {
 /** A registry server and version chosen (the version `null`: the latest). */
 export type Origin = { name: string; version: string | null };
 
+/** The Add flow's sandbox choices. The network is off unless asked for. */
+export interface SandboxChoice {
+  on: boolean;
+  /** Its runner's package registry only (the `preset` of the review's dry run), kept: where
+   * there is a runner, on unless unticked. */
+  registry?: boolean;
+  /** The network for the first start only (the package runner downloads the package). */
+  firstStart: boolean;
+  /** The network kept on (a server that calls an API). */
+  keep: boolean;
+}
+
 export interface AddState {
   step: Step;
   source: Source;
@@ -50,16 +64,19 @@ export interface AddState {
   inputs: Record<string, string>;
   asName: string;
   server: Server | null;
+  /** The `sandbox_network` preset of its package runner (`@npm`, `@pypi`), as the review's dry
+   * run answered: the sandbox may then reach that registry only. */
+  preset: string | null;
   // Clients
   chosen: ClientId[];
   wrap: boolean;
-  sandbox: AddSandbox;
+  sandbox: SandboxChoice;
   askDestructive: boolean;
   // Changes and result
   changes: { changes: FileChangeView[]; risks: Risk[] } | null;
   result: Result | null;
   probe: ProbeReport | "running" | null;
-  firstStart: FirstStartState | null;
+  firstStart: FirstStartNetwork | null;
 }
 
 /** The fields a control edits directly. */
@@ -87,12 +104,14 @@ export type AddAction =
    * entry is named afresh from it. */
   | { type: "planned"; view: PlanView; origin: Origin | null; rename: boolean }
   | { type: "from_command" }
-  | { type: "to_clients"; taken: ReadonlySet<string> }
+  /** The review's dry run passed (the name is one every client takes, and no chosen client
+   * has it yet); `preset`: its answer's. */
+  | { type: "to_clients"; preset: string | null }
   | { type: "previewed"; changes: FileChangeView[]; risks: Risk[] }
   | { type: "written"; result: Result }
   | { type: "close_result" }
   | { type: "probe"; probe: ProbeReport | "running" | null }
-  | { type: "first_start"; state: FirstStartState | null };
+  | { type: "first_start"; state: FirstStartNetwork | null };
 
 export function initialAddState(clients: ClientId[], sandboxWorks: boolean): AddState {
   return {
@@ -112,6 +131,7 @@ export function initialAddState(clients: ClientId[], sandboxWorks: boolean): Add
     inputs: {},
     asName: "",
     server: null,
+    preset: null,
     chosen: [...clients],
     wrap: true,
     sandbox: { on: sandboxWorks, firstStart: false, keep: false },
@@ -155,10 +175,7 @@ export function addReducer(s: AddState, a: AddAction): AddState {
     case "to_clients": {
       const server = reviewed(s);
       if (!server) return s;
-      const problem =
-        entryNameProblem(server.name) ?? (a.taken.has(server.name) ? `A server named ${server.name} exists already: choose another name.` : null);
-      if (problem) return { ...s, error: problem };
-      return { ...s, server, error: null, step: "clients" };
+      return { ...s, server, preset: a.preset, error: null, step: "clients" };
     }
     case "previewed":
       return { ...s, changes: { changes: a.changes, risks: a.risks }, step: "changes" };
@@ -198,9 +215,9 @@ export function planRequest(
   return { request: { op: "plan", name: origin.name, version: origin.version, inputs, as_name }, origin };
 }
 
-/** The `ServerAdd` of the chosen server: a dry run sends each secret's name with no value. */
-export function addRequest(s: AddState, dryRun: boolean) {
-  const server = s.server;
+/** The `ServerAdd` of the chosen server (`server`: the one under review): a dry run sends each
+ * secret's name with no value. */
+export function addRequest(s: AddState, dryRun: boolean, server = s.server) {
   if (!server) return null;
   const [command, ...args] = server.argv;
   return {
@@ -214,6 +231,79 @@ export function addRequest(s: AddState, dryRun: boolean) {
     wrap: s.wrap,
     dry_run: dryRun,
   };
+}
+
+/** The write: one `ServerAdd` that sets the sandbox's keys (where bubblewrap works and the
+ * entry runs through the bridge) and `tools_ask`, stores the secrets, writes the files, and
+ * starts the entry once as they run it. */
+export function writeRequest(s: AddState, sandboxWorks: boolean): Extract<Request, { op: "server_add" }> | null {
+  const request = addRequest(s, false);
+  if (!request) return null;
+  const c = s.sandbox;
+  return {
+    ...request,
+    sandbox: s.wrap && sandboxWorks && c.on ? { registry: c.registry !== false, first_start: c.firstStart, keep: c.keep } : null,
+    ask_destructive: s.wrap && s.askDestructive,
+    start: true,
+  };
+}
+
+/**
+ * Following one write: its `add_progress` steps (files written, first start, network) and its
+ * answer come on two channels, events and the request's reply, so either may come first. Each
+ * is shown once, and nothing the answer said is undone by a late step.
+ */
+export interface Following {
+  name: string;
+  /** The files' result is shown. */
+  written: boolean;
+  /** The answer came. */
+  answered: boolean;
+  /** The first start's network as the answer said it. */
+  network: FirstStartNetwork | null;
+}
+
+/** What to show: the files written (the component words the result), or a move of the flow. */
+export type Shown = { type: "files_written"; changes: FileChangeView[] } | AddAction;
+
+export function following(name: string): Following {
+  return { name, written: false, answered: false, network: null };
+}
+
+/** What an `add_progress` step of the write followed shows (`f` notes what was shown). */
+export function onStep(f: Following, step: AddStep): Shown[] {
+  switch (step.step) {
+    case "written":
+      if (f.written) return [];
+      f.written = true;
+      return [{ type: "files_written", changes: step.changes }];
+    case "first_start":
+      return f.answered ? [] : [{ type: "probe", probe: "running" }];
+    case "network":
+      // After the answer only an outcome it did not say is news (an error answer says none;
+      // "allowed" always comes before the answer).
+      if (f.answered && (f.network !== null || step.state === "allowed")) return [];
+      return [{ type: "first_start", state: step.state }];
+  }
+}
+
+/** What the write's answer shows: the files (unless a step showed them), the first start's
+ * report and network; or why nothing was written. */
+export function onAnswer(f: Following, r: Reply<AddAnswer>): Shown[] {
+  f.answered = true;
+  // A start that was running when the request failed (the app went away) shows no more.
+  if (!r.ok) return f.written ? [{ type: "probe", probe: null }, { type: "error", message: r.error.message }] : [{ type: "error", message: r.error.message }];
+  const shown: Shown[] = [];
+  if (!f.written) {
+    f.written = true;
+    shown.push({ type: "files_written", changes: r.value.changes });
+  }
+  shown.push({ type: "probe", probe: r.value.probe });
+  if (r.value.network !== null) {
+    f.network = r.value.network;
+    shown.push({ type: "first_start", state: r.value.network });
+  }
+  return shown;
 }
 
 /** `KEY=VALUE` lines to a map; a line without `=` is an error that names it. */

@@ -1,5 +1,6 @@
 // The Manage page's model: every server name across the clients' files, and the Add flow's
-// command line (pasted text to an argv, the argv the bridge runs).
+// input (a pasted command line to an argv, a plan's environment). What an entry may be named
+// and what it runs are Rust's (`ServerAdd`).
 import type { ClientId, ClientsReport, Request, ServerEntry } from "../bindings/api";
 import type { InstallPlan } from "../bindings/app";
 
@@ -111,11 +112,6 @@ export function splitCommandLine(line: string): { argv: string[] } | { error: st
   return { argv };
 }
 
-/** What a wrapped entry runs: the bridge, its secrets from the keychain, then the server. */
-export function bridgeArgv(warden: string, name: string, secretKeys: string[], argv: string[]): string[] {
-  return [warden, "bridge", "--server", name, ...secretKeys.flatMap((k) => ["--secret-env", k]), "--", ...argv];
-}
-
 /** A plan's environment split the way it is written: plain values in the file, secrets in the keychain. */
 export function planEnv(plan: InstallPlan): { env: Record<string, string>; secrets: Record<string, string> } {
   const env: Record<string, string> = {};
@@ -126,11 +122,4 @@ export function planEnv(plan: InstallPlan): { env: Record<string, string>; secre
     else env[e.name] = e.value;
   }
   return { env, secrets };
-}
-
-/** A name an entry can have in every client's format. */
-export function entryNameProblem(name: string): string | null {
-  if (name.trim() === "") return "Give the server a name.";
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) return "Use letters, digits, '.', '_' and '-' (starting with a letter or digit).";
-  return null;
 }

@@ -1,54 +1,11 @@
 // The tool policy on the server page (`tools_allow`, `tools_ask`, `tools_deny`; docs/behaviour.md).
 // Whether a tool is allowed, asked about or denied, and why, is decided by the supervisor with
-// the bridges' own code (`ToolPolicy` of the limits report): nothing here judges a tool. This
-// turns a move the user asks for ("ask before each call") into edits of the lists by the
-// tool's own entry (`name_entry`, which names that tool and no other), and words the reason.
-import type { LimitsReport, PolicyKind, ToolPolicy } from "../bindings/api";
-
-export type PolicyKey = "tools_allow" | "tools_ask" | "tools_deny";
-
-/** One `set_limit` list edit. */
-export type PolicyEdit = { key: PolicyKey; add: string[]; remove: string[] };
+// the bridges' own code (`ToolPolicy` of the limits report), and a move the user asks for is
+// its `SetToolPolicy` (the lists edited by the tool's own entry): nothing here judges a tool
+// or edits a list. This words the reason, and why a moved tool stayed where it was.
+import type { PolicyKind, ToolPolicy } from "../bindings/api";
 
 export const POLICY_LABEL: Record<PolicyKind, string> = { allow: "Allow", ask: "Ask", deny: "Deny" };
-
-/** The list `key` in force for the server (its own, else `[defaults]`'s, else the default). */
-export function policyList(report: LimitsReport, key: PolicyKey): string[] {
-  const v = report.keys.find((k) => k.key === key)?.value;
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
-}
-
-/** The edits that move tool `t` to `to` by its own entry: out of the lists that would decide
- * otherwise (its own entries only), into the list of `to` — `tools_allow` only when that list
- * is in use and does not let the tool through. A glob or selector that covers the tool (and
- * others) is left as it is: the report after the edit says what decides then. */
-export function policyEdits(t: ToolPolicy, to: PolicyKind, report: LimitsReport): PolicyEdit[] {
-  const own = [t.name_entry, t.tool];
-  const edits: PolicyEdit[] = [];
-  const take = (key: PolicyKey) => {
-    const remove = own.filter((e, i) => own.indexOf(e) === i && policyList(report, key).includes(e));
-    if (remove.length > 0) edits.push({ key, add: [], remove });
-  };
-  const put = (key: PolicyKey) => {
-    if (!policyList(report, key).includes(t.name_entry)) edits.push({ key, add: [t.name_entry], remove: [] });
-  };
-  switch (to) {
-    case "deny":
-      take("tools_ask");
-      put("tools_deny");
-      break;
-    case "ask":
-      take("tools_deny");
-      put("tools_ask");
-      break;
-    case "allow":
-      take("tools_deny");
-      take("tools_ask");
-      if (!t.allow_listed) put("tools_allow");
-      break;
-  }
-  return edits;
-}
 
 /** Why the tool's policy is what it is, in words (the list and its entry, a name glob or an
  * annotation selector). Untrusted text: shown through printableLine. */

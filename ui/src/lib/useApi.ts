@@ -24,17 +24,9 @@ export function refetches(on: Refetch, event: ApiEvent): boolean {
   return test === true || (typeof test === "function" && test(event));
 }
 
-/** Whether an answer is the error every request may get. */
-function failed(a: unknown): a is { kind: "error"; message: string } {
-  return typeof a === "object" && a !== null && (a as { kind?: unknown }).kind === "error";
-}
-
-/** What request `R` answers when it does not fail. */
-export type Ok<R extends Request> = Exclude<Answer<R>, { kind: "error" }>;
-
 export interface Api<R extends Request> {
   /** The latest good answer (`null` until the first one); kept when a later ask fails. */
-  data: Ok<R> | null;
+  data: Answer<R> | null;
   /** Why the latest ask failed (`null` once one succeeds). */
   error: string | null;
   /** Asks again now (after an action of the page). */
@@ -43,7 +35,7 @@ export interface Api<R extends Request> {
 
 /** `request`'s answer, asked again on the events `on` names; `null` asks nothing. */
 export function useApi<R extends Request>(request: R | null, on: Refetch = {}): Api<R> {
-  const [answer, setAnswer] = useState<{ data: Ok<R> | null; error: string | null }>({ data: null, error: null });
+  const [answer, setAnswer] = useState<{ data: Answer<R> | null; error: string | null }>({ data: null, error: null });
   const key = request === null ? null : JSON.stringify(request);
   const current = useRef({ request, on });
   current.current = { request, on };
@@ -51,11 +43,11 @@ export function useApi<R extends Request>(request: R | null, on: Refetch = {}): 
   const reload = useCallback(async () => {
     const r = current.current.request;
     if (r === null) return;
-    const a: unknown = await ask(r);
+    const a = await ask(r);
     // A newer request took its place meanwhile: its answer is the one to show.
     if (JSON.stringify(current.current.request) !== JSON.stringify(r)) return;
-    if (failed(a)) setAnswer((was) => ({ data: was.data, error: a.message }));
-    else setAnswer({ data: a as Ok<R>, error: null });
+    if (a.ok) setAnswer({ data: a.value, error: null });
+    else setAnswer((was) => ({ data: was.data, error: a.error.message }));
   }, []);
 
   useEffect(() => {
