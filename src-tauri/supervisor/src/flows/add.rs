@@ -100,8 +100,14 @@ pub trait Effects {
     async fn store_secret(&mut self, var: &str, value: &str) -> Result<(), String>;
     /// Writes the clients' files (or previews them).
     async fn write_files(&mut self, opts: &AddOptions) -> Result<Vec<FileChange>, ClientError>;
-    /// Starts the entry `name` once, as the file `written` (just written) runs it.
-    async fn first_start(&mut self, name: &str, written: &FileChange) -> ProbeReport;
+    /// Starts the entry `name` once, as the file `written` (just written) runs it: `argv`, the
+    /// command line the entry was written with.
+    async fn first_start(
+        &mut self,
+        name: &str,
+        argv: &[String],
+        written: &FileChange,
+    ) -> ProbeReport;
     /// Says what is happening.
     fn progress(&mut self, step: AddStep);
 }
@@ -249,7 +255,13 @@ async fn write_and_start(
         return Ok((changes, None));
     };
     fx.progress(AddStep::FirstStart);
-    let probe = fx.first_start(&add.entry.name, written).await;
+    // As `clients::add` writes it (the same path, the same bridge arguments).
+    let warden = add
+        .warden
+        .as_ref()
+        .map(|w| w.to_string_lossy().into_owned());
+    let argv = add.entry.argv(warden.as_deref());
+    let probe = fx.first_start(&add.entry.name, &argv, written).await;
     Ok((changes, Some(probe)))
 }
 
@@ -326,12 +338,21 @@ impl Effects for Real<'_> {
         Ok(changes)
     }
 
-    async fn first_start(&mut self, name: &str, written: &FileChange) -> ProbeReport {
-        let Some(launch) = clients::launch_of(&written.file, name) else {
+    async fn first_start(
+        &mut self,
+        name: &str,
+        argv: &[String],
+        written: &FileChange,
+    ) -> ProbeReport {
+        // What the client will run, read back; started only when it is what was written (a
+        // file another program changed in between is not run on its word).
+        let launch = clients::launch_of(&written.file, name).filter(|l| l.argv == argv);
+        let Some(launch) = launch else {
             return ProbeReport {
                 server: Some(name.to_owned()),
+                command: argv.to_vec(),
                 error: Some(format!(
-                    "{name} is not in {} after writing it (another program may have changed it)",
+                    "{name} in {} is not as it was written (another program may have changed the file), so it was not started. Fix: check the file, then `warden probe --server {name}`",
                     written.file.path.display()
                 )),
                 ..ProbeReport::default()

@@ -43,7 +43,7 @@ impl Effects for Log {
         change.written = true;
         Ok(vec![change])
     }
-    async fn first_start(&mut self, name: &str, _: &FileChange) -> ProbeReport {
+    async fn first_start(&mut self, name: &str, _: &[String], _: &FileChange) -> ProbeReport {
         self.log.push("probe".into());
         ProbeReport {
             server: Some(name.to_owned()),
