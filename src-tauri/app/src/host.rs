@@ -15,6 +15,10 @@
 //!   its arguments to the running one (`tauri-plugin-single-instance`), which opens or focuses
 //!   the window; one per socket, too (a lock beside it). A host that cannot start (the socket's
 //!   directory is not private, or `warden daemon` holds the socket) notifies and exits.
+//! - Only the window and the sidecars ([`sidecar`]) run through `tauri-plugin-shell`. The servers
+//!   the supervisor probes and pre-warms do not: each needs a process group of its own and the MCP
+//!   shutdown (stdin closed, then SIGTERM and SIGKILL to its group), which the plugin's commands do
+//!   not offer; `warden_bridge::child` starts them (`warden_supervisor::probe`).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

@@ -1,3 +1,13 @@
+//! `warden-app`, in the role its command line picks (`warden_app::role`): the host, or the
+//! window (`--window`). The role is picked first, because what follows depends on it.
+//!
+//! On Linux, while the process still has one thread, the environment is set before anything
+//! reads it: two malloc arenas (`memory::at_start`, glibc); `GDK_GL=disable` unless the user
+//! set `GDK_GL` or `WAYLAND_DISPLAY` is set (`desktop::keep_gtk_off_gl`); and, in the window,
+//! its WebKit defaults (`window::webkit_defaults`). Then logging starts: the host keeps a log
+//! file (`warden-app.log` in the state dir) besides stderr; the window logs to stderr, which
+//! the host copies into its log.
+
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 

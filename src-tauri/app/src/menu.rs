@@ -4,6 +4,11 @@
 //! [`Model`] is computed from the supervisor's API without a display; [`draw`] draws it (on
 //! the event loop's thread). Menu items call the supervisor API, the same functions the window
 //! uses.
+//!
+//! The tooltip and the menu count the servers awaiting approval. The count comes from the
+//! supervisor's clients report, which reads the IDE configs, so the host recounts it only at its
+//! start and after a config changed (`ApiEvent::ConfigChanged`, `ApiEvent::Client`) or the
+//! auto-rewrite switch did; otherwise the tray keeps the last count.
 
 use crate::desktop::{self as commands, TrayHealth};
 use serde_json::Value as Json;

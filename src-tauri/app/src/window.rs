@@ -2,13 +2,23 @@
 //! through `tauri-plugin-shell`: a Tauri 2 web view over the supervisor the host serves on the
 //! control socket.
 //!
-//! - Two commands: `api` (the supervisor's typed API, unchanged) and `app` (tray state, start
-//!   at login, opening files, quit), both sent over the socket; the host answers the latter.
-//!   The supervisor's events go to the page as `EVENTS_API` (`warden://event`), the tray's state as
-//!   `warden://app`.
+//! - Three commands: `api` (the supervisor's typed API, unchanged) and `app` (tray state,
+//!   start at login, opening files, quit), both sent over the socket, where the host answers
+//!   the latter; and `registry` (the Add flow's MCP Registry requests), run by the
+//!   `warden-registry` sidecar through the shell plugin, never over the socket. The window
+//!   registers the shell plugin for that sidecar. The supervisor's events go to the page as
+//!   `EVENTS_API` (`warden://event`), the tray's state as `EVENTS_APP` (`warden://app`).
 //! - Closing the window ends this process and its WebKit processes; Warden lives on in the
 //!   host, which has no web view. When the host quits, the window goes too; when it dies, the
 //!   window starts it again.
+//! - The host: when no supervisor answers a status request on the socket within 5 s, the window
+//!   starts `warden-app --hidden` in its own process group (a Ctrl-C meant for the window leaves
+//!   the host running), without the WebKit variables this process set, and waits up to 10 s for a
+//!   supervisor to answer. A host that exits at once without an error found another host's lock:
+//!   that one's supervisor is waited for. After the host died, the window starts it again, at most
+//!   3 times, counted afresh once it has followed a host's events for 60 s. A host killed by a
+//!   signal while it starts may be started again; one that exits with an error, cannot be started
+//!   or does not answer in time is not. When the window gives up, the page shows why.
 //! - A line [`SHOW_LINE`](crate::SHOW_LINE) on its stdin (from the host, when `warden-app` is
 //!   started again) brings the window to the front.
 
@@ -572,8 +582,8 @@ mod tests {
     }
 
     /// The webview may listen to events, and nothing else: no `shell:` permission (the host
-    /// uses tauri-plugin-shell from Rust only), no opener, no other plugin's
-    /// (docs/ARCHITECTURE.md says why); its two commands are the app's own.
+    /// and the window use tauri-plugin-shell from Rust only), no opener, no other plugin's
+    /// (docs/ARCHITECTURE.md says why); its three commands are the app's own.
     #[test]
     fn the_capabilities_allow_events_only() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src-tauri/app/capabilities");

@@ -1,5 +1,14 @@
 //! The config reload task: edits of config.toml (and the debug flag file) reach the running
 //! session, and so do approvals in the server's tool pin file.
+//!
+//! The watch is deferred: the task first waits 50 ms ([`WATCH_AFTER`]), so that the server's start
+//! and the first exchange come first, then sets the watch up on a thread of its own (adding a watch
+//! can block while a watched directory is written without pause). Once it is armed, the task looks
+//! once more, for an edit made meanwhile.
+//!
+//! Each change reloads the pins. The settings are reloaded only when config.toml or the debug flag
+//! file changed: a change of the pin file alone keeps the settings a control command changed (a
+//! forced fallback, debug logging) in force.
 
 use std::path::PathBuf;
 use std::sync::Arc;

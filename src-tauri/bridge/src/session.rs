@@ -1,6 +1,11 @@
 //! One bridge session from start to end, in steps: the session's tasks are set up, server
 //! processes run one after another (each one's end settled with the router, which says when
 //! to start the next), and the shutdown ends the last server before the session itself.
+//!
+//! When its server cannot be started, the session gives up: it ends the server's process, waits up
+//! to 5 s for the client's `initialize` so that it can answer it with the failure, and, when a
+//! supervisor's socket existed at the start, up to 1 s for the control connection, so that the
+//! supervisor hears of it.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -65,7 +65,7 @@ struct DebugRecord<'a> {
     message: serde_json::Value,
 }
 
-/// `<server>.jsonl` → `<server>.debug.jsonl`.
+/// `<server>-<hash>.jsonl` → `<server>-<hash>.debug.jsonl`.
 pub fn debug_log_path(event_log: &Path) -> PathBuf {
     event_log.with_extension("debug.jsonl")
 }

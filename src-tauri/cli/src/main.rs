@@ -1,4 +1,15 @@
 //! `warden`: the stdio bridge and command-line tools of MCP Warden.
+//!
+//! What `main` does with its arguments, in order:
+//! - the `__sandbox-net` helper (`warden_bridge::sandbox::HELPER`, Linux) runs before clap: inside
+//!   a bubblewrap sandbox with a `sandbox_network` list, it hands the proxy's listener to the
+//!   bridge and execs the server;
+//! - `bridge` is parsed alone (`BridgeArgs`): IDEs start a bridge for every server they run, and
+//!   building clap's whole command tree first doubles the parse (~250 µs instead of ~120 µs of
+//!   start-up). `the_bridge_alone_parses_as_in_the_whole_tree` keeps both parses alike;
+//! - `registry` and `install` are handed to `warden-registry` (`$WARDEN_REGISTRY_BIN`, else the
+//!   program beside this one), which takes this process's place (exec on Unix): the registry's code
+//!   and its HTTP and TLS stack live there, not in the bridge.
 
 mod clients_cmd;
 mod output;

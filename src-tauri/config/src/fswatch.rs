@@ -6,6 +6,10 @@
 //! renaming it over the old one, which a watch on the file itself would lose. A burst of
 //! events (one save is often several) settles into one pass. [`Progress`] tells whoever waits
 //! (tests, mostly) when the watch is armed and which changes have been processed.
+//!
+//! A watch that hits an inotify limit fails with a [`WatchError`] that names the sysctl to raise
+//! (`fs.inotify.max_user_watches` or `fs.inotify.max_user_instances`) and how to raise it and keep
+//! it raised.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -5,6 +5,10 @@
 //! `warden clients wrap --move-secrets` stores values here; `warden bridge --secret-env VAR`
 //! reads them into the server's environment; unwrap reads them back into the client's file.
 //! Values never reach a log, an event or an error message.
+//!
+//! Each call runs on a thread of its own and is given 20 s ([`WAIT`]): a locked keychain that waits
+//! for a password prompt nobody sees must not hang a bridge or a command. A call without an answer
+//! by then fails as [`KeychainError::Unavailable`].
 
 use std::time::Duration;
 

@@ -204,7 +204,7 @@ pub const KEYS: &[KeyDef] = &[
     KeyDef {
         name: "debug",
         default: "false",
-        doc: "Full message logging for this server into `logs/<server>.debug.jsonl`, secrets \
+        doc: "Full message logging for this server into `logs/<server>-<hash>.debug.jsonl`, secrets \
               redacted; also on while the file `<config dir>/<server>/debug` exists. Off by \
               default: messages can be large and private.",
         fix: "true or false",

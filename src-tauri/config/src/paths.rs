@@ -1,4 +1,20 @@
 //! Where Warden keeps its files.
+//!
+//! The user's directories come from the `directories` crate, read at call time: nothing is cached,
+//! so each call sees the environment as it is then. [`state_dir`] is `$WARDEN_STATE_DIR`, else the
+//! per-OS state directory (on Linux `$XDG_STATE_HOME/warden`, by default `~/.local/state/warden`),
+//! else the local data directory (macOS, Windows), else a folder in the temp dir. The config file
+//! is `$WARDEN_CONFIG`, else `<`[`config_dir`]`>/warden/config.toml` ([`crate::default_path`]). An
+//! empty variable counts as unset. [`runtime_dir`] (Linux only) holds the control socket.
+//!
+//! A server's own files and folders are named by [`file_stem`], which is lossless: its
+//! readable name and a hash of the exact name. [`server_path`] adopts a file of the old, lossy
+//! name when it was exactly this server's; [`server_path_fresh`] never adopts one, for the
+//! sandbox folder, whose old caches another server may have written.
+//!
+//! [`user_home`] is the real uid's home in the user database (`getpwuid_r`), whatever `$HOME`
+//! says. `supervisor/src/paths_pinned.rs` pins the Linux paths, so a change of crate or of
+//! fallback cannot move users' configs, backups and history.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

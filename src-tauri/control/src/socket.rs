@@ -1,4 +1,20 @@
 //! Where the control socket lives and how it is kept private to the user.
+//!
+//! [`socket_path`] takes, in order: `$WARDEN_SOCKET`; `/run/user/<uid>/warden/control.sock` when
+//! that directory exists and belongs to the real uid; `$XDG_RUNTIME_DIR/warden/control.sock` when
+//! the variable is absolute (these two on Linux only: [`warden_config::paths::runtime_dir`]); else
+//! `<temp dir>/warden-<uid>/control.sock`. `/run/user/<uid>` comes before `$XDG_RUNTIME_DIR`
+//! because an MCP SDK client starts its servers with a bare environment (only `HOME`, `LOGNAME`,
+//! `PATH`, `SHELL`, `TERM` and `USER`): a bridge started so must find the same socket as the
+//! supervisor, started with the user's whole environment.
+//!
+//! The socket's directory is 0700 and the socket 0600; [`accept`] and [`connect`] check the peer's
+//! uid. A [`Peer`] is judged by its process: on Linux 6.5+ through the pidfd the kernel gives for
+//! it (`SO_PEERPIDFD`), so a process that got the pid after the peer exited cannot pass for it;
+//! elsewhere by its pid alone. [`Peer::origin`] compares the peer's user and pid namespaces with
+//! the supervisor's (`/proc/<pid>/ns`): a peer without a pid, or whose `/proc` entry cannot be
+//! read, counts as foreign, and a foreign peer may watch but not act (`W-CONTROL-FOREIGN`). Without
+//! namespaces (macOS, the BSDs) every peer of the user's uid is the user's.
 
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};

@@ -3,6 +3,11 @@
 //! The functions live with what they do: [`commands`](super::commands),
 //! [`checks`](super::checks), [`status`](super::status), [`known`](super::known),
 //! [`clients_host`](super::clients_host).
+//!
+//! Each request also says what it does ([`Request::access`]: [`Access`]). The control socket
+//! (`serve`) serves a peer in other user or pid namespaces than the supervisor's only what is
+//! [`Access::Observe`]; anything else gets `W-CONTROL-FOREIGN` there, logged with the peer's pid.
+//! In-process callers ([`Supervisor::handle`]) are not judged.
 
 use std::sync::Arc;
 

@@ -1,8 +1,10 @@
 //! Events the supervisor missed. Bridges write every event to their JSONL log
-//! (`$WARDEN_STATE_DIR/logs/<server>.jsonl`, rotated to `.1`, `.2` …) whether or not a
-//! supervisor runs; a bridge that could not start its server writes `spawn_failed` there
-//! before it exits. At start the supervisor reads the end of each log and takes in the events
-//! its history lacks, so such a server shows as down even though nobody was watching.
+//! (`$WARDEN_STATE_DIR/logs/<stem>-<hash>.jsonl`, `warden_config::paths::event_log`; rotated
+//! to `.1`, `.2` …) whether or not a supervisor runs; a bridge that could not start its server
+//! writes `spawn_failed` there before it exits. At start the supervisor reads the end of each
+//! log and takes in the events its history lacks, so such a server shows as down even though
+//! nobody was watching. Every `*.jsonl` in the folder but the debug logs is read; each line
+//! names its server.
 //!
 //! Bounded, so a huge log cannot stall the start: at most [`MAX_LINES`] lines and
 //! [`MAX_BYTES`] per server, read from the end, none older than the history's horizon. A line

@@ -18,13 +18,13 @@
 //!
 //! Everything is served through one typed API ([`api`]): [`Supervisor::handle`] (the
 //! dispatcher, `dispatch`) and [`Supervisor::subscribe`] in-process, the same enums on the
-//! socket (`serve`, and [`client`] for the command line). [`Supervisor::run`] (`run`)
-//! serves the socket and the periodic work.
+//! socket (`serve`, and [`connection`] for the command line and the window).
+//! [`Supervisor::run`] (`run`) serves the socket and the periodic work.
 //!
 //! Modules depend downwards only: the leaves (`api`, `metrics`, `health`, `history`,
-//! `import`, `probe`, `orphans`, ...), then `service` (options, state, primitives), one `impl Supervisor` per
-//! concern, `dispatch`, `serve`, and `run` at the top. This file only declares and
-//! re-exports; no module imports from it.
+//! `import`, `probe`, `orphans`, ...), then `service` (options, state, primitives), one
+//! `impl Supervisor` per concern, `dispatch`, `serve`, and `run` at the top. This file only
+//! declares and re-exports; no module imports from it.
 
 #[cfg(all(test, unix))]
 mod layers;

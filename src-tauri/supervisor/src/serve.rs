@@ -3,6 +3,12 @@
 //! `api_request` of the typed API (the command line, the window). A line of the retired
 //! protocol the command line spoke before the API (`status`, `command`) is answered with an
 //! error that says to update `warden`.
+//!
+//! Each peer is judged once, at connect (`Peer::origin`, by its pidfd where the kernel gives one).
+//! A peer outside the supervisor's user and pid namespaces (a sandboxed server, a container) may do
+//! only what is [`Access::Observe`]: reading the supervisor's state, and a bridge's hello,
+//! heartbeats and events. Anything else it sends gets `W-CONTROL-FOREIGN` (an API error, a failed
+//! ack for a command, an error line for another message) and is logged with the peer's pid.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;

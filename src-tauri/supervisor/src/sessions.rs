@@ -1,6 +1,14 @@
 //! The session registry: bridges say hello on the control socket, heartbeat every
 //! [`HEARTBEAT_MS`](warden_control::HEARTBEAT_MS), stream events and end; [`Supervisor::tick`]
 //! marks the silent ones unresponsive, reaps those whose pid is gone, and recomputes health.
+//!
+//! [`Supervisor::run`] ticks every [`TICK`](super::TICK) (250 ms). A live session silent for longer
+//! than [`UNRESPONSIVE_AFTER`] (three heartbeats and a quarter: 6.5 s) is `unresponsive` until it
+//! heartbeats again. A session whose bridge is gone is reaped, and a zombie counts as gone: by the
+//! peer's pidfd where there is one, else by its pid (on Linux, its `/proc` state). A bridge that
+//! closes its control connection without ending its session leaves it `disconnected`, kept until
+//! its pid is gone. Each tick also streams, while anyone subscribes, the row of each server that
+//! changed since it was last streamed, as `ApiEvent::Server`.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;

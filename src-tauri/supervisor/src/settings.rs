@@ -1,6 +1,16 @@
 //! The limits form: every config key of a server with its effective value, where it comes
 //! from and its default; and the conversion of the UI's JSON values into TOML for
 //! [`config::edit`](warden_config::edit).
+//!
+//! The form's edits come back as `SetLimit` requests (`commands`). A list key changes by items to
+//! add and to remove, applied to the list config.toml holds when it is edited, under the file's
+//! lock (`warden_config::edit::edit_server_list`): two grants made at once both land, where each
+//! sending a whole list would drop the other's item.
+//!
+//! Each tool's policy ([`ToolPolicy`]) is judged as the bridges judge it, by
+//! `warden_config::policy::explain` on its pinned definition and the one seen since. Its
+//! `name_entry` is the list entry that names this tool and no other (glob characters and `@`
+//! escaped): the entry `SetToolPolicy` moves between the lists.
 
 use std::path::{Path, PathBuf};
 

@@ -234,7 +234,7 @@ pub fn reference_markdown() -> String {
          `UPDATE_DOCS=1 cargo test -p warden-wire codes`; do not edit by hand. -->\n\n\
          Every failure Warden reports carries one of these stable codes: `data.code` in the \
          JSON-RPC errors the bridge sends to the client, `code` in event-log lines \
-         (`$WARDEN_STATE_DIR/logs/<server>.jsonl`) and in status JSON. A code keeps its meaning \
+         (`$WARDEN_STATE_DIR/logs/<server>-<hash>.jsonl`) and in status JSON. A code keeps its meaning \
          across versions.\n\n\
          | code | cause | fix |\n|---|---|---|\n",
     );

@@ -1,5 +1,9 @@
 //! Session events as JSON lines: metadata only (method, id, tool, duration, outcome, sizes),
 //! never message contents. One file per server, rotated by size.
+//!
+//! Several bridges of one server share one log ([`JsonlLog`]): each line is one append `write`, and
+//! when the file grows past its size only the writer whose file is still the current one at its
+//! path (the same device and inode, on Unix) renames it; the others open the new file.
 
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};

@@ -1,4 +1,15 @@
 //! One host per socket: the lock a host holds for its life, on each system.
+//!
+//! On Unix the lock is `<socket>.tray.lock`, beside the socket in its private directory (checked as
+//! the socket's is, 0700 and the user's, before the lock is taken), held with `flock`. It is opened
+//! without following links (`O_NOFOLLOW`), so a link planted in its place is refused, and
+//! close-on-exec, so the window's process, which the host starts, does not inherit it. A host that
+//! finds the lock held tries again every 50 ms for up to [`LOCK_WAIT`] (5 s; a quitting host exits
+//! within 3 s), then gives up: another host serves.
+//!
+//! On Windows the lock is the same file opened without sharing, which no other process can open
+//! while it is held; for a named pipe (`\\.\pipe\...`) it is `<pipe name>.tray.lock` in Warden's
+//! state folder. On either system the lock goes when the process ends, however it ends.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -13,6 +13,10 @@
 //!   by rg as a flag (`--regexp=`, `--glob=`, `--type=`, paths after `--`);
 //! - a result holds at most `max_output_bytes` of output; the search is stopped there and a note
 //!   tells the model how to narrow the query.
+//!
+//! A known limit: only the `path` given is resolved and checked. With `followSymlinks: true`
+//! (`advanced-search`), the engine follows the links it meets while it walks the path searched
+//! (`--follow`, `follow_links`), and those are not checked: they may lead outside the roots.
 
 mod builtin;
 mod query;
