@@ -241,32 +241,30 @@ pub trait Desktop {
 
 /// Carries out one [`AppRequest`], answered as [`app_op`] declares.
 pub fn dispatch(desktop: &dyn Desktop, request: AppRequest) -> AppResponse {
-    use warden_rpc::answer;
+    use warden_rpc::Op;
     let asked = cfg!(debug_assertions).then(|| request.clone());
     let response = match request {
-        AppRequest::State => answer(app_op::State, Ok::<_, ApiError>(desktop.state())),
-        AppRequest::Autostart { on: None } => answer(
-            app_op::Autostart,
-            desktop.autostart().map_err(|e| {
+        AppRequest::State => app_op::State::answer(Ok::<_, ApiError>(desktop.state())),
+        AppRequest::Autostart(app_op::Autostart { on: None }) => {
+            app_op::Autostart::answer(desktop.autostart().map_err(|e| {
                 ApiError::new(
                     ErrorCode::Io,
                     format!("cannot read the start-at-login setting: {e}"),
                 )
-            }),
-        ),
-        AppRequest::Autostart { on: Some(on) } => answer(
-            app_op::Autostart,
-            desktop.set_autostart(on).map(|()| on).map_err(|e| {
+            }))
+        }
+        AppRequest::Autostart(app_op::Autostart { on: Some(on) }) => {
+            app_op::Autostart::answer(desktop.set_autostart(on).map(|()| on).map_err(|e| {
                 ApiError::new(
                     ErrorCode::Io,
                     format!("cannot change the start-at-login setting: {e}"),
                 )
-            }),
-        ),
-        AppRequest::Open { target } => answer(app_op::Open, open(desktop, target)),
+            }))
+        }
+        AppRequest::Open(app_op::Open { target }) => app_op::Open::answer(open(desktop, target)),
         AppRequest::Quit => {
             desktop.quit();
-            answer(app_op::Quit, Ok::<_, ApiError>(()))
+            app_op::Quit::answer(Ok::<_, ApiError>(()))
         }
     };
     if let Some(asked) = asked {
@@ -398,19 +396,19 @@ mod tests {
         std::fs::write(&log, "").unwrap();
         let r = dispatch(
             &desktop,
-            AppRequest::Open {
+            AppRequest::Open(app_op::Open {
                 target: OpenTarget::EventLog {
                     server: "my server".into(),
                 },
-            },
+            }),
         );
         assert_eq!(r, AppResponse::Opened { path: log });
         // Missing files: a clear error, nothing opened.
         let r = dispatch(
             &desktop,
-            AppRequest::Open {
+            AppRequest::Open(app_op::Open {
                 target: OpenTarget::Config,
-            },
+            }),
         );
         let AppResponse::Error(e) = r else {
             panic!("{r:?}")
@@ -420,11 +418,11 @@ mod tests {
         // The webview cannot make the app open any path.
         let r = dispatch(
             &desktop,
-            AppRequest::Open {
+            AppRequest::Open(app_op::Open {
                 target: OpenTarget::ClientFile {
                     path: "/etc/passwd".into(),
                 },
-            },
+            }),
         );
         assert!(matches!(
             r,
@@ -440,11 +438,17 @@ mod tests {
     fn autostart_and_quit_reach_the_host() {
         let desktop = FakeDesktop::default();
         assert_eq!(
-            dispatch(&desktop, AppRequest::Autostart { on: Some(true) }),
+            dispatch(
+                &desktop,
+                AppRequest::Autostart(app_op::Autostart { on: Some(true) })
+            ),
             AppResponse::Autostart { on: true }
         );
         assert_eq!(
-            dispatch(&desktop, AppRequest::Autostart { on: None }),
+            dispatch(
+                &desktop,
+                AppRequest::Autostart(app_op::Autostart { on: None })
+            ),
             AppResponse::Autostart { on: true }
         );
         assert_eq!(dispatch(&desktop, AppRequest::Quit), AppResponse::Quitting);

@@ -44,6 +44,8 @@ use warden_supervisor::{self as supervisor, Options, Supervisor};
 
 use crate::menu::{self, MenuId};
 use crate::{HIDDEN_ARG, SHOW_LINE, WINDOW_ARG, sidecar};
+use warden_supervisor::api::app::app_op;
+use warden_supervisor::api::op;
 
 mod actions;
 mod lock;
@@ -139,7 +141,11 @@ impl Host {
         let mut limits = Vec::with_capacity(status.servers.len());
         for s in &status.servers {
             let server = s.name.clone();
-            if let Response::Limits(report) = self.sup.handle(Request::Limits { server }).await {
+            if let Response::Limits(report) = self
+                .sup
+                .handle(Request::Limits(op::Limits { server }))
+                .await
+            {
                 limits.push(report);
             }
         }
@@ -268,11 +274,11 @@ impl Host {
         };
         match action {
             ApprovalAction::Answer { allow, always } => {
-                let request = Request::ApprovalAnswer {
+                let request = Request::ApprovalAnswer(op::ApprovalAnswer {
                     id: a.id.clone(),
                     allow,
                     always,
-                };
+                });
                 let failed = match self.sup.handle(request).await {
                     Response::Command(c) if c.ok => None,
                     Response::Command(c) => Some(c.message),
@@ -378,7 +384,7 @@ impl Host {
                 let target = OpenTarget::EventLog {
                     server: server.clone(),
                 };
-                let open = AppRequest::Open { target };
+                let open = AppRequest::Open(app_op::Open { target });
                 if let AppResponse::Error(e) = self.dispatch(open).await {
                     let title = format!("Opening the event log of {server} failed");
                     self.notify(title, e.message);

@@ -16,6 +16,7 @@ use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Runtime};
+use warden_supervisor::api::op;
 use warden_supervisor::api::{Health, LimitsReport, Request, Response, StatusReport};
 
 /// What a menu item does. Its menu id is [`MenuId::id`], read back by [`MenuId::parse`]:
@@ -271,22 +272,22 @@ pub fn request_for(id: &MenuId, model: &Model) -> Option<Request> {
             .is_some_and(flag)
     };
     match id {
-        MenuId::Restart(server) => Some(Request::Restart {
+        MenuId::Restart(server) => Some(Request::Restart(op::Restart {
             server: server.clone(),
-        }),
-        MenuId::Fallback(server) => Some(Request::Fallback {
+        })),
+        MenuId::Fallback(server) => Some(Request::Fallback(op::Fallback {
             on: !shows(server, |s| s.fallback),
             server: server.clone(),
-        }),
-        MenuId::Debug(server) => Some(Request::Debug {
+        })),
+        MenuId::Debug(server) => Some(Request::Debug(op::Debug {
             on: !shows(server, |s| s.debug),
             server: server.clone(),
-        }),
+        })),
         // Switched on here, it asks before wrapping (the window offers "without asking").
-        MenuId::AutoRewrite => Some(Request::AutoRewrite {
+        MenuId::AutoRewrite => Some(Request::AutoRewrite(op::AutoRewrite {
             on: !model.auto_rewrite,
             without_asking: false,
-        }),
+        })),
         MenuId::Open | MenuId::Quit | MenuId::Log(_) => None,
     }
 }
@@ -295,10 +296,14 @@ pub fn request_for(id: &MenuId, model: &Model) -> Option<Request> {
 pub fn action_title(request: &Request) -> String {
     let switch = |on: bool| if on { "on" } else { "off" };
     match request {
-        Request::Restart { server } => format!("Restart {server}"),
-        Request::Fallback { server, on } => format!("Fallback {} for {server}", switch(*on)),
-        Request::Debug { server, on } => format!("Debug logging {} for {server}", switch(*on)),
-        Request::AutoRewrite { on, .. } => format!("Auto-rewrite {}", switch(*on)),
+        Request::Restart(op::Restart { server }) => format!("Restart {server}"),
+        Request::Fallback(op::Fallback { server, on }) => {
+            format!("Fallback {} for {server}", switch(*on))
+        }
+        Request::Debug(op::Debug { server, on }) => {
+            format!("Debug logging {} for {server}", switch(*on))
+        }
+        Request::AutoRewrite(op::AutoRewrite { on, .. }) => format!("Auto-rewrite {}", switch(*on)),
         other => format!("{other:?}"),
     }
 }
@@ -359,23 +364,23 @@ mod tests {
         // The menu's switches flip what the config has.
         assert_eq!(
             request_for(&MenuId::parse("fallback\u{1f}rg").unwrap(), &m),
-            Some(Request::Fallback {
+            Some(Request::Fallback(op::Fallback {
                 server: "rg".into(),
                 on: false
-            })
+            }))
         );
         assert_eq!(
             request_for(&MenuId::parse("debug\u{1f}fs").unwrap(), &m),
-            Some(Request::Debug {
+            Some(Request::Debug(op::Debug {
                 server: "fs".into(),
                 on: true
-            })
+            }))
         );
         assert_eq!(
             request_for(&MenuId::parse("restart\u{1f}fs").unwrap(), &m),
-            Some(Request::Restart {
+            Some(Request::Restart(op::Restart {
                 server: "fs".into()
-            })
+            }))
         );
         assert_eq!(request_for(&MenuId::parse("open").unwrap(), &m), None);
 
@@ -426,10 +431,10 @@ mod tests {
         };
         assert_eq!(
             request_for(&MenuId::AutoRewrite, &m),
-            Some(Request::AutoRewrite {
+            Some(Request::AutoRewrite(op::AutoRewrite {
                 on: false,
                 without_asking: false
-            })
+            }))
         );
         assert_eq!(request_for(&MenuId::Log("fs".into()), &m), None);
     }
@@ -466,14 +471,14 @@ mod tests {
 
     #[test]
     fn a_failed_tray_action_is_named_and_explained() {
-        let restart = Request::Restart {
+        let restart = Request::Restart(op::Restart {
             server: "gh".into(),
-        };
+        });
         assert_eq!(action_title(&restart), "Restart gh");
-        let off = Request::Fallback {
+        let off = Request::Fallback(op::Fallback {
             server: "rg".into(),
             on: false,
-        };
+        });
         assert_eq!(action_title(&off), "Fallback off for rg");
         let refused = Response::Command(CommandOutcome {
             ok: false,

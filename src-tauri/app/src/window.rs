@@ -30,6 +30,7 @@ use crate::desktop::{AppEvent, AppRequest, AppResponse, AppState, TrayHealth, be
 use crate::{HIDDEN_ARG, SHOW_LINE};
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 use warden_registry::{RegistryAnswer, RegistryRequest};
+use warden_supervisor::api::op;
 use warden_supervisor::api::{
     ApiError, ApiEvent, EVENTS_API, EVENTS_APP, ErrorCode, Request, Response,
 };
@@ -158,7 +159,7 @@ fn without_host(error: String) -> AppState {
 /// `host_error` (why it did not start), else why the socket did not answer.
 async fn ask_app(socket: &Path, request: AppRequest, host_error: Option<String>) -> AppResponse {
     let state = matches!(request, AppRequest::State);
-    match ask(socket, Request::App { request }).await {
+    match ask(socket, Request::App(op::App { request })).await {
         Response::App { response } => response,
         Response::Error(e) if state => {
             AppResponse::State(without_host(host_error.unwrap_or(e.message)))

@@ -235,7 +235,7 @@ pub fn run(command: Command) -> ExitCode {
                 command,
             } => probe_cmd(server, command, Duration::from_millis(timeout_ms), json).await,
             Command::Restart { server, json } => {
-                command_cmd(Request::Restart { server }, json).await
+                command_cmd(Request::Restart(op::Restart { server }), json).await
             }
             Command::Fallback {
                 server,
@@ -243,7 +243,7 @@ pub fn run(command: Command) -> ExitCode {
                 json,
             } => {
                 let on = state == OnOff::On;
-                command_cmd(Request::Fallback { server, on }, json).await
+                command_cmd(Request::Fallback(op::Fallback { server, on }), json).await
             }
             Command::Debug {
                 server,
@@ -251,7 +251,7 @@ pub fn run(command: Command) -> ExitCode {
                 json,
             } => {
                 let on = state == OnOff::On;
-                command_cmd(Request::Debug { server, on }, json).await
+                command_cmd(Request::Debug(op::Debug { server, on }), json).await
             }
             Command::Orphans {
                 json,
@@ -399,13 +399,13 @@ async fn probe_cmd(
     let report = match connect().await {
         Err(e) => return fail(e),
         Ok(Some(mut conn)) => {
-            let request = Request::Probe {
+            let request = op::Probe {
                 server: server.clone(),
                 command: command.clone(),
                 timeout_ms: Some(timeout.as_millis() as u64),
                 env: std::collections::BTreeMap::new(),
             };
-            match conn.ask(op::Probe, request).await {
+            match conn.ask(request).await {
                 Ok(r) => r,
                 Err(e) => return fail(e),
             }
@@ -461,8 +461,8 @@ async fn command_cmd(request: Request, json: bool) -> ExitCode {
         Ok(None) => {
             // Without a supervisor, settings still go to config.toml: bridges read it.
             let (server, key, on) = match request {
-                Request::Fallback { server, on } => (server, "force_fallback", on),
-                Request::Debug { server, on } => (server, "debug", on),
+                Request::Fallback(op::Fallback { server, on }) => (server, "force_fallback", on),
+                Request::Debug(op::Debug { server, on }) => (server, "debug", on),
                 _ => {
                     return fail(
                         "no supervisor is running; start the tray app or `warden daemon` (a restart is sent to the bridges through it)",
@@ -510,7 +510,7 @@ async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCod
         orphans::Known::default()
     };
     let mut found = match &mut conn {
-        Some(c) => match c.ask(op::Orphans, Request::Orphans).await {
+        Some(c) => match c.ask(op::Orphans).await {
             Ok(orphans) => orphans,
             Err(e) => return fail(e),
         },
@@ -548,10 +548,7 @@ async fn orphans_cmd(json: bool, stop: bool, yes: bool, pids: &[u32]) -> ExitCod
     }
     let targets: Vec<u32> = found.iter().map(|o| o.pid).collect();
     let results = match &mut conn {
-        Some(c) => match c
-            .ask(op::StopOrphans, Request::StopOrphans { pids: targets })
-            .await
-        {
+        Some(c) => match c.ask(op::StopOrphans { pids: targets }).await {
             Ok(stopped) => stopped,
             Err(e) => return fail(e),
         },
@@ -604,12 +601,12 @@ async fn history_cmd(
     let entries = match connect().await {
         Err(e) => return fail(e),
         Ok(Some(mut c)) => {
-            let request = Request::History {
+            let request = op::History {
                 server,
                 since_ms,
                 limit: Some(limit),
             };
-            match c.ask(op::History, request).await {
+            match c.ask(request).await {
                 Ok(entries) => entries,
                 Err(e) => return fail(e),
             }
@@ -698,16 +695,18 @@ fn pending_json(
 async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode {
     let request = match action {
         None => Request::Approvals,
-        Some(ApprovalsAction::Allow { id, always }) => Request::ApprovalAnswer {
-            id,
-            allow: true,
-            always,
-        },
-        Some(ApprovalsAction::Deny { id }) => Request::ApprovalAnswer {
+        Some(ApprovalsAction::Allow { id, always }) => {
+            Request::ApprovalAnswer(op::ApprovalAnswer {
+                id,
+                allow: true,
+                always,
+            })
+        }
+        Some(ApprovalsAction::Deny { id }) => Request::ApprovalAnswer(op::ApprovalAnswer {
             id,
             allow: false,
             always: false,
-        },
+        }),
         Some(ApprovalsAction::Forget { server, tool }) => {
             // The answers live in the server's pin file: no supervisor needed.
             return match warden_config::pins::forget_always(&server, tool.as_deref()) {
@@ -744,7 +743,7 @@ async fn approvals_cmd(action: Option<ApprovalsAction>, json: bool) -> ExitCode 
         }
         Ok(Some(c)) => c,
     };
-    match conn.ask(op::Approvals, request).await {
+    match conn.ask(op::Approvals).await {
         Ok(approvals) => {
             if json {
                 // Each call's client, from the session holding it (a session that ended

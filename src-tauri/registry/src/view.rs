@@ -22,26 +22,12 @@ use super::planner::{entry_name, plan};
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum RegistryRequest {
     /// Servers whose name or description contains `term` (all when empty), latest versions.
-    Search { term: String },
+    Search(registry_op::Search),
     /// One server (`version`: exact, else the latest) and what installing it would write
     /// with the user's `inputs` (by the keys the plan asks for) as entry `as_name`.
-    Plan {
-        name: String,
-        #[serde(default)]
-        version: Option<String>,
-        #[serde(default)]
-        inputs: BTreeMap<String, String>,
-        #[serde(default)]
-        as_name: Option<String>,
-    },
+    Plan(registry_op::Plan),
     /// The same for a server.json the user pasted (nothing is fetched).
-    Document {
-        document: String,
-        #[serde(default)]
-        inputs: BTreeMap<String, String>,
-        #[serde(default)]
-        as_name: Option<String>,
-    },
+    Document(registry_op::Document),
 }
 
 /// The answer to a [`RegistryRequest`].
@@ -59,9 +45,64 @@ pub enum RegistryAnswer {
     },
 }
 
+/// Each [`RegistryRequest`] as a type (see [`warden_rpc::Op`]).
+pub mod registry_op {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Serialize};
+
+    /// Servers whose name or description contains `term` (all when empty), latest versions.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+    pub struct Search {
+        pub term: String,
+    }
+
+    /// One server (`version`: exact, else the latest) and what installing it would write
+    /// with the user's `inputs` (by the keys the plan asks for) as entry `as_name`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+    pub struct Plan {
+        pub name: String,
+        #[serde(default)]
+        pub version: Option<String>,
+        #[serde(default)]
+        pub inputs: BTreeMap<String, String>,
+        #[serde(default)]
+        pub as_name: Option<String>,
+    }
+
+    /// The same for a server.json the user pasted (nothing is fetched).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+    pub struct Document {
+        pub document: String,
+        #[serde(default)]
+        pub inputs: BTreeMap<String, String>,
+        #[serde(default)]
+        pub as_name: Option<String>,
+    }
+
+    macro_rules! into_registryrequest {
+        ($($unit:ident),*; $($newtype:ident),*) => {
+            $(impl From<$unit> for super::RegistryRequest {
+                fn from(_: $unit) -> super::RegistryRequest {
+                    super::RegistryRequest::$unit
+                }
+            })*
+            $(impl From<$newtype> for super::RegistryRequest {
+                fn from(r: $newtype) -> super::RegistryRequest {
+                    super::RegistryRequest::$newtype(r)
+                }
+            })*
+        };
+    }
+    into_registryrequest!(; Search, Plan, Document);
+}
+
 warden_rpc::pairs! {
     /// Each [`RegistryRequest`] with its answer (see [`warden_rpc`]).
-    pub mod registry_op: RegistryRequest => RegistryAnswer {
+    registry_op: RegistryRequest => RegistryAnswer {
         Search(Vec<Found>) => |servers| RegistryAnswer::Found { servers };
         Plan(Box<PlanView>) => |r| RegistryAnswer::Plan(r);
         Document(Box<PlanView>) => |r| RegistryAnswer::Plan(r);
@@ -80,14 +121,14 @@ impl RegistryRequest {
     pub fn args(&self) -> Option<Vec<String>> {
         let words = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         match self {
-            RegistryRequest::Search { term } => {
+            RegistryRequest::Search(registry_op::Search { term }) => {
                 let mut argv = words(&["registry", "search", "--json", "--limit", "50"]);
                 if !term.trim().is_empty() {
                     argv.extend(["--".to_owned(), term.trim().to_owned()]);
                 }
                 Some(argv)
             }
-            RegistryRequest::Plan { name, version, .. } => {
+            RegistryRequest::Plan(registry_op::Plan { name, version, .. }) => {
                 let mut argv = words(&["registry", "show", "--json"]);
                 if let Some(v) = version.as_ref().filter(|v| !v.is_empty()) {
                     argv.extend(["--version".to_owned(), v.clone()]);
@@ -95,40 +136,35 @@ impl RegistryRequest {
                 argv.extend(["--".to_owned(), name.clone()]);
                 Some(argv)
             }
-            RegistryRequest::Document { .. } => None,
+            RegistryRequest::Document(registry_op::Document { .. }) => None,
         }
     }
 
     /// The answer, from what [`Self::args`] printed (or why it failed: its message), as
     /// [`registry_op`] declares.
     pub fn answer(self, printed: Result<String, String>) -> RegistryAnswer {
-        use warden_rpc::answer;
+        use warden_rpc::Op;
         let text = |e: RegistryError| e.to_string();
         match self {
-            RegistryRequest::Document {
+            RegistryRequest::Document(registry_op::Document {
                 document,
                 inputs,
                 as_name,
-            } => answer(
-                registry_op::Document,
+            }) => registry_op::Document::answer(
                 document_view(&document, inputs, as_name.as_deref())
                     .map(Box::new)
                     .map_err(text),
             ),
-            RegistryRequest::Search { .. } => answer(
-                registry_op::Search,
-                printed.and_then(|out| found(&out).map_err(text)),
-            ),
-            RegistryRequest::Plan {
+            RegistryRequest::Search(registry_op::Search { .. }) => {
+                registry_op::Search::answer(printed.and_then(|out| found(&out).map_err(text)))
+            }
+            RegistryRequest::Plan(registry_op::Plan {
                 inputs, as_name, ..
-            } => answer(
-                registry_op::Plan,
-                printed.and_then(|out| {
-                    plan_view(&out, inputs, as_name.as_deref())
-                        .map(Box::new)
-                        .map_err(text)
-                }),
-            ),
+            }) => registry_op::Plan::answer(printed.and_then(|out| {
+                plan_view(&out, inputs, as_name.as_deref())
+                    .map(Box::new)
+                    .map_err(text)
+            })),
         }
     }
 }

@@ -1,68 +1,66 @@
-//! Each request declared once with its answer. [`pairs!`] reads a table (request variant,
-//! answer variant, the value its handler returns, how that value becomes the answer) and
-//! makes one marker type per request ([`Op`]): a handler answers through
-//! [`answer`]`(op::Name, result)`, so a handler that returns another request's value fails to
-//! compile. The same table gives the request enum's `answered_by` (the check the dispatchers
-//! run in debug builds) and `ANSWERS`, from which [`answers_map`] writes the TypeScript
-//! request→answer map the web UI's `ask` is typed by. Used for the supervisor's [`Request`](super::Request), the
-//! desktop app's [`AppRequest`](warden_supervisor::desktop::AppRequest) and the window's
-//! [`RegistryRequest`](warden_registry::RegistryRequest).
+//! Requests as types, each declared once with its answer. A request is a type of its own
+//! (`op::Probe`, with its fields) wrapped by a variant of its table's request enum
+//! (`Request::Probe(op::Probe)`). [`pairs!`] reads a table (request, the value its handler
+//! returns, how that value becomes the answer) and implements [`Op`] for each request type:
+//! `type Answer` is what a caller gets back (`Connection::ask(op::Probe { .. })` is a
+//! `ProbeReport`), and a handler answers through [`Op::answer`], so a handler that returns
+//! another request's value fails to compile. The same table gives the request enum's
+//! `answered_by` (the check the dispatchers run in debug builds) and `ANSWERS`, from which
+//! [`answers_map`] writes the TypeScript request→answer map the web UI's `ask` is typed by.
+//! Used for the supervisor's `Request`, the desktop app's `AppRequest` and the window's
+//! `RegistryRequest`.
 
 pub mod bindings;
 
 /// One request of a [`pairs!`] table, as a type.
-pub trait Op {
-    /// What its handler returns when it succeeds.
+pub trait Op: Sized {
+    /// What its handler returns when it succeeds, and what a caller gets back.
     type Answer;
+    /// The request enum of its table.
+    type Request;
     /// The answer enum of its table.
     type Response;
     /// The request variant's name (`KnownServers`).
     const NAME: &'static str;
+    /// The request as its table's variant.
+    fn request(self) -> Self::Request;
     /// The answer variant the table declares for it.
     fn wrap(answer: Self::Answer) -> Self::Response;
     /// The value inside that variant, or the answer as it came (an error, or another
-    /// request's answer): what a caller of the API gets back ([`Connection::ask`]).
-    ///
-    /// [`Connection::ask`]: warden_supervisor::connection::Connection::ask
+    /// request's answer): what a caller of the API gets back.
     fn unwrap(response: Self::Response) -> Result<Self::Answer, Self::Response>;
+    /// The answer to this request: its declared variant, or the error (`Response::Error`).
+    fn answer<E>(result: Result<Self::Answer, E>) -> Self::Response
+    where
+        Self::Response: From<E>,
+    {
+        result.map_or_else(From::from, Self::wrap)
+    }
 }
 
-/// The answer to request `O`: its declared variant, or the error (`Response::Error`).
-///
-/// A handler that gives another request's value does not compile (the supervisor's API
-/// shows both: `warden_supervisor::api`).
-pub fn answer<O: Op, E>(_: O, result: Result<O::Answer, E>) -> O::Response
-where
-    O::Response: From<E>,
-{
-    result.map_or_else(From::from, O::wrap)
-}
-
-/// Declares `pub mod $module` with one [`Op`] per request of `$req`, answered by the variant of
-/// `$resp` the table names. Each row's `|value| Variant` is read both ways: as the expression
-/// that wraps a handler's value, and as the pattern that takes it out again. Every variant of `$req` must be in the table (the match of
-/// `answered_by` is exhaustive), and `$resp` has an `Error` variant (every request may fail).
+/// Implements [`Op`] for each request type `$module::$op` of `$req`, answered by the variant
+/// of `$resp` the table names. Each row's `|value| Variant` is read both ways: as the
+/// expression that wraps a handler's value, and as the pattern that takes it out again. Every
+/// variant of `$req` must be in the table (the match of `answered_by` is exhaustive), and
+/// `$resp` has an `Error` variant (every request may fail). The request types, and their
+/// `From` into `$req`, are the caller's.
 #[macro_export]
 macro_rules! pairs {
     (
         $(#[$doc:meta])*
-        pub mod $module:ident: $req:ident => $resp:ident {
+        $module:ident: $req:ident => $resp:ident {
             $( $op:ident($answer:ty) => |$bind:tt| $answers:ident::$kind:ident $fields:tt; )*
         }
     ) => {
-        $(#[$doc])*
-        pub mod $module {
-            $(
-                #[doc = concat!("`", stringify!($req), "::", stringify!($op), "`, answered by `", stringify!($resp), "::", stringify!($kind), "`.")]
-                #[derive(Debug, Clone, Copy)]
-                pub struct $op;
-            )*
-        }
         $(
             impl $crate::Op for $module::$op {
                 type Answer = $answer;
+                type Request = $req;
                 type Response = $resp;
                 const NAME: &'static str = stringify!($op);
+                fn request(self) -> $req {
+                    <$req>::from(self)
+                }
                 fn wrap($bind: $answer) -> $resp {
                     $answers::$kind $fields
                 }

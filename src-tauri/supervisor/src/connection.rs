@@ -10,7 +10,7 @@ use tokio::io::AsyncWriteExt;
 use super::api::{ApiError, ApiEvent, ApiMessage, Request, Response, StatusReport};
 use warden_control as control;
 use warden_control::socket::{ReadHalf, WriteHalf};
-use warden_rpc::{Op, snake};
+use warden_rpc::Op;
 use warden_wire::protocol::{Frame, FrameReader};
 
 const MAX_LINE: usize = 64 << 20;
@@ -115,23 +115,16 @@ impl Connection {
     }
 
     pub async fn status(&mut self) -> Result<StatusReport, ConnectionError> {
-        self.ask(super::api::op::Status, Request::Status).await
+        self.ask(super::api::op::Status).await
     }
 
-    /// `request`, which is `O` (`ask(op::History, Request::History { .. })`), answered with
-    /// the value `O` declares; the supervisor's refusal is [`ConnectionError::Api`].
-    pub async fn ask<O: Op<Response = Response>>(
+    /// `request` (`ask(op::History { .. })`), answered with the value its type declares
+    /// (`Vec<HistoryEntry>`); the supervisor's refusal is [`ConnectionError::Api`].
+    pub async fn ask<O: Op<Request = Request, Response = Response>>(
         &mut self,
-        _: O,
-        request: Request,
+        request: O,
     ) -> Result<O::Answer, ConnectionError> {
-        debug_assert_eq!(
-            request.op(),
-            snake(O::NAME),
-            "{request:?} asked as {}",
-            O::NAME
-        );
-        match O::unwrap(self.request(request).await?) {
+        match O::unwrap(self.request(request.request()).await?) {
             Ok(answer) => Ok(answer),
             Err(Response::Error(e)) => Err(ConnectionError::Api(e)),
             Err(other) => Err(unexpected(&serde_json::to_value(other).unwrap_or_default())),

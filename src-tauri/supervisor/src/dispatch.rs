@@ -11,10 +11,10 @@
 
 use std::sync::Arc;
 
-use super::api::{ApiError, ErrorCode, Request, Response, answer, op};
+use super::api::{ApiError, ErrorCode, Op, Request, Response, op};
 use super::commands::Change;
 use super::service::Supervisor;
-use crate::api::app::AppRequest;
+use crate::api::app::{AppRequest, app_op};
 
 impl Supervisor {
     /// Serves one request of the typed API. Each arm answers through [`answer`] with the
@@ -34,76 +34,64 @@ impl Supervisor {
 
     async fn dispatch(self: &Arc<Self>, request: Request) -> Response {
         match request {
-            Request::Status => answer(op::Status, ok(self.status())),
-            Request::History {
+            Request::Status => op::Status::answer(ok(self.status())),
+            Request::History(op::History {
                 server,
                 since_ms,
                 limit,
-            } => answer(
-                op::History,
-                ok(self.history(server.as_deref(), since_ms, limit)),
-            ),
-            Request::Restart { server } => answer(op::Restart, ok(self.restart(&server).await)),
-            Request::Fallback { server, on } => answer(
-                op::Fallback,
+            }) => op::History::answer(ok(self.history(server.as_deref(), since_ms, limit))),
+            Request::Restart(op::Restart { server }) => {
+                op::Restart::answer(ok(self.restart(&server).await))
+            }
+            Request::Fallback(op::Fallback { server, on }) => op::Fallback::answer(
                 self.set_key(&server, "force_fallback", Change::Set(on.into()))
                     .await,
             ),
-            Request::Debug { server, on } => answer(
-                op::Debug,
-                self.set_key(&server, "debug", Change::Set(on.into())).await,
-            ),
-            Request::Probe {
+            Request::Debug(op::Debug { server, on }) => {
+                op::Debug::answer(self.set_key(&server, "debug", Change::Set(on.into())).await)
+            }
+            Request::Probe(op::Probe {
                 server,
                 command,
                 timeout_ms,
                 env,
-            } => answer(
-                op::Probe,
-                self.probe(server, command, timeout_ms, env).await,
-            ),
-            Request::Orphans => answer(op::Orphans, ok(self.find_orphans().await)),
-            Request::StopOrphans { pids } => {
-                answer(op::StopOrphans, ok(self.stop_orphans(&pids).await))
+            }) => op::Probe::answer(self.probe(server, command, timeout_ms, env).await),
+            Request::Orphans => op::Orphans::answer(ok(self.find_orphans().await)),
+            Request::StopOrphans(op::StopOrphans { pids }) => {
+                op::StopOrphans::answer(ok(self.stop_orphans(&pids).await))
             }
-            Request::KnownServers => answer(op::KnownServers, ok(self.known_servers())),
-            Request::Subscribe => answer(op::Subscribe, ok(())),
-            Request::ApproveTools { server, tools } => {
-                answer(op::ApproveTools, self.approve_tools(&server, &tools))
+            Request::KnownServers => op::KnownServers::answer(ok(self.known_servers())),
+            Request::Subscribe => op::Subscribe::answer(ok(())),
+            Request::ApproveTools(op::ApproveTools { server, tools }) => {
+                op::ApproveTools::answer(self.approve_tools(&server, &tools))
             }
-            Request::Approvals => answer(op::Approvals, ok(self.approvals())),
-            Request::ApprovalAnswer { id, allow, always } => answer(
-                op::ApprovalAnswer,
-                self.answer_approval(&id, allow, always).await,
-            ),
-            Request::ApprovalsForget { server, tool } => answer(
-                op::ApprovalsForget,
-                self.forget_approvals(&server, tool.as_deref()),
-            ),
-            Request::Limits { server } => answer(op::Limits, self.limits(server).await),
-            Request::SetLimit {
+            Request::Approvals => op::Approvals::answer(ok(self.approvals())),
+            Request::ApprovalAnswer(op::ApprovalAnswer { id, allow, always }) => {
+                op::ApprovalAnswer::answer(self.answer_approval(&id, allow, always).await)
+            }
+            Request::ApprovalsForget(op::ApprovalsForget { server, tool }) => {
+                op::ApprovalsForget::answer(self.forget_approvals(&server, tool.as_deref()))
+            }
+            Request::Limits(op::Limits { server }) => op::Limits::answer(self.limits(server).await),
+            Request::SetLimit(op::SetLimit {
                 server,
                 key,
                 value,
                 add,
                 remove,
-            } => answer(
-                op::SetLimit,
-                self.set_limit(&server, &key, value, add, remove).await,
-            ),
-            Request::Clients => answer(op::Clients, self.clients().await),
-            Request::ClientEdit {
+            }) => op::SetLimit::answer(self.set_limit(&server, &key, value, add, remove).await),
+            Request::Clients => op::Clients::answer(self.clients().await),
+            Request::ClientEdit(op::ClientEdit {
                 wrap,
                 file,
                 server,
                 dry_run,
                 move_secrets,
-            } => answer(
-                op::ClientEdit,
+            }) => op::ClientEdit::answer(
                 self.edit_clients(wrap, file, server, dry_run, move_secrets)
                     .await,
             ),
-            Request::ServerAdd {
+            Request::ServerAdd(op::ServerAdd {
                 name,
                 clients,
                 command,
@@ -115,7 +103,7 @@ impl Supervisor {
                 ask_destructive,
                 start,
                 dry_run,
-            } => {
+            }) => {
                 let entry = warden_clients::NewEntry {
                     name,
                     command,
@@ -132,64 +120,54 @@ impl Supervisor {
                     ask_destructive,
                     start,
                 };
-                answer(op::ServerAdd, self.add_server(add, wrap, dry_run).await)
+                op::ServerAdd::answer(self.add_server(add, wrap, dry_run).await)
             }
-            Request::SetToolPolicy {
+            Request::SetToolPolicy(op::SetToolPolicy {
                 server,
                 tool,
                 policy,
-            } => answer(
-                op::SetToolPolicy,
-                self.set_tool_policy(&server, &tool, policy).await,
-            ),
-            Request::ServerSwitch {
+            }) => op::SetToolPolicy::answer(self.set_tool_policy(&server, &tool, policy).await),
+            Request::ServerSwitch(op::ServerSwitch {
                 server,
                 clients,
                 file,
                 scope,
                 enabled,
                 dry_run,
-            } => {
+            }) => {
                 let sel = warden_clients::Selection {
                     clients,
                     file,
                     scope,
                 };
-                answer(
-                    op::ServerSwitch,
-                    self.switch_server(server, sel, enabled, dry_run).await,
-                )
+                op::ServerSwitch::answer(self.switch_server(server, sel, enabled, dry_run).await)
             }
-            Request::ServerRemove {
+            Request::ServerRemove(op::ServerRemove {
                 server,
                 clients,
                 plan,
                 dry_run,
-            } => answer(
-                op::ServerRemove,
-                self.remove_server(server, clients, plan, dry_run).await,
-            ),
-            Request::Backups => answer(op::Backups, self.backups().await),
-            Request::Restore { id, dry_run } => {
-                answer(op::Restore, self.restore(id, dry_run).await)
+            }) => {
+                op::ServerRemove::answer(self.remove_server(server, clients, plan, dry_run).await)
             }
-            Request::AutoRewrite { on, without_asking } => {
-                answer(op::AutoRewrite, self.set_auto_rewrite(on, without_asking))
+            Request::Backups => op::Backups::answer(self.backups().await),
+            Request::Restore(op::Restore { id, dry_run }) => {
+                op::Restore::answer(self.restore(id, dry_run).await)
             }
-            Request::ProbeIde { on } => answer(op::ProbeIde, self.set_probe_ide(on)),
-            Request::KeepUnwrapped { file, server } => {
-                answer(op::KeepUnwrapped, self.keep_unwrapped(file, server).await)
+            Request::AutoRewrite(op::AutoRewrite { on, without_asking }) => {
+                op::AutoRewrite::answer(self.set_auto_rewrite(on, without_asking))
             }
-            Request::App { request } => answer(
-                op::App,
-                match self.app.get() {
-                    Some(app) => Ok(app(request).await),
-                    None => Err(ApiError::new(
-                        ErrorCode::Invalid,
-                        "this supervisor is `warden daemon`, not the desktop app: stop it (`warden daemon` runs in a terminal or a service) and start MCP Warden",
-                    )),
-                },
-            ),
+            Request::ProbeIde(op::ProbeIde { on }) => op::ProbeIde::answer(self.set_probe_ide(on)),
+            Request::KeepUnwrapped(op::KeepUnwrapped { file, server }) => {
+                op::KeepUnwrapped::answer(self.keep_unwrapped(file, server).await)
+            }
+            Request::App(op::App { request }) => op::App::answer(match self.app.get() {
+                Some(app) => Ok(app(request).await),
+                None => Err(ApiError::new(
+                    ErrorCode::Invalid,
+                    "this supervisor is `warden daemon`, not the desktop app: stop it (`warden daemon` runs in a terminal or a service) and start MCP Warden",
+                )),
+            }),
         }
     }
 }
@@ -232,33 +210,36 @@ impl Request {
         let files = |dry_run: bool| if dry_run { ReadFiles } else { Act };
         match self {
             Request::Status
-            | Request::History { .. }
+            | Request::History(op::History { .. })
             | Request::Orphans
             | Request::KnownServers
             | Request::Approvals
             | Request::Subscribe => Observe,
-            Request::Limits { .. } | Request::Clients | Request::Backups => ReadFiles,
-            Request::ClientEdit { dry_run, .. }
-            | Request::ServerAdd { dry_run, .. }
-            | Request::ServerSwitch { dry_run, .. }
-            | Request::ServerRemove { dry_run, .. }
-            | Request::Restore { dry_run, .. } => files(*dry_run),
-            Request::Restart { .. }
-            | Request::Fallback { .. }
-            | Request::Debug { .. }
-            | Request::Probe { .. }
-            | Request::StopOrphans { .. }
-            | Request::ApproveTools { .. }
-            | Request::ApprovalAnswer { .. }
-            | Request::ApprovalsForget { .. }
-            | Request::SetLimit { .. }
-            | Request::SetToolPolicy { .. }
-            | Request::AutoRewrite { .. }
-            | Request::KeepUnwrapped { .. }
-            | Request::ProbeIde { .. } => Act,
-            Request::App { request } => match request {
-                AppRequest::State | AppRequest::Autostart { on: None } => Observe,
-                AppRequest::Autostart { on: Some(_) } | AppRequest::Open { .. } => Act,
+            Request::Limits(op::Limits { .. }) | Request::Clients | Request::Backups => ReadFiles,
+            Request::ClientEdit(op::ClientEdit { dry_run, .. })
+            | Request::ServerAdd(op::ServerAdd { dry_run, .. })
+            | Request::ServerSwitch(op::ServerSwitch { dry_run, .. })
+            | Request::ServerRemove(op::ServerRemove { dry_run, .. })
+            | Request::Restore(op::Restore { dry_run, .. }) => files(*dry_run),
+            Request::Restart(op::Restart { .. })
+            | Request::Fallback(op::Fallback { .. })
+            | Request::Debug(op::Debug { .. })
+            | Request::Probe(op::Probe { .. })
+            | Request::StopOrphans(op::StopOrphans { .. })
+            | Request::ApproveTools(op::ApproveTools { .. })
+            | Request::ApprovalAnswer(op::ApprovalAnswer { .. })
+            | Request::ApprovalsForget(op::ApprovalsForget { .. })
+            | Request::SetLimit(op::SetLimit { .. })
+            | Request::SetToolPolicy(op::SetToolPolicy { .. })
+            | Request::AutoRewrite(op::AutoRewrite { .. })
+            | Request::KeepUnwrapped(op::KeepUnwrapped { .. })
+            | Request::ProbeIde(op::ProbeIde { .. }) => Act,
+            Request::App(op::App { request }) => match request {
+                AppRequest::State | AppRequest::Autostart(app_op::Autostart { on: None }) => {
+                    Observe
+                }
+                AppRequest::Autostart(app_op::Autostart { on: Some(_) })
+                | AppRequest::Open(app_op::Open { .. }) => Act,
                 AppRequest::Quit => Act,
             },
         }
@@ -289,33 +270,33 @@ mod tests {
             Request::Status,
             Request::Subscribe,
             Request::Clients,
-            Request::Restore {
+            Request::Restore(op::Restore {
                 id: "b".into(),
                 dry_run: true,
-            },
-            Request::Restore {
+            }),
+            Request::Restore(op::Restore {
                 id: "b".into(),
                 dry_run: false,
-            },
-            Request::Probe {
+            }),
+            Request::Probe(op::Probe {
                 server: None,
                 command: Some(vec!["touch".into(), "/tmp/x".into()]),
                 timeout_ms: None,
                 env: Default::default(),
-            },
-            Request::SetLimit {
+            }),
+            Request::SetLimit(op::SetLimit {
                 server: server(),
                 key: "debug".into(),
                 value: None,
                 add: Vec::new(),
                 remove: Vec::new(),
-            },
-            Request::App {
-                request: AppRequest::Autostart { on: None },
-            },
-            Request::App {
+            }),
+            Request::App(op::App {
+                request: AppRequest::Autostart(app_op::Autostart { on: None }),
+            }),
+            Request::App(op::App {
                 request: AppRequest::Quit,
-            },
+            }),
         ];
         let got: Vec<(String, Access)> = requests.iter().map(|r| (r.op(), r.access())).collect();
         let want = [
@@ -337,14 +318,14 @@ mod tests {
     /// another request's (`server_switch` is answered by `client_edit`, not `server_remove`).
     #[test]
     fn each_request_has_its_declared_answer() {
-        let switch = Request::ServerSwitch {
+        let switch = Request::ServerSwitch(op::ServerSwitch {
             server: "rg".into(),
             clients: Vec::new(),
             file: None,
             scope: None,
             enabled: false,
             dry_run: true,
-        };
+        });
         let edit = Response::ClientEdit {
             changes: Vec::new(),
         };
@@ -356,7 +337,7 @@ mod tests {
         assert!(switch.answered_by(&edit) && switch.answered_by(&error));
         assert!(!switch.answered_by(&removal));
         assert_eq!(
-            answer(op::ServerSwitch, Ok::<_, ApiError>(Vec::new())),
+            op::ServerSwitch::answer(Ok::<_, ApiError>(Vec::new())),
             edit
         );
         let ops: Vec<String> = Request::ANSWERS
@@ -380,8 +361,10 @@ mod tests {
             ..Options::from_env()
         };
         let sup = Supervisor::new(opts).unwrap();
-        let quit = || Request::App {
-            request: AppRequest::Quit,
+        let quit = || {
+            Request::App(op::App {
+                request: AppRequest::Quit,
+            })
         };
         let Response::Error(e) = sup.handle(quit()).await else {
             panic!("a supervisor without the tray answered an app request")

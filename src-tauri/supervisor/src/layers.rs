@@ -40,7 +40,7 @@ const DIRS: &[(&str, &str, &str)] = &[
          layers paths_pinned",
     ),
     ("supervisor", "flows", "add policy"),
-    ("supervisor", "api", "error reports status clients app"),
+    ("supervisor", "api", "error reports status clients app op"),
     (
         "clients",
         "",

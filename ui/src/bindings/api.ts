@@ -3,7 +3,17 @@
 
 import type { AppEvent, AppRequest, AppResponse } from "./app";
 
-export type Request = { "op": "status" } | { "op": "history", server: string | null, since_ms: number | null, limit: number | null, } | { "op": "restart", server: string, } | { "op": "fallback", server: string, on: boolean, } | { "op": "debug", server: string, on: boolean, } | { "op": "probe", server: string | null, command: Array<string> | null, 
+export type Request = { "op": "status" } | { "op": "history" } & History | { "op": "restart" } & Restart | { "op": "fallback" } & Fallback | { "op": "debug" } & Debug | { "op": "probe" } & Probe | { "op": "orphans" } | { "op": "stop_orphans" } & StopOrphans | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools" } & ApproveTools | { "op": "approvals" } | { "op": "approval_answer" } & ApprovalAnswer | { "op": "approvals_forget" } & ApprovalsForget | { "op": "limits" } & Limits | { "op": "set_limit" } & SetLimit | { "op": "clients" } | { "op": "client_edit" } & ClientEdit | { "op": "backups" } | { "op": "restore" } & Restore | { "op": "auto_rewrite" } & AutoRewrite | { "op": "keep_unwrapped" } & KeepUnwrapped | { "op": "probe_ide" } & ProbeIde | { "op": "server_add" } & ServerAdd | { "op": "set_tool_policy" } & SetToolPolicy | { "op": "server_switch" } & ServerSwitch | { "op": "server_remove" } & ServerRemove | { "op": "app" } & App;
+
+export type History = { server: string | null, since_ms: number | null, limit: number | null, };
+
+export type Restart = { server: string, };
+
+export type Fallback = { server: string, on: boolean, };
+
+export type Debug = { server: string, on: boolean, };
+
+export type Probe = { server: string | null, command: Array<string> | null, 
 /**
  * Time the server has to answer each step (default 60 s).
  */
@@ -11,11 +21,35 @@ timeout_ms: number | null,
 /**
  * Added to the server's environment (a new entry's `env`).
  */
-env: { [key in string]: string }, } | { "op": "orphans" } | { "op": "stop_orphans", pids: Array<number>, } | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools", server: string, tools: Array<string>, } | { "op": "approvals" } | { "op": "approval_answer", id: string, allow: boolean, always: boolean, } | { "op": "approvals_forget", server: string, tool: string | null, } | { "op": "limits", server: string, } | { "op": "set_limit", server: string, key: string, value: JsonValue | null, add?: Array<string>, remove?: Array<string>, } | { "op": "clients" } | { "op": "client_edit", wrap: boolean, file: string | null, server: string | null, dry_run: boolean, 
+env: { [key in string]: string }, };
+
+export type StopOrphans = { pids: Array<number>, };
+
+export type ApproveTools = { server: string, tools: Array<string>, };
+
+export type ApprovalAnswer = { id: string, allow: boolean, always: boolean, };
+
+export type ApprovalsForget = { server: string, tool: string | null, };
+
+export type Limits = { server: string, };
+
+export type SetLimit = { server: string, key: string, value: JsonValue | null, add?: Array<string>, remove?: Array<string>, };
+
+export type ClientEdit = { wrap: boolean, file: string | null, server: string | null, dry_run: boolean, 
 /**
  * Wrap only: also move `env` values whose names look secret into the OS keychain.
  */
-move_secrets: boolean, } | { "op": "backups" } | { "op": "restore", id: string, dry_run: boolean, } | { "op": "auto_rewrite", on: boolean, without_asking: boolean, } | { "op": "keep_unwrapped", file: string, server: string, } | { "op": "probe_ide", on: boolean, } | { "op": "server_add", name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, 
+move_secrets: boolean, };
+
+export type Restore = { id: string, dry_run: boolean, };
+
+export type AutoRewrite = { on: boolean, without_asking: boolean, };
+
+export type KeepUnwrapped = { file: string, server: string, };
+
+export type ProbeIde = { on: boolean, };
+
+export type ServerAdd = { name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, 
 /**
  * The sandbox's keys set in config.toml before the files (with `wrap`).
  */
@@ -27,7 +61,15 @@ ask_destructive?: boolean,
 /**
  * Start it once after writing, as the files run it (the first start).
  */
-start?: boolean, dry_run: boolean, } | { "op": "set_tool_policy", server: string, tool: string, policy: PolicyKind, } | { "op": "server_switch", server: string, clients: Array<ClientId>, file: string | null, scope: Array<string> | null, enabled: boolean, dry_run: boolean, } | { "op": "server_remove", server: string, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, } | { "op": "app", request: AppRequest, };
+start?: boolean, dry_run: boolean, };
+
+export type SetToolPolicy = { server: string, tool: string, policy: PolicyKind, };
+
+export type ServerSwitch = { server: string, clients: Array<ClientId>, file: string | null, scope: Array<string> | null, enabled: boolean, dry_run: boolean, };
+
+export type ServerRemove = { server: string, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, };
+
+export type App = { request: AppRequest, };
 
 export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "approvals", approvals: Array<PendingApproval>, } | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add" } & AddAnswer | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 

@@ -3,9 +3,19 @@
 
 import type { ApiError, Risk } from "./api";
 
-export type AppRequest = { "op": "state" } | { "op": "autostart", on: boolean | null, } | { "op": "open", target: OpenTarget, } | { "op": "quit" };
+export type AppRequest = { "op": "state" } | { "op": "autostart" } & Autostart | { "op": "open" } & Open | { "op": "quit" };
 
-export type RegistryRequest = { "op": "search", term: string, } | { "op": "plan", name: string, version: string | null, inputs: { [key in string]: string }, as_name: string | null, } | { "op": "document", document: string, inputs: { [key in string]: string }, as_name: string | null, };
+export type Autostart = { on: boolean | null, };
+
+export type Open = { target: OpenTarget, };
+
+export type RegistryRequest = { "op": "search" } & Search | { "op": "plan" } & Plan | { "op": "document" } & Document;
+
+export type Search = { term: string, };
+
+export type Plan = { name: string, version: string | null, inputs: { [key in string]: string }, as_name: string | null, };
+
+export type Document = { document: string, inputs: { [key in string]: string }, as_name: string | null, };
 
 export type RegistryAnswer = { "kind": "found", servers: Array<Found>, } | { "kind": "plan" } & PlanView | { "kind": "error", message: string, };
 

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
+use warden_supervisor::api::op;
 
 const DEADLINE: Duration = Duration::from_secs(15);
 
@@ -1498,7 +1499,7 @@ async fn the_first_start_runs_the_written_entry_sandbox_and_environment_included
     std::fs::write(&file, "{ \"mcpServers\": {} }\n").unwrap();
     let _daemon = env.daemon(&[]).await;
     let mut api = Connection::connect(&env.socket()).await.unwrap();
-    let request = Request::ServerAdd {
+    let request = Request::ServerAdd(op::ServerAdd {
         name: "checked".into(),
         clients: vec![ClientId::Cursor],
         command: FAKE.into(),
@@ -1514,7 +1515,7 @@ async fn the_first_start_runs_the_written_entry_sandbox_and_environment_included
         ask_destructive: false,
         start: true,
         dry_run: false,
-    };
+    });
     let Response::ServerAdd(AddAnswer { probe, .. }) = api.request(request).await.unwrap() else {
         panic!("not a server_add answer")
     };
@@ -1551,18 +1552,20 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     std::fs::write(&file, original).unwrap();
     let _daemon = env.daemon(&[]).await;
     let mut api = Connection::connect(&env.socket()).await.unwrap();
-    let add = |dry_run| Request::ServerAdd {
-        name: "added".into(),
-        clients: vec![ClientId::Cursor],
-        command: FAKE.into(),
-        args: vec!["--banner".into()],
-        env: BTreeMap::from([("MODE".to_owned(), "quiet".to_owned())]),
-        secrets: BTreeMap::new(),
-        wrap: true,
-        sandbox: None,
-        ask_destructive: false,
-        start: false,
-        dry_run,
+    let add = |dry_run| {
+        Request::ServerAdd(op::ServerAdd {
+            name: "added".into(),
+            clients: vec![ClientId::Cursor],
+            command: FAKE.into(),
+            args: vec!["--banner".into()],
+            env: BTreeMap::from([("MODE".to_owned(), "quiet".to_owned())]),
+            secrets: BTreeMap::new(),
+            wrap: true,
+            sandbox: None,
+            ask_destructive: false,
+            start: false,
+            dry_run,
+        })
     };
     let Response::ServerAdd(AddAnswer { changes, risks, .. }) =
         api.request(add(true)).await.unwrap()
@@ -1622,13 +1625,15 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
         "a name taken is refused"
     );
 
-    let switch = |enabled| Request::ServerSwitch {
-        server: "added".into(),
-        clients: Vec::new(),
-        file: None,
-        scope: None,
-        enabled,
-        dry_run: false,
+    let switch = |enabled| {
+        Request::ServerSwitch(op::ServerSwitch {
+            server: "added".into(),
+            clients: Vec::new(),
+            file: None,
+            scope: None,
+            enabled,
+            dry_run: false,
+        })
     };
     assert!(matches!(
         api.request(switch(false)).await.unwrap(),
@@ -1664,11 +1669,13 @@ async fn servers_are_added_switched_and_removed_through_the_api() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), added);
 
     // Remove: the preview's plan, sent back, is applied.
-    let remove = |plan, dry_run| Request::ServerRemove {
-        server: "added".into(),
-        clients: Vec::new(),
-        plan,
-        dry_run,
+    let remove = |plan, dry_run| {
+        Request::ServerRemove(op::ServerRemove {
+            server: "added".into(),
+            clients: Vec::new(),
+            plan,
+            dry_run,
+        })
     };
     let Response::ServerRemove { plan, .. } = api.request(remove(None, true)).await.unwrap() else {
         panic!("not a removal")
@@ -1902,13 +1909,13 @@ async fn list_additions_sent_at_once_both_land() {
         let dir = dir.to_owned();
         async move {
             let mut api = Connection::connect(&socket).await.unwrap();
-            api.request(Request::SetLimit {
+            api.request(Request::SetLimit(op::SetLimit {
                 server: "s".into(),
                 key: "sandbox_write".into(),
                 value: None,
                 add: vec![dir],
                 remove: Vec::new(),
-            })
+            }))
             .await
             .unwrap()
         }

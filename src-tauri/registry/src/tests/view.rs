@@ -71,9 +71,9 @@ fn a_pasted_text_that_is_not_json_says_so() {
 
 #[test]
 fn the_windows_request_is_fetched_as_words_and_its_errors_shown() {
-    let search = RegistryRequest::Search {
+    let search = RegistryRequest::Search(registry_op::Search {
         term: "-echo".into(),
-    };
+    });
     assert_eq!(
         search.args().unwrap()[5..],
         ["--".to_owned(), "-echo".to_owned()],
@@ -87,21 +87,21 @@ fn the_windows_request_is_fetched_as_words_and_its_errors_shown() {
         (servers[0].description.as_str(), servers[0].kinds.clone()),
         ("Echoes", vec!["npm".to_owned()])
     );
-    let plan = RegistryRequest::Plan {
+    let plan = RegistryRequest::Plan(registry_op::Plan {
         name: "io.x/nope".into(),
         version: None,
         inputs: BTreeMap::new(),
         as_name: None,
-    };
+    });
     assert!(matches!(
         plan.answer(Err("the registry has no such server [W-REGISTRY-NOT-FOUND]".into())),
         RegistryAnswer::Error { message } if message.contains("W-REGISTRY-NOT-FOUND")
     ));
-    let doc = RegistryRequest::Document {
+    let doc = RegistryRequest::Document(registry_op::Document {
         document: "{".into(),
         inputs: BTreeMap::new(),
         as_name: None,
-    };
+    });
     assert!(doc.args().is_none());
 }
 

@@ -23,9 +23,9 @@ pub enum AppRequest {
     /// What the tray shows, and the app's own state.
     State,
     /// Start the app (hidden, in the tray) at login: query with `on: null`, or set.
-    Autostart { on: Option<bool> },
+    Autostart(app_op::Autostart),
     /// Open a file or folder with the user's default application.
-    Open { target: OpenTarget },
+    Open(app_op::Open),
     /// Quit the app (the tray's Quit).
     Quit,
 }
@@ -136,9 +136,54 @@ impl TrayHealth {
 pub type AppHandler =
     Arc<dyn Fn(AppRequest) -> Pin<Box<dyn Future<Output = AppResponse> + Send>> + Send + Sync>;
 
+/// Each [`AppRequest`] as a type (see [`warden_rpc::Op`]).
+pub mod app_op {
+    use serde::{Deserialize, Serialize};
+
+    use super::OpenTarget;
+
+    /// What the tray shows, and the app's own state.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct State;
+
+    /// Start the app (hidden, in the tray) at login: query with `on: null`, or set.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+    pub struct Autostart {
+        pub on: Option<bool>,
+    }
+
+    /// Open a file or folder with the user's default application.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+    pub struct Open {
+        pub target: OpenTarget,
+    }
+
+    /// Quit the app (the tray's Quit).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Quit;
+
+    macro_rules! into_apprequest {
+        ($($unit:ident),*; $($newtype:ident),*) => {
+            $(impl From<$unit> for super::AppRequest {
+                fn from(_: $unit) -> super::AppRequest {
+                    super::AppRequest::$unit
+                }
+            })*
+            $(impl From<$newtype> for super::AppRequest {
+                fn from(r: $newtype) -> super::AppRequest {
+                    super::AppRequest::$newtype(r)
+                }
+            })*
+        };
+    }
+    into_apprequest!(State, Quit; Autostart, Open);
+}
+
 warden_rpc::pairs! {
     /// Each [`AppRequest`] with its answer (see [`warden_rpc`]).
-    pub mod app_op: AppRequest => AppResponse {
+    app_op: AppRequest => AppResponse {
         State(AppState) => |r| AppResponse::State(r);
         Autostart(bool) => |on| AppResponse::Autostart { on };
         Open(PathBuf) => |path| AppResponse::Opened { path };
@@ -160,7 +205,12 @@ pub fn typescript() -> String {
     let cfg = ts_rs::Config::new().with_large_int("number");
     let decls = [
         AppRequest::decl(&cfg),
+        app_op::Autostart::decl(&cfg),
+        app_op::Open::decl(&cfg),
         warden_registry::RegistryRequest::decl(&cfg),
+        warden_registry::registry_op::Search::decl(&cfg),
+        warden_registry::registry_op::Plan::decl(&cfg),
+        warden_registry::registry_op::Document::decl(&cfg),
         warden_registry::RegistryAnswer::decl(&cfg),
         OpenTarget::decl(&cfg),
         AppResponse::decl(&cfg),

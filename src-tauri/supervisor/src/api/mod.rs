@@ -11,11 +11,11 @@
 //! [`Request::App`], may use them): [`error`], [`status`], [`reports`] and [`clients`];
 //! [`warden_rpc::bindings`] writes and checks the generated files.
 //!
-//! Each request is answered by its declared variant through [`answer`]:
+//! Each request is a type ([`op`]) answered by its declared variant through [`Op::answer`]:
 //!
 //! ```
-//! use warden_supervisor::api::{ApiError, Response, answer, op};
-//! let r = answer(op::ServerSwitch, Ok::<_, ApiError>(Vec::new()));
+//! use warden_supervisor::api::{ApiError, Op, Response, op};
+//! let r = op::ServerSwitch::answer(Ok::<_, ApiError>(Vec::new()));
 //! assert_eq!(r, Response::ClientEdit { changes: Vec::new() });
 //! ```
 //!
@@ -23,21 +23,20 @@
 //! and plan, for `server_switch`):
 //!
 //! ```compile_fail
-//! use warden_supervisor::api::{ApiError, answer, op};
-//! let _ = answer(op::ServerSwitch, Ok::<_, ApiError>((Vec::new(), Vec::new())));
+//! use warden_supervisor::api::{ApiError, Op, op};
+//! let _ = op::ServerSwitch::answer(Ok::<_, ApiError>((Vec::new(), Vec::new())));
 //! ```
 
 pub mod app;
 pub mod clients;
 pub mod error;
+pub mod op;
 pub mod reports;
 pub mod status;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use warden_clients::{Backup, ClientId, PlannedFile};
 #[cfg(feature = "ts")]
@@ -59,7 +58,7 @@ pub use status::{
     Health, InflightStatus, LatencyPoint, NetworkDenial, PinState, ServerStatus, SessionState,
     SessionStatus, StatusReport, SupervisorInfo, ToolStatus,
 };
-pub use warden_rpc::answer;
+pub use warden_rpc::Op;
 #[cfg(feature = "ts")]
 pub use warden_rpc::bindings::{bindings_file, check_bindings};
 
@@ -72,192 +71,83 @@ pub enum Request {
     Status,
     /// Events of the history, oldest first: of one server or all, newer than `since_ms`
     /// (wall clock), at most `limit` (the newest ones).
-    History {
-        #[serde(default)]
-        server: Option<String>,
-        #[serde(default)]
-        since_ms: Option<u64>,
-        #[serde(default)]
-        limit: Option<usize>,
-    },
+    History(op::History),
     /// Restart the server process of every live session of `server` (acknowledged by each).
-    Restart { server: String },
+    Restart(op::Restart),
     /// `force_fallback` of `server` in config.toml; running bridges pick it up.
-    Fallback { server: String, on: bool },
+    Fallback(op::Fallback),
     /// `debug` of `server` in config.toml; running bridges pick it up.
-    Debug { server: String, on: bool },
+    Debug(op::Debug),
     /// Probe a server: by name (its command is known from a session's hello), or a command.
-    Probe {
-        #[serde(default)]
-        server: Option<String>,
-        #[serde(default)]
-        command: Option<Vec<String>>,
-        /// Time the server has to answer each step (default 60 s).
-        #[serde(default)]
-        timeout_ms: Option<u64>,
-        /// Added to the server's environment (a new entry's `env`).
-        #[serde(default)]
-        env: BTreeMap<String, String>,
-    },
+    Probe(op::Probe),
     /// Server processes whose bridge is gone.
     Orphans,
     /// Stop these orphans (pids from [`Request::Orphans`]; others are refused).
-    StopOrphans { pids: Vec<u32> },
+    StopOrphans(op::StopOrphans),
     /// Servers the supervisor knows, with their commands (for probes and the UI).
     KnownServers,
     /// On the socket: the connection becomes an event stream ([`ApiMessage::ApiEvent`]).
     Subscribe,
     /// Approves the tool definitions `server` shows now (all when `tools` is empty), as
     /// `warden tools approve` does; running bridges release held-back tools.
-    ApproveTools {
-        server: String,
-        #[serde(default)]
-        tools: Vec<String>,
-    },
+    ApproveTools(op::ApproveTools),
     /// The calls of `tools_ask` tools waiting for an answer, in every session.
     Approvals,
     /// Answers held call `id` ([`PendingApproval::id`]): it runs, or fails with
     /// `tool_declined`. `always` (with `allow`): that tool of that server is not asked about
     /// again while its definition is unchanged.
-    ApprovalAnswer {
-        id: String,
-        allow: bool,
-        #[serde(default)]
-        always: bool,
-    },
+    ApprovalAnswer(op::ApprovalAnswer),
     /// Forgets the `always` answers of `server` (of one tool, or all).
-    ApprovalsForget {
-        server: String,
-        #[serde(default)]
-        tool: Option<String>,
-    },
+    ApprovalsForget(op::ApprovalsForget),
     /// Every config key for `server`: its effective value, where it comes from, its default.
-    Limits { server: String },
+    Limits(op::Limits),
     /// Sets `key` in `[servers.NAME]` of config.toml (or removes it: `value: null`) after
     /// checking it like the bridges do; running bridges pick it up.
     /// With `add` or `remove` (a list key, and no `value`): those items are added to or taken
     /// out of the list config.toml holds at the time of the edit, so that two changes of one
     /// list at once both land.
-    SetLimit {
-        server: String,
-        key: String,
-        #[serde(default)]
-        value: Option<Value>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        add: Vec<String>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        remove: Vec<String>,
-    },
+    SetLimit(op::SetLimit),
     /// The detected IDE and agent config files and their stdio servers, wrapped or not.
     Clients,
     /// Wraps (or unwraps) the stdio servers of one file (all active files when `file` is
     /// null), one server or all; `dry_run` computes the diff only.
-    ClientEdit {
-        wrap: bool,
-        #[serde(default)]
-        file: Option<PathBuf>,
-        #[serde(default)]
-        server: Option<String>,
-        #[serde(default)]
-        dry_run: bool,
-        /// Wrap only: also move `env` values whose names look secret into the OS keychain.
-        #[serde(default)]
-        move_secrets: bool,
-    },
+    ClientEdit(op::ClientEdit),
     /// The backups taken before each write of an IDE config file, newest first.
     Backups,
     /// Puts a backup back (after backing up the current contents); `dry_run`: the diff only.
-    Restore {
-        id: String,
-        #[serde(default)]
-        dry_run: bool,
-    },
+    Restore(op::Restore),
     /// The switch of the IDE config watcher: wrap new stdio servers automatically, after
     /// the user's approval unless `without_asking`.
-    AutoRewrite {
-        on: bool,
-        #[serde(default)]
-        without_asking: bool,
-    },
+    AutoRewrite(op::AutoRewrite),
     /// Keeps `server` of `file` unwrapped: auto-rewrite no longer asks about it or wraps it.
-    KeepUnwrapped { file: PathBuf, server: String },
+    KeepUnwrapped(op::KeepUnwrapped),
     /// The switch of probing the IDE configs' servers before they are used.
-    ProbeIde { on: bool },
+    ProbeIde(op::ProbeIde),
     /// Adds server `name` to the file of each of `clients` (through the bridge unless `wrap`
     /// is false); `secrets` go into the OS keychain, never into a file (not in a dry run).
     /// Refused, nothing written, when a file has `name` already.
-    ServerAdd {
-        name: String,
-        clients: Vec<ClientId>,
-        command: String,
-        #[serde(default)]
-        args: Vec<String>,
-        #[serde(default)]
-        env: BTreeMap<String, String>,
-        #[serde(default)]
-        secrets: BTreeMap<String, String>,
-        #[serde(default = "yes")]
-        wrap: bool,
-        /// The sandbox's keys set in config.toml before the files (with `wrap`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        sandbox: Option<AddSandbox>,
-        /// `tools_ask = ["@destructive"]` set before the files (with `wrap`).
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        ask_destructive: bool,
-        /// Start it once after writing, as the files run it (the first start).
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        start: bool,
-        #[serde(default)]
-        dry_run: bool,
-    },
+    ServerAdd(op::ServerAdd),
     /// Moves `tool` of `server` to `policy` by its own entry in `tools_deny`, `tools_ask` and
     /// `tools_allow`, in one write of config.toml; running bridges pick it up.
-    SetToolPolicy {
-        server: String,
-        tool: String,
-        policy: PolicyKind,
-    },
+    SetToolPolicy(op::SetToolPolicy),
     /// Turns `server` on or off in the files of `clients` (every client that has it when
     /// empty), only in `file` and only in `scope` of it when given (a row of the Manage
     /// page: `[]` is the file's own list, Claude Code's projects `["projects", "/abs/path"]`),
     /// by the client's own switch, else by keeping the entry aside.
-    ServerSwitch {
-        server: String,
-        #[serde(default)]
-        clients: Vec<ClientId>,
-        #[serde(default)]
-        file: Option<PathBuf>,
-        #[serde(default)]
-        scope: Option<Vec<String>>,
-        enabled: bool,
-        #[serde(default)]
-        dry_run: bool,
-    },
+    ServerSwitch(op::ServerSwitch),
     /// Removes `server` from the files of `clients` (all that have it when empty). With
     /// `plan` (what a dry run answered), only while every file reads as it did then: else
     /// nothing is written and the error (`W-CLIENT-CHANGED`) asks for a new preview.
-    ServerRemove {
-        server: String,
-        #[serde(default)]
-        clients: Vec<ClientId>,
-        #[serde(default)]
-        plan: Option<Vec<PlannedFile>>,
-        #[serde(default)]
-        dry_run: bool,
-    },
+    ServerRemove(op::ServerRemove),
     /// What only the desktop app does, served by the app's host (`warden-app`), which hosts
     /// the supervisor; `warden daemon` answers an `invalid` error.
-    App { request: app::AppRequest },
-}
-
-fn yes() -> bool {
-    true
+    App(op::App),
 }
 
 warden_rpc::pairs! {
     /// Each [`Request`] with its answer: `op::Name` is request `Name`, and the dispatcher
-    /// answers it by [`answer`]`(op::Name, result)` with the value declared here.
-    pub mod op: Request => Response {
+    /// answers it by `op::Name::answer(result)` with the value declared here.
+    op: Request => Response {
         Status(StatusReport) => |r| Response::Status(r);
         History(Vec<HistoryEntry>) => |entries| Response::History { entries };
         Restart(CommandOutcome) => |r| Response::Command(r);
@@ -446,6 +336,27 @@ pub fn typescript() -> String {
     let cfg = ts_rs::Config::new().with_large_int("number");
     let decls = [
         Request::decl(&cfg),
+        op::History::decl(&cfg),
+        op::Restart::decl(&cfg),
+        op::Fallback::decl(&cfg),
+        op::Debug::decl(&cfg),
+        op::Probe::decl(&cfg),
+        op::StopOrphans::decl(&cfg),
+        op::ApproveTools::decl(&cfg),
+        op::ApprovalAnswer::decl(&cfg),
+        op::ApprovalsForget::decl(&cfg),
+        op::Limits::decl(&cfg),
+        op::SetLimit::decl(&cfg),
+        op::ClientEdit::decl(&cfg),
+        op::Restore::decl(&cfg),
+        op::AutoRewrite::decl(&cfg),
+        op::KeepUnwrapped::decl(&cfg),
+        op::ProbeIde::decl(&cfg),
+        op::ServerAdd::decl(&cfg),
+        op::SetToolPolicy::decl(&cfg),
+        op::ServerSwitch::decl(&cfg),
+        op::ServerRemove::decl(&cfg),
+        op::App::decl(&cfg),
         Response::decl(&cfg),
         ApiError::decl(&cfg),
         ErrorCode::decl(&cfg),
@@ -496,7 +407,7 @@ pub fn typescript() -> String {
         warden_clients::NoticeKind::decl(&cfg),
         Backup::decl(&cfg),
         ApiEvent::decl(&cfg),
-        <Value as TS>::decl(&cfg),
+        <serde_json::Value as TS>::decl(&cfg),
         warden_rpc::answers_map("Answers", "Response", Request::ANSWERS),
         format!(
             "const CHANNELS = {{ api: {EVENTS_API:?}, app: {EVENTS_APP:?} }} as const;\n\n\
@@ -516,7 +427,6 @@ pub fn typescript() -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use warden_rpc::Op as _;
 
     #[test]
     fn a_row_wraps_a_value_and_takes_the_same_value_out() {
@@ -540,10 +450,10 @@ mod tests {
     fn api_lines_round_trip_and_do_not_collide_with_control_messages() {
         let m = ApiMessage::ApiRequest {
             id: 4,
-            request: Request::Fallback {
+            request: Request::Fallback(op::Fallback {
                 server: "rg".into(),
                 on: true,
-            },
+            }),
         };
         let line = m.to_line();
         assert_eq!(
