@@ -187,7 +187,16 @@ impl Supervisor {
             (true, Some(w)) => Some(w),
             (true, None) => return Err(clients_api::no_warden()),
         };
+        if !wrap && (add.sandbox.is_some() || add.ask_destructive) {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                "the sandbox and asking before destructive tools work through the bridge: keep the entry wrapped, or add it without them",
+            ));
+        }
         let env = clients_api::env()?;
+        if !dry_run {
+            secrets_free(&env, &add)?;
+        }
         let sup = Arc::clone(self);
         let server = add.entry.name.clone();
         let wrote = |path: &std::path::Path, text: &str| sup.wrote(path, text);
@@ -288,4 +297,24 @@ impl Supervisor {
             w.wrote(path, text);
         }
     }
+}
+
+/// Refuses to replace a keychain item another client's entry of the same name reads (as
+/// `warden install` asks before it does): that server would get the new value unasked.
+fn secrets_free(env: &clients::ClientEnv, add: &flows::add::Add) -> Result<(), ApiError> {
+    for (var, value) in &add.secrets {
+        let files = clients::secret_in_use(env, &add.entry.name, var, value).unwrap_or_default();
+        if let Some(f) = files.first() {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                format!(
+                    "the OS keychain holds another value of {var} for `{}`, which its entry in {} ({}) still reads: storing this one would change what that server gets. Nothing was written. Fix: add it under another name, or change the value with `warden install` or `warden servers add` on a terminal [W-SECRET-IN-USE]",
+                    add.entry.name,
+                    f.path.display(),
+                    f.client
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

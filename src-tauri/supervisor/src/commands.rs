@@ -615,7 +615,7 @@ impl Change {
                     PolicyKind::Ask => "ask",
                     PolicyKind::Deny => "deny",
                 };
-                format!("{} {to}", tool.tool)
+                format!("{:?} to {to}", tool.tool)
             }
         }
     }

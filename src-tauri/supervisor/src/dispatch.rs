@@ -266,6 +266,22 @@ mod tests {
     #[test]
     fn requests_are_classified_by_what_they_do() {
         let server = || "rg".to_owned();
+        // A preview reads the clients' files; a write, and the first start it may run, act.
+        let add = |dry_run, start| {
+            Request::ServerAdd(op::ServerAdd {
+                name: server(),
+                clients: Vec::new(),
+                command: "rg".into(),
+                args: Vec::new(),
+                env: Default::default(),
+                secrets: Default::default(),
+                wrap: true,
+                sandbox: None,
+                ask_destructive: false,
+                start,
+                dry_run,
+            })
+        };
         let requests = [
             Request::Status,
             Request::Subscribe,
@@ -291,6 +307,13 @@ mod tests {
                 add: Vec::new(),
                 remove: Vec::new(),
             }),
+            Request::SetToolPolicy(op::SetToolPolicy {
+                server: server(),
+                tool: "push".into(),
+                policy: super::super::api::PolicyKind::Allow,
+            }),
+            add(true, false),
+            add(false, true),
             Request::App(op::App {
                 request: AppRequest::Autostart(app_op::Autostart { on: None }),
             }),
@@ -307,6 +330,9 @@ mod tests {
             ("restore", Access::Act),
             ("probe", Access::Act),
             ("set_limit", Access::Act),
+            ("set_tool_policy", Access::Act),
+            ("server_add", Access::ReadFiles),
+            ("server_add", Access::Act),
             ("app", Access::Observe),
             ("app", Access::Act),
         ]

@@ -542,7 +542,7 @@ network: FirstStartNetwork | null, };
 
 export type AddStep = { "step": "written", changes: Array<FileChangeView>, } | { "step": "first_start" } | { "step": "network", state: FirstStartNetwork, };
 
-export type FirstStartNetwork = "allowed" | "taken" | { "error": string };
+export type FirstStartNetwork = "allowed" | "taken";
 
 export type PlannedFile = { path: string, 
 /**

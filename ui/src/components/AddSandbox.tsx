@@ -62,16 +62,10 @@ export function FirstStartNetwork(props: { state: Network | null }) {
         The network is allowed for this first start; it is taken away when the start is over.
       </p>
     );
-  if (state === "taken")
-    return (
-      <p class="small" data-testid="add-first-start-network" data-state="taken">
-        The first start is over: its network is off again (<code>sandbox_network = "none"</code>) from its next start; a session a client started
-        meanwhile keeps the network until it restarts.
-      </p>
-    );
   return (
-    <p class="error-text small" role="alert" data-testid="add-first-start-network" data-state="failed">
-      The network allowed for the first start could not be taken away ({state.error}): turn it off in the Sandbox section of the server's page.
+    <p class="small" data-testid="add-first-start-network" data-state="taken">
+      The first start is over, and its network with it: that start alone had it, and config.toml keeps{" "}
+      <code>sandbox_network = "none"</code>, so no other start gets it.
     </p>
   );
 }

@@ -145,15 +145,14 @@ fn yes() -> bool {
     true
 }
 
-/// The network of the first start, as it goes: allowed, taken away once that start is over,
-/// or not taken away (why).
+/// The network of the first start, as it goes: allowed for that start alone, then gone with
+/// it (config.toml never holds it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FirstStartNetwork {
     Allowed,
     Taken,
-    Error(String),
 }
 
 /// What the workflow is doing, as it happens (`ApiEvent::AddProgress`; the CLI prints it).
@@ -207,6 +206,17 @@ impl From<&warden_clients::FileChange> for FileChangeView {
             secrets: c.secrets.clone(),
             notices: c.notices.clone(),
             error: c.error.as_ref().map(|e| e.coded()),
+        }
+    }
+}
+
+impl FileChangeView {
+    /// The change without its diff: what an event may carry (every subscriber gets events,
+    /// and a diff holds the file's text, its neighbours' values too).
+    pub fn without_diff(c: &warden_clients::FileChange) -> FileChangeView {
+        FileChangeView {
+            diff: String::new(),
+            ..FileChangeView::from(c)
         }
     }
 }

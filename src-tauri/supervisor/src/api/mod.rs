@@ -428,6 +428,26 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// A `server_add` as earlier windows and scripts send it (no sandbox, no first start)
+    /// still reads as it did, the workflow's fields at their defaults.
+    #[test]
+    fn a_server_add_without_the_workflows_fields_reads_as_before() {
+        let line = r#"{"op":"server_add","name":"x","clients":["cursor"],"command":"c"}"#;
+        let Request::ServerAdd(add) = serde_json::from_str(line).unwrap() else {
+            panic!("not a server_add")
+        };
+        assert_eq!(
+            (
+                add.wrap,
+                add.sandbox,
+                add.ask_destructive,
+                add.start,
+                add.dry_run
+            ),
+            (true, None, false, false, false)
+        );
+    }
+
     #[test]
     fn a_row_wraps_a_value_and_takes_the_same_value_out() {
         use super::{Response, op};

@@ -1,18 +1,20 @@
 //! Adding a server, the one workflow `warden install` and the window's Add flow both run
 //! (`ServerAdd`): a plan (the files' diffs, the entry's risks, the runner's preset), then the
 //! commit, in this order:
-//! 1. the sandbox's keys (and `tools_ask = ["@destructive"]`) in `[servers.NAME]` of
-//!    config.toml: when one cannot be set, nothing else is written;
+//! 1. the sandbox's keys (and `@destructive` added to `tools_ask`) in `[servers.NAME]` of
+//!    config.toml, with their final values: when one cannot be set, nothing else is written;
 //! 2. the secrets into the OS keychain (`NAME/VAR`);
 //! 3. the clients' files;
-//! 4. the first start: the entry as written, read back from the file (its argv, its `env`,
-//!    through the bridge and so the sandbox, the keychain and the pins);
-//! 5. the network allowed for the first start only is taken away, whatever came of the rest.
+//! 4. the first start: the entry read back from the file, started only when its argv, `env`
+//!    and `cwd` are as written, through the bridge and so the sandbox, the keychain and the
+//!    pins. The network "for the first start only" is that start's alone: it runs with
+//!    `--set sandbox_network=host` on its own command line, and config.toml never holds it, so
+//!    no other session gets it and nothing has to be taken back (a failure, a panic or a quit
+//!    leave no network open).
 //!
-//! Keys set before a failure stay in `[servers.NAME]`: they only limit a server of that name,
-//! which no client runs. Each side effect is a method of [`Effects`], so the order is tested
-//! without a keychain or a server (tests below); [`Real`] is the one the supervisor and the
-//! CLI use.
+//! Keys set before a failure stay in `[servers.NAME]`: they only limit a server of that name.
+//! Each side effect is a method of [`Effects`], so the order is tested without a keychain or a
+//! server (tests below); [`Real`] is the one the supervisor and the CLI use.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -67,8 +69,13 @@ pub struct Done {
 pub enum AddError {
     /// A config.toml key could not be set: nothing else was written.
     Key { key: &'static str, error: String },
-    /// The keychain did not take the secret `var`: no file was written.
-    Secret { var: String, error: String },
+    /// The keychain did not take the secret `var`: no file was written (`keys`: config.toml
+    /// keys were set before).
+    Secret {
+        var: String,
+        error: String,
+        keys: bool,
+    },
     /// The clients' files were not written (`keys`: sandbox keys stay in config.toml).
     Files { error: ClientError, keys: bool },
 }
@@ -79,11 +86,16 @@ impl AddError {
             AddError::Key { key, error } => format!(
                 "Nothing was written to the clients' files: the sandbox could not be set in config.toml ({key}): {error}"
             ),
-            AddError::Secret { var, error } => format!(
-                "cannot store {var} in the OS keychain: {error}. Nothing was written. Fix: start or unlock the keychain (on Linux a Secret Service such as gnome-keyring or KeePassXC), then try again"
+            AddError::Secret { var, error, keys } => format!(
+                "cannot store {var} in the OS keychain: {error}. The clients' files were not written{}. Fix: start or unlock the keychain (on Linux a Secret Service such as gnome-keyring or KeePassXC), then try again",
+                if *keys {
+                    " (the keys set in config.toml stay; they only limit a server of this name)"
+                } else {
+                    ""
+                }
             ),
             AddError::Files { error, keys: true } => format!(
-                "The clients' files were not written: {}. The sandbox's keys stay in config.toml; they only limit a server of this name, which no client runs.",
+                "The clients' files were not written: {}. The keys set in config.toml stay; they only limit a server of this name.",
                 error.coded()
             ),
             AddError::Files { error, keys: false } => error.coded(),
@@ -91,21 +103,39 @@ impl AddError {
     }
 }
 
+/// A key's value: set, or items added to the list config.toml holds.
+#[derive(Debug, Clone)]
+pub enum KeyValue {
+    Set(toml_edit::Value),
+    Add(Vec<String>),
+}
+
+impl std::fmt::Display for KeyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyValue::Set(v) => write!(f, "{}", v.to_string().trim()),
+            KeyValue::Add(items) => write!(f, "+{items:?}"),
+        }
+    }
+}
+
 /// The workflow's side effects.
 #[allow(async_fn_in_trait)]
 pub trait Effects {
-    /// Sets `key` of the server in config.toml.
-    async fn set_key(&mut self, key: &'static str, value: toml_edit::Value) -> Result<(), String>;
+    /// Sets `key` of the server in config.toml (a list: adds these items to it).
+    async fn set_key(&mut self, key: &'static str, value: KeyValue) -> Result<(), String>;
     /// Stores one secret in the OS keychain.
     async fn store_secret(&mut self, var: &str, value: &str) -> Result<(), String>;
     /// Writes the clients' files (or previews them).
     async fn write_files(&mut self, opts: &AddOptions) -> Result<Vec<FileChange>, ClientError>;
-    /// Starts the entry `name` once, as the file `written` (just written) runs it: `argv`, the
-    /// command line the entry was written with.
+    /// Starts `entry` once, as the file `written` (just written) runs it, when it reads back
+    /// as it was written (`argv` its command line); `network`: with the host network for this
+    /// start only.
     async fn first_start(
         &mut self,
-        name: &str,
+        entry: &NewEntry,
         argv: &[String],
+        network: bool,
         written: &FileChange,
     ) -> ProbeReport;
     /// Says what is happening.
@@ -117,17 +147,18 @@ fn registry_only(c: &AddSandbox, preset: Option<&str>) -> bool {
     preset.is_some() && c.registry && !c.keep
 }
 
-/// The config.toml keys the sandbox choice sets before the clients' files are written.
+/// The config.toml keys the sandbox choice sets before the clients' files are written: their
+/// final values (the network for the first start only is that start's own, not config's).
 pub fn sandbox_keys(c: &AddSandbox, preset: Option<&str>) -> Vec<(&'static str, toml_edit::Value)> {
     let network: toml_edit::Value = match preset {
         Some(p) if registry_only(c, preset) => toml_edit::Value::Array([p].into_iter().collect()),
-        _ if c.keep || c.first_start => "host".into(),
+        _ if c.keep => "host".into(),
         _ => "none".into(),
     };
     vec![("sandbox", "on".into()), ("sandbox_network", network)]
 }
 
-/// Whether the network is taken away again once the first start is over.
+/// Whether the first start (and it alone) gets the host network.
 pub fn network_for_first_start_only(c: &AddSandbox, preset: Option<&str>) -> bool {
     c.first_start && !c.keep && !registry_only(c, preset)
 }
@@ -143,33 +174,33 @@ impl Add {
     }
 
     fn preset(&self) -> Option<&'static str> {
-        let argv: Vec<String> = std::iter::once(self.entry.command.clone())
-            .chain(self.entry.args.iter().cloned())
-            .collect();
-        runner_preset(&argv)
+        runner_preset(&self.entry.argv(None))
     }
 
     /// The keys set before the files, in order (none without the bridge).
-    fn keys(&self) -> Vec<(&'static str, toml_edit::Value)> {
+    fn keys(&self) -> Vec<(&'static str, KeyValue)> {
         if self.warden.is_none() {
             return Vec::new();
         }
-        let mut keys = match &self.sandbox {
-            Some(c) => sandbox_keys(c, self.preset()),
+        let mut keys: Vec<(&'static str, KeyValue)> = match &self.sandbox {
+            Some(c) => sandbox_keys(c, self.preset())
+                .into_iter()
+                .map(|(k, v)| (k, KeyValue::Set(v)))
+                .collect(),
             None => Vec::new(),
         };
         if self.ask_destructive {
-            // Its calls of tools that may change or delete things wait for a yes.
-            keys.push((
-                "tools_ask",
-                toml_edit::Value::Array(["@destructive"].into_iter().collect()),
-            ));
+            // Its calls of tools that may change or delete things wait for a yes; added to
+            // the list in force, so a stricter one is kept.
+            keys.push(("tools_ask", KeyValue::Add(vec!["@destructive".to_owned()])));
         }
         keys
     }
 
-    fn first_start_only(&self) -> bool {
-        self.warden.is_some()
+    /// Whether the first start gets the host network, for itself alone.
+    fn first_start_network(&self) -> bool {
+        self.start
+            && self.warden.is_some()
             && self
                 .sandbox
                 .as_ref()
@@ -201,43 +232,14 @@ pub async fn commit(add: &Add, fx: &mut impl Effects) -> Result<Done, AddError> 
             .await
             .map_err(|error| AddError::Key { key, error })?;
     }
-    let first_start_only = add.first_start_only();
-    if first_start_only {
-        fx.progress(AddStep::Network {
-            state: FirstStartNetwork::Allowed,
-        });
-    }
-    let result = write_and_start(add, fx, !keys.is_empty()).await;
-    let mut network = None;
-    if first_start_only {
-        let state = match fx.set_key("sandbox_network", "none".into()).await {
-            Ok(()) => FirstStartNetwork::Taken,
-            Err(e) => FirstStartNetwork::Error(e),
-        };
-        fx.progress(AddStep::Network {
-            state: state.clone(),
-        });
-        network = Some(state);
-    }
-    let (changes, probe) = result?;
-    Ok(Done {
-        changes,
-        probe,
-        network,
-    })
-}
-
-async fn write_and_start(
-    add: &Add,
-    fx: &mut impl Effects,
-    keys: bool,
-) -> Result<(Vec<FileChange>, Option<ProbeReport>), AddError> {
+    let keys = !keys.is_empty();
     for (var, value) in &add.secrets {
         fx.store_secret(var, value)
             .await
             .map_err(|error| AddError::Secret {
                 var: var.clone(),
                 error,
+                keys,
             })?;
     }
     let changes = fx
@@ -245,15 +247,25 @@ async fn write_and_start(
         .await
         .map_err(|error| AddError::Files { error, keys })?;
     fx.progress(AddStep::Written {
-        changes: changes.iter().map(FileChangeView::from).collect(),
+        changes: changes.iter().map(FileChangeView::without_diff).collect(),
     });
     let written = changes.iter().find(|c| c.written);
     let (Some(written), true) = (
         written,
         add.start && changes.iter().all(|c| c.error.is_none()),
     ) else {
-        return Ok((changes, None));
+        return Ok(Done {
+            changes,
+            probe: None,
+            network: None,
+        });
     };
+    let network = add.first_start_network();
+    if network {
+        fx.progress(AddStep::Network {
+            state: FirstStartNetwork::Allowed,
+        });
+    }
     fx.progress(AddStep::FirstStart);
     // As `clients::add` writes it (the same path, the same bridge arguments).
     let warden = add
@@ -261,8 +273,18 @@ async fn write_and_start(
         .as_ref()
         .map(|w| w.to_string_lossy().into_owned());
     let argv = add.entry.argv(warden.as_deref());
-    let probe = fx.first_start(&add.entry.name, &argv, written).await;
-    Ok((changes, Some(probe)))
+    let probe = fx.first_start(&add.entry, &argv, network, written).await;
+    let network = network.then_some(FirstStartNetwork::Taken);
+    if let Some(state) = &network {
+        fx.progress(AddStep::Network {
+            state: state.clone(),
+        });
+    }
+    Ok(Done {
+        changes,
+        probe: Some(probe),
+        network,
+    })
 }
 
 /// The effects on the real things: config.toml, the OS keychain, the clients' files, and a
@@ -292,16 +314,20 @@ async fn off_thread<T: Send + 'static>(
 }
 
 impl Effects for Real<'_> {
-    async fn set_key(&mut self, key: &'static str, value: toml_edit::Value) -> Result<(), String> {
+    async fn set_key(&mut self, key: &'static str, value: KeyValue) -> Result<(), String> {
         let Some(path) = self.config.map(Path::to_owned) else {
             return Err(
                 "no config file is known: set WARDEN_CONFIG (or use the default location)".into(),
             );
         };
         let server = self.server.to_owned();
-        let edit =
-            off_thread(move || warden_config::edit::set_server_key(&path, &server, key, value))
-                .await?;
+        let edit = off_thread(move || match value {
+            KeyValue::Set(v) => warden_config::edit::set_server_key(&path, &server, key, v),
+            KeyValue::Add(items) => {
+                warden_config::edit::edit_server_list(&path, &server, key, &items, &[])
+            }
+        })
+        .await?;
         match edit {
             Ok(warden_config::edit::Edit::Changed) => {
                 (self.config_changed)();
@@ -340,16 +366,23 @@ impl Effects for Real<'_> {
 
     async fn first_start(
         &mut self,
-        name: &str,
+        entry: &NewEntry,
         argv: &[String],
+        network: bool,
         written: &FileChange,
     ) -> ProbeReport {
+        let name = &entry.name;
         // What the client will run, read back; started only when it is what was written (a
         // file another program changed in between is not run on its word).
-        let launch = clients::launch_of(&written.file, name).filter(|l| l.argv == argv);
+        let as_written = |l: &clients::Launch| {
+            l.argv == argv
+                && l.cwd.is_none()
+                && l.env.iter().cloned().collect::<BTreeMap<_, _>>() == entry.env
+        };
+        let launch = clients::launch_of(&written.file, name).filter(as_written);
         let Some(launch) = launch else {
             return ProbeReport {
-                server: Some(name.to_owned()),
+                server: Some(name.clone()),
                 command: argv.to_vec(),
                 error: Some(format!(
                     "{name} in {} is not as it was written (another program may have changed the file), so it was not started. Fix: check the file, then `warden probe --server {name}`",
@@ -358,9 +391,18 @@ impl Effects for Real<'_> {
                 ..ProbeReport::default()
             };
         };
+        let mut command = launch.argv;
+        if network {
+            // This start's own network: after `warden bridge`, before its other arguments.
+            let at = command.len().min(2);
+            command.splice(
+                at..at,
+                ["--set".to_owned(), "sandbox_network=host".to_owned()],
+            );
+        }
         probe::probe(
-            Some(name.to_owned()),
-            &launch.argv,
+            Some(name.clone()),
+            &command,
             &launch.env,
             None,
             self.timeout,

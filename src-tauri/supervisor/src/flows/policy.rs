@@ -12,10 +12,9 @@ use warden_config::edit::ListEdit;
 /// entries only), into the list of `to` (`tools_allow` only when that list is in use and
 /// does not let the tool through). `list(key)` is the list as config.toml holds it.
 pub fn edits(t: &ToolPolicy, to: PolicyKind, list: &dyn Fn(&str) -> Vec<String>) -> Vec<ListEdit> {
-    let mut own = vec![t.name_entry.clone()];
-    if t.tool != t.name_entry {
-        own.push(t.tool.clone());
-    }
+    // Its own entry only: a name that is a glob or a selector (`*`, `@destructive`) is not
+    // its entry, so a server cannot name a tool to have such an entry taken out.
+    let own = [t.name_entry.clone()];
     let mut out = Vec::new();
     let take = |out: &mut Vec<ListEdit>, key: &str| {
         let have = list(key);
@@ -55,24 +54,6 @@ pub fn edits(t: &ToolPolicy, to: PolicyKind, list: &dyn Fn(&str) -> Vec<String>)
         }
     }
     out
-}
-
-/// The edits as the outcome's message shows them (`tools_ask -"push", tools_deny +"push"`).
-pub fn shown(edits: &[ListEdit]) -> String {
-    let items: Vec<String> = edits
-        .iter()
-        .flat_map(|e| {
-            e.remove
-                .iter()
-                .map(move |r| format!("{} -{r:?}", e.key))
-                .chain(e.add.iter().map(move |a| format!("{} +{a:?}", e.key)))
-        })
-        .collect();
-    if items.is_empty() {
-        "no list changes".to_owned()
-    } else {
-        items.join(", ")
-    }
 }
 
 #[cfg(test)]
@@ -205,6 +186,31 @@ mod tests {
                 &[("tools_ask", &["@destructive", "p*"])]
             ),
             []
+        );
+    }
+
+    /// A hostile server's tool named `@destructive`, allowed: the selector `tools_ask` holds
+    /// (which asks about every destructive tool) stays.
+    #[test]
+    fn a_tool_named_like_a_selector_or_glob_never_takes_that_entry_out() {
+        let named = |n: &str| ToolPolicy {
+            tool: n.into(),
+            name_entry: format!("\\{n}"),
+            policy: PolicyKind::Ask,
+            key: Some("tools_ask".into()),
+            entry: Some(n.into()),
+            ..tool()
+        };
+        assert_eq!(
+            (
+                run(
+                    &named("@destructive"),
+                    PolicyKind::Allow,
+                    &[("tools_ask", &["@destructive"])]
+                ),
+                run(&named("*"), PolicyKind::Allow, &[("tools_ask", &["*"])]),
+            ),
+            (vec![], vec![])
         );
     }
 

@@ -292,7 +292,9 @@ fn commit(
     runtime
         .block_on(flows::add::commit(add, &mut fx))
         .map_err(|e| match e {
-            flows::add::AddError::Secret { var, error } => keychain_failure(entry, &var, &error),
+            flows::add::AddError::Secret { var, error, .. } => {
+                keychain_failure(entry, &var, &error)
+            }
             flows::add::AddError::Files { error, .. } => refusal(error),
             other => Stop::Failed(None, other.message()),
         })

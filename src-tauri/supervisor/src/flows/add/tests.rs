@@ -9,15 +9,13 @@ struct Log {
     fail_key: Option<&'static str>,
     fail_files: bool,
     fail_start: bool,
-    fail_reset: bool,
 }
 
 impl Effects for Log {
-    async fn set_key(&mut self, key: &'static str, value: toml_edit::Value) -> Result<(), String> {
-        let shown = format!("{key}={}", value.to_string().trim());
+    async fn set_key(&mut self, key: &'static str, value: KeyValue) -> Result<(), String> {
+        let shown = format!("{key}={value}");
         self.log.push(shown.clone());
-        let reset = key == "sandbox_network" && value.as_str() == Some("none");
-        if self.fail_key == Some(shown.as_str()) || (self.fail_reset && reset) {
+        if self.fail_key == Some(shown.as_str()) {
             return Err("read-only file".into());
         }
         Ok(())
@@ -43,10 +41,23 @@ impl Effects for Log {
         change.written = true;
         Ok(vec![change])
     }
-    async fn first_start(&mut self, name: &str, _: &[String], _: &FileChange) -> ProbeReport {
-        self.log.push("probe".into());
+    async fn first_start(
+        &mut self,
+        entry: &NewEntry,
+        _: &[String],
+        network: bool,
+        _: &FileChange,
+    ) -> ProbeReport {
+        self.log.push(
+            if network {
+                "probe with the network"
+            } else {
+                "probe"
+            }
+            .into(),
+        );
         ProbeReport {
-            server: Some(name.to_owned()),
+            server: Some(entry.name.clone()),
             ok: !self.fail_start,
             error: self.fail_start.then(|| "timed out".to_owned()),
             ..ProbeReport::default()
@@ -112,7 +123,7 @@ fn the_keys_write_the_network_off_unless_asked() {
 }
 
 #[test]
-fn the_network_for_the_first_start_is_taken_away_after_it_and_kept_only_when_asked() {
+fn the_network_for_the_first_start_is_never_in_config_and_kept_only_when_asked() {
     let kept = AddSandbox {
         keep: true,
         ..FIRST
@@ -124,7 +135,7 @@ fn the_network_for_the_first_start_is_taken_away_after_it_and_kept_only_when_ask
             keys(kept, None)[1].1.as_str(),
             network_for_first_start_only(&kept, None),
         ),
-        ("\"host\"", true, "\"host\"", false)
+        ("\"none\"", true, "\"host\"", false)
     );
 }
 
@@ -174,7 +185,7 @@ fn the_preset_is_the_network_kept_instead_of_the_whole_network_for_the_first_sta
                 ("sandbox_network", "[\"@npm\"]".into())
             ],
             false,
-            "\"host\"",
+            "\"none\"",
             "\"host\"",
         )
     );
@@ -213,7 +224,7 @@ fn nothing_is_written_to_the_clients_files_when_a_key_cannot_be_set() {
 }
 
 #[test]
-fn the_network_for_the_first_start_only_is_taken_away_whatever_the_start_gave() {
+fn the_first_start_alone_gets_the_network_whatever_it_gave() {
     let mut fx = Log {
         fail_start: true,
         ..Log::default()
@@ -224,10 +235,9 @@ fn the_network_for_the_first_start_only_is_taken_away_whatever_the_start_gave() 
         (
             vec![
                 "sandbox=\"on\"".to_owned(),
-                "sandbox_network=\"host\"".into(),
+                "sandbox_network=\"none\"".into(),
                 "files".into(),
-                "probe".into(),
-                "sandbox_network=\"none\"".into()
+                "probe with the network".into(),
             ],
             vec![FirstStartNetwork::Allowed, FirstStartNetwork::Taken],
             Some(false)
@@ -236,25 +246,18 @@ fn the_network_for_the_first_start_only_is_taken_away_whatever_the_start_gave() 
 }
 
 #[test]
-fn the_network_is_taken_away_when_the_files_fail_and_the_error_says_the_keys_stay() {
+fn no_network_is_allowed_when_the_files_fail_and_the_error_says_the_keys_stay() {
     let mut fx = Log {
         fail_files: true,
         ..Log::default()
     };
     let e = run(&add(Some(FIRST), &["server"]), &mut fx).unwrap_err();
     assert!(
-        fx.log
-            == [
-                "sandbox=\"on\"",
-                "sandbox_network=\"host\"",
-                "files",
-                "sandbox_network=\"none\""
-            ]
+        fx.log == ["sandbox=\"on\"", "sandbox_network=\"none\"", "files"]
             && e.message()
                 .starts_with("The clients' files were not written: ")
-            && e.message()
-                .contains(". The sandbox's keys stay in config.toml")
-            && fx.network == [FirstStartNetwork::Allowed, FirstStartNetwork::Taken],
+            && e.message().contains(". The keys set in config.toml stay")
+            && fx.network.is_empty(),
         "{:?} {} {:?}",
         fx.log,
         e.message(),
@@ -263,18 +266,22 @@ fn the_network_is_taken_away_when_the_files_fail_and_the_error_says_the_keys_sta
 }
 
 #[test]
-fn a_network_not_taken_away_is_said() {
-    let mut fx = Log {
-        fail_reset: true,
-        ..Log::default()
-    };
-    run(&add(Some(FIRST), &["server"]), &mut fx).unwrap();
+fn without_a_first_start_there_is_no_network_to_give() {
+    let mut a = add(Some(FIRST), &["server"]);
+    a.start = false;
+    let mut fx = Log::default();
+    let done = run(&a, &mut fx).unwrap();
     assert_eq!(
-        fx.network,
-        [
-            FirstStartNetwork::Allowed,
-            FirstStartNetwork::Error("read-only file".into())
-        ]
+        (fx.log, fx.network, done.network),
+        (
+            vec![
+                "sandbox=\"on\"".to_owned(),
+                "sandbox_network=\"none\"".into(),
+                "files".into()
+            ],
+            vec![],
+            None
+        )
     );
 }
 
@@ -347,10 +354,10 @@ fn tools_ask_for_destructive_tools_is_written_after_the_sandbox_keys_before_the_
             vec![
                 "sandbox=\"on\"".to_owned(),
                 "sandbox_network=\"none\"".into(),
-                "tools_ask=[\"@destructive\"]".into(),
+                "tools_ask=+[\"@destructive\"]".into(),
                 "files".into()
             ],
-            vec!["tools_ask=[\"@destructive\"]".to_owned(), "files".into()]
+            vec!["tools_ask=+[\"@destructive\"]".to_owned(), "files".into()]
         )
     );
 }
@@ -370,5 +377,61 @@ fn secrets_go_to_the_keychain_after_the_keys_and_before_the_files() {
             "secret TOKEN",
             "files"
         ]
+    );
+}
+
+/// A client's file changed between the write and the first start (another program's `env`
+/// in the entry): the entry is not started on the file's word.
+#[test]
+fn an_entry_that_does_not_read_back_as_written_is_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    let argv = [
+        "/nonexistent/warden",
+        "bridge",
+        "--server",
+        "s",
+        "--pass-env",
+        "X",
+        "--",
+        "srv",
+    ];
+    let written = |x: &str| {
+        serde_json::json!({"mcpServers": {"s": {
+            "command": argv[0], "args": argv[1..], "env": {"X": x}
+        }}})
+        .to_string()
+    };
+    std::fs::write(&path, written("tampered")).unwrap();
+    let file = warden_clients::ConfigFile::infer(&path, Some(ClientId::Cursor)).unwrap();
+    let env = warden_clients::ClientEnv::with_home(dir.path(), warden_clients::Os::Linux);
+    let (wrote, progress, changed) = (|_: &Path, _: &str| {}, |_: AddStep| {}, || {});
+    let mut fx = Real {
+        env: &env,
+        server: "s",
+        config: None,
+        timeout: std::time::Duration::from_secs(5),
+        wrote: &wrote,
+        progress: &progress,
+        config_changed: &changed,
+    };
+    let entry = NewEntry {
+        name: "s".into(),
+        command: "srv".into(),
+        env: BTreeMap::from([("X".to_owned(), "mine".to_owned())]),
+        ..NewEntry::default()
+    };
+    let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+    let report = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(fx.first_start(&entry, &argv, false, &FileChange::new(&file)));
+    assert!(
+        report
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("is not as it was written")),
+        "{report:?}"
     );
 }
