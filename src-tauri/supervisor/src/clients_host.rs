@@ -233,9 +233,6 @@ impl Supervisor {
                 network: None,
             });
         }
-        let names = add.entry.env.keys().chain(&add.entry.secret_env);
-        let risks = clients::entry_risks(&add.entry.command, &add.entry.args, names);
-        let preset = flows::add::runner_preset(&add.entry.argv(None)).map(str::to_owned);
         let done = flows::add::commit(&add, &mut fx)
             .await
             .map_err(|e| match &e {
@@ -247,8 +244,8 @@ impl Supervisor {
         }
         Ok(AddAnswer {
             changes: done.changes.into_iter().map(FileChangeView::from).collect(),
-            risks,
-            preset,
+            risks: add.risks(),
+            preset: add.preset().map(str::to_owned),
             probe: done.probe,
             network: done.network,
         })

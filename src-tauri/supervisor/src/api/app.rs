@@ -243,7 +243,7 @@ pub fn typescript() -> String {
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ts"))]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use std::path::Path;

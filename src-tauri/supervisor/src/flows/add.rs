@@ -173,8 +173,15 @@ impl Add {
         }
     }
 
-    fn preset(&self) -> Option<&'static str> {
+    /// The `sandbox_network` preset of its package runner, if it has one.
+    pub fn preset(&self) -> Option<&'static str> {
         runner_preset(&self.entry.argv(None))
+    }
+
+    /// What its command and environment's names risk (the consent screen's warnings).
+    pub fn risks(&self) -> Vec<clients::Risk> {
+        let names = self.entry.env.keys().chain(&self.entry.secret_env);
+        clients::entry_risks(&self.entry.command, &self.entry.args, names)
     }
 
     /// The keys set before the files, in order (none without the bridge).
@@ -211,11 +218,9 @@ impl Add {
 /// The preview: the files' diffs (a name taken, or no client, is refused here), the risks
 /// of the entry, the runner's preset. Writes nothing.
 pub async fn plan(add: &Add, fx: &mut impl Effects) -> Result<Plan, ClientError> {
-    let changes = fx.write_files(&add.options(true)).await?;
-    let names = add.entry.env.keys().chain(&add.entry.secret_env);
     Ok(Plan {
-        changes,
-        risks: clients::entry_risks(&add.entry.command, &add.entry.args, names),
+        changes: fx.write_files(&add.options(true)).await?,
+        risks: add.risks(),
         preset: add.preset(),
     })
 }
