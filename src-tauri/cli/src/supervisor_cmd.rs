@@ -404,6 +404,8 @@ async fn probe_cmd(
                 command: command.clone(),
                 timeout_ms: Some(timeout.as_millis() as u64),
                 env: std::collections::BTreeMap::new(),
+                // The supervisor runs it where this command runs, as a probe without one does.
+                cwd: std::env::current_dir().ok(),
             };
             match conn.ask(request).await {
                 Ok(r) => r,

@@ -15,11 +15,24 @@ impl Supervisor {
     /// `Probe`: the command given, else the known command of `server`.
     pub(super) async fn probe(
         &self,
-        server: Option<String>,
-        command: Option<Vec<String>>,
-        timeout_ms: Option<u64>,
-        env: std::collections::BTreeMap<String, String>,
+        probe: crate::api::op::Probe,
     ) -> Result<ProbeReport, ApiError> {
+        let crate::api::op::Probe {
+            server,
+            command,
+            timeout_ms,
+            env,
+            cwd,
+        } = probe;
+        if let Some(dir) = cwd.as_deref().filter(|d| !d.is_absolute() || !d.is_dir()) {
+            return Err(ApiError::new(
+                ErrorCode::Invalid,
+                format!(
+                    "{} is not an absolute path of a folder, so the probe has nowhere to run. Fix: give the folder the server runs in",
+                    dir.display()
+                ),
+            ));
+        }
         let command = match (command, &server) {
             (Some(c), _) if !c.is_empty() => c,
             (_, Some(name)) => self
@@ -34,7 +47,9 @@ impl Supervisor {
         };
         let timeout = timeout_ms.map_or(self.opts.probe_timeout, Duration::from_millis);
         let env: Vec<(String, String)> = env.into_iter().collect();
-        Ok(self.run_probe(server, command, &env, None, timeout).await)
+        Ok(self
+            .run_probe(server, command, &env, cwd.as_deref(), timeout)
+            .await)
     }
 
     pub(super) async fn run_probe(

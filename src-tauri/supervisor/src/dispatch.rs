@@ -50,12 +50,7 @@ impl Supervisor {
             Request::Debug(op::Debug { server, on }) => {
                 op::Debug::answer(self.set_key(&server, "debug", Change::Set(on.into())).await)
             }
-            Request::Probe(op::Probe {
-                server,
-                command,
-                timeout_ms,
-                env,
-            }) => op::Probe::answer(self.probe(server, command, timeout_ms, env).await),
+            Request::Probe(probe) => op::Probe::answer(self.probe(probe).await),
             Request::Orphans => op::Orphans::answer(ok(self.find_orphans().await)),
             Request::StopOrphans(op::StopOrphans { pids }) => {
                 op::StopOrphans::answer(ok(self.stop_orphans(&pids).await))
@@ -299,6 +294,7 @@ mod tests {
                 command: Some(vec!["touch".into(), "/tmp/x".into()]),
                 timeout_ms: None,
                 env: Default::default(),
+                cwd: None,
             }),
             Request::SetLimit(op::SetLimit {
                 server: server(),

@@ -21,7 +21,12 @@ timeout_ms: number | null,
 /**
  * Added to the server's environment (a new entry's `env`).
  */
-env: { [key in string]: string }, };
+env: { [key in string]: string }, 
+/**
+ * The folder it runs in, absolute (`warden probe` sends the caller's, so a relative
+ * `python3 server.py` is found); the supervisor's own when absent.
+ */
+cwd?: string | null, };
 
 export type StopOrphans = { pids: Array<number>, };
 

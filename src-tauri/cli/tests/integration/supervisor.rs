@@ -671,6 +671,30 @@ async fn a_line_of_the_retired_protocol_is_answered_with_what_to_do() {
     daemon.stop().await;
 }
 
+/// `warden probe -- COMMAND` runs the server in the folder the command runs in, also when a
+/// supervisor runs the probe (before, it ran in the supervisor's folder, so a relative
+/// `python3 server.py` was not found).
+#[tokio::test]
+async fn a_probe_through_the_supervisor_runs_in_the_callers_folder() {
+    let env = Env::new();
+    let _daemon = env.daemon(&[]).await;
+    let here = tempfile::tempdir().unwrap();
+    let here = here.path().canonicalize().unwrap();
+    let mut cmd = Command::new(WARDEN);
+    cmd.args(["probe", "--json", "--", FAKE, "--require-cwd"])
+        .arg(&here)
+        .current_dir(&here)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    env.apply(&mut cmd);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("warden probe did not end")
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], true, "{report}");
+}
+
 #[tokio::test]
 async fn probe_reports_cold_start_and_tools_and_failures() {
     let env = Env::new();

@@ -74,6 +74,10 @@ pub struct Probe {
     /// Added to the server's environment (a new entry's `env`).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The folder it runs in, absolute (`warden probe` sends the caller's, so a relative
+    /// `python3 server.py` is found); the supervisor's own when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
 }
 
 /// Server processes whose bridge is gone.
