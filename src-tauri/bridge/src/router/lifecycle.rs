@@ -168,7 +168,23 @@ const INSTALL_CHATTER: &[&str] = &[
 /// `name version` from `initialize` params' `clientInfo`.
 fn client_info(params: &serde_json::value::RawValue) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(params.get()).ok()?;
-    let info = v.get("clientInfo")?;
+    info_text(v.get("clientInfo")?)
+}
+
+/// The `_meta` key of a 2026-07-28 request that names its client.
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
+/// `name version` from a 2026-07-28 request's `_meta` (which has no `initialize`): read only
+/// when the params' text names the key, so other requests cost a search, not a parse.
+fn meta_client_info(params: &serde_json::value::RawValue) -> Option<String> {
+    if !params.get().contains(META_CLIENT_INFO) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(params.get()).ok()?;
+    info_text(v.get("_meta")?.get(META_CLIENT_INFO)?)
+}
+
+fn info_text(info: &serde_json::Value) -> Option<String> {
     let name = info.get("name")?.as_str()?;
     Some(match info.get("version").and_then(|v| v.as_str()) {
         Some(version) => format!("{name} {version}"),
@@ -237,6 +253,9 @@ impl Router {
                     }
                 }
             }
+            // A modern client names itself in each request's `_meta`: the first name seen is
+            // the session's (shown as its `client`, as a legacy client's `initialize` is).
+            _ if self.client.is_none() => self.client = peek.params.and_then(meta_client_info),
             _ => {}
         }
     }

@@ -380,6 +380,31 @@ fn server_gone_fails_everything_and_cancels_server_requests() {
 
 // ---- life cycle ---------------------------------------------------------------------------
 
+/// A 2026-07-28 client sends no `initialize`: its name comes from the `_meta` of its
+/// requests, the first one that has it, and a legacy client's from `initialize`.
+#[test]
+fn a_modern_client_is_named_by_its_requests_meta() {
+    let mut t = T::new();
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(
+        0.0,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+    );
+    let before = t.r.client.clone();
+    t.client(
+        0.1,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"py","version":"2.3.0"}}}}"#,
+    );
+    t.client(
+        0.2,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"other"}}}}"#,
+    );
+    assert_eq!(
+        (before, t.r.client.clone()),
+        (None, Some("py 2.3.0".to_owned()))
+    );
+}
+
 fn initialized(t: &mut T) {
     t.r.server_started(false, t.at(0.0), &mut t.out);
     t.client(0.0, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c"}}}"#);
