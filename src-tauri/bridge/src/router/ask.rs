@@ -126,7 +126,61 @@ impl Router {
                 left: h.deadline.saturating_duration_since(now),
                 client_asked: h.elicit.is_some(),
             })
+            .chain(
+                self.mrtr
+                    .open
+                    .iter()
+                    .filter(|q| q.waiting())
+                    .map(|q| AskView {
+                        approval: q.approval.clone(),
+                        tool: q.tool.clone(),
+                        args: q.args.clone(),
+                        age: now.saturating_duration_since(q.started),
+                        left: q.deadline.saturating_duration_since(now),
+                        client_asked: true,
+                    }),
+            )
             .collect()
+    }
+
+    /// A new approval id (`warden approvals allow ID`).
+    pub(super) fn next_approval(&mut self) -> String {
+        self.asks.next += 1;
+        format!(
+            "{:x}{:04x}",
+            warden_wire::events::now_ms() % 0x10_0000,
+            (u64::from(std::process::id()) * 31 + self.asks.next) % 0x1_0000
+        )
+    }
+
+    /// The question about a call of `tool` with `args` (as shown): its text and the form's
+    /// schema (a required boolean `allow`).
+    pub(super) fn question(&self, tool: &str, args: &str) -> (String, Value) {
+        let message = format!(
+            "Server `{}` wants to run its tool `{tool}` with {args}. Allow it?",
+            self.server
+        );
+        let schema = json!({
+            "type": "object",
+            "properties": {"allow": {
+                "type": "boolean",
+                "title": "Allow",
+                "description": format!("Run `{tool}` of `{}` now", self.server),
+            }},
+            "required": ["allow"],
+        });
+        (message, schema)
+    }
+
+    pub(super) fn declined_message(&self, tool: &str, by: Answerer) -> String {
+        format!(
+            "Tool `{tool}` of server `{}` was not run: the {} answered no when Warden asked (tools_ask). The call was not sent to the server.",
+            self.server,
+            match by {
+                Answerer::Client => "user",
+                Answerer::Supervisor => "supervisor (warden approvals deny, or the window)",
+            }
+        )
     }
 
     /// The held calls as in-flight requests (status shows them waiting).
@@ -192,14 +246,13 @@ impl Router {
             return false;
         }
         let params: Option<Value> = peek.params.and_then(|p| serde_json::from_str(p.get()).ok());
-        self.asks.next += 1;
-        let approval = format!(
-            "{:x}{:04x}",
-            warden_wire::events::now_ms() % 0x10_0000,
-            (u64::from(std::process::id()) * 31 + self.asks.next) % 0x1_0000
-        );
+        if let Some(p) = &params
+            && self.ask_modern(id, tool, p, self.asks.supervised, now, out)
+        {
+            return true;
+        }
         let mut held = Held {
-            approval,
+            approval: self.next_approval(),
             id: id.clone(),
             line: line.clone(),
             tool: tool.to_owned(),
@@ -226,26 +279,12 @@ impl Router {
         }
         if self.asks.client_elicits {
             let eid = Id::Str(format!("{ELICIT_PREFIX}{}", super::ids::unguessable()).into());
-            let message = format!(
-                "Server `{}` wants to run its tool `{tool}` with {}. Allow it?",
-                self.server, held.args
-            );
+            let (message, schema) = self.question(tool, &held.args);
             let request = json!({
                 "jsonrpc": "2.0",
                 "id": eid.to_value(),
                 "method": "elicitation/create",
-                "params": {
-                    "message": message,
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {"allow": {
-                            "type": "boolean",
-                            "title": "Allow",
-                            "description": format!("Run `{tool}` of `{}` now", self.server),
-                        }},
-                        "required": ["allow"],
-                    },
-                },
+                "params": {"message": message, "requestedSchema": schema},
             });
             out.push(Out::Client(Bytes::from(request.to_string())));
             held.elicit = Some(eid);
@@ -311,6 +350,9 @@ impl Router {
         now: Instant,
         out: &mut Vec<Out>,
     ) -> bool {
+        if self.answer_question(approval, allow, always, out) {
+            return true;
+        }
         let Some(at) = self.asks.held.iter().position(|h| h.approval == approval) else {
             return false;
         };
@@ -330,15 +372,7 @@ impl Router {
         out: &mut Vec<Out>,
     ) {
         if !allow {
-            let msg = format!(
-                "Tool `{}` of server `{}` was not run: the {} answered no when Warden asked (tools_ask). The call was not sent to the server.",
-                h.tool,
-                self.server,
-                match by {
-                    Answerer::Client => "user",
-                    Answerer::Supervisor => "supervisor (warden approvals deny, or the window)",
-                }
-            );
+            let msg = self.declined_message(&h.tool, by);
             self.refuse_held(&h, ErrorKind::ToolDeclined, &msg, out);
             out.push(Out::Event(
                 self.ask_event("approval_declined", &h, Some(by))
@@ -387,7 +421,7 @@ impl Router {
             );
             self.not_approved(h, &why, out);
         }
-        let mut next: Option<Instant> = None;
+        let mut next: Option<Instant> = self.mrtr_tick(now, out);
         for h in &mut self.asks.held {
             if let Some(token) = &h.token {
                 if h.next_progress <= now {

@@ -16,6 +16,7 @@ mod fallback;
 mod ids;
 mod learn;
 mod lifecycle;
+mod mrtr;
 mod start;
 mod tools;
 mod watchdog;
@@ -89,6 +90,8 @@ struct Pending {
     attempts: u32,
     /// Set while the request waits for a (re)started server instead of being in flight.
     held_since: Option<Instant>,
+    /// A `tools_ask` call a 2026-07-28 client was asked about and allowed ([`mrtr`]).
+    allowed: Option<Box<mrtr::Allowed>>,
 }
 
 /// Whether the answer to a request of `method` is one the router (or the client's view of the
@@ -272,6 +275,7 @@ pub struct Router {
     life: lifecycle::Life,
     pins: tools::Pins,
     asks: ask::Asks,
+    mrtr: mrtr::Mrtr,
     learn: learn::Learn,
     /// `name version` of the client, from its `initialize`.
     pub client: Option<String>,
@@ -305,6 +309,7 @@ impl Router {
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
             asks: ask::Asks::default(),
+            mrtr: mrtr::Mrtr::default(),
             learn: learn::Learn::default(),
             client: None,
             stats: Stats::default(),
@@ -413,7 +418,10 @@ impl Router {
         now: Instant,
         out: &mut Vec<Out>,
     ) {
-        if self.refused_call(peek, out) || self.ask_call(peek, &line, now, out) {
+        if self.refused_call(peek, out)
+            || self.mrtr_retry(peek, now, out)
+            || self.ask_call(peek, &line, now, out)
+        {
             return;
         }
         self.client_line(peek, line, now, out);
@@ -497,6 +505,7 @@ impl Router {
             retry_line,
             attempts: 0,
             held_since: None,
+            allowed: None,
         };
         self.stats.requests += 1;
         if let Some(token) = &pending.token {
@@ -610,7 +619,8 @@ impl Router {
                         }
                         self.server_answered(&p, &peek, out);
                         replacement = self
-                            .soft_cap(&p, id, &line, out)
+                            .wrap_round(&p, &peek, &line)
+                            .or_else(|| self.soft_cap(&p, id, &line, out))
                             .or_else(|| self.tools_page(&p, &line, out));
                         let outcome = if peek.has_error { "error" } else { "ok" };
                         if peek.has_error {

@@ -1415,6 +1415,273 @@ fn the_supervisor_answers_first_and_always_stops_the_asking_until_the_definition
     assert!(s.is_empty() && c[0]["method"] == "elicitation/create");
 }
 
+// ---- tools_ask with a 2026-07-28 client (mrtr.rs) -----------------------------------------
+
+const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+
+/// A session of a 2026-07-28 client (no `initialize`) with `rm` in `tools_ask`.
+fn modern_asking(t: &mut T, supervised: bool) {
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    let globs = |l: &[&str]| {
+        warden_config::ToolGlobs::new(l.iter().map(|s| s.to_string()).collect()).unwrap()
+    };
+    let limits = Limits {
+        tools_ask: globs(&["@destructive"]),
+        ask_timeout: 20 * S,
+        ..(**t.r.limits()).clone()
+    };
+    t.r.set_limits(Arc::new(limits), t.at(0.0), &mut t.out);
+    t.r.set_supervised(supervised);
+    t.client(
+        0.2,
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META}}}}}"#),
+    );
+    t.server(0.3, r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[{"name":"search","annotations":{"readOnlyHint":true}},{"name":"rm"}]}}"#);
+    t.take();
+}
+
+fn modern_rm(id: u32, path: &str, extra: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"rm","arguments":{{"path":"{path}"}}{extra},{MODERN_META}}}}}"#
+    )
+}
+
+/// The retry of a question's call with the answer `allow` and `state`.
+fn modern_answer(id: u32, state: &Value, allow: bool) -> String {
+    modern_rm(
+        id,
+        "/tmp/x",
+        &format!(
+            r#","requestState":{state},"inputResponses":{{"warden_allow":{{"action":"accept","content":{{"allow":{allow}}}}}}}"#
+        ),
+    )
+}
+
+/// Calls `rm` and returns the `requestState` of the question it got.
+fn modern_question(t: &mut T, id: u32) -> Value {
+    t.client(1.0, &modern_rm(id, "/tmp/x", ""));
+    let (c, s) = t.take();
+    assert!(
+        s.is_empty(),
+        "nothing reaches the server before the answer: {s:?}"
+    );
+    c[0]["result"]["requestState"].clone()
+}
+
+#[test]
+fn a_modern_client_is_asked_with_an_input_required_result() {
+    let mut t = T::new();
+    modern_asking(&mut t, false);
+    t.client(1.0, &modern_rm(6, "/tmp/x", ""));
+    let (c, _) = t.take();
+    let asked = &c[0]["result"]["inputRequests"]["warden_allow"];
+    assert_eq!(
+        (
+            &c[0]["id"],
+            &c[0]["result"]["resultType"],
+            &asked["method"],
+            &asked["params"]["mode"],
+            &asked["params"]["requestedSchema"]["required"],
+        ),
+        (
+            &json!(6),
+            &json!("input_required"),
+            &json!("elicitation/create"),
+            &json!("form"),
+            &json!(["allow"])
+        )
+    );
+}
+
+#[test]
+fn a_modern_yes_runs_the_call_without_wardens_state_or_answer() {
+    let mut t = T::new();
+    modern_asking(&mut t, false);
+    let state = modern_question(&mut t, 6);
+    t.client(2.0, &modern_answer(7, &state, true));
+    let (_, s) = t.take();
+    let sent: Value = serde_json::from_str(&modern_rm(7, "/tmp/x", "")).unwrap();
+    assert_eq!(s, vec![sent]);
+}
+
+#[test]
+fn a_modern_no_is_tool_declined() {
+    let mut t = T::new();
+    modern_asking(&mut t, false);
+    let state = modern_question(&mut t, 6);
+    t.client(2.0, &modern_answer(7, &state, false));
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), &c[0]["id"], &c[0]["error"]["data"]["code"]),
+        (0, &json!(7), &json!("W-TOOL-DECLINED"))
+    );
+}
+
+#[test]
+fn a_replayed_modern_answer_is_refused() {
+    let mut t = T::new();
+    modern_asking(&mut t, false);
+    let state = modern_question(&mut t, 6);
+    t.client(2.0, &modern_answer(7, &state, true));
+    t.take();
+    t.client(3.0, &modern_answer(8, &state, true));
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), &c[0]["error"]["data"]["request_state"]),
+        (0, &json!("used"))
+    );
+}
+
+#[test]
+fn a_forged_modern_state_is_refused() {
+    let mut t = T::new();
+    modern_asking(&mut t, false);
+    let state = modern_question(&mut t, 6);
+    let mut forged = state.as_str().unwrap().to_owned();
+    let last = if forged.ends_with('0') { "1" } else { "0" };
+    forged.replace_range(forged.len() - 1.., last);
+    t.client(2.0, &modern_answer(7, &json!(forged), true));
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), &c[0]["error"]["data"]["request_state"]),
+        (0, &json!("forged"))
+    );
+}
+
+#[test]
+fn a_modern_state_does_not_open_a_call_with_other_arguments() {
+    let mut t = T::new();
+    modern_asking(&mut t, false);
+    let state = modern_question(&mut t, 6);
+    let other = modern_rm(
+        7,
+        "/home",
+        &format!(
+            r#","requestState":{state},"inputResponses":{{"warden_allow":{{"action":"accept","content":{{"allow":true}}}}}}"#
+        ),
+    );
+    t.client(2.0, &other);
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), &c[0]["error"]["data"]["request_state"]),
+        (0, &json!("forged"))
+    );
+}
+
+#[test]
+fn the_supervisors_answer_to_a_modern_question_comes_first() {
+    let mut t = T::new();
+    modern_asking(&mut t, true);
+    let state = modern_question(&mut t, 6);
+    let approval = t.r.asking(t.at(1.5))[0].approval.clone();
+    assert!(t.r.answer_approval(&approval, false, false, t.at(1.5), &mut t.out));
+    t.take();
+    t.client(2.0, &modern_answer(7, &state, true));
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), &c[0]["error"]["data"]["code"]),
+        (0, &json!("W-TOOL-DECLINED"))
+    );
+}
+
+#[test]
+fn a_modern_question_waits_in_the_approvals_list() {
+    let mut t = T::new();
+    modern_asking(&mut t, true);
+    modern_question(&mut t, 6);
+    let asking = t.r.asking(t.at(1.5));
+    assert_eq!(
+        asking
+            .iter()
+            .map(|a| (a.tool.as_str(), a.client_asked))
+            .collect::<Vec<_>>(),
+        vec![("rm", true)]
+    );
+}
+
+#[test]
+fn an_expired_modern_question_is_no_longer_open() {
+    let mut t = T::new();
+    modern_asking(&mut t, false);
+    let state = modern_question(&mut t, 6);
+    t.tick(21.5);
+    assert_eq!(events(&t.out, "approval_timeout").len(), 1);
+    t.take();
+    t.client(22.0, &modern_answer(7, &state, true));
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), &c[0]["error"]["data"]["request_state"]),
+        (0, &json!("used"))
+    );
+}
+
+/// Allows a call through a question; the server then asks its own question.
+fn allowed_then_server_asks(t: &mut T) -> Value {
+    modern_asking(t, false);
+    let state = modern_question(t, 6);
+    t.client(2.0, &modern_answer(7, &state, true));
+    t.take();
+    t.server(2.5, r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"ok":{"method":"elicitation/create","params":{"mode":"form","message":"sure?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"server-state.1"}}"#);
+    let (c, _) = t.take();
+    c[0]["result"]["requestState"].clone()
+}
+
+#[test]
+fn the_next_round_of_an_allowed_call_reaches_the_server_with_its_own_state() {
+    let mut t = T::new();
+    let wrapped = allowed_then_server_asks(&mut t);
+    t.client(
+        3.0,
+        &modern_rm(
+            8,
+            "/tmp/x",
+            &format!(r#","requestState":{wrapped},"inputResponses":{{"ok":{{"action":"accept","content":{{}}}}}}"#),
+        ),
+    );
+    let (_, s) = t.take();
+    assert_eq!(
+        (
+            &s[0]["id"],
+            &s[0]["params"]["requestState"],
+            &s[0]["params"]["inputResponses"]["ok"]["action"]
+        ),
+        (&json!(8), &json!("server-state.1"), &json!("accept"))
+    );
+}
+
+#[test]
+fn the_servers_own_state_reaches_the_client_wrapped() {
+    let mut t = T::new();
+    let wrapped = allowed_then_server_asks(&mut t);
+    assert!(
+        wrapped.as_str().unwrap().starts_with("warden-ask.1.c."),
+        "{wrapped}"
+    );
+}
+
+#[test]
+fn a_replayed_round_of_an_allowed_call_is_refused() {
+    let mut t = T::new();
+    let wrapped = allowed_then_server_asks(&mut t);
+    let round = |id| {
+        modern_rm(
+            id,
+            "/tmp/x",
+            &format!(
+                r#","requestState":{wrapped},"inputResponses":{{"ok":{{"action":"accept","content":{{}}}}}}"#
+            ),
+        )
+    };
+    t.client(3.0, &round(8));
+    t.take();
+    t.client(3.5, &round(9));
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), &c[0]["error"]["data"]["request_state"]),
+        (0, &json!("used"))
+    );
+}
+
 // ---- whose id is whose (ids.rs) -----------------------------------------------------------
 
 /// `id` is `prefix` and 128 bits of hex: not a counter a server could guess.
