@@ -1,4 +1,5 @@
-"""Both protocol eras through the bridge, with the real Python SDK 2.x (issue 45, in steps).
+"""Both protocol eras through the bridge, with the real Python SDK 2.x and a modern-only server
+of the project's own (`modern_only_server.py`).
 Its client in `auto` mode probes `server/discover` and stays on 2026-07-28 with a server that
 speaks it; there is no `initialize`, so the session's client is named by each request's
 `_meta`."""
@@ -15,7 +16,8 @@ import anyio
 import pytest
 from mcp import StdioServerParameters
 from mcp.client import Client
-from mcp.types import Implementation
+from mcp.shared.exceptions import MCPError
+from mcp.types import ElicitRequestParams, ElicitResult, Implementation, InputRequiredResult
 
 from conftest import Warden
 from test_tool_figures import daemon  # noqa: F401  (the fixture)
@@ -49,3 +51,112 @@ async def test_a_modern_clients_name_is_in_warden_status(warden: Warden, daemon:
                 assert time.monotonic() < deadline, sessions
                 await anyio.sleep(0.1)
     assert clients == ["e2e-modern-client 9.1"], sessions
+
+
+# ---- tools_ask with a 2026-07-28 client: input_required and Warden's signed requestState ----
+
+MODERN_ONLY = Path(__file__).with_name("modern_only_server.py")
+
+
+def modern_only(warden: Warden, log: Path, *sets: str) -> StdioServerParameters:
+    """The project's modern-only server behind the bridge; every line it reads goes to `log`."""
+    return StdioServerParameters(
+        command=str(warden.binary),
+        args=warden.bridge_args("modern-only", [sys.executable, str(MODERN_ONLY)], *sets),
+        env={**warden.env, "MODERN_ONLY_LOG": str(log)},
+    )
+
+
+def calls_received(log: Path) -> list[dict]:
+    if not log.exists():
+        return []
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [m["params"] for m in lines if m.get("method") == "tools/call"]
+
+
+def answering(allow: bool) -> tuple[object, list[str]]:
+    """An elicitation callback that answers `allow`, and the questions it was asked."""
+    asked: list[str] = []
+
+    async def elicit(_ctx: object, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"allow": allow})
+
+    return elicit, asked
+
+
+async def test_a_modern_client_is_asked_and_its_yes_runs_the_call_once(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    elicit, asked = answering(True)
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log, 'tools_ask=["echo"]'), mode="auto", elicitation_callback=elicit) as client:
+            result = await client.call_tool("echo", {"message": "hi"})
+    received = [{k: v for k, v in c.items() if k != "_meta"} for c in calls_received(log)]
+    assert (result.content[0].text, len(asked), received) == ("hi", 1, [{"name": "echo", "arguments": {"message": "hi"}}])
+
+
+async def test_a_modern_clients_no_is_tool_declined_and_never_reaches_the_server(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    elicit, _ = answering(False)
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log, 'tools_ask=["echo"]'), mode="auto", elicitation_callback=elicit) as client:
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("echo", {"message": "hi"})
+    assert (refused.value.data["code"], calls_received(log)) == ("W-TOOL-DECLINED", [])
+
+
+async def first_round(client: Client) -> InputRequiredResult:
+    first = await client.session.call_tool("echo", {"message": "hi"}, allow_input_required=True)
+    assert isinstance(first, InputRequiredResult), first
+    return first
+
+
+YES = {"warden_allow": ElicitResult(action="accept", content={"allow": True})}
+
+
+async def test_a_forged_request_state_is_refused(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    elicit, _ = answering(True)
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log, 'tools_ask=["echo"]'), mode="auto", elicitation_callback=elicit) as client:
+            state = (await first_round(client)).request_state
+            forged = state[:-1] + ("1" if state.endswith("0") else "0")
+            with pytest.raises(MCPError) as refused:
+                await client.session.call_tool(
+                    "echo", {"message": "hi"}, input_responses=YES, request_state=forged, allow_input_required=True
+                )
+    assert (refused.value.data["request_state"], calls_received(log)) == ("forged", [])
+
+
+async def test_a_replayed_request_state_is_refused(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    elicit, _ = answering(True)
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log, 'tools_ask=["echo"]'), mode="auto", elicitation_callback=elicit) as client:
+            state = (await first_round(client)).request_state
+            await client.session.call_tool(
+                "echo", {"message": "hi"}, input_responses=YES, request_state=state, allow_input_required=True
+            )
+            with pytest.raises(MCPError) as refused:
+                await client.session.call_tool(
+                    "echo", {"message": "hi"}, input_responses=YES, request_state=state, allow_input_required=True
+                )
+    assert (refused.value.data["request_state"], len(calls_received(log))) == ("used", 1)
+
+
+async def test_the_servers_own_round_of_an_allowed_call_is_not_asked_about_again(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    asked: list[str] = []
+
+    async def elicit(_ctx: object, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        key = next(iter(params.requested_schema["properties"]))
+        return ElicitResult(action="accept", content={key: True})
+
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log, 'tools_ask=["confirm"]'), mode="auto", elicitation_callback=elicit) as client:
+            result = await client.call_tool("confirm", {"what": "the plan"})
+    assert (result.content[0].text, asked) == (
+        "confirmed: the plan",
+        [asked[0], "Confirm the plan?"],
+    )
