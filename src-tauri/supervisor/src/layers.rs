@@ -25,7 +25,7 @@ const DIRS: &[(&str, &str, &str)] = &[
     (
         "bridge",
         "router",
-        "start tools watchdog lifecycle fallback ids learn ask mrtr",
+        "start tools watchdog lifecycle fallback ids learn adapt ask mrtr",
     ),
     (
         "bridge",

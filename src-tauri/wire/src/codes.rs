@@ -83,8 +83,11 @@ codes! {
         "The client called a tool that `tools_ask` makes Warden ask about, and the answer was no (the user declined in the client's prompt, or `warden approvals deny`). The server never saw the call.",
         "If the call should run, call it again and allow it; to stop being asked, allow it with `warden approvals allow ID --always`, or take the tool out of `tools_ask`.";
     ToolNotApproved = "W-TOOL-NOT-APPROVED",
-        "The client called a tool that `tools_ask` makes Warden ask about, and no answer came within `ask_timeout_ms`, or there was no one to ask (the client does not support elicitation and no supervisor runs). The server never saw the call.",
+        "The client called a tool that `tools_ask` makes Warden ask about, and no answer came within `ask_timeout_ms`, or there was no one to ask (the client does not support elicitation and no supervisor runs), or a 2026-07-28 client came back with a `requestState` Warden did not make for this call, or one already used or expired (`data.request_state` says which). The server never saw the call.",
         "Answer the question in time (`warden approvals`, the client's prompt), run Warden's app or `warden daemon` so there is someone to ask, raise `ask_timeout_ms`, or take the tool out of `tools_ask`.";
+    InputUnavailable = "W-INPUT-UNAVAILABLE",
+        "A server that speaks only MCP 2026-07-28 needed input to answer a call (an `input_required` result: an elicitation, a sampling request or the roots), and the client in front of it, which speaks the older handshake through Warden's era adapter, did not declare that it can give it, or answered the question with an error. The call was not completed.",
+        "Use a client that supports what the server asks for (elicitation, sampling or roots), or a server that does not need it for this call.";
     ToolQuarantined = "W-TOOL-QUARANTINED",
         "The client called a tool that `pin_tools = \"block\"` holds back because its definition changed (or it is new) since it was pinned; Warden answered instead of the server.",
         "Check what changed with `warden tools diff SERVER` and approve it with `warden tools approve SERVER TOOL` (or the server page); running sessions then see the tool again.";

@@ -168,7 +168,7 @@ impl Router {
         now: Instant,
         out: &mut Vec<Out>,
     ) {
-        if self.elicit_answered(peek, now, out) {
+        if self.elicit_answered(peek, now, out) || self.adapt_answered(peek, now, out) {
             return;
         }
         let Some(id) = &peek.id else {

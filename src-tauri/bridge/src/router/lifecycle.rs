@@ -19,12 +19,17 @@ pub(super) enum Own {
     ToolsCheck,
     /// `tools/list` before judging a call of a tool not seen listed ([`super::learn`]).
     Learn,
+    /// `server/discover` after the server refused the client's `initialize` ([`super::adapt`]).
+    Discover,
 }
 
 impl Own {
     /// Whether its answer is read by the router (held whole, never streamed past it).
     pub(super) fn reads(self) -> bool {
-        matches!(self, Own::Init | Own::ToolsCheck | Own::Learn)
+        matches!(
+            self,
+            Own::Init | Own::ToolsCheck | Own::Learn | Own::Discover
+        )
     }
 }
 
@@ -74,6 +79,8 @@ pub(super) struct Life {
     pub(super) kill_reason: Option<String>,
     pub(super) last_exit: Option<String>,
     pub(super) generation: u64,
+    /// The client's era was named (an `era` event).
+    pub(super) era_named: bool,
     /// Whether the current server has written a message yet (it is past its cold start).
     pub(super) answered: bool,
     pub(super) last_installing: Option<Instant>,
@@ -110,6 +117,7 @@ impl Default for Life {
             kill_reason: None,
             last_exit: None,
             generation: 0,
+            era_named: false,
             answered: false,
             last_installing: None,
             serving_fallback: false,
@@ -231,8 +239,31 @@ impl Router {
         }
     }
 
+    /// Names the client's era in an `era` event, at its first request.
+    fn note_client_era(&mut self, method: &str, peek: &Peek<'_>, out: &mut Vec<Out>) {
+        if self.life.era_named {
+            return;
+        }
+        let params = peek.params.map(|p| p.get()).unwrap_or_default();
+        let detail = if method == "initialize" {
+            let v: Option<serde_json::Value> = serde_json::from_str(params).ok();
+            let version = v
+                .as_ref()
+                .and_then(|v| v.get("protocolVersion")?.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "no version".to_owned());
+            format!("the client speaks the legacy handshake (initialize, {version})")
+        } else if params.contains("io.modelcontextprotocol/protocolVersion") {
+            "the client speaks 2026-07-28 (no initialize; _meta on each request)".to_owned()
+        } else {
+            return;
+        };
+        self.life.era_named = true;
+        out.push(Out::Event(Event::new("era").detail(detail)));
+    }
+
     /// Keeps what a restarted server must be told again.
-    pub(super) fn remember_handshake(&mut self, method: &str, peek: &Peek<'_>) {
+    pub(super) fn remember_handshake(&mut self, method: &str, peek: &Peek<'_>, out: &mut Vec<Out>) {
+        self.note_client_era(method, peek, out);
         let params = || peek.params.map(|p| p.get().to_owned());
         match method {
             "initialize" => {
@@ -526,6 +557,7 @@ impl Router {
                 self.flush_held(now, out);
             }
             Own::Learn => self.learned(peek, now, out),
+            Own::Discover => self.discovered(peek, now, out),
             Own::ToolsCheck => {
                 let Some(result) = peek.result else { return };
                 let before = self.life.tools_fingerprint;

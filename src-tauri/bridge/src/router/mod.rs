@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod adapt;
 mod ask;
 mod fallback;
 mod ids;
@@ -106,6 +107,7 @@ pub(crate) fn reads_answer(method: &str) -> bool {
 /// The gate's reason bits ([`StreamGate::hold`]).
 const HOLD_FOR_CLIENT: u8 = 0;
 const HOLD_FOR_OWN: u8 = 1;
+const HOLD_FOR_ADAPT: u8 = 2;
 
 /// The client's requests in flight, counting those whose answer must be read: while any is,
 /// the gate holds the server's lines whole. Reads go through `Deref`; every change goes
@@ -276,6 +278,7 @@ pub struct Router {
     pins: tools::Pins,
     asks: ask::Asks,
     mrtr: mrtr::Mrtr,
+    adapt: adapt::Adapt,
     learn: learn::Learn,
     /// `name version` of the client, from its `initialize`.
     pub client: Option<String>,
@@ -310,6 +313,7 @@ impl Router {
             pins: tools::Pins::default(),
             asks: ask::Asks::default(),
             mrtr: mrtr::Mrtr::default(),
+            adapt: adapt::Adapt::default(),
             learn: learn::Learn::default(),
             client: None,
             stats: Stats::default(),
@@ -404,6 +408,7 @@ impl Router {
             return self.client_answer(&peek, &line, now, out);
         }
         self.note_client_capabilities(&peek);
+        self.adapt_note_initialize(&peek);
         if self.learn_first(&peek, &line, now, out) {
             return;
         }
@@ -430,6 +435,13 @@ impl Router {
     /// A client line the policy lets through, now or once it was allowed.
     fn client_line(&mut self, peek: &Peek<'_>, line: Bytes, now: Instant, out: &mut Vec<Out>) {
         let line = self.clamp(peek, &line, out).unwrap_or(line);
+        let line = match self.adapt.on {
+            true => match self.adapt_client(peek, line, out) {
+                Some(line) => line,
+                None => return,
+            },
+            false => line,
+        };
         if peek.kind() == Kind::Request {
             self.maybe_leave_fallback(now, out);
         }
@@ -475,7 +487,7 @@ impl Router {
             return true;
         };
         let method = peek.method.as_deref().unwrap_or_default();
-        self.remember_handshake(method, peek);
+        self.remember_handshake(method, peek, out);
         let tool = if method == "tools/call" {
             peek.name.as_deref()
         } else {
@@ -576,7 +588,10 @@ impl Router {
         let line = match frame {
             // Before anything reads it: the client sees what the router judged, whole, even
             // if it also ends lines at a lone `\r`.
-            Frame::Message(line) => blank_carriage_returns(line),
+            Frame::Message(line) => {
+                let line = blank_carriage_returns(line);
+                self.adapt_retry_answer(&line).unwrap_or(line)
+            }
             Frame::Oversize { head, tail, len } => {
                 self.stats.bytes_from_server += len;
                 return self.server_unusable(&head, &tail, len, None, now, out);
@@ -612,6 +627,9 @@ impl Router {
                 if let Some(id) = &peek.id {
                     if let Some(own) = self.take_own(id) {
                         return self.own_response(own, &peek, now, out);
+                    }
+                    if self.adapt_server_answer(id, &peek, &line, now, out) {
+                        return;
                     }
                     if let Some(p) = self.c2s.remove(id) {
                         if let Some(token) = &p.token {

@@ -1682,6 +1682,225 @@ fn a_replayed_round_of_an_allowed_call_is_refused() {
     );
 }
 
+#[test]
+fn a_modern_clients_era_is_named_at_its_first_request() {
+    let mut t = T::new();
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(
+        0.1,
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META}}}}}"#),
+    );
+    let era = events(&t.out, "era");
+    assert!(
+        era[0].detail.as_deref().unwrap().contains("2026-07-28"),
+        "{era:?}"
+    );
+}
+
+#[test]
+fn a_legacy_clients_era_is_named_with_its_version() {
+    let mut t = T::new();
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(0.0, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#);
+    let era = events(&t.out, "era");
+    assert_eq!(
+        era[0].detail.as_deref(),
+        Some("the client speaks the legacy handshake (initialize, 2025-06-18)")
+    );
+}
+
+// ---- the era adapter (adapt.rs) ------------------------------------------------------------
+
+/// A legacy client's `initialize` (with `caps`) that a modern-only server refuses; the bridge
+/// asks `server/discover` instead. Returns what the server was sent.
+fn refused_initialize(t: &mut T, caps: &str) -> Vec<Value> {
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(0.0, &format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{caps},"clientInfo":{{"name":"old-ide","version":"1.2"}}}}}}"#));
+    t.take();
+    t.server(0.1, r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"]}}}"#);
+    t.take().1
+}
+
+/// An adapted session: the server answered `server/discover`.
+fn adapted(t: &mut T, caps: &str) -> Vec<Value> {
+    let sent = refused_initialize(t, caps);
+    let discover = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"modern-only","version":"3.0"}},"instructions":"hi"}}}}"#,
+        sent[0]["id"]
+    );
+    t.server(0.2, &discover);
+    t.take().0
+}
+
+#[test]
+fn a_refused_initialize_is_followed_by_server_discover() {
+    let mut t = T::new();
+    let sent = refused_initialize(&mut t, "{}");
+    assert_eq!(
+        (
+            sent.len(),
+            &sent[0]["method"],
+            &sent[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        ),
+        (1, &json!("server/discover"), &json!("2026-07-28"))
+    );
+}
+
+#[test]
+fn a_legacy_clients_initialize_is_answered_from_server_discover() {
+    let mut t = T::new();
+    let c = adapted(&mut t, "{}");
+    assert_eq!(
+        c,
+        vec![json!({"jsonrpc": "2.0", "id": 0, "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "modern-only", "version": "3.0"},
+            "instructions": "hi",
+        }})]
+    );
+}
+
+#[test]
+fn without_server_discover_the_client_gets_the_servers_refusal() {
+    let mut t = T::new();
+    let sent = refused_initialize(&mut t, "{}");
+    t.server(
+        0.2,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"Method not found"}}}}"#,
+            sent[0]["id"]
+        ),
+    );
+    let (c, _) = t.take();
+    assert_eq!(
+        (&c[0]["id"], &c[0]["error"]["code"]),
+        (&json!(0), &json!(-32022))
+    );
+}
+
+#[test]
+fn the_adapter_stamps_meta_on_each_request() {
+    let mut t = T::new();
+    adapted(&mut t, r#"{"elicitation":{}}"#);
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":"p"}}}"#);
+    let (_, s) = t.take();
+    assert_eq!(
+        s[0]["params"]["_meta"],
+        json!({
+            "progressToken": "p",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "old-ide", "version": "1.2"},
+        })
+    );
+}
+
+#[test]
+fn the_adapter_answers_ping_and_keeps_initialized_to_itself() {
+    let mut t = T::new();
+    adapted(&mut t, "{}");
+    t.client(
+        1.0,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    let (c, s) = t.take();
+    assert_eq!(
+        (s.len(), c),
+        (0, vec![json!({"jsonrpc": "2.0", "id": "p", "result": {}})])
+    );
+}
+
+/// A call the modern-only server answers with one elicitation round.
+fn adapted_round(t: &mut T, caps: &str) -> Vec<Value> {
+    adapted(t, caps);
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"confirm","arguments":{"what":"x"}}}"#);
+    t.take();
+    t.server(1.1, r#"{"jsonrpc":"2.0","id":5,"result":{"resultType":"input_required","inputRequests":{"ok":{"method":"elicitation/create","params":{"mode":"form","message":"Confirm x?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}},"requestState":"s1"}}"#);
+    t.take().0
+}
+
+#[test]
+fn an_input_required_round_becomes_an_elicitation_to_the_client() {
+    let mut t = T::new();
+    let c = adapted_round(&mut t, r#"{"elicitation":{}}"#);
+    assert_eq!(
+        (c.len(), &c[0]["method"], &c[0]["params"]["message"]),
+        (1, &json!("elicitation/create"), &json!("Confirm x?"))
+    );
+}
+
+#[test]
+fn the_clients_answer_is_sent_with_the_state_under_a_new_id() {
+    let mut t = T::new();
+    let c = adapted_round(&mut t, r#"{"elicitation":{}}"#);
+    t.client(
+        2.0,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"action":"accept","content":{{"ok":true}}}}}}"#,
+            c[0]["id"]
+        ),
+    );
+    let (_, s) = t.take();
+    assert_eq!(
+        (
+            s[0]["id"] != json!(5),
+            &s[0]["params"]["requestState"],
+            &s[0]["params"]["inputResponses"]["ok"]["content"]["ok"],
+            &s[0]["params"]["arguments"],
+        ),
+        (true, &json!("s1"), &json!(true), &json!({"what": "x"}))
+    );
+}
+
+#[test]
+fn the_final_answer_reaches_the_client_under_its_own_id() {
+    let mut t = T::new();
+    let c = adapted_round(&mut t, r#"{"elicitation":{}}"#);
+    t.client(
+        2.0,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"action":"accept","content":{{"ok":true}}}}}}"#,
+            c[0]["id"]
+        ),
+    );
+    let (_, s) = t.take();
+    t.server(2.5, &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"resultType":"complete","content":[{{"type":"text","text":"confirmed: x"}}]}}}}"#, s[0]["id"]));
+    let (c, _) = t.take();
+    assert_eq!(
+        (&c[0]["id"], &c[0]["result"]["content"][0]["text"]),
+        (&json!(5), &json!("confirmed: x"))
+    );
+}
+
+#[test]
+fn a_client_without_elicitation_gets_input_unavailable() {
+    let mut t = T::new();
+    let c = adapted_round(&mut t, "{}");
+    assert_eq!(
+        (&c[0]["id"], &c[0]["error"]["data"]["kind"]),
+        (&json!(5), &json!("input_unavailable"))
+    );
+}
+
+#[test]
+fn an_adapted_session_replays_no_handshake_after_a_restart() {
+    let mut t = T::new();
+    adapted(&mut t, "{}");
+    t.client(
+        1.0,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    t.r.server_started(false, t.at(2.0), &mut t.out);
+    t.client(2.1, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let (_, s) = t.take();
+    assert_eq!(
+        s.iter().map(|m| m["method"].clone()).collect::<Vec<_>>(),
+        vec![json!("tools/list")]
+    );
+}
+
 // ---- whose id is whose (ids.rs) -----------------------------------------------------------
 
 /// `id` is `prefix` and 128 bits of hex: not a counter a server could guess.

@@ -14,7 +14,7 @@ impl Router {
 
     /// Fails every request past a deadline; returns the next deadline, if any.
     pub fn tick(&mut self, now: Instant, out: &mut Vec<Out>) -> Option<Instant> {
-        let paused = !self.s2c.is_empty();
+        let paused = !self.s2c.is_empty() || !self.adapt.asking.is_empty();
         let mut expired = Vec::new();
         let mut next: Option<Instant> = None;
         for (id, p) in &self.c2s {

@@ -36,6 +36,9 @@ pub enum ErrorKind {
     ListTooLarge,
     /// A request inside a JSON-RPC batch from the client (never sent to the server).
     BatchRefused,
+    /// A 2026-07-28 server needs input (`input_required`) that a legacy client behind the era
+    /// adapter cannot give.
+    InputUnavailable,
 }
 
 impl ErrorKind {
@@ -57,6 +60,7 @@ impl ErrorKind {
         ErrorKind::ToolNotApproved,
         ErrorKind::ListTooLarge,
         ErrorKind::BatchRefused,
+        ErrorKind::InputUnavailable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +80,7 @@ impl ErrorKind {
             ErrorKind::ToolNotApproved => "tool_not_approved",
             ErrorKind::ListTooLarge => "list_too_large",
             ErrorKind::BatchRefused => "batch_refused",
+            ErrorKind::InputUnavailable => "input_unavailable",
         }
     }
 
@@ -99,6 +104,7 @@ impl ErrorKind {
             ErrorKind::ToolNotApproved => Code::ToolNotApproved,
             ErrorKind::ListTooLarge => Code::ListTooLarge,
             ErrorKind::BatchRefused => Code::BatchRefused,
+            ErrorKind::InputUnavailable => Code::InputUnavailable,
         }
     }
 
@@ -113,6 +119,7 @@ impl ErrorKind {
             ErrorKind::ParseError => -32700,
             ErrorKind::ToolDenied | ErrorKind::ToolQuarantined | ErrorKind::ToolDeclined => -32602,
             ErrorKind::ToolNotApproved => -32001,
+            ErrorKind::InputUnavailable => -32603,
         }
     }
 }
