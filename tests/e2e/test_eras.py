@@ -160,3 +160,66 @@ async def test_the_servers_own_round_of_an_allowed_call_is_not_asked_about_again
         "confirmed: the plan",
         [asked[0], "Confirm the plan?"],
     )
+
+
+# ---- the era adapter: a legacy client in front of a modern-only server -----------------------
+
+
+async def test_a_legacy_client_uses_a_modern_only_server_through_the_adapter(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log), mode="legacy", client_info=Implementation(name="old-ide", version="1.0")) as client:
+            tools = await client.list_tools()
+            echoed = await client.call_tool("echo", {"message": "across eras"})
+            whoami = json.loads((await client.call_tool("whoami", {})).content[0].text)
+    assert ([t.name for t in tools.tools], echoed.content[0].text, whoami) == (
+        ["echo", "confirm", "whoami"],
+        "across eras",
+        {"clientInfo": {"name": "old-ide", "version": "1.0"}, "protocolVersion": "2026-07-28"},
+    )
+
+
+async def test_a_legacy_client_alone_cannot_use_a_modern_only_server(tmp_path: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=[str(MODERN_ONLY)])
+    with anyio.fail_after(60), pytest.raises(Exception) as failed:
+        async with Client(params, mode="legacy"):
+            pass
+    assert "2026-07-28" in repr(failed.value), "the direct refusal names the version (the adapter's reason to exist)"
+
+
+async def test_the_adapter_turns_a_servers_input_round_into_an_elicitation(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    asked: list[str] = []
+
+    async def elicit(_ctx: object, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"ok": True})
+
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log), mode="legacy", elicitation_callback=elicit) as client:
+            result = await client.call_tool("confirm", {"what": "the deploy"})
+    assert (result.content[0].text, asked) == ("confirmed: the deploy", ["Confirm the deploy?"])
+
+
+async def test_the_adapter_fails_an_input_round_the_client_cannot_answer(warden: Warden, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with anyio.fail_after(60):
+        async with Client(modern_only(warden, log), mode="legacy") as client:
+            with pytest.raises(MCPError) as failed:
+                await client.call_tool("confirm", {"what": "the deploy"})
+    assert failed.value.data["kind"] == "input_unavailable"
+
+
+async def tools_and_answer(params: StdioServerParameters, mode: str) -> tuple[list[dict], str]:
+    with anyio.fail_after(60):
+        async with Client(params, mode=mode) as client:
+            tools = await client.list_tools()
+            answer = await client.call_tool("echo", {"message": "same"})
+    return [t.model_dump(exclude_none=True) for t in tools.tools], answer.content[0].text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_bridge_is_identical_to_direct_in_both_eras(warden: Warden, mode: str) -> None:
+    direct = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+    bridged = warden.params("modern", [sys.executable, str(SERVER)])
+    assert await tools_and_answer(bridged, mode) == await tools_and_answer(direct, mode)
