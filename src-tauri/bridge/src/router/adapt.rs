@@ -278,6 +278,20 @@ impl Router {
             .filter(|m| !client_can(caps, m))
             .map(str::to_owned)
             .collect();
+        let c2s = &self.c2s;
+        self.adapt.rounds.retain(|call, _| c2s.contains_key(call));
+        self.adapt
+            .asking
+            .retain(|_, (call, _)| c2s.contains_key(call));
+        if requests.len() > super::ids::MAX_SERVER_REQUESTS {
+            let msg = format!(
+                "Server `{}` asked for {} inputs at once to answer one call; Warden passes at most {} to the client. The call was not completed.",
+                self.server,
+                requests.len(),
+                super::ids::MAX_SERVER_REQUESTS
+            );
+            return self.fail_round(id, &msg, json!({"inputs": requests.len()}), now, out);
+        }
         if !missing.is_empty() || !self.adapt.originals.contains_key(id) {
             let msg = format!(
                 "Server `{}` needs input before it can answer ({}), and this client did not declare what that takes, so Warden could not ask it. The server speaks only 2026-07-28; use a client that supports {}.",

@@ -250,6 +250,7 @@ impl Router {
             let version = v
                 .as_ref()
                 .and_then(|v| v.get("protocolVersion")?.as_str().map(str::to_owned))
+                .map(|v| warden_wire::text::line(&v.chars().take(40).collect::<String>()))
                 .unwrap_or_else(|| "no version".to_owned());
             format!("the client speaks the legacy handshake (initialize, {version})")
         } else if params.contains("io.modelcontextprotocol/protocolVersion") {

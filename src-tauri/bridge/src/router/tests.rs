@@ -1875,6 +1875,22 @@ fn the_final_answer_reaches_the_client_under_its_own_id() {
 }
 
 #[test]
+fn an_unanswered_question_of_a_call_that_is_over_pauses_no_clock() {
+    let mut t = T::new();
+    adapted_round(&mut t, r#"{"elicitation":{}}"#);
+    t.tick(61.2); // the call's hard limit (max_timeout 60 s) ends it
+    t.take();
+    t.client(62.0, r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    t.take();
+    t.tick(67.5);
+    let (c, _) = t.take();
+    assert_eq!(
+        (&c[0]["id"], &c[0]["error"]["data"]["kind"]),
+        (&json!(6), &json!("timeout"))
+    );
+}
+
+#[test]
 fn a_client_without_elicitation_gets_input_unavailable() {
     let mut t = T::new();
     let c = adapted_round(&mut t, "{}");

@@ -14,7 +14,12 @@ impl Router {
 
     /// Fails every request past a deadline; returns the next deadline, if any.
     pub fn tick(&mut self, now: Instant, out: &mut Vec<Out>) -> Option<Instant> {
-        let paused = !self.s2c.is_empty() || !self.adapt.asking.is_empty();
+        let paused = !self.s2c.is_empty()
+            || self
+                .adapt
+                .asking
+                .values()
+                .any(|(call, _)| self.c2s.contains_key(call));
         let mut expired = Vec::new();
         let mut next: Option<Instant> = None;
         for (id, p) in &self.c2s {
