@@ -2,11 +2,13 @@
 of the project's own (`modern_only_server.py`).
 Its client in `auto` mode probes `server/discover` and stays on 2026-07-28 with a server that
 speaks it; there is no `initialize`, so the session's client is named by each request's
-`_meta`."""
+`_meta`. `warden probe` tells the eras apart the same way: `server/discover` first, then
+`initialize`."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -25,6 +27,7 @@ from test_tool_figures import daemon  # noqa: F401  (the fixture)
 pytestmark = pytest.mark.anyio
 
 SERVER = Path(__file__).with_name("modern_server.py")
+MODERN_ONLY = Path(__file__).with_name("modern_only_server.py")
 
 
 async def test_a_modern_clients_name_is_in_warden_status(warden: Warden, daemon: dict[str, str]) -> None:  # noqa: F811
@@ -54,8 +57,6 @@ async def test_a_modern_clients_name_is_in_warden_status(warden: Warden, daemon:
 
 
 # ---- tools_ask with a 2026-07-28 client: input_required and Warden's signed requestState ----
-
-MODERN_ONLY = Path(__file__).with_name("modern_only_server.py")
 
 
 def modern_only(warden: Warden, log: Path, *sets: str) -> StdioServerParameters:
@@ -223,3 +224,27 @@ async def test_the_bridge_is_identical_to_direct_in_both_eras(warden: Warden, mo
     direct = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
     bridged = warden.params("modern", [sys.executable, str(SERVER)])
     assert await tools_and_answer(bridged, mode) == await tools_and_answer(direct, mode)
+
+
+# ---- warden probe: server/discover first --------------------------------------------------
+
+
+def probe(warden: Warden, command: list[str]) -> dict:
+    """`warden probe --json -- COMMAND` on its own (a socket no supervisor listens on)."""
+    env = {**os.environ, **warden.env, "WARDEN_SOCKET": str(warden.tmp / "no-supervisor.sock")}
+    out = subprocess.run(
+        [str(warden.binary), "probe", "--json", "--", *command],
+        env=env, capture_output=True, text=True, timeout=90,
+    )
+    return json.loads(out.stdout)
+
+
+def test_the_probe_finds_a_modern_only_server_modern(warden: Warden) -> None:
+    r = probe(warden, [sys.executable, str(MODERN_ONLY)])
+    assert (r["ok"], r["era"], r["tool_names"]) == (True, "modern", ["echo", "confirm", "whoami"]), r
+
+
+def test_the_probe_finds_the_sdks_dual_era_server_modern(warden: Warden) -> None:
+    # It answers `initialize` too; `server/discover` comes first, so it is probed as modern.
+    r = probe(warden, [sys.executable, str(SERVER)])
+    assert (r["ok"], r["era"], r["tool_names"]) == (True, "modern", ["echo"]), r

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatAge, formatBytes, formatClock, formatCount, formatMs, humanizeLimit } from "../src/lib/format";
+import { formatAge, formatBytes, formatClock, formatCount, formatEra, formatMs, humanizeLimit } from "../src/lib/format";
 
 describe("formatMs", () => {
   it.each([
@@ -65,5 +65,15 @@ describe("humanizeLimit", () => {
     expect(humanizeLimit("result_soft_cap_bytes", 0)).toBe("off");
     expect(humanizeLimit("retries", 2)).toBeNull();
     expect(humanizeLimit("idle_timeout_ms", "x")).toBeNull();
+  });
+});
+
+describe("formatEra", () => {
+  it("names the era and the version a probe spoke, and nothing when it spoke none", () => {
+    expect([
+      formatEra({ era: "modern", protocol_version: "2026-07-28" }),
+      formatEra({ era: "legacy", protocol_version: "2025-11-25\u202e" }),
+      formatEra({ protocol_version: null }),
+    ]).toEqual(["modern MCP (2026-07-28)", "legacy MCP (2025-11-25\\u{202e})", ""]);
   });
 });

@@ -279,7 +279,7 @@ export type ProbeReport = { server: string | null, command: Array<string>, ok: b
  */
 ts_ms: number, 
 /**
- * Spawn to the answer to `initialize`.
+ * Spawn to the server's first answer (to `server/discover`, else to `initialize`).
  */
 cold_start_ms: number | null, 
 /**
@@ -287,9 +287,15 @@ cold_start_ms: number | null,
  */
 total_ms: number, tools: number | null, tool_names: Array<string>, 
 /**
- * `serverInfo` from the answer to `initialize`.
+ * `serverInfo` from the answer to `server/discover` or `initialize`.
  */
-server_info: JsonValue | null, protocol_version: string | null, error: string | null, 
+server_info: JsonValue | null, protocol_version: string | null, 
+/**
+ * The era the probe spoke with the server: `modern` when it answered `server/discover`,
+ * `legacy` when it answered `initialize` instead (`modern` too when it refused `initialize`
+ * naming only versions Warden does not speak); absent when it answered neither.
+ */
+era?: Era, error: string | null, 
 /**
  * The stable code of `error` (`W-SPAWN-NOT-FOUND` …; docs/errors.md).
  */
@@ -298,6 +304,8 @@ code: string | null,
  * How the process ended ("exited with status 0" …).
  */
 shutdown: string, stderr_tail: string, };
+
+export type Era = "modern" | "legacy";
 
 export type Orphan = { pid: number, ppid: number, pgid: number, 
 /**

@@ -1,7 +1,7 @@
 // The Add flow's last two steps: each file's exact change before anything is written, then
 // what was written and whether the server starts.
 import type { FileChangeView, ProbeReport, Risk } from "../bindings/api";
-import { printableLine } from "../lib/format";
+import { formatEra, printableLine } from "../lib/format";
 import { ChangeList, ResultPanel, type Result } from "./Changes";
 import { FailureCode } from "./common";
 
@@ -45,7 +45,8 @@ function ProbeResult({ probe }: { probe: ProbeReport | "running" | null }) {
       {probe.ok ? (
         <>
           <strong>It starts:</strong> answered in {probe.cold_start_ms ?? "?"} ms with {probe.tools ?? 0} tools
-          {probe.tool_names.length > 0 && <span class="muted"> ({probe.tool_names.slice(0, 8).join(", ")}{probe.tool_names.length > 8 ? ", …" : ""})</span>}; their
+          {probe.tool_names.length > 0 && <span class="muted"> ({probe.tool_names.slice(0, 8).join(", ")}{probe.tool_names.length > 8 ? ", …" : ""})</span>}
+          {probe.era && <>, in {formatEra(probe)}</>}; their
           definitions are pinned.
         </>
       ) : (

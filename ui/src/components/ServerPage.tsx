@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Request } from "../bindings/api";
 import type { OpenTarget } from "../bindings/app";
-import { formatAge, formatBytes, formatClock, formatMs, printableLine, printableLines } from "../lib/format";
+import { formatAge, formatBytes, formatClock, formatEra, formatMs, printableLine, printableLines } from "../lib/format";
 import { inflightOf, sessionsOf, TIMELINE_CAP } from "../lib/store";
 import { ask, askApp } from "../lib/tauri";
 import { useAction } from "../lib/useAction";
@@ -71,7 +71,7 @@ export function ServerPage({ name }: { name: string }) {
       if (!a.ok) return { kind: "error", title: "Probe", message: a.error.message };
       const r = a.value;
       return r.ok
-        ? { kind: "info", title: "Probe", message: `answered in ${formatMs(r.cold_start_ms)} (cold start) with ${r.tools ?? 0} tools; ${r.shutdown}` }
+        ? { kind: "info", title: "Probe", message: `answered in ${formatMs(r.cold_start_ms)} (cold start) with ${r.tools ?? 0} tools${r.era ? `, ${formatEra(r)}` : ""}; ${r.shutdown}` }
         : { kind: "error", title: "Probe", message: `${r.error ?? "failed"}${r.stderr_tail ? ` — stderr: ${r.stderr_tail.trim().split("\n").slice(-3).join(" / ")}` : ""}` };
     });
 
@@ -121,7 +121,7 @@ export function ServerPage({ name }: { name: string }) {
               <dt>Last probe</dt>
               <dd>
                 {server.last_probe.ok
-                  ? `${formatMs(server.last_probe.cold_start_ms)} cold start, ${server.last_probe.tools ?? 0} tools`
+                  ? `${formatMs(server.last_probe.cold_start_ms)} cold start, ${server.last_probe.tools ?? 0} tools${server.last_probe.era ? `, ${formatEra(server.last_probe)}` : ""}`
                   : `failed: ${server.last_probe.error ?? "unknown error"}`}
               </dd>
             </div>

@@ -1,5 +1,5 @@
 import type { ClientsReport, ProbeReport, ServerStatus } from "../bindings/api";
-import { formatCount, formatMs, printableLine } from "../lib/format";
+import { formatCount, formatEra, formatMs, printableLine } from "../lib/format";
 import { serverHref } from "../lib/route";
 import { ON_CLIENTS, useApi } from "../lib/useApi";
 import { useStore } from "./context";
@@ -54,7 +54,7 @@ function ProbeLine({ probe, probing }: { probe: ProbeReport | null; probing: boo
   if (probe.ok) {
     return (
       <div class="small ok-text" data-testid="probe-result" data-ok="true">
-        Starts: {probe.tools ?? 0} tools, answered in {formatMs(probe.cold_start_ms ?? 0)}
+        Starts: {probe.tools ?? 0} tools, answered in {formatMs(probe.cold_start_ms ?? 0)}{probe.era && <>, {formatEra(probe)}</>}
       </div>
     );
   }

@@ -340,8 +340,8 @@ function handleApi(req: Request): Response | Promise<Response> {
       const ok = s?.health !== "down";
       const report = {
         server: req.server, command: s?.command ?? [], ok, ts_ms: now(), cold_start_ms: ok ? 2_340 : null, total_ms: 2_900,
-        tools: ok ? 5 : null, tool_names: [], server_info: null, protocol_version: "2025-06-18",
-        error: ok ? null : "the server exited with status 1 before answering initialize; its last stderr line: Error: ENOENT: no such file or directory",
+        tools: ok ? 5 : null, tool_names: [], server_info: null, protocol_version: ok ? "2025-06-18" : null, era: ok ? ("legacy" as const) : undefined,
+        error: ok ? null : "the server exited with status 1 before answering server/discover; its last stderr line: Error: ENOENT: no such file or directory",
         code: ok ? null : "W-SPAWN-EXITED",
         shutdown: ok ? "exited with status 0" : "exited with status 1", stderr_tail: ok ? "" : "Error: ENOENT: no such file or directory\n",
       };
@@ -412,7 +412,7 @@ function serverAdd(req: Extract<Request, { op: "server_add" }>): Response | Prom
     await wait(1500);
     const probe = {
       server: req.name, command: [req.command, ...req.args], ok: true, ts_ms: now(), cold_start_ms: 1_240, total_ms: 1_400, tools: 3,
-      tool_names: ["search", "fetch", "summarize"], server_info: null, protocol_version: "2025-06-18", error: null, code: null,
+      tool_names: ["search", "fetch", "summarize"], server_info: null, protocol_version: "2026-07-28", era: "modern" as const, error: null, code: null,
       shutdown: "exited with status 0", stderr_tail: "",
     };
     if (firstStartOnly) await step({ step: "network", state: "taken" });

@@ -1,5 +1,7 @@
 // Numbers as people read them: durations, sizes, ages, counts, times of day.
 
+import type { ProbeReport } from "../bindings/api";
+
 const SEC = 1000;
 const MIN = 60 * SEC;
 const HOUR = 60 * MIN;
@@ -142,4 +144,11 @@ export function shellArg(a: string): string {
 /** A command line, each argument as {@link shellArg} shows it. */
 export function shellArgv(argv: readonly string[]): string {
   return argv.map(shellArg).join(" ");
+}
+
+/** The protocol era a probe spoke with a server, as a phrase: "modern MCP (2026-07-28)",
+ *  "legacy MCP (2025-11-25)"; "" when the server answered neither handshake. */
+export function formatEra(probe: Pick<ProbeReport, "era" | "protocol_version">): string {
+  if (!probe.era) return "";
+  return `${probe.era} MCP${probe.protocol_version ? ` (${printableLine(probe.protocol_version)})` : ""}`;
 }

@@ -278,7 +278,8 @@ pub(super) fn print_probe(r: &ProbeReport) {
             })
             .unwrap_or_default();
         say!(
-            "{name}{info}: ok, cold start {} ms, {} tools{}",
+            "{name}{info}: ok, {}, cold start {} ms, {} tools{}",
+            era_text(r),
             r.cold_start_ms.unwrap_or(0),
             r.tools.unwrap_or(0),
             if r.tool_names.is_empty() {
@@ -299,8 +300,21 @@ pub(super) fn print_probe(r: &ProbeReport) {
             );
         }
     }
+    if !r.ok && r.era.is_some() {
+        say!("  era: {}", era_text(r));
+    }
     say!("  command: {}", text::argv(&r.command));
     say!("  shutdown: {} (total {} ms)", r.shutdown, r.total_ms);
+}
+
+/// "modern MCP (2026-07-28)", "legacy MCP (2025-11-25)": the era the probe spoke (`say!`
+/// makes the server's version printable).
+fn era_text(r: &ProbeReport) -> String {
+    let era = r.era.map_or("unknown", |e| e.as_str());
+    match &r.protocol_version {
+        Some(v) => format!("{era} MCP ({v})"),
+        None => format!("{era} MCP"),
+    }
 }
 
 pub(super) fn print_outcome(o: &CommandOutcome, json: bool) {

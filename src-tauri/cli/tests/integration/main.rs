@@ -25,6 +25,8 @@ mod install;
 mod locking;
 #[cfg(target_os = "linux")]
 mod network;
+#[cfg(unix)]
+mod probe_eras;
 #[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(unix)]

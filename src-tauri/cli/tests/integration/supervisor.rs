@@ -723,7 +723,7 @@ async fn probe_reports_cold_start_and_tools_and_failures() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("FAILED")
-            && text.contains("exited with status 1 before answering initialize"),
+            && text.contains("exited with status 1 before answering server/discover"),
         "{text}"
     );
     assert!(

@@ -377,6 +377,7 @@ pub fn typescript() -> String {
         CommandOutcome::decl(&cfg),
         SessionAck::decl(&cfg),
         ProbeReport::decl(&cfg),
+        warden_wire::protocol::Era::decl(&cfg),
         Orphan::decl(&cfg),
         StopResult::decl(&cfg),
         KnownServer::decl(&cfg),

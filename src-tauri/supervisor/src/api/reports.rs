@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use warden_wire::events::Event;
+use warden_wire::protocol::Era;
 
 /// One event of the history: a bridge's event, or one the supervisor made (`session_open`,
 /// `session_unresponsive`, `session_reaped`, `probe`, `command`, `orphan` …).
@@ -71,15 +72,21 @@ pub struct ProbeReport {
     pub ok: bool,
     /// Wall-clock ms when the probe started.
     pub ts_ms: u64,
-    /// Spawn to the answer to `initialize`.
+    /// Spawn to the server's first answer (to `server/discover`, else to `initialize`).
     pub cold_start_ms: Option<u64>,
     /// Spawn to the end of shutdown.
     pub total_ms: u64,
     pub tools: Option<usize>,
     pub tool_names: Vec<String>,
-    /// `serverInfo` from the answer to `initialize`.
+    /// `serverInfo` from the answer to `server/discover` or `initialize`.
     pub server_info: Option<Value>,
     pub protocol_version: Option<String>,
+    /// The era the probe spoke with the server: `modern` when it answered `server/discover`,
+    /// `legacy` when it answered `initialize` instead (`modern` too when it refused `initialize`
+    /// naming only versions Warden does not speak); absent when it answered neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub era: Option<Era>,
     pub error: Option<String>,
     /// The stable code of `error` (`W-SPAWN-NOT-FOUND` …; docs/errors.md).
     pub code: Option<String>,
