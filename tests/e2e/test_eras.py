@@ -48,12 +48,35 @@ async def test_a_modern_clients_name_is_in_warden_status(warden: Warden, daemon:
                     env=daemon, capture_output=True, text=True, timeout=20, check=True,
                 )
                 sessions = json.loads(out.stdout)["sessions"]
-                clients = [s.get("client") for s in sessions if s.get("server") == "modern"]
-                if clients and clients[0] is not None:
+                clients = [(s.get("client"), s.get("era")) for s in sessions if s.get("server") == "modern"]
+                if clients and clients[0][0] is not None:
                     break
                 assert time.monotonic() < deadline, sessions
                 await anyio.sleep(0.1)
-    assert clients == ["e2e-modern-client 9.1"], sessions
+    assert clients == [("e2e-modern-client 9.1", "modern")], sessions
+
+
+async def test_an_adapted_session_says_so_in_warden_status(warden: Warden, daemon: dict[str, str]) -> None:  # noqa: F811
+    params = StdioServerParameters(
+        command=str(warden.binary),
+        args=warden.bridge_args("adapted", [sys.executable, str(MODERN_ONLY)]),
+        env=daemon,
+    )
+    with anyio.fail_after(60):
+        async with Client(params, mode="legacy", client_info=Implementation(name="old-ide", version="1.0")) as client:
+            await client.list_tools()
+            deadline = time.monotonic() + 20
+            while True:
+                out = subprocess.run(
+                    [str(warden.binary), "status", "--json"],
+                    env=daemon, capture_output=True, text=True, timeout=20, check=True,
+                )
+                sessions = [s for s in json.loads(out.stdout)["sessions"] if s.get("server") == "adapted"]
+                if sessions and sessions[0].get("adapted"):
+                    break
+                assert time.monotonic() < deadline, sessions
+                await anyio.sleep(0.1)
+    assert (sessions[0]["client"], sessions[0]["era"], sessions[0]["adapted"]) == ("old-ide 1.0", "legacy", True)
 
 
 # ---- tools_ask with a 2026-07-28 client: input_required and Warden's signed requestState ----

@@ -181,6 +181,8 @@ fn heartbeat(
         session: session.to_owned(),
         ts_ms: now_ms(),
         client: r.client.clone(),
+        era: r.client_era(),
+        adapted: r.adapting(),
         server_pid: (pid != 0).then_some(pid),
         generation: r.generation(),
         circuit_open: r.circuit_open(),

@@ -53,8 +53,14 @@ pub struct Hello {
 pub struct Heartbeat {
     pub session: String,
     pub ts_ms: u64,
-    /// `name version` from the client's `initialize`, once seen.
+    /// `name version` from the client's `initialize` (or a 2026-07-28 request's `_meta`).
     pub client: Option<String>,
+    /// The client's protocol era, once its first request said it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<warden_wire::protocol::Era>,
+    /// The bridge adapts: a legacy client, a server that speaks only 2026-07-28.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adapted: bool,
     /// The current server process, if one runs.
     pub server_pid: Option<u32>,
     /// Which server process this is (1 for the first; more after restarts).

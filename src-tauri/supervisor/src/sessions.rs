@@ -318,6 +318,8 @@ pub(super) fn session_status(s: &Session, now: Instant) -> SessionStatus {
         server: s.hello.server.clone(),
         pid: s.hello.pid,
         client: hb.and_then(|h| h.client.clone()),
+        era: hb.and_then(|h| h.era),
+        adapted: hb.is_some_and(|h| h.adapted),
         last_heartbeat_ms: since,
         state: s.state,
         server_pid: hb.and_then(|h| h.server_pid),

@@ -176,6 +176,14 @@ pid: number,
  */
 client: string | null, 
 /**
+ * The client's protocol era (`modern`: 2026-07-28), once its first request said it.
+ */
+era: Era | null, 
+/**
+ * The bridge adapts between a legacy client and a server that speaks only 2026-07-28.
+ */
+adapted: boolean, 
+/**
  * Milliseconds since the last heartbeat (or the hello).
  */
 last_heartbeat_ms: number, state: SessionState, server_pid: number | null, generation: number, circuit_open: boolean, fallback: boolean, debug: boolean, 

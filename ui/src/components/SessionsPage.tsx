@@ -49,7 +49,24 @@ export function SessionsPage() {
                     {s.circuit_open && <span class="tag bad">breaker open</span>}
                     {s.debug && <span class="tag">debug</span>}
                   </td>
-                  <td>{s.client !== null ? printableLine(s.client) : <span class="muted">not said yet</span>}</td>
+                  <td>
+                    {s.client !== null ? printableLine(s.client) : <span class="muted">not said yet</span>}
+                    {s.era !== null && (
+                      <span
+                        class="tag"
+                        data-testid="session-era"
+                        title={
+                          s.adapted
+                            ? "A legacy client in front of a server that speaks only MCP 2026-07-28: Warden adapts between them"
+                            : s.era === "modern"
+                              ? "The client speaks MCP 2026-07-28 (no handshake; _meta on each request)"
+                              : "The client speaks the legacy MCP handshake (initialize)"
+                        }
+                      >
+                        {s.adapted ? "adapted to 2026-07-28" : s.era === "modern" ? "2026-07-28" : "legacy"}
+                      </span>
+                    )}
+                  </td>
                   <td class="num">{s.pid}</td>
                   <td class="num">
                     {s.server_pid ?? <span class="muted">none</span>}

@@ -20,6 +20,8 @@ export function session(over: Partial<SessionStatus> = {}): SessionStatus {
     server: "ripgrep",
     pid: 100,
     client: "claude-code 2.1.80",
+    era: "legacy",
+    adapted: false,
     last_heartbeat_ms: 500,
     state: "live",
     server_pid: 101,

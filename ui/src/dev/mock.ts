@@ -80,7 +80,7 @@ const sessions: SessionStatus[] = empty ? [] : [
     stderr_tail: "npm warn exec The following package was not found and will be installed: mcp-ripgrep@0.4.0\nMCP ripgrep server running on stdio\n",
   }),
   session({
-    id: "b2-5120", pid: 5120, client: "cursor 1.7.2", last_heartbeat_ms: 1_500, server_pid: 5124, config_hash: "9f2c", started_ms: now() - 600_000,
+    id: "b2-5120", pid: 5120, client: "cursor 1.7.2", era: "modern", last_heartbeat_ms: 1_500, server_pid: 5124, config_hash: "9f2c", started_ms: now() - 600_000,
   }),
   session({
     id: "b3-6001", server: "github", pid: 6001, client: "claude-code 2.1.80 (sub-agent)", last_heartbeat_ms: 7_400, state: "unresponsive",

@@ -7,6 +7,7 @@ use std::hash::{DefaultHasher, Hasher};
 
 use super::*;
 use warden_wire::codes::Code;
+use warden_wire::protocol::Era;
 
 /// What the bridge's own requests were for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,8 +80,8 @@ pub(super) struct Life {
     pub(super) kill_reason: Option<String>,
     pub(super) last_exit: Option<String>,
     pub(super) generation: u64,
-    /// The client's era was named (an `era` event).
-    pub(super) era_named: bool,
+    /// The client's era, once its first request said it (an `era` event names it).
+    pub(super) client_era: Option<warden_wire::protocol::Era>,
     /// Whether the current server has written a message yet (it is past its cold start).
     pub(super) answered: bool,
     pub(super) last_installing: Option<Instant>,
@@ -117,7 +118,7 @@ impl Default for Life {
             kill_reason: None,
             last_exit: None,
             generation: 0,
-            era_named: false,
+            client_era: None,
             answered: false,
             last_installing: None,
             serving_fallback: false,
@@ -223,6 +224,11 @@ impl Router {
         self.life.generation
     }
 
+    /// The client's era, once its first request said it.
+    pub fn client_era(&self) -> Option<Era> {
+        self.life.client_era
+    }
+
     /// Whether the breaker is open.
     pub fn circuit_open(&self) -> bool {
         matches!(self.life.phase, Phase::Open { .. })
@@ -241,7 +247,7 @@ impl Router {
 
     /// Names the client's era in an `era` event, at its first request.
     fn note_client_era(&mut self, method: &str, peek: &Peek<'_>, out: &mut Vec<Out>) {
-        if self.life.era_named {
+        if self.life.client_era.is_some() {
             return;
         }
         let params = peek.params.map(|p| p.get()).unwrap_or_default();
@@ -252,13 +258,14 @@ impl Router {
                 .and_then(|v| v.get("protocolVersion")?.as_str().map(str::to_owned))
                 .map(|v| warden_wire::text::line(&v.chars().take(40).collect::<String>()))
                 .unwrap_or_else(|| "no version".to_owned());
+            self.life.client_era = Some(Era::Legacy);
             format!("the client speaks the legacy handshake (initialize, {version})")
-        } else if params.contains("io.modelcontextprotocol/protocolVersion") {
+        } else if params.contains(warden_wire::protocol::META_PROTOCOL_VERSION) {
+            self.life.client_era = Some(Era::Modern);
             "the client speaks 2026-07-28 (no initialize; _meta on each request)".to_owned()
         } else {
             return;
         };
-        self.life.era_named = true;
         out.push(Out::Event(Event::new("era").detail(detail)));
     }
 

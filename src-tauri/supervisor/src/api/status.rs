@@ -192,6 +192,12 @@ pub struct SessionStatus {
     pub pid: u32,
     /// `name version` of the MCP client, once it said so.
     pub client: Option<String>,
+    /// The client's protocol era (`modern`: 2026-07-28), once its first request said it.
+    #[serde(default)]
+    pub era: Option<warden_wire::protocol::Era>,
+    /// The bridge adapts between a legacy client and a server that speaks only 2026-07-28.
+    #[serde(default)]
+    pub adapted: bool,
     /// Milliseconds since the last heartbeat (or the hello).
     pub last_heartbeat_ms: u64,
     pub state: SessionState,
