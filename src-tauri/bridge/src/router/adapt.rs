@@ -24,12 +24,12 @@ use super::lifecycle::Own;
 use super::*;
 use warden_wire::protocol::with_id;
 
-/// The revision the adapter speaks to the server when it lists it.
-const MODERN: &str = "2026-07-28";
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_CLIENT: &str = "io.modelcontextprotocol/clientInfo";
-const META_SERVER: &str = "io.modelcontextprotocol/serverInfo";
+use warden_wire::protocol::{
+    META_CLIENT_CAPABILITIES as META_CAPABILITIES, META_CLIENT_INFO as META_CLIENT,
+    META_PROTOCOL_VERSION as META_VERSION, META_SERVER_INFO as META_SERVER,
+    MODERN_VERSION as MODERN,
+};
+
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// The ids of the adapter's questions to the client and of its retries to the server.
 const ASK_PREFIX: &str = "__warden/adapt/";

@@ -32,9 +32,9 @@ pub(super) const INPUT_KEY: &str = "warden_allow";
 /// The longest server `requestState` wrapped; a longer one reaches the client as it is (and
 /// its next round is asked about again).
 const MAX_INNER: usize = 64 << 10;
-/// The `_meta` keys of a 2026-07-28 request.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+use warden_wire::protocol::{
+    META_CLIENT_CAPABILITIES as META_CAPABILITIES, META_PROTOCOL_VERSION as META_VERSION,
+};
 
 /// A question asked through `input_required`, until the client comes back or it expires.
 #[derive(Debug)]
