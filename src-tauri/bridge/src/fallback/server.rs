@@ -1,6 +1,12 @@
 //! `warden rg-server`: the search tools as a stdio MCP server. Tool calls run concurrently (a
 //! slow search never holds up `ping`); `notifications/cancelled` stops the search and its answer;
 //! stdin EOF ends the server at once, stopping whatever still runs.
+//!
+//! Both protocol eras, chosen per request as a dual-era server does: `initialize` (and any
+//! request without a `_meta` protocol version) is legacy and answered byte for byte as before;
+//! `server/discover` and a request whose `params._meta` names 2026-07-28 are modern (no state,
+//! no `initialize` needed): their results carry `resultType: "complete"` and the server's info in
+//! `_meta`, `tools/list` also `ttlMs`/`cacheScope`; a `_meta` naming another version gets -32022.
 
 use std::collections::HashMap;
 use std::io;
@@ -13,12 +19,19 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use super::{Engine, EngineChoice, Search, tools_json};
-use warden_wire::protocol::{Frame, FrameReader, find_id_in_fragments};
+use warden_wire::protocol::{
+    Frame, FrameReader, META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_VERSION,
+    UNSUPPORTED_PROTOCOL_VERSION, find_id_in_fragments,
+};
 
 /// `serverInfo.name` in the `initialize` result.
 pub const SERVER_NAME: &str = "warden-rg";
 const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+/// `ttlMs` of a modern `tools/list`: 0, immediately stale. The list never changes in one
+/// process, but the bridge may swap this server for the real one (with other tools) at any
+/// time, and a client must not keep the fallback's list past that.
+const TOOLS_TTL_MS: u64 = 0;
 /// Requests are small; a line over this is answered with an error and skipped.
 const MAX_REQUEST_BYTES: usize = 16 << 20;
 
@@ -188,6 +201,19 @@ impl Session {
     }
 
     fn request(&mut self, method: &str, id: Value, params: Value) {
+        let asked = params
+            .get("_meta")
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+            .and_then(Value::as_str);
+        match asked {
+            _ if method == "initialize" => {}
+            // A legacy version in `_meta` (no dual-era client sends one, but it names its era).
+            Some(v) if PROTOCOL_VERSIONS.contains(&v) => {}
+            Some(MODERN_VERSION) => return self.modern_request(method, id, params),
+            Some(other) => return self.send(unsupported_version(id, other)),
+            None if method == "server/discover" => return self.modern_request(method, id, params),
+            None => {}
+        }
         match method {
             "initialize" => {
                 let asked = params.get("protocolVersion").and_then(Value::as_str);
@@ -203,7 +229,7 @@ impl Session {
             }
             "ping" => self.send(result_line(&id, "{}")),
             "tools/list" => self.send(result_line(&id, &format!("{{\"tools\":{}}}", tools_json()))),
-            "tools/call" => self.call(id, params),
+            "tools/call" => self.call(id, params, false),
             _ => self.send(error_line(
                 id,
                 -32601,
@@ -212,7 +238,35 @@ impl Session {
         }
     }
 
-    fn call(&mut self, id: Value, params: Value) {
+    /// A 2026-07-28 request: stateless, each result marked complete (MCP 2026-07-28 has no
+    /// `ping`).
+    fn modern_request(&mut self, method: &str, id: Value, params: Value) {
+        match method {
+            "server/discover" => {
+                let result = json!({
+                    "supportedVersions": [MODERN_VERSION],
+                    "capabilities": { "tools": {} },
+                    "serverInfo": server_info(),
+                });
+                self.send(result_line(&id, &modern_result(&result.to_string())));
+            }
+            "tools/list" => {
+                let result = format!(
+                    "{{\"tools\":{},\"ttlMs\":{TOOLS_TTL_MS},\"cacheScope\":\"private\"}}",
+                    tools_json()
+                );
+                self.send(result_line(&id, &modern_result(&result)));
+            }
+            "tools/call" => self.call(id, params, true),
+            _ => self.send(error_line(
+                id,
+                -32601,
+                &format!("Method not found: {method}"),
+            )),
+        }
+    }
+
+    fn call(&mut self, id: Value, params: Value, modern: bool) {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return self.send(error_line(
                 id,
@@ -228,11 +282,45 @@ impl Session {
         let (search, tx, key) = (Arc::clone(&self.search), self.tx.clone(), id.to_string());
         let call = self.calls.spawn(async move {
             if let Some(result) = search.call(&name, &arguments).await {
-                let _ = tx.send(result_line(&id, &result.to_json_string()));
+                let result = result.to_json_string();
+                let result = if modern {
+                    modern_result(&result)
+                } else {
+                    result
+                };
+                let _ = tx.send(result_line(&id, &result));
             }
         });
         self.running.insert(key, call);
     }
+}
+
+fn server_info() -> Value {
+    json!({ "name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// A result object's JSON text as a modern result: `resultType` and `_meta` (the server's
+/// info) first, then its own members.
+fn modern_result(result_json: &str) -> String {
+    let members = result_json.trim().strip_prefix('{').unwrap_or("}");
+    let head = json!({ "resultType": "complete", "_meta": { META_SERVER_INFO: server_info() } })
+        .to_string();
+    let head = head.strip_suffix('}').unwrap_or(&head);
+    if members.trim_start().starts_with('}') {
+        format!("{head}}}")
+    } else {
+        format!("{head},{members}")
+    }
+}
+
+/// -32022: the request's `_meta` names a version this server does not speak.
+fn unsupported_version(id: Value, asked: &str) -> String {
+    let line = json!({ "jsonrpc": "2.0", "id": id, "error": {
+        "code": UNSUPPORTED_PROTOCOL_VERSION,
+        "message": format!("Unsupported protocol version: this server speaks {MODERN_VERSION} (and the initialize handshake)"),
+        "data": { "supported": [MODERN_VERSION], "requested": asked },
+    }});
+    format!("{line}\n")
 }
 
 fn result_line(id: &Value, result_json: &str) -> String {

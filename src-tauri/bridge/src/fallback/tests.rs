@@ -577,3 +577,143 @@ async fn serves_the_handshake_and_protocol_errors() {
     client_out.shutdown().await.unwrap();
     serving.await.unwrap().unwrap();
 }
+
+/// The server over in-memory pipes, one request line in, one answer line out.
+struct Pipe {
+    _dir: tempfile::TempDir,
+    to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl Pipe {
+    fn start() -> Pipe {
+        let dir = tree();
+        let s = Arc::new(search(dir.path(), Engine::Builtin));
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_in, server_out) = tokio::io::split(server);
+        tokio::spawn(serve(s, server_in, server_out));
+        let (client_in, to_server) = tokio::io::split(client);
+        Pipe {
+            _dir: dir,
+            to_server,
+            lines: BufReader::new(client_in).lines(),
+        }
+    }
+
+    async fn raw(&mut self, msg: &str) -> String {
+        let line = format!("{msg}\n");
+        self.to_server.write_all(line.as_bytes()).await.unwrap();
+        self.lines.next_line().await.unwrap().unwrap()
+    }
+
+    async fn ask(&mut self, msg: Value) -> Value {
+        serde_json::from_str(&self.raw(&msg.to_string()).await).unwrap()
+    }
+}
+
+/// A 2026-07-28 request: `_meta` with the protocol version, the client's info and capabilities.
+fn modern(id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[tokio::test]
+async fn discover_names_2026_07_28_without_an_initialize() {
+    let mut pipe = Pipe::start();
+    let r = pipe.ask(modern(1, "server/discover", json!({}))).await;
+    assert_eq!(
+        r["result"],
+        json!({
+            "resultType": "complete",
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "warden-rg", "version": env!("CARGO_PKG_VERSION")},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "warden-rg", "version": env!("CARGO_PKG_VERSION")}},
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_modern_tools_list_is_complete_with_its_cache_hints_and_the_same_tools() {
+    let mut pipe = Pipe::start();
+    let r = pipe.ask(modern(1, "tools/list", json!({}))).await;
+    let tools: Value = serde_json::from_str(tools_json()).unwrap();
+    assert_eq!(
+        (
+            &r["result"]["resultType"],
+            &r["result"]["ttlMs"],
+            &r["result"]["cacheScope"],
+            &r["result"]["tools"]
+        ),
+        (&json!("complete"), &json!(0), &json!("private"), &tools)
+    );
+}
+
+#[tokio::test]
+async fn a_modern_tools_call_is_complete() {
+    let mut pipe = Pipe::start();
+    let args = json!({"name": "search", "arguments": {"pattern": "fn", "path": "sub/b.rs"}});
+    let r = pipe.ask(modern(1, "tools/call", args)).await;
+    assert_eq!(
+        (&r["result"]["resultType"], &r["result"]["content"]),
+        (
+            &json!("complete"),
+            &json!([{"type": "text", "text": "1:fn alpha() {}\n"}])
+        )
+    );
+}
+
+#[tokio::test]
+async fn another_version_in_meta_is_refused_naming_2026_07_28() {
+    let mut pipe = Pipe::start();
+    let mut req = modern(1, "tools/list", json!({}));
+    req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = pipe.ask(req).await;
+    assert_eq!(
+        (&r["error"]["code"], &r["error"]["data"]),
+        (
+            &json!(-32022),
+            &json!({"supported": ["2026-07-28"], "requested": "2099-01-01"})
+        )
+    );
+}
+
+/// MCP 2026-07-28 has no `ping`.
+#[tokio::test]
+async fn a_modern_ping_is_not_a_method() {
+    let mut pipe = Pipe::start();
+    let r = pipe.ask(modern(1, "ping", json!({}))).await;
+    assert_eq!(r["error"]["code"], -32601);
+}
+
+/// Legacy answers are byte for byte what they were before the modern era was served.
+#[tokio::test]
+async fn legacy_answers_are_unchanged_bytes() {
+    let mut pipe = Pipe::start();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"pattern":"fn","path":"sub/b.rs"}}}"#;
+    let got = [
+        pipe.raw(init).await,
+        pipe.raw(list).await,
+        pipe.raw(call).await,
+    ];
+    assert_eq!(
+        got,
+        [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"capabilities":{{"tools":{{}}}},"protocolVersion":"2025-11-25","serverInfo":{{"name":"warden-rg","version":"{}"}}}}}}"#,
+                env!("CARGO_PKG_VERSION")
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":{}}}}}"#,
+                tools_json()
+            ),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"1:fn alpha() {}\n"}]}}"#.to_owned(),
+        ]
+    );
+}

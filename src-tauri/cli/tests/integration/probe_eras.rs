@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::common::{FAKE, require_tool};
+use crate::common::{FAKE, WARDEN, require_tool};
 use crate::supervisor::Env;
 
 fn modern_only_server() -> String {
@@ -94,5 +94,38 @@ async fn the_text_output_names_the_era() {
     assert!(
         text.contains("(e2e-modern-only 1.0.0): ok, modern MCP (2026-07-28), cold start"),
         "{text}"
+    );
+}
+
+/// `warden rg-server` answers `server/discover`: probed as modern, with mcp-ripgrep's tools.
+#[tokio::test]
+async fn the_ripgrep_fallback_server_is_probed_as_modern() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let r = env
+        .json(&[
+            "probe",
+            "--json",
+            "--",
+            WARDEN,
+            "rg-server",
+            "--root",
+            root.path().to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(
+        outcome(&r),
+        (
+            json!(true),
+            json!("modern"),
+            json!([
+                "search",
+                "advanced-search",
+                "count-matches",
+                "list-files",
+                "list-file-types"
+            ])
+        ),
+        "{r}"
     );
 }

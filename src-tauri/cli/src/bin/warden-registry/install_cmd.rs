@@ -695,8 +695,12 @@ fn report_written(changes: &[FileChangeView], entry: &str, secrets: &[(String, S
 fn report_probe(entry: &str, report: &ProbeReport, argv: &[String], wrapped: bool) {
     if report.ok {
         let tools = report.tools.unwrap_or(0);
+        let era = report
+            .era
+            .map(|e| format!(" ({} MCP)", e.as_str()))
+            .unwrap_or_default();
         say!(
-            "Started in {} ms, {tools} tool{}{}",
+            "Started in {} ms{era}, {tools} tool{}{}",
             report.cold_start_ms.unwrap_or(0),
             if tools == 1 { "" } else { "s" },
             if report.tool_names.is_empty() {
