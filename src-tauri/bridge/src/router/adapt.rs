@@ -66,15 +66,31 @@ struct Round {
     got: Map<String, Value>,
 }
 
-/// Whether the client declared what an input request of `method` needs.
-fn client_can(caps: Option<&Value>, method: &str) -> bool {
+/// Whether the client declared what input request `request` needs (for an elicitation, its
+/// mode: `form` unless it says `url`; `elicitation: {}` declares form only).
+fn client_can(caps: Option<&Value>, request: &Value) -> bool {
+    let method = request
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let need = match method {
         "elicitation/create" => "elicitation",
         "sampling/createMessage" => "sampling",
         "roots/list" => "roots",
         _ => return false,
     };
-    caps.and_then(|c| c.get(need)).is_some_and(|v| !v.is_null())
+    let Some(declared) = caps.and_then(|c| c.get(need)).filter(|v| !v.is_null()) else {
+        return false;
+    };
+    if need != "elicitation" {
+        return true;
+    }
+    match request.pointer("/params/mode").and_then(Value::as_str) {
+        Some("url") => declared.get("url").is_some(),
+        _ => declared
+            .as_object()
+            .is_none_or(|m| m.is_empty() || m.contains_key("form")),
+    }
 }
 
 impl Router {
@@ -141,10 +157,26 @@ impl Router {
         let result: Option<Value> = (!peek.has_error)
             .then(|| peek.result.and_then(|r| serde_json::from_str(r.get()).ok()))
             .flatten();
+        // Versions are dates (`2026-07-28`); anything else a server lists is not one.
+        let is_version = |v: &&str| {
+            v.len() == 10
+                && v.bytes().enumerate().all(|(i, b)| {
+                    if i == 4 || i == 7 {
+                        b == b'-'
+                    } else {
+                        b.is_ascii_digit()
+                    }
+                })
+        };
         let versions: Vec<&str> = result
             .as_ref()
             .and_then(|r| r.get("supportedVersions")?.as_array())
-            .map(|v| v.iter().filter_map(Value::as_str).collect())
+            .map(|v| {
+                v.iter()
+                    .filter_map(Value::as_str)
+                    .filter(is_version)
+                    .collect()
+            })
             .unwrap_or_default();
         let Some(p) = self.c2s.remove(&id) else {
             return;
@@ -225,42 +257,62 @@ impl Router {
                 out.push(Out::Client(Bytes::from(answer.to_string())));
                 None
             }
-            (Kind::Request, _) => {
+            (Kind::Request, _) => Some(self.stamp(peek, &line).unwrap_or(line)),
+            (Kind::Notification, "notifications/cancelled") => {
+                // A call the adapter sent again is known to the server by the retry's id.
+                let Some(retry) = peek
+                    .request_id
+                    .as_ref()
+                    .and_then(|call| self.adapt_server_id(call))
+                else {
+                    return Some(line);
+                };
                 let mut v: Value = serde_json::from_slice(&line).ok()?;
-                let params = v
-                    .as_object_mut()?
-                    .entry("params")
-                    .or_insert_with(|| json!({}));
-                let meta = params
-                    .as_object_mut()?
-                    .entry("_meta")
-                    .or_insert_with(|| json!({}))
-                    .as_object_mut()?;
-                let init = self.adapt.init.as_ref();
-                meta.insert(META_VERSION.into(), json!(self.adapt.version));
-                meta.insert(
-                    META_CAPABILITIES.into(),
-                    init.and_then(|i| i.get("capabilities"))
-                        .cloned()
-                        .unwrap_or_else(|| json!({})),
-                );
-                if let Some(info) = init.and_then(|i| i.get("clientInfo")) {
-                    meta.insert(META_CLIENT.into(), info.clone());
-                }
-                if let Some(level) = &self.adapt.log_level {
-                    meta.insert(META_LOG_LEVEL.into(), level.clone());
-                }
-                if ROUNDS.contains(&method)
-                    && let Some(id) = &peek.id
-                {
-                    let c2s = &self.c2s;
-                    self.adapt.originals.retain(|id, _| c2s.contains_key(id));
-                    self.adapt.originals.insert(id.clone(), params.clone());
+                if let Some(r) = v.pointer_mut("/params/requestId") {
+                    *r = retry.to_value();
                 }
                 Some(Bytes::from(v.to_string()))
             }
             _ => Some(line),
         }
+    }
+
+    /// `line` with `_meta` stamped; `None` when it cannot be (params not an object: the line
+    /// goes on as it is, and the server answers it).
+    fn stamp(&mut self, peek: &Peek<'_>, line: &[u8]) -> Option<Bytes> {
+        let method = peek.method.as_deref()?;
+        let mut v: Value = serde_json::from_slice(line).ok()?;
+        let params = v
+            .as_object_mut()?
+            .entry("params")
+            .or_insert_with(|| json!({}));
+        let meta = params
+            .as_object_mut()?
+            .entry("_meta")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()?;
+        let init = self.adapt.init.as_ref();
+        meta.insert(META_VERSION.into(), json!(self.adapt.version));
+        meta.insert(
+            META_CAPABILITIES.into(),
+            init.and_then(|i| i.get("capabilities"))
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        );
+        if let Some(info) = init.and_then(|i| i.get("clientInfo")) {
+            meta.insert(META_CLIENT.into(), info.clone());
+        }
+        if let Some(level) = &self.adapt.log_level {
+            meta.insert(META_LOG_LEVEL.into(), level.clone());
+        }
+        if ROUNDS.contains(&method)
+            && let Some(id) = &peek.id
+        {
+            let c2s = &self.c2s;
+            self.adapt.originals.retain(|id, _| c2s.contains_key(id));
+            self.adapt.originals.insert(id.clone(), params.clone());
+        }
+        Some(Bytes::from(v.to_string()))
     }
 
     /// A server's `input_required` answer to call `id`: its input requests go to the client
@@ -272,20 +324,27 @@ impl Router {
             .cloned()
             .unwrap_or_default();
         let caps = self.adapt.init.as_ref().and_then(|i| i.get("capabilities"));
-        let missing: Vec<String> = requests
+        // Named only when known: a server's own text does not reach the client under Warden's name.
+        let missing: Vec<&str> = requests
             .values()
-            .filter_map(|r| r.get("method").and_then(Value::as_str))
-            .filter(|m| !client_can(caps, m))
-            .map(str::to_owned)
+            .filter(|r| !client_can(caps, r))
+            .map(|r| {
+                r.get("method")
+                    .and_then(Value::as_str)
+                    .filter(|m| {
+                        ["elicitation/create", "sampling/createMessage", "roots/list"].contains(m)
+                    })
+                    .unwrap_or("an input request of an unknown kind")
+            })
             .collect();
         let c2s = &self.c2s;
         self.adapt.rounds.retain(|call, _| c2s.contains_key(call));
         self.adapt
             .asking
             .retain(|_, (call, _)| c2s.contains_key(call));
-        if requests.len() > super::ids::MAX_SERVER_REQUESTS {
+        if self.adapt.asking.len() + requests.len() > super::ids::MAX_SERVER_REQUESTS {
             let msg = format!(
-                "Server `{}` asked for {} inputs at once to answer one call; Warden passes at most {} to the client. The call was not completed.",
+                "Server `{}` asked for {} inputs to answer one call, more than Warden passes to the client at once ({}). The call was not completed.",
                 self.server,
                 requests.len(),
                 super::ids::MAX_SERVER_REQUESTS
@@ -319,7 +378,7 @@ impl Router {
             out.push(Out::Client(Bytes::from(line.to_string())));
             self.adapt.asking.insert(ask, (id.clone(), key));
         }
-        self.retry_when_answered(id, out);
+        self.retry_when_answered(id, now, out);
     }
 
     /// The client's answer to one of the adapter's questions; `true`: it was one.
@@ -358,12 +417,12 @@ impl Router {
         if let Some(p) = self.c2s.get_mut(&call) {
             p.last_activity = now;
         }
-        self.retry_when_answered(&call, out);
+        self.retry_when_answered(&call, now, out);
         true
     }
 
     /// Sends call `id` again, with the answers and the server's state, once all are in.
-    fn retry_when_answered(&mut self, id: &Id, out: &mut Vec<Out>) {
+    fn retry_when_answered(&mut self, id: &Id, now: Instant, out: &mut Vec<Out>) {
         if self
             .adapt
             .rounds
@@ -375,6 +434,13 @@ impl Router {
         let Some(round) = self.adapt.rounds.remove(id) else {
             return;
         };
+        if !self.life.ready() {
+            let msg = format!(
+                "Server `{}` restarted while the client answered its question, and the new process has not seen the call. Call it again.",
+                self.server
+            );
+            return self.fail_round(id, &msg, json!({}), now, out);
+        }
         let (Some(mut params), Some(p)) = (self.adapt.originals.get(id).cloned(), self.c2s.get(id))
         else {
             return;
@@ -397,6 +463,42 @@ impl Router {
         out.push(Out::Server(Bytes::from(line.to_string())));
     }
 
+    /// The id under which the server knows call `call` now: the adapter's retry carrying it.
+    pub(super) fn adapt_server_id(&self, call: &Id) -> Option<Id> {
+        self.adapt
+            .retries
+            .iter()
+            .find(|(_, c)| *c == call)
+            .map(|(retry, _)| retry.clone())
+    }
+
+    /// Call `call` is over (answered, failed, timed out, cancelled): the adapter forgets it.
+    pub(super) fn adapt_forget(&mut self, call: &Id) {
+        if !self.adapt.on {
+            return;
+        }
+        self.adapt.originals.remove(call);
+        self.adapt.rounds.remove(call);
+        self.adapt.asking.retain(|_, (c, _)| c != call);
+        self.adapt.retries.retain(|_, c| c != call);
+        self.gate
+            .hold(HOLD_FOR_ADAPT, !self.adapt.retries.is_empty());
+    }
+
+    /// The server is gone: its rounds are over (the calls are failed or sent again by the
+    /// caller), and the client's open questions are withdrawn.
+    pub(super) fn adapt_server_gone(&mut self, out: &mut Vec<Out>) {
+        for ask in std::mem::take(&mut self.adapt.asking).into_keys() {
+            out.push(Out::Client(notification(
+                "notifications/cancelled",
+                json!({"requestId": ask.to_value(), "reason": "the server that asked is gone"}),
+            )));
+        }
+        self.adapt.rounds.clear();
+        self.adapt.retries.clear();
+        self.gate.hold(HOLD_FOR_ADAPT, false);
+    }
+
     /// The server's answer to one of the adapter's retries, under the client's id.
     pub(super) fn adapt_retry_answer(&mut self, line: &[u8]) -> Option<Bytes> {
         if self.adapt.retries.is_empty() {
@@ -410,7 +512,7 @@ impl Router {
     }
 
     fn fail_round(&mut self, id: &Id, msg: &str, data: Value, now: Instant, out: &mut Vec<Out>) {
-        self.adapt.originals.remove(id);
+        self.adapt_forget(id);
         let Some(p) = self.c2s.remove(id) else {
             return;
         };

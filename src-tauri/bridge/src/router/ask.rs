@@ -232,11 +232,8 @@ impl Router {
             ));
             return true;
         }
-        let (Some("tools/call"), Some(tool), Some(id)) = (
-            peek.method.as_deref(),
-            peek.name.as_deref(),
-            peek.id.as_ref(),
-        ) else {
+        let (Some("tools/call"), Some(tool)) = (peek.method.as_deref(), peek.name.as_deref())
+        else {
             return false;
         };
         if !matches!(self.tool_policy(tool), Policy::Ask(_))
@@ -245,6 +242,20 @@ impl Router {
         {
             return false;
         }
+        let Some(id) = peek.id.as_ref() else {
+            // No id, no answer to wait for: a `tools/call` sent as a notification is not a
+            // call MCP knows, and a server that ran it anyway would run it unasked.
+            out.push(Out::Event(
+                Event {
+                    method: Some("tools/call".into()),
+                    tool: Some(tool.to_owned()),
+                    ..Event::new("approval_declined")
+                }
+                .code(Code::ToolNotApproved)
+                .detail("a tools/call without an id (nothing to answer) was dropped"),
+            ));
+            return true;
+        };
         let params: Option<Value> = peek.params.and_then(|p| serde_json::from_str(p.get()).ok());
         if let Some(p) = &params
             && self.ask_modern(id, tool, p, self.asks.supervised, now, out)

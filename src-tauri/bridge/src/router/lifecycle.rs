@@ -717,6 +717,7 @@ impl Router {
             self.after_failure(now, out)
         };
         let can_retry = !self.circuit_open();
+        self.adapt_server_gone(out);
 
         let mut in_flight: Vec<(Id, Instant)> = self
             .c2s

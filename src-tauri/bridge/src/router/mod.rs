@@ -469,6 +469,7 @@ impl Router {
     fn client_cancelled(&mut self, peek: &Peek<'_>, now: Instant, out: &mut Vec<Out>) {
         let Some(id) = &peek.request_id else { return };
         if let Some(p) = self.c2s.remove(id) {
+            self.adapt_forget(id);
             self.stats.cancelled += 1;
             self.bury(id.clone(), p.token.clone());
             out.push(Out::Event(self.finished(id, &p, now, "cancelled", None)));
@@ -635,6 +636,7 @@ impl Router {
                         if let Some(token) = &p.token {
                             self.tokens.remove(token);
                         }
+                        self.adapt_forget(id);
                         self.server_answered(&p, &peek, out);
                         replacement = self
                             .wrap_round(&p, &peek, &line)

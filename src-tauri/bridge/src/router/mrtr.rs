@@ -23,12 +23,14 @@ use sha2::Sha256;
 use super::ask::Answerer;
 use super::*;
 use warden_wire::codes::Code;
-use warden_wire::events::now_ms;
 
 /// Every `requestState` the bridge makes starts with this.
 const STATE_PREFIX: &str = "warden-ask.1.";
 /// The key of Warden's question among a result's `inputRequests` (and of its answer).
 pub(super) const INPUT_KEY: &str = "warden_allow";
+/// The most questions open at once in one session (a client that calls and calls would grow
+/// the list, the heartbeats and the approvals list without end).
+const MAX_OPEN: usize = 256;
 /// The longest server `requestState` wrapped; a longer one reaches the client as it is (and
 /// its next round is asked about again).
 const MAX_INNER: usize = 64 << 10;
@@ -91,6 +93,14 @@ enum Opened {
     Round { inner: Option<String> },
 }
 
+/// Milliseconds on a clock of this process that never goes back (a stepped wall clock could
+/// otherwise bring a used state back to life). The states live only as long as the process.
+fn now_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(std::time::Instant::now);
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Whether the request is a 2026-07-28 one from a client that can be asked in a form.
 fn modern_elicits(params: &Value) -> bool {
     let Some(meta) = params.get("_meta") else {
@@ -140,7 +150,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..s.len())
@@ -260,6 +270,20 @@ impl Router {
     ) -> bool {
         if !modern_elicits(params) {
             return false;
+        }
+        if self.mrtr.open.len() >= MAX_OPEN {
+            let msg = format!(
+                "Tool `{tool}` of server `{}` was not run: {MAX_OPEN} questions of Warden's already wait for an answer in this session, and it asks no more until those are answered or expire (ask_timeout_ms). The call was not sent to the server.",
+                self.server
+            );
+            out.push(Out::Client(error_response(
+                Some(id),
+                ErrorKind::ToolNotApproved,
+                &self.server,
+                &msg,
+                json!({"tool": tool, "open_questions": MAX_OPEN}),
+            )));
+            return true;
         }
         let args = params.get("arguments");
         let canon = canonical(args);
@@ -403,8 +427,9 @@ impl Router {
         let line = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": "tools/call", "params": params});
         let line = Bytes::from(line.to_string());
         let Ok(peek) = Peek::parse(&line) else { return };
+        let before = self.c2s.contains_key(id);
         self.client_line(&peek, line.clone(), now, out);
-        if let Some(p) = self.c2s.get_mut(id) {
+        if !before && let Some(p) = self.c2s.get_mut(id) {
             p.allowed = Some(Box::new(allowed));
         }
     }

@@ -1469,6 +1469,17 @@ fn modern_question(t: &mut T, id: u32) -> Value {
 }
 
 #[test]
+fn a_tools_call_without_an_id_of_an_ask_tool_never_reaches_the_server() {
+    let mut t = T::new();
+    asking(&mut t, true, true);
+    t.client(
+        1.0,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"rm","arguments":{}}}"#,
+    );
+    assert!(t.take().1.is_empty());
+}
+
+#[test]
 fn a_modern_client_is_asked_with_an_input_required_result() {
     let mut t = T::new();
     modern_asking(&mut t, false);
@@ -1888,6 +1899,67 @@ fn an_unanswered_question_of_a_call_that_is_over_pauses_no_clock() {
         (&c[0]["id"], &c[0]["error"]["data"]["kind"]),
         (&json!(6), &json!("timeout"))
     );
+}
+
+/// A round answered by the client: the server was sent the retry, whose id is returned.
+fn adapted_retry(t: &mut T) -> Value {
+    let c = adapted_round(t, r#"{"elicitation":{}}"#);
+    t.client(
+        2.0,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"action":"accept","content":{{"ok":true}}}}}}"#,
+            c[0]["id"]
+        ),
+    );
+    t.take().1[0]["id"].clone()
+}
+
+#[test]
+fn a_client_cancelling_an_adapted_call_cancels_the_retry_the_server_runs() {
+    let mut t = T::new();
+    let retry = adapted_retry(&mut t);
+    t.client(
+        3.0,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#,
+    );
+    let (_, s) = t.take();
+    assert_eq!(s[0]["params"]["requestId"], retry);
+}
+
+#[test]
+fn a_timed_out_adapted_call_cancels_the_retry_the_server_runs() {
+    let mut t = T::new();
+    let retry = adapted_retry(&mut t);
+    t.tick(61.5);
+    let (_, s) = t.take();
+    assert_eq!(
+        (&s[0]["method"], &s[0]["params"]["requestId"]),
+        (&json!("notifications/cancelled"), &retry)
+    );
+}
+
+#[test]
+fn a_server_gone_during_a_round_withdraws_the_clients_question() {
+    let mut t = T::new();
+    let c = adapted_round(&mut t, r#"{"elicitation":{}}"#);
+    t.r.server_gone("exit status 1", "", t.at(2.0), &mut t.out);
+    let (to_client, _) = t.take();
+    let withdrawn = to_client
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .map(|m| m["params"]["requestId"].clone());
+    assert_eq!(withdrawn, Some(c[0]["id"].clone()));
+}
+
+#[test]
+fn a_url_elicitation_does_not_reach_a_client_that_declared_forms_only() {
+    let mut t = T::new();
+    adapted(&mut t, r#"{"elicitation":{}}"#);
+    t.client(1.0, r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"login","arguments":{}}}"#);
+    t.take();
+    t.server(1.1, r#"{"jsonrpc":"2.0","id":5,"result":{"resultType":"input_required","inputRequests":{"go":{"method":"elicitation/create","params":{"mode":"url","message":"Sign in","url":"https://example.invalid/x"}}}}}"#);
+    let (c, _) = t.take();
+    assert_eq!(c[0]["error"]["data"]["kind"], "input_unavailable");
 }
 
 #[test]

@@ -145,9 +145,10 @@ impl Router {
             }
             _ => {
                 let reason = format!("Warden: {} (limit {} ms)", kind.as_str(), limit.as_millis());
+                let known_as = self.adapt_server_id(&id).unwrap_or_else(|| id.clone());
                 out.push(Out::Server(notification(
                     "notifications/cancelled",
-                    json!({"requestId": id.to_value(), "reason": reason}),
+                    json!({"requestId": known_as.to_value(), "reason": reason}),
                 )));
             }
         }
@@ -155,6 +156,7 @@ impl Router {
             self.finished(&id, &p, now, kind.as_str(), None)
                 .code(kind.stable_code()),
         ));
+        self.adapt_forget(&id);
         if !was_held {
             self.count_failure(now, &format!("{} timed out", describe(&p)), out);
         }
