@@ -2,7 +2,8 @@
 # Transparency test: the official MCP conformance suite (@modelcontextprotocol/conformance, through
 # supergateway) against the real server-everything directly and through `warden bridge`, then 1,000
 # tools/call at concurrency 20 through the bridge with the MCP Inspector CLI (--load) and with the
-# TypeScript SDK client. Writes the comparison to docs/CONFORMANCE.md.
+# TypeScript SDK client; then the Python SDK 2.x client on 2026-07-28 against the project's servers
+# (tests/conformance/modern_client.py). Writes the comparison to docs/CONFORMANCE.md.
 #
 #   scripts/conformance.sh [--ci] [--out FILE] [--keep]
 #
@@ -283,6 +284,17 @@ run_load sdk-bridged env "${BRIDGED_SDK_ENV[@]}" "$NODE22" "$CONF/sdk-load.mjs" 
 
 stop_checked "the SDK load client"
 
+# The official suite has no 2026-07-28 scenarios: the Python SDK 2.x client (from the venv that
+# scripts/setup.sh makes) runs against the project's servers, directly and bridged.
+PY_SDK="${WARDEN_PYTHON:-$REPO/.venv/bin/python}"
+"$PY_SDK" -c 'import mcp.client' 2>/dev/null || die "$PY_SDK has no mcp 2.x: run scripts/setup.sh (or set WARDEN_PYTHON)"
+say "Python SDK 2.x client (2026-07-28 where the server speaks it): the project's servers, direct and bridged"
+run_waited "$WORK/modern.log" "$WORK/modern.stderr" timeout 600 \
+  "$PY_SDK" "$CONF/modern_client.py" "$WARDEN" "$WORK" "$WORK/modern.json"
+MODERN_RC=$RC
+grep -E '^    ' "$WORK/modern.stderr" >&2 || tail -20 "$WORK/modern.stderr" >&2
+stop_checked "the Python SDK client"
+
 say "comparing and writing $OUT"
 mkdir -p "$(dirname "$OUT")"
 {
@@ -296,4 +308,8 @@ mkdir -p "$(dirname "$OUT")"
   echo "git=$(git describe --always --dirty 2>/dev/null || echo unknown)"
   if [ "$PROFILE" = ci ]; then echo "command=scripts/conformance.sh --ci"; else echo "command=scripts/conformance.sh"; fi
 } >"$WORK/meta.env"
-python3 "$CONF/report.py" "$WORK" "$OUT"
+REPORT_RC=0
+python3 "$CONF/report.py" "$WORK" "$OUT" || REPORT_RC=$?
+[ -f "$WORK/modern.json" ] && "$PY_SDK" "$CONF/modern_client.py" --report "$WORK/modern.json" "$OUT"
+[ "$MODERN_RC" = 0 ] || { tail -30 "$WORK/modern.stderr" >&2; die "the 2026-07-28 client stage failed (see $WORK/modern.stderr)"; }
+[ "$REPORT_RC" = 0 ] || exit "$REPORT_RC"
