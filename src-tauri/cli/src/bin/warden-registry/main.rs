@@ -6,6 +6,8 @@
 
 mod http;
 mod install_cmd;
+#[path = "../../net.rs"]
+mod net;
 mod registry_cmd;
 #[path = "../../secret_input.rs"]
 mod secret_input;
