@@ -139,8 +139,21 @@ struct BridgeArgs {
     /// it as well (repeatable; `clients wrap` writes one for each variable of the entry).
     #[arg(long = "pass-env", value_name = "VAR")]
     pass_env: Vec<String>,
+    /// A remote server's URL (Streamable HTTP; https, or http to this machine) instead of a
+    /// COMMAND: the bridge runs `warden-remote` (beside warden) as the server, and guards it as
+    /// it guards a local one.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    remote: Option<String>,
+    /// With --remote: send header NAME with the value of the environment variable ENVVAR
+    /// (repeatable), e.g. --header Authorization=GITHUB_AUTH.
+    #[arg(long = "header", value_name = "NAME=ENVVAR", requires = "remote")]
+    header: Vec<String>,
     /// The server command and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(
+        last = true,
+        required_unless_present = "remote",
+        value_name = "COMMAND"
+    )]
     command: Vec<OsString>,
 }
 
@@ -188,8 +201,19 @@ fn main() -> ExitCode {
             set,
             secret_env,
             pass_env,
+            remote,
+            header,
             command,
-        }) => bridge_main(server, config, &set, &secret_env, pass_env, command),
+        }) => {
+            let (server, command) = match remote {
+                Some(url) => match remote_command(server, &url, &header) {
+                    Ok(both) => both,
+                    Err(code) => return code,
+                },
+                None => (server, command),
+            };
+            bridge_main(server, config, &set, &secret_env, pass_env, command)
+        }
         Command::RgServer {
             roots,
             max_output_bytes,
@@ -215,22 +239,57 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs `warden-registry COMMAND ARGS...` (`registry` or `install`) (`$WARDEN_REGISTRY_BIN`, else the program beside
-/// this one) in this process's place: the registry's code and its HTTP and TLS stack live
-/// there, not in the bridge every IDE starts.
-fn hand_over(command: &str, args: Vec<OsString>) -> ExitCode {
-    let program = std::env::var_os("WARDEN_REGISTRY_BIN")
+/// The program `name` beside this one (`$ENV` when set), to run or hand over to.
+fn beside(name: &str, env: &str) -> Result<PathBuf, ExitCode> {
+    std::env::var_os(env)
         .filter(|b| !b.is_empty())
         .map(PathBuf::from)
         .or_else(|| {
             let exe = std::env::current_exe().ok()?;
-            Some(exe.with_file_name(format!("warden-registry{}", std::env::consts::EXE_SUFFIX)))
-        });
-    let Some(program) = program else {
-        eprintln!(
-            "warden: cannot find warden's own executable to find warden-registry beside it. Fix: set WARDEN_REGISTRY_BIN to the warden-registry program"
-        );
-        return ExitCode::FAILURE;
+            Some(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+        })
+        .ok_or_else(|| {
+            eprintln!(
+                "warden: cannot find warden's own executable to find {name} beside it. Fix: set {env} to the {name} program"
+            );
+            ExitCode::FAILURE
+        })
+}
+
+/// `warden bridge --remote URL`: the server is `warden-remote URL`, named after the URL's host
+/// unless `--server` names it.
+fn remote_command(
+    server: Option<String>,
+    url: &str,
+    headers: &[String],
+) -> Result<(Option<String>, Vec<OsString>), ExitCode> {
+    let program = beside("warden-remote", "WARDEN_REMOTE_BIN")?;
+    let server = server.unwrap_or_else(|| {
+        let host = url.split("://").nth(1).unwrap_or(url);
+        let host = host.split(['/', ':', '?', '#']).next().unwrap_or("remote");
+        if host.is_empty() { "remote" } else { host }.to_owned()
+    });
+    let mut command = vec![
+        program.into_os_string(),
+        "--server".into(),
+        server.clone().into(),
+    ];
+    for h in headers {
+        command.push("--header".into());
+        command.push(h.into());
+    }
+    command.push("--".into());
+    command.push(url.into());
+    Ok((Some(server), command))
+}
+
+/// Runs `warden-registry COMMAND ARGS...` (`registry` or `install`) (`$WARDEN_REGISTRY_BIN`, else the program beside
+/// this one) in this process's place: the registry's code and its HTTP and TLS stack live
+/// there, not in the bridge every IDE starts.
+fn hand_over(command: &str, args: Vec<OsString>) -> ExitCode {
+    let program = match beside("warden-registry", "WARDEN_REGISTRY_BIN") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     let mut child = std::process::Command::new(&program);
     child.arg(command).args(args);

@@ -179,6 +179,20 @@ codes! {
         "Warden could not get an answer from the registry: no network, the name does not resolve, the connection was refused or timed out (10 s), TLS failed, or the registry answered with an HTTP error other than 404 (a server error, a rate limit, a refused request). The message names the URL and the status.",
         "Check the network connection and try again. To use another registry (a mirror or a company's subregistry), set `WARDEN_REGISTRY_URL` or `url` in the `[registry]` table of config.toml.";
 
+    // Remote servers (`warden bridge --remote URL`, Streamable HTTP).
+    RemoteUnreachable = "W-REMOTE-UNREACHABLE",
+        "Warden could not get an answer from a remote MCP server: the name does not resolve, the connection was refused or timed out, the connection closed before the answer ended, or the server answered with an HTTP error. The message names the URL and the HTTP status. The request was not answered by the server.",
+        "Check the URL (`warden servers list` shows it) and the network; try again once the server is up. An HTTP 404 after a while means the server ended the session: the next request starts a new one.";
+    RemoteTls = "W-REMOTE-TLS",
+        "The remote server's TLS certificate could not be verified (expired, for another name, or from an authority the web's roots do not include), so Warden sent it nothing.",
+        "Check the URL's host name; a server with a private certificate authority is not supported yet.";
+    AuthInsecure = "W-AUTH-INSECURE",
+        "A remote server's URL (or an endpoint met on the way) is plain `http` to a host that is not this machine: a token or a call could be read or changed on the network, so Warden refused it before connecting.",
+        "Use the server's `https` URL. Plain `http` is allowed only to this machine (localhost, 127.0.0.1, ::1).";
+    AuthRequired = "W-AUTH-REQUIRED",
+        "The remote server answered 401 or 403: it needs a sign-in (OAuth) that this version of Warden cannot make yet, or it refused the headers given.",
+        "Pass the server's token with `--header Authorization=ENVVAR` (the variable holding `Bearer …`), or use a client that signs in itself until Warden's sign-in lands.";
+
     // The sandbox (`sandbox = "on"`, Linux); a sandboxed server is never run without it.
     SandboxContainer = "W-SANDBOX-CONTAINER",
         "The server's config says `sandbox = \"on\"`, but its command is a container runner (`docker`, `podman`, `nerdctl`): the server would run in the runner's daemon, outside any sandbox Warden can make (with whatever the runner's options give it). The server was not started.",

@@ -1,0 +1,49 @@
+//! `warden-remote`: a remote MCP server (Streamable HTTP) as a stdio server. `warden bridge
+//! --server NAME --remote URL` runs it as its server process, so everything the bridge does for
+//! a local server (timeouts, retries, the breaker, health and figures, pins, `tools_allow`,
+//! `tools_deny`, `tools_ask`, debug logging) applies to a remote one, while `warden` itself
+//! links no HTTP or TLS code. Run on its own it is a plain relay.
+//!
+//! Each message from stdin is one POST to URL; the answer (JSON, or a stream of server-sent
+//! events) goes to stdout a message per line. A 2025-11-25 session's `Mcp-Session-Id` and
+//! protocol version go on every later request, and its server-to-client stream (GET) is read
+//! when the server offers one; 2026-07-28 requests carry their own version and `Mcp-Method` /
+//! `Mcp-Name`. A request the server could not answer gets a JSON-RPC error with a stable code
+//! (`W-REMOTE-UNREACHABLE`, `W-REMOTE-TLS`, `W-AUTH-REQUIRED`).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+
+#[path = "../../net.rs"]
+mod net;
+mod relay;
+mod sse;
+
+/// A remote MCP server (Streamable HTTP) as a stdio MCP server.
+#[derive(Parser)]
+#[command(name = "warden-remote", version)]
+struct Args {
+    /// The server's name (in messages).
+    #[arg(long)]
+    server: String,
+    /// Send header NAME with the value of the environment variable ENVVAR (repeatable), e.g.
+    /// `--header Authorization=GITHUB_AUTH` with GITHUB_AUTH="Bearer …". Values never appear in
+    /// arguments or messages.
+    #[arg(long = "header", value_name = "NAME=ENVVAR")]
+    headers: Vec<String>,
+    /// The server's URL: https, or http to this machine.
+    url: String,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match relay::Relay::new(&args.server, &args.url, &args.headers) {
+        Ok(relay) => relay::run(Arc::new(relay)),
+        Err(why) => {
+            eprintln!("warden-remote: {why}");
+            ExitCode::from(2)
+        }
+    }
+}
