@@ -1,0 +1,179 @@
+"""Remote servers through `warden bridge --remote URL` (issue 46, the relay): the Python SDK 2.x's
+own Streamable HTTP server (`remote_server.py`) on a loopback port, and the SDK's client in both
+eras. `warden-remote` must sit beside the warden binary (cargo builds both)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import StdioServerParameters
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import ElicitRequestParams, ElicitResult
+
+from conftest import Warden
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).with_name("remote_server.py")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(*flags: str) -> Iterator[str]:
+    """Runs remote_server.py with FLAGS and yields its URL until the test ends."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), str(port), *flags],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, "remote_server.py ended before it listened"
+                assert time.monotonic() < deadline, "remote_server.py did not listen within 30 s"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(params=[(), ("--json",), ("--stateless",)], ids=["sse", "json", "stateless"])
+def remote(request: pytest.FixtureRequest) -> Iterator[str]:
+    yield from serve(*request.param)
+
+
+@pytest.fixture
+def plain_remote() -> Iterator[str]:
+    yield from serve()
+
+
+def bridged(warden: Warden, url: str, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(warden.binary),
+        args=["bridge", "--server", "remote", *extra, "--remote", url],
+        env={**warden.env, **(env or {})},
+    )
+
+
+async def tools_and_answer(target: StdioServerParameters | str, mode: str) -> tuple[list[str], str]:
+    with anyio.fail_after(60):
+        async with Client(target, mode=mode) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            answer = (await client.call_tool("echo", {"message": "over http"})).content[0].text
+    return tools, answer
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_remote_server_answers_through_the_bridge_as_directly(warden: Warden, remote: str, mode: str) -> None:
+    assert await tools_and_answer(bridged(warden, remote), mode) == await tools_and_answer(remote, mode)
+
+
+async def test_a_modern_client_reaches_a_remote_server_on_2026_07_28(warden: Warden, plain_remote: str) -> None:
+    with anyio.fail_after(60):
+        async with Client(bridged(warden, plain_remote), mode="auto") as client:
+            seen = (await client.call_tool("headers", {})).content[0].text
+    assert "('mcp-protocol-version', '2026-07-28')" in seen, seen
+
+
+async def test_a_legacy_session_keeps_its_session_id(warden: Warden, plain_remote: str) -> None:
+    with anyio.fail_after(60):
+        async with Client(bridged(warden, plain_remote), mode="legacy") as client:
+            seen = (await client.call_tool("headers", {})).content[0].text
+    assert "'mcp-session-id'" in seen and "'2025-11-25'" in seen, seen
+
+
+async def test_tools_deny_applies_to_a_remote_server(warden: Warden, plain_remote: str) -> None:
+    with anyio.fail_after(60):
+        async with Client(bridged(warden, plain_remote, "--set", 'tools_deny=["wipe"]'), mode="auto") as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("wipe", {"path": "/"})
+    assert (tools, refused.value.data["code"]) == (["echo", "headers"], "W-TOOL-DENIED")
+
+
+async def test_tools_ask_asks_before_a_remote_tool_runs(warden: Warden, plain_remote: str) -> None:
+    asked: list[str] = []
+
+    async def elicit(_ctx: object, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"allow": True})
+
+    with anyio.fail_after(60):
+        async with Client(
+            bridged(warden, plain_remote, "--set", 'tools_ask=["@destructive"]'), mode="auto", elicitation_callback=elicit
+        ) as client:
+            result = await client.call_tool("wipe", {"path": "/tmp/x"})
+    assert (result.content[0].text, len(asked)) == ("wiped /tmp/x", 1)
+
+
+async def test_a_header_comes_from_the_environment(warden: Warden, plain_remote: str) -> None:
+    params = bridged(warden, plain_remote, "--header", "X-Team=TEAM_FROM_ENV", env={"TEAM_FROM_ENV": "blue"})
+    with anyio.fail_after(60):
+        async with Client(params, mode="auto") as client:
+            seen = (await client.call_tool("headers", {})).content[0].text
+    assert "('x-team', 'blue')" in seen, seen
+
+
+async def refused_at_start(params: StdioServerParameters) -> MCPError:
+    """The error that ends the client's `initialize` (anyio wraps it in an exception group)."""
+    try:
+        with anyio.fail_after(60):
+            async with Client(params, mode="legacy"):
+                pass
+    except BaseException as e:  # noqa: BLE001
+        pending: list[BaseException] = [e]
+        while pending:
+            err = pending.pop()
+            if isinstance(err, MCPError):
+                return err
+            pending.extend(getattr(err, "exceptions", ()))
+        raise
+    raise AssertionError("the session started")
+
+
+@pytest.fixture
+def token_remote() -> Iterator[str]:
+    yield from serve("--token", "s3cr3t-token-value")
+
+
+async def test_a_bearer_token_from_the_environment_signs_in_and_lands_in_no_file(warden: Warden, token_remote: str) -> None:
+    params = bridged(warden, token_remote, "--header", "Authorization=REMOTE_AUTH", env={"REMOTE_AUTH": "Bearer s3cr3t-token-value"})
+    with anyio.fail_after(60):
+        async with Client(params, mode="auto") as client:
+            answer = (await client.call_tool("echo", {"message": "signed in"})).content[0].text
+    written = [p for p in warden.tmp.rglob("*") if p.is_file() and b"s3cr3t-token-value" in p.read_bytes()]
+    assert (answer, written) == ("signed in", [])
+
+
+async def test_without_the_token_the_client_is_told_to_sign_in(warden: Warden, token_remote: str) -> None:
+    refused = await refused_at_start(bridged(warden, token_remote))
+    assert refused.data["code"] == "W-AUTH-REQUIRED"
+
+
+async def test_an_unreachable_remote_server_is_named_with_its_code(warden: Warden) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    failed = await refused_at_start(bridged(warden, url))
+    assert (failed.data["code"], url in failed.message) == ("W-REMOTE-UNREACHABLE", True)
+
+
+async def test_plain_http_off_loopback_is_refused_before_connecting(warden: Warden) -> None:
+    # Refused by the relay before any connection: the test reaches nothing beyond loopback.
+    refused = await refused_at_start(bridged(warden, "http://mcp.example.com/mcp"))
+    assert "W-AUTH-INSECURE" in str(refused.data), refused.data
