@@ -24,6 +24,8 @@ mkdir -p src-tauri/app/binaries
 strip -o "src-tauri/app/binaries/warden-$triple" target/release/warden
 # `warden registry` runs the registry's HTTP client from beside `warden` (kept out of it).
 strip -o "src-tauri/app/binaries/warden-registry-$triple" target/release/warden-registry
+# `warden bridge --remote URL` runs the remote relay (HTTP, TLS) from beside `warden`, too.
+strip -o "src-tauri/app/binaries/warden-remote-$triple" target/release/warden-remote
 echo "package: tauri build, strip, then bundle ($bundles)"
 rm -rf target/release/bundle
 # The app is built for size: whole-program LTO, one codegen unit, opt-level "s" (its own work

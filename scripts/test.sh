@@ -31,17 +31,20 @@ echo "== the bridge's crate depends on no clients, registry or supervisor crate 
 if cargo tree -p warden-bridge -e normal --prefix none | grep -E '^warden-(clients|registry|supervisor|rpc) ' >/dev/null; then
   echo "warden-bridge depends on a crate above it: the bridge every client starts must stay small" >&2; exit 1
 fi
-echo "== the registry's code and its HTTP client (ureq, rustls) are only in warden-registry, never in warden"
+echo "== the registry's code and the HTTP client (ureq, rustls) are only in warden-registry and warden-remote, never in warden"
 # `warden` is the bridge IDEs start for every server: its start-up, RSS and size
 # (docs/BENCHMARKS.md) must not pay for them. `warden registry` and `warden install` hand over
 # to warden-registry.
-cargo build -p warden-cli --bin warden --bin warden-registry --locked
+cargo build -p warden-cli --bin warden --bin warden-registry --bin warden-remote --locked
 target_dir="${CARGO_TARGET_DIR:-target}"
 if nm "$target_dir/debug/warden" | grep -E 'ureq|rustls|webpki|15warden_registry' >/dev/null; then
-  echo "warden links the registry's code or ureq/rustls: only src-tauri/cli/src/bin/warden-registry/ may use them" >&2; exit 1
+  echo "warden links the registry's code or ureq/rustls: only src-tauri/cli/src/bin/warden-registry/ and warden-remote/ may use them" >&2; exit 1
 fi
 nm "$target_dir/debug/warden-registry" | grep -E 'ureq' >/dev/null || {
   echo "warden-registry has no ureq symbols: the check above no longer looks at the right names" >&2; exit 1
+}
+nm "$target_dir/debug/warden-remote" | grep -E 'ureq' >/dev/null || {
+  echo "warden-remote has no ureq symbols: the check above no longer looks at the right names" >&2; exit 1
 }
 nm "$target_dir/debug/warden-registry" | grep -E '15warden_registry' >/dev/null || {
   echo "warden-registry has no warden_registry symbols: the check above no longer looks at the right names" >&2; exit 1
