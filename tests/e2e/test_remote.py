@@ -162,6 +162,24 @@ async def test_a_bearer_token_from_the_environment_signs_in_and_lands_in_no_file
     assert (answer, written) == ("signed in", [])
 
 
+async def test_a_header_value_a_server_echoes_is_redacted_in_the_debug_log(warden: Warden, plain_remote: str) -> None:
+    params = bridged(
+        warden, plain_remote, "--set", "debug=true", "--header", "X-Api-Key=API_KEY_FROM_ENV",
+        env={"API_KEY_FROM_ENV": "k3y-value-0042"},
+    )
+    with anyio.fail_after(60):
+        async with Client(params, mode="auto") as client:
+            seen = (await client.call_tool("headers", {})).content[0].text
+    logs = [p for p in warden.tmp.rglob("*.jsonl") if p.is_file()]
+    leaked = [p for p in logs if b"k3y-value-0042" in p.read_bytes()]
+    assert ("k3y-value-0042" in seen, any(".debug." in p.name for p in logs), leaked) == (True, True, [])
+
+
+async def test_credentials_in_the_url_are_refused(warden: Warden) -> None:
+    refused = await refused_at_start(bridged(warden, "https://someone:pa55word@127.0.0.1:9/mcp"))
+    assert "user name or password" in str(refused.data), refused.data
+
+
 async def test_without_the_token_the_client_is_told_to_sign_in(warden: Warden, token_remote: str) -> None:
     refused = await refused_at_start(bridged(warden, token_remote))
     assert refused.data["code"] == "W-AUTH-REQUIRED"

@@ -205,14 +205,14 @@ fn main() -> ExitCode {
             header,
             command,
         }) => {
-            let (server, command) = match remote {
+            let (server, command, hidden) = match remote {
                 Some(url) => match remote_command(server, &url, &header) {
-                    Ok(both) => both,
+                    Ok(all) => all,
                     Err(code) => return code,
                 },
-                None => (server, command),
+                None => (server, command, Vec::new()),
             };
-            bridge_main(server, config, &set, &secret_env, pass_env, command)
+            bridge_main(server, config, &set, &secret_env, pass_env, command, hidden)
         }
         Command::RgServer {
             roots,
@@ -256,31 +256,51 @@ fn beside(name: &str, env: &str) -> Result<PathBuf, ExitCode> {
         })
 }
 
+/// A bridge's server name, command, and the values its logs must never show.
+type BridgeLaunch = (Option<String>, Vec<OsString>, Vec<String>);
+
 /// `warden bridge --remote URL`: the server is `warden-remote URL`, named after the URL's host
-/// unless `--server` names it.
+/// unless `--server` names it. Also returns what the bridge's logs must never show: the values
+/// of the header variables and the URL's query (it may hold a key).
 fn remote_command(
     server: Option<String>,
     url: &str,
     headers: &[String],
-) -> Result<(Option<String>, Vec<OsString>), ExitCode> {
+) -> Result<BridgeLaunch, ExitCode> {
     let program = beside("warden-remote", "WARDEN_REMOTE_BIN")?;
-    let server = server.unwrap_or_else(|| {
-        let host = url.split("://").nth(1).unwrap_or(url);
-        let host = host.split(['/', ':', '?', '#']).next().unwrap_or("remote");
-        if host.is_empty() { "remote" } else { host }.to_owned()
-    });
+    let server = server.unwrap_or_else(|| remote_host(url).unwrap_or("remote").to_owned());
     let mut command = vec![
         program.into_os_string(),
-        "--server".into(),
-        server.clone().into(),
+        format!("--server={server}").into(),
     ];
+    let mut hidden = Vec::new();
     for h in headers {
-        command.push("--header".into());
-        command.push(h.into());
+        command.push(format!("--header={h}").into());
+        if let Some(value) = h
+            .split_once('=')
+            .and_then(|(_, var)| std::env::var(var).ok())
+        {
+            hidden.push(value);
+        }
+    }
+    if let Some((_, query)) = url.split_once('?') {
+        hidden.push(query.split('#').next().unwrap_or(query).to_owned());
     }
     command.push("--".into());
     command.push(url.into());
-    Ok((Some(server), command))
+    Ok((Some(server), command, hidden))
+}
+
+/// The host of `url` as an HTTP client reads it: after any `user@`, before the port.
+fn remote_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => host.split(':').next()?,
+    };
+    (!host.is_empty()).then_some(host)
 }
 
 /// Runs `warden-registry COMMAND ARGS...` (`registry` or `install`) (`$WARDEN_REGISTRY_BIN`, else the program beside
@@ -330,6 +350,7 @@ fn bridge_main(
     secret_env: &[String],
     pass_env: Vec<String>,
     command: Vec<OsString>,
+    hidden: Vec<String>,
 ) -> ExitCode {
     let server = server.unwrap_or_else(|| {
         command
@@ -392,7 +413,7 @@ fn bridge_main(
             }
         }
     }
-    warden_wire::redact::hide_values(env.iter().map(|(_, v)| v.clone()).collect());
+    warden_wire::redact::hide_values(env.iter().map(|(_, v)| v.clone()).chain(hidden).collect());
     let options = bridge::Options {
         event_log: Some(warden_config::paths::event_log(&server)),
         server,
@@ -433,5 +454,27 @@ mod tests {
         let help = |c: &mut clap::Command| c.render_long_help().to_string();
         let whole = tree.find_subcommand_mut("bridge").map(help);
         assert_eq!(whole, Some(help(&mut BridgeArgs::command())));
+    }
+
+    #[test]
+    fn a_remote_server_is_named_after_the_host_a_client_would_reach() {
+        let names: Vec<_> = [
+            "https://github.com:x@evil.example/mcp",
+            "https://api.example.com:8443/mcp?key=1",
+            "http://[::1]:9/mcp",
+            "https:///nohost",
+        ]
+        .iter()
+        .map(|u| super::remote_host(u))
+        .collect();
+        assert_eq!(
+            names,
+            vec![
+                Some("evil.example"),
+                Some("api.example.com"),
+                Some("::1"),
+                None
+            ]
+        );
     }
 }

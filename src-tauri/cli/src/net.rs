@@ -12,6 +12,12 @@ pub(crate) fn check_url(url: &str) -> Result<ureq::http::Uri, String> {
         .parse()
         .map_err(|e| format!("`{url}` is not a URL ({e})"))?;
     let host = uri.host().unwrap_or_default();
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        return Err(format!(
+            "`{}` has a user name or password in it, which would be sent in plain sight and logged; give credentials as a header instead",
+            shown(&uri)
+        ));
+    }
     match uri.scheme_str() {
         Some("https") if !host.is_empty() => Ok(uri),
         Some("http") if is_loopback(host) => Ok(uri),
@@ -20,6 +26,18 @@ pub(crate) fn check_url(url: &str) -> Result<ureq::http::Uri, String> {
         )),
         _ => Err(format!("`{url}` is not an https URL")),
     }
+}
+
+/// `uri` as messages show it: scheme, host, port and path, without a query (it may hold a key)
+/// or anything before the host.
+pub(crate) fn shown(uri: &ureq::http::Uri) -> String {
+    let port = uri.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+    format!(
+        "{}://{}{port}{}",
+        uri.scheme_str().unwrap_or("?"),
+        uri.host().unwrap_or_default(),
+        uri.path()
+    )
 }
 
 pub(crate) fn is_loopback(host: &str) -> bool {
@@ -31,16 +49,18 @@ pub(crate) fn is_loopback(host: &str) -> bool {
 }
 
 /// An agent for `uri`: HTTP errors as answers (the caller reads them), a bound on each whole
-/// exchange (`global`) or on connecting only, https kept across redirects, a proxy from the
-/// environment except for loopback.
+/// exchange (`global`) or on connecting only, at most `redirects` redirects and https kept
+/// across them, a proxy from the environment except for loopback.
 pub(crate) fn agent(
     uri: &ureq::http::Uri,
     global: Option<Duration>,
     connect: Option<Duration>,
+    redirects: u32,
     accept: &str,
 ) -> ureq::Agent {
     let https = uri.scheme_str() == Some("https");
     ureq::Agent::config_builder()
+        .max_redirects(redirects)
         .timeout_global(global)
         .timeout_connect(connect)
         .http_status_as_error(false)
@@ -109,5 +129,12 @@ mod tests {
         assert!(check_url("ftp://127.0.0.1/x").is_err());
         assert!(check_url("file:///etc/passwd").is_err());
         assert!(check_url("not a url").is_err());
+        assert!(check_url("https://user:token@example.com/mcp").is_err());
+    }
+
+    #[test]
+    fn a_shown_url_has_no_query() {
+        let uri = check_url("https://example.com:8443/mcp?api_key=sk-123").expect("a valid URL");
+        assert_eq!(shown(&uri), "https://example.com:8443/mcp");
     }
 }

@@ -187,8 +187,8 @@ codes! {
         "The remote server's TLS certificate could not be verified (expired, for another name, or from an authority the web's roots do not include), so Warden sent it nothing.",
         "Check the URL's host name; a server with a private certificate authority is not supported yet.";
     AuthInsecure = "W-AUTH-INSECURE",
-        "A remote server's URL (or an endpoint met on the way) is plain `http` to a host that is not this machine: a token or a call could be read or changed on the network, so Warden refused it before connecting.",
-        "Use the server's `https` URL. Plain `http` is allowed only to this machine (localhost, 127.0.0.1, ::1).";
+        "A remote server's URL (or an endpoint met on the way) is plain `http` to a host that is not this machine, or carries a user name or password: a token or a call could be read or changed on the network, or the credentials would be logged, so Warden refused it before connecting.",
+        "Use the server's `https` URL, and give credentials with `--header NAME=ENVVAR`. Plain `http` is allowed only to this machine (localhost, 127.0.0.1, ::1).";
     AuthRequired = "W-AUTH-REQUIRED",
         "The remote server answered 401 or 403: it needs a sign-in (OAuth) that this version of Warden cannot make yet, or it refused the headers given.",
         "Pass the server's token with `--header Authorization=ENVVAR` (the variable holding `Bearer …`), or use a client that signs in itself until Warden's sign-in lands.";

@@ -27,7 +27,7 @@ pub(crate) fn get(url: &str) -> Result<Vec<u8>, Failure> {
             format!("{why}. Fix: set WARDEN_REGISTRY_URL or `url` in the [registry] table of config.toml to an https URL"),
         )
     })?;
-    let agent = crate::net::agent(&uri, Some(TIMEOUT), None, "application/json");
+    let agent = crate::net::agent(&uri, Some(TIMEOUT), None, 10, "application/json");
     let unreachable = |e: ureq::Error| {
         Failure::new(
             Code::RegistryUnreachable,

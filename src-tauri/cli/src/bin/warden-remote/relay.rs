@@ -1,12 +1,17 @@
-//! The relay: stdin lines to POSTs, answers to stdout lines. Each message is sent on a thread
-//! of its own (at most [`PARALLEL`] at once), so a long call does not hold up the others, as
-//! it would not with a local server; stdout is written a whole message at a time.
+//! The relay: stdin lines to POSTs, answers to stdout lines. Each request is sent on a thread of
+//! its own (at most [`PARALLEL`] at once), so a long call does not hold up the others, as it
+//! would not with a local server; notifications and the client's answers never wait for a
+//! slot. stdout is written a whole message at a time. What the relay holds of the server's
+//! answers at once is bounded ([`BUDGET`]), as is each line it reads.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use ureq::http::{HeaderName, HeaderValue, Uri};
 use warden_wire::codes::Code;
@@ -15,12 +20,15 @@ use warden_wire::protocol::META_PROTOCOL_VERSION;
 use crate::net;
 use crate::sse;
 
-/// Messages in flight to the server at once; the next waits for one to end.
+/// Requests in flight to the server at once; the next waits for one to end.
 const PARALLEL: usize = 64;
 /// Bound on connecting; an answer itself may take as long as the bridge's timeouts allow.
 const CONNECT: Duration = Duration::from_secs(15);
-/// The largest JSON answer read whole.
-const MAX_BODY: u64 = 64 << 20;
+/// The largest message read (as the bridge's default `max_message_bytes`).
+const MAX_MESSAGE: usize = 256 << 20;
+/// What all the answers being read may hold at once; past it a request fails rather than
+/// grow the relay's memory without end.
+const BUDGET: u64 = 512 << 20;
 /// Headers the relay sets itself, which `--header` may not replace.
 const OWN_HEADERS: &[&str] = &[
     "content-type",
@@ -35,20 +43,72 @@ const OWN_HEADERS: &[&str] = &[
     "connection",
 ];
 
+/// Bytes of the server's answers held now, by all threads.
+static HELD: AtomicU64 = AtomicU64::new(0);
+
+/// A thread's share of [`HELD`], given back when dropped.
+#[derive(Default)]
+struct Held(u64);
+
+impl Held {
+    fn reserve(&mut self, n: usize) -> bool {
+        let n = n as u64;
+        if HELD.fetch_add(n, Ordering::SeqCst) + n > BUDGET {
+            HELD.fetch_sub(n, Ordering::SeqCst);
+            return false;
+        }
+        self.0 += n;
+        true
+    }
+
+    fn release(&mut self) {
+        HELD.fetch_sub(std::mem::take(&mut self.0), Ordering::SeqCst);
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// What the relay reads of a message from the server.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+}
+
 pub(crate) struct Relay {
     server: String,
     url: Uri,
+    /// The URL as messages show it: no query (it may hold a key).
+    shown: String,
     agent: ureq::Agent,
     headers: Vec<(HeaderName, HeaderValue)>,
     /// A 2025-11-25 server's session, from its answer to `initialize`.
     session: Mutex<Option<HeaderValue>>,
     /// The protocol version that `initialize` agreed on.
     version: Mutex<Option<HeaderValue>>,
+    /// The session's GET stream is being read.
+    listening: AtomicBool,
     out: Mutex<std::io::Stdout>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 impl Relay {
@@ -62,9 +122,12 @@ impl Relay {
         })?;
         let mut pairs = Vec::new();
         for h in headers {
-            let (name, var) = h.split_once('=').ok_or_else(|| {
-                format!("--header {h}: expected NAME=ENVVAR (the header's value is read from the environment variable ENVVAR)")
-            })?;
+            let (name, var) = h.split_once('=').unwrap_or((h, ""));
+            if !is_env_name(var) {
+                return Err(format!(
+                    "--header {name}=…: expected NAME=ENVVAR, where ENVVAR names an environment variable holding the value (the value itself never goes on the command line)"
+                ));
+            }
             let name = HeaderName::try_from(name)
                 .map_err(|_| format!("--header {name}=…: `{name}` is not a header name"))?;
             if OWN_HEADERS.contains(&name.as_str()) {
@@ -75,24 +138,30 @@ impl Relay {
             let value = std::env::var(var).map_err(|_| {
                 format!("--header {name}={var}: the environment variable {var} is not set (or not UTF-8). Fix: set it in the client's entry (env) or the environment that starts the client")
             })?;
-            let value = HeaderValue::try_from(value).map_err(|_| {
+            let mut value = HeaderValue::try_from(value).map_err(|_| {
                 format!("--header {name}={var}: the value of {var} is not a valid header value (a line break or a control character)")
             })?;
+            value.set_sensitive(true);
             pairs.push((name, value));
         }
+        // No redirects: Streamable HTTP has none, and a followed one would take the headers
+        // (keys included) wherever it points.
         let agent = net::agent(
             &url,
             None,
             Some(CONNECT),
+            0,
             "application/json, text/event-stream",
         );
         Ok(Relay {
             server: server.to_owned(),
+            shown: net::shown(&url),
             url,
             agent,
             headers: pairs,
             session: Mutex::new(None),
             version: Mutex::new(None),
+            listening: AtomicBool::new(false),
             out: Mutex::new(std::io::stdout()),
         })
     }
@@ -155,7 +224,7 @@ impl Relay {
                     format!(
                         "Remote server `{}` at {} could not be reached: {}.",
                         self.server,
-                        self.url,
+                        self.shown,
                         net::describe(&e, CONNECT)
                     ),
                 );
@@ -171,12 +240,23 @@ impl Relay {
         }
         match status {
             200..=299 => {}
+            300..=399 => {
+                // Streamable HTTP has no redirects; following one would send the headers
+                // (keys included) wherever it points.
+                return fail(
+                    Code::RemoteUnreachable,
+                    format!(
+                        "Remote server `{}` at {} answered HTTP {status} (a redirect), which Warden does not follow. Fix: use the URL it points to in the entry, if you trust it.",
+                        self.server, self.shown
+                    ),
+                );
+            }
             401 | 403 => {
                 return fail(
                     Code::AuthRequired,
                     format!(
                         "Remote server `{}` at {} answered HTTP {status}: it needs a sign-in. Pass its token with `--header Authorization=ENVVAR`.",
-                        self.server, self.url
+                        self.server, self.shown
                     ),
                 );
             }
@@ -184,8 +264,8 @@ impl Relay {
                 return fail(
                     Code::RemoteUnreachable,
                     format!(
-                        "Remote server `{}` at {} ended the session (HTTP 404); the next request starts a new one only after a new initialize, so the client should reconnect.",
-                        self.server, self.url
+                        "Remote server `{}` at {} ended the session (HTTP 404); the client has to connect again.",
+                        self.server, self.shown
                     ),
                 );
             }
@@ -202,7 +282,7 @@ impl Relay {
                     format!(
                         "Remote server `{}` at {} answered HTTP {status}{}.",
                         self.server,
-                        self.url,
+                        self.shown,
                         if detail.is_empty() {
                             String::new()
                         } else {
@@ -218,38 +298,35 @@ impl Relay {
             .and_then(|c| c.to_str().ok())
             .is_some_and(|c| c.starts_with("text/event-stream"));
         let mut answered = false;
-        let mut each = |data: &str| {
-            answered |= self.write(data, initialize, id.as_ref());
-            true
-        };
-        if stream {
+        let mut held = Held::default();
+        let broke = if stream {
             let reader = BufReader::new(response.into_body().into_reader());
-            if let Err(e) = sse::events(reader, &mut each) {
-                eprintln!("warden-remote: the server's event stream broke off: {e}");
-            }
-        } else if status != 202 && status != 204 {
-            match response
-                .body_mut()
-                .with_config()
-                .limit(MAX_BODY)
-                .read_to_vec()
-            {
-                Ok(body) if !body.is_empty() => {
-                    each(&String::from_utf8_lossy(&body));
+            let mut room = |n: usize| held.reserve(n);
+            let result = sse::events(reader, MAX_MESSAGE, &mut room, &mut |data| {
+                answered |= self.emit(data, initialize, id.as_ref());
+                true
+            });
+            result.err().map(|e| e.to_string())
+        } else if status == 202 || status == 204 {
+            None
+        } else {
+            let reader = response
+                .into_body()
+                .into_with_config()
+                .limit(MAX_MESSAGE as u64)
+                .reader();
+            match read_all(reader, &mut held) {
+                Ok(mut body) if !body.is_empty() => {
+                    answered |= self.emit(&mut body, initialize, id.as_ref());
+                    None
                 }
-                Ok(_) => {}
-                Err(e) => {
-                    return fail(
-                        Code::RemoteUnreachable,
-                        format!(
-                            "Remote server `{}` at {}: its answer could not be read to its end: {}.",
-                            self.server,
-                            self.url,
-                            net::describe(&e, CONNECT)
-                        ),
-                    );
-                }
+                Ok(_) => None,
+                Err(e) => Some(e),
             }
+        };
+        held.release();
+        if let Some(why) = &broke {
+            eprintln!("warden-remote: the server's answer broke off: {why}");
         }
         if initialize && answered && lock(&self.session).is_some() {
             self.listen();
@@ -258,8 +335,10 @@ impl Relay {
             fail(
                 Code::RemoteUnreachable,
                 format!(
-                    "Remote server `{}` at {} ended its answer (HTTP {status}) without answering the request.",
-                    self.server, self.url
+                    "Remote server `{}` at {} ended its answer (HTTP {status}) without answering the request{}.",
+                    self.server,
+                    self.shown,
+                    broke.map(|b| format!(": {b}")).unwrap_or_default()
                 ),
             );
         }
@@ -267,48 +346,78 @@ impl Relay {
 
     /// Writes one message (or each of a batch) to stdout on its own line; `true` when one of
     /// them answers `id`. An `initialize` answer's version goes on later requests.
-    fn write(&self, data: &str, initialize: bool, id: Option<&Value>) -> bool {
-        let Ok(value) = serde_json::from_str::<Value>(data) else {
+    fn emit(&self, data: &mut [u8], initialize: bool, id: Option<&Value>) -> bool {
+        // Line breaks between JSON tokens are only whitespace (a string cannot hold a raw
+        // one), so the message becomes one line without being parsed whole.
+        for b in data.iter_mut() {
+            if *b == b'\n' || *b == b'\r' {
+                *b = b' ';
+            }
+        }
+        let Ok(text) = std::str::from_utf8(data) else {
+            eprintln!("warden-remote: the server sent a message that is not UTF-8; dropped");
+            return false;
+        };
+        let text = text.trim();
+        if text.starts_with('[') {
+            let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+                eprintln!("warden-remote: the server sent a batch that is not JSON; dropped");
+                return false;
+            };
+            let mut answers = false;
+            for item in items {
+                answers |= self.emit_one(item.get(), initialize, id);
+            }
+            return answers;
+        }
+        self.emit_one(text, initialize, id)
+    }
+
+    fn emit_one(&self, text: &str, initialize: bool, id: Option<&Value>) -> bool {
+        let Ok(head) = serde_json::from_str::<Head<'_>>(text) else {
             eprintln!(
-                "warden-remote: the server sent a message that is not JSON ({} bytes); dropped",
-                data.len()
+                "warden-remote: the server sent a message that is not a JSON-RPC object ({} bytes); dropped",
+                text.len()
             );
             return false;
         };
-        let messages = match value {
-            Value::Array(items) => items,
-            one => vec![one],
-        };
-        let mut answers = false;
-        for m in messages {
-            let answer = id.is_some() && m.get("id") == id && m.get("method").is_none();
-            if answer && initialize {
-                let version = m
-                    .pointer("/result/protocolVersion")
-                    .and_then(Value::as_str)
-                    .and_then(|v| HeaderValue::try_from(v).ok());
-                if version.is_some() {
-                    *lock(&self.version) = version;
+        let answer = head.method.is_none()
+            && match (head.id, id) {
+                (Some(got), Some(want)) => {
+                    serde_json::from_str::<Value>(got.get()).is_ok_and(|got| &got == want)
                 }
-            }
-            answers |= answer;
-            let mut text = m.to_string();
-            text.push('\n');
-            let mut out = lock(&self.out);
-            if out
-                .write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .is_err()
-            {
-                std::process::exit(0); // the bridge is gone
+                _ => false,
+            };
+        if answer && initialize {
+            let version = head
+                .result
+                .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+                .and_then(|r| {
+                    r.get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .and_then(|v| HeaderValue::try_from(v).ok())
+                });
+            if version.is_some() {
+                *lock(&self.version) = version;
             }
         }
-        answers
+        let mut out = lock(&self.out);
+        let written = out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush());
+        if written.is_err() {
+            std::process::exit(0); // the bridge is gone
+        }
+        answer
     }
 
     /// A 2025-11-25 session's stream of server-to-client messages (GET), when the server
-    /// offers one, read on a thread of its own until it ends.
+    /// offers one: one reader per session, on a thread of its own until the stream ends.
     fn listen(self: &Arc<Self>) {
+        if self.listening.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let mut get = self
             .agent
             .get(&self.url)
@@ -324,15 +433,18 @@ impl Relay {
         }
         let this = self.clone();
         std::thread::spawn(move || {
-            let Ok(response) = get.call() else { return };
-            if response.status().as_u16() != 200 {
-                return; // 405: the server offers no such stream
+            if let Ok(response) = get.call()
+                && response.status().as_u16() == 200
+            {
+                let reader = BufReader::new(response.into_body().into_reader());
+                let mut held = Held::default();
+                let mut room = |n: usize| held.reserve(n);
+                let _ = sse::events(reader, MAX_MESSAGE, &mut room, &mut |data| {
+                    this.emit(data, false, None);
+                    true
+                });
             }
-            let reader = BufReader::new(response.into_body().into_reader());
-            let _ = sse::events(reader, |data| {
-                this.write(data, false, None);
-                true
-            });
+            this.listening.store(false, Ordering::SeqCst);
         });
     }
 
@@ -347,22 +459,49 @@ impl Relay {
             "message": message,
             "data": {"kind": kind, "server": self.server, "code": code.as_str()},
         }});
-        self.write(&error.to_string(), false, None);
+        self.emit(&mut error.to_string().into_bytes(), false, None);
     }
 
-    /// Ends a 2025-11-25 session (DELETE), as the spec asks of a client that is done.
+    /// Ends a 2025-11-25 session (DELETE), as the spec asks of a client that is done, within
+    /// a short bound.
     fn close(&self) {
         if let Some(session) = lock(&self.session).take() {
-            let _ = self
+            let mut delete = self
                 .agent
                 .delete(&self.url)
                 .header("mcp-session-id", session)
-                .call();
+                .config()
+                .timeout_global(Some(Duration::from_secs(2)))
+                .build();
+            for (name, value) in &self.headers {
+                delete = delete.header(name, value);
+            }
+            let _ = delete.call();
         }
     }
 }
 
-/// Relays until stdin ends, then lets the messages in flight finish and ends the session.
+/// A body, read in pieces against the shared budget.
+fn read_all(mut reader: impl Read, held: &mut Held) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = reader.read(&mut chunk).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(body);
+        }
+        if !held.reserve(n) {
+            return Err(format!(
+                "the answers being read hold {} MiB already",
+                BUDGET >> 20
+            ));
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Relays until stdin ends, then gives the messages in flight a moment, ends the session and
+/// exits (a server that keeps a stream open does not keep the relay alive).
 pub(crate) fn run(relay: Arc<Relay>) -> ExitCode {
     let slots = Arc::new((Mutex::new(0usize), Condvar::new()));
     let mut threads = Vec::new();
@@ -384,7 +523,11 @@ pub(crate) fn run(relay: Arc<Relay>) -> ExitCode {
         if line.is_empty() {
             continue;
         }
-        {
+        // Only requests wait for a slot: a cancellation or an answer to the server's question
+        // must get through while requests hang.
+        let request = serde_json::from_slice::<Head<'_>>(&line)
+            .is_ok_and(|h| h.method.is_some() && h.id.is_some_and(|id| id.get() != "null"));
+        if request {
             let (count, freed) = &*slots;
             let mut n = lock(count);
             while *n >= PARALLEL {
@@ -396,15 +539,18 @@ pub(crate) fn run(relay: Arc<Relay>) -> ExitCode {
         threads.retain(|t: &std::thread::JoinHandle<()>| !t.is_finished());
         threads.push(std::thread::spawn(move || {
             relay.send(&message);
-            let (count, freed) = &*slots;
-            *lock(count) -= 1;
-            freed.notify_one();
+            if request {
+                let (count, freed) = &*slots;
+                *lock(count) -= 1;
+                freed.notify_one();
+            }
         }));
     }
-    for t in threads {
-        let _ = t.join();
+    let until = Instant::now() + Duration::from_secs(1);
+    while threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
     }
     relay.close();
     let _ = std::io::stdout().flush();
-    ExitCode::SUCCESS
+    std::process::exit(0)
 }

@@ -1,49 +1,63 @@
 //! Server-sent events, as Streamable HTTP uses them: each event's `data` lines joined by `\n`
 //! are one JSON-RPC message; `id`, `event`, `retry` and comments carry nothing the relay needs.
+//! Every line is read with a bound, so a server that never ends a line cannot grow memory.
 
-use std::io::BufRead;
-
-/// The longest event read; a longer one ends the stream (the server is not answering as MCP
-/// servers do).
-const MAX_EVENT: usize = 64 << 20;
+use std::io::{BufRead, Read};
 
 /// Calls `each` with the data of every event in `reader`, until it ends or `each` says stop.
+/// `room(n)` is asked before an event's data grows by `n` bytes; `false` ends the stream with an
+/// error (the relay's shared budget). A line over `max` bytes ends it too.
 pub(crate) fn events(
     mut reader: impl BufRead,
-    mut each: impl FnMut(&str) -> bool,
+    max: usize,
+    room: &mut dyn FnMut(usize) -> bool,
+    each: &mut dyn FnMut(&mut Vec<u8>) -> bool,
 ) -> std::io::Result<()> {
-    let mut data = String::new();
-    let mut line = String::new();
+    let mut data: Vec<u8> = Vec::new();
+    let mut line: Vec<u8> = Vec::new();
     loop {
         line.clear();
-        if reader.read_line(&mut line)? == 0 {
+        let read = (&mut reader)
+            .take(max as u64 + 1)
+            .read_until(b'\n', &mut line)?;
+        if line.len() > max {
+            return Err(std::io::Error::other(format!(
+                "a line of the server's event stream is over {max} bytes"
+            )));
+        }
+        if read == 0 {
             if !data.is_empty() {
-                each(&data);
+                each(&mut data);
             }
             return Ok(());
         }
-        let text = line.trim_end_matches(['\n', '\r']);
-        if text.is_empty() {
-            if !data.is_empty() && !each(&data) {
+        while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            line.pop();
+        }
+        if line.is_empty() {
+            if !data.is_empty() && !each(&mut data) {
                 return Ok(());
             }
             data.clear();
             continue;
         }
-        let (field, value) = match text.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (text, ""),
-        };
-        if field == "data" {
-            if !data.is_empty() {
-                data.push('\n');
+        let (field, value) = match line.iter().position(|b| *b == b':') {
+            Some(at) => {
+                let value = &line[at + 1..];
+                (&line[..at], value.strip_prefix(b" ").unwrap_or(value))
             }
-            data.push_str(value);
-            if data.len() > MAX_EVENT {
+            None => (&line[..], &b""[..]),
+        };
+        if field == b"data" {
+            if data.len() + value.len() + 1 > max || !room(value.len() + 1) {
                 return Err(std::io::Error::other(format!(
-                    "an event of the server's stream is over {MAX_EVENT} bytes"
+                    "an event of the server's stream is over {max} bytes, or the relay holds too much already"
                 )));
             }
+            if !data.is_empty() {
+                data.push(b'\n');
+            }
+            data.extend_from_slice(value);
         }
     }
 }
@@ -52,24 +66,30 @@ pub(crate) fn events(
 mod tests {
     use super::*;
 
-    fn all(text: &str) -> Vec<String> {
+    fn all(text: &str, max: usize) -> (Vec<String>, bool) {
         let mut got = Vec::new();
-        events(text.as_bytes(), |d| {
-            got.push(d.to_owned());
+        let ok = events(text.as_bytes(), max, &mut |_| true, &mut |d| {
+            got.push(String::from_utf8_lossy(d).into_owned());
             true
         })
-        .unwrap_or_default();
-        got
+        .is_ok();
+        (got, ok)
     }
 
     #[test]
     fn each_events_data_lines_are_one_message() {
         let stream = "event: message\nid: 1\ndata: {\"a\":\ndata: 1}\n\n: a comment\n\ndata:{\"b\":2}\r\n\r\n";
-        assert_eq!(all(stream), vec!["{\"a\":\n1}", "{\"b\":2}"]);
+        assert_eq!(all(stream, 1024).0, vec!["{\"a\":\n1}", "{\"b\":2}"]);
     }
 
     #[test]
     fn an_event_cut_by_the_end_of_the_stream_still_counts() {
-        assert_eq!(all("data: {\"c\":3}"), vec!["{\"c\":3}"]);
+        assert_eq!(all("data: {\"c\":3}", 1024).0, vec!["{\"c\":3}"]);
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_cut_off_at_the_bound() {
+        let endless = format!(": {}", "x".repeat(10_000));
+        assert!(!all(&endless, 1024).1);
     }
 }
