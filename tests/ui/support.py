@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from keychain import private_keychain  # noqa: E402,F401  (tests/keychain.py, shared with tests/e2e)
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
@@ -166,34 +168,6 @@ class Client:
 
 
 SECRET = "sk-ui-test-5e1f9a"
-
-
-def private_keychain(root: Path) -> tuple[str, list[subprocess.Popen]]:
-    """A D-Bus session bus with gnome-keyring's Secret Service (an unlocked login keyring)
-    under `root`, for the app's `--move-secrets`: never the user's own keychain. Started
-    without this test's environment, so that they are not taken for the app's leftovers."""
-    for tool in ("dbus-daemon", "gnome-keyring-daemon", "gdbus"):
-        if not shutil.which(tool):
-            pytest.fail(f"{tool} is missing: scripts/setup.sh installs it", pytrace=False)
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root / "keyring")}
-    (root / "keyring").mkdir()
-    (root / "keyring-run").mkdir(mode=0o700)
-    bus = subprocess.Popen(
-        ["dbus-daemon", "--session", "--nofork", "--print-address=1", f"--address=unix:path={root / 'bus'}"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=base,
-    )
-    address = bus.stdout.readline().strip()
-    keyring = subprocess.Popen(
-        ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**base, "DBUS_SESSION_BUS_ADDRESS": address, "XDG_DATA_HOME": str(root / "keyring"),
-             "XDG_RUNTIME_DIR": str(root / "keyring-run")},
-    )
-    keyring.stdin.write(b"test")
-    keyring.stdin.close()
-    subprocess.run(["gdbus", "wait", "--session", "--timeout", "20", "org.freedesktop.secrets"],
-                   env={**base, "DBUS_SESSION_BUS_ADDRESS": address}, check=True, timeout=30)
-    return address, [keyring, bus]
 
 
 REGISTRY_FIXTURES = REPO / "src-tauri" / "registry" / "tests" / "fixtures" / "registry"

@@ -71,7 +71,8 @@ pub fn lock(state_dir: &Path, path: &Path) -> std::io::Result<Lock> {
     lock_within(state_dir, path, LOCK_TIMEOUT)
 }
 
-pub(crate) fn lock_within(
+/// [`lock`], waiting at most `timeout` (a sign-in that waits for a browser holds it longer).
+pub fn lock_within(
     state_dir: &Path,
     path: &Path,
     timeout: Duration,

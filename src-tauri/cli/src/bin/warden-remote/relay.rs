@@ -17,6 +17,7 @@ use ureq::http::{HeaderName, HeaderValue, Uri};
 use warden_wire::codes::Code;
 use warden_wire::protocol::META_PROTOCOL_VERSION;
 
+use crate::auth;
 use crate::net;
 use crate::sse;
 
@@ -96,6 +97,11 @@ pub(crate) struct Relay {
     version: Mutex<Option<HeaderValue>>,
     /// The session's GET stream is being read.
     listening: AtomicBool,
+    /// The sign-in's tokens (from the keychain, or a sign-in), unless `--header` gives an
+    /// `Authorization` of its own.
+    signin: Mutex<Option<auth::Tokens>>,
+    /// `--header Authorization=…` was given: Warden does not sign in.
+    own_authorization: bool,
     out: Mutex<std::io::Stdout>,
 }
 
@@ -146,6 +152,7 @@ impl Relay {
         }
         // No redirects: Streamable HTTP has none, and a followed one would take the headers
         // (keys included) wherever it points.
+        let own_authorization = pairs.iter().any(|(n, _)| n == "authorization");
         let agent = net::agent(
             &url,
             None,
@@ -162,12 +169,41 @@ impl Relay {
             session: Mutex::new(None),
             version: Mutex::new(None),
             listening: AtomicBool::new(false),
+            signin: Mutex::new(None),
+            own_authorization,
             out: Mutex::new(std::io::stdout()),
         })
     }
 
     /// One message from the client to the server, and what the server answers to it.
     fn send(self: &Arc<Self>, line: &[u8]) {
+        self.send_once(line, false);
+    }
+
+    /// The bearer token to send: the sign-in's, refreshed first when it is about to expire.
+    fn bearer(&self) -> Option<String> {
+        if self.own_authorization {
+            return None;
+        }
+        let mut signin = lock(&self.signin);
+        if signin.is_none() {
+            *signin = auth::stored(&self.url);
+        }
+        let tokens = signin.as_ref()?;
+        if !tokens.fresh() {
+            match auth::refreshed(&self.agent, &self.url, tokens) {
+                Ok(fresh) => *signin = Some(fresh),
+                Err(e) => {
+                    eprintln!("warden-remote: {} [{}]", e.message, e.code.as_str());
+                    *signin = None;
+                    return None;
+                }
+            }
+        }
+        signin.as_ref().map(|t| t.access.clone())
+    }
+
+    fn send_once(self: &Arc<Self>, line: &[u8], signed_in_now: bool) {
         let Ok(msg) = serde_json::from_slice::<Value>(line) else {
             return; // the bridge sends only valid JSON
         };
@@ -205,6 +241,13 @@ impl Relay {
         }
         for (name, value) in &self.headers {
             post = post.header(name, value);
+        }
+        let sent_token = self.bearer();
+        if let Some(token) = &sent_token
+            && let Ok(mut value) = HeaderValue::try_from(format!("Bearer {token}"))
+        {
+            value.set_sensitive(true);
+            post = post.header("authorization", value);
         }
         let fail = |code: Code, why: String| {
             if let (true, Some(id)) = (request, &id) {
@@ -250,6 +293,31 @@ impl Relay {
                         self.server, self.shown
                     ),
                 );
+            }
+            401 if !self.own_authorization && !signed_in_now => {
+                let challenge = response
+                    .headers()
+                    .get("www-authenticate")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                return match auth::sign_in_once(
+                    &self.agent,
+                    &self.url,
+                    challenge.as_deref(),
+                    sent_token.as_deref(),
+                ) {
+                    Ok(tokens) => {
+                        *lock(&self.signin) = Some(tokens);
+                        self.send_once(line, true);
+                    }
+                    Err(e) => fail(
+                        e.code,
+                        format!(
+                            "Remote server `{}` at {} needs a sign-in, and it did not happen: {}.",
+                            self.server, self.shown, e.message
+                        ),
+                    ),
+                };
             }
             401 | 403 => {
                 return fail(

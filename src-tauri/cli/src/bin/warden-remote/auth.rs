@@ -1,0 +1,563 @@
+//! Signing in to a remote server, as the MCP authorization spec asks (WORK IN PROGRESS, not
+//! wired in yet): a 401's `WWW-Authenticate` → protected-resource metadata (RFC 9728) →
+//! authorization-server metadata (RFC 8414, then OIDC discovery) → the client's identity
+//! (dynamic registration, RFC 7591, `application_type: "native"`, kept per issuer) →
+//! authorization code with PKCE S256, the `resource` parameter (RFC 8707) and `iss` checked
+//! (RFC 9207), redirected to a loopback listener → tokens in the OS keychain, keyed by issuer,
+//! resource and client id, refreshed before they expire.
+//!
+//! Every endpoint met on the way must be https (http only to this machine): `W-AUTH-INSECURE`.
+//! The browser is `$BROWSER` (a program and its words, never a shell) or the system opener,
+//! given the URL as one argument, only when it is on the discovered issuer's origin.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthUrl, AuthorizationCode, ClientId, CsrfToken, PkceCodeChallenge, RedirectUrl,
+    RefreshToken, Scope, TokenResponse, TokenUrl,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ureq::http::Uri;
+use warden_wire::codes::Code;
+
+use crate::net;
+
+/// How long a sign-in may wait for the browser to come back.
+const WAIT_FOR_BROWSER: Duration = Duration::from_secs(300);
+/// Tokens are refreshed this long before they expire.
+const REFRESH_EARLY: u64 = 60;
+
+/// Why a sign-in failed, with its code.
+#[derive(Debug)]
+pub(crate) struct AuthError {
+    pub code: Code,
+    pub message: String,
+}
+
+fn fail(code: Code, message: impl Into<String>) -> AuthError {
+    AuthError {
+        code,
+        message: message.into(),
+    }
+}
+
+/// What a sign-in keeps (in the OS keychain; never in a file).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Tokens {
+    pub access: String,
+    pub refresh: Option<String>,
+    /// Seconds since the epoch.
+    pub expires_at: Option<u64>,
+    pub issuer: String,
+    pub resource: String,
+    pub client_id: String,
+    pub token_endpoint: String,
+}
+
+impl Tokens {
+    pub(crate) fn fresh(&self) -> bool {
+        self.expires_at
+            .is_none_or(|at| now() + REFRESH_EARLY < at)
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The discovered authorization server.
+#[derive(Debug, Deserialize)]
+struct Server {
+    issuer: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+    #[serde(default)]
+    registration_endpoint: Option<String>,
+    #[serde(default)]
+    code_challenge_methods_supported: Vec<String>,
+}
+
+/// An HTTP client for the oauth2 crate: ureq, no redirects (an OAuth exchange has none to
+/// follow, and following one opens the client to request forgery).
+pub(crate) struct Http(pub ureq::Agent);
+
+impl oauth2::SyncHttpClient for Http {
+    type Error = ureq::Error;
+
+    fn call(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Self::Error> {
+        let response = self.0.run(request)?;
+        let (parts, mut body) = response.into_parts();
+        let bytes = body.with_config().limit(1 << 20).read_to_vec()?;
+        Ok(ureq::http::Response::from_parts(parts, bytes))
+    }
+}
+
+/// A GET of a JSON document; `None` for a 404 (the next place is tried).
+fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Value>, AuthError> {
+    net::check_url(url).map_err(|why| fail(Code::AuthInsecure, why))?;
+    let mut response = agent
+        .get(url)
+        .header("accept", "application/json")
+        .call()
+        .map_err(|e| {
+            fail(
+                Code::RemoteUnreachable,
+                format!("{url}: {}", net::describe(&e, Duration::from_secs(15))),
+            )
+        })?;
+    match response.status().as_u16() {
+        200 => response
+            .body_mut()
+            .with_config()
+            .limit(1 << 20)
+            .read_json()
+            .map(Some)
+            .map_err(|e| fail(Code::RemoteUnreachable, format!("{url}: not JSON ({e})"))),
+        404 => Ok(None),
+        status => Err(fail(
+            Code::RemoteUnreachable,
+            format!("{url} answered HTTP {status}"),
+        )),
+    }
+}
+
+/// `resource_metadata="…"` of a `WWW-Authenticate: Bearer …` header.
+pub(crate) fn resource_metadata(header: &str) -> Option<String> {
+    let at = header.find("resource_metadata=")? + "resource_metadata=".len();
+    let rest = &header[at..];
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split([',', ' ']).next()?,
+    };
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+/// The well-known places of `kind` for `url` (RFC 8414 §3.1: the path goes after the
+/// well-known part), then at the origin.
+fn well_known(url: &Uri, kind: &str) -> Vec<String> {
+    let origin = format!(
+        "{}://{}",
+        url.scheme_str().unwrap_or("https"),
+        url.authority().map(|a| a.as_str()).unwrap_or_default()
+    );
+    let path = url.path().trim_end_matches('/');
+    let mut places = Vec::new();
+    if !path.is_empty() {
+        places.push(format!("{origin}/.well-known/{kind}{path}"));
+    }
+    places.push(format!("{origin}/.well-known/{kind}"));
+    places
+}
+
+/// Finds the authorization server for the resource at `server_url` (the 401's header first).
+fn discover(
+    agent: &ureq::Agent,
+    server_url: &Uri,
+    www_authenticate: Option<&str>,
+) -> Result<(String, Server, Vec<String>), AuthError> {
+    let mut metadata = None;
+    let places: Vec<String> = www_authenticate
+        .and_then(resource_metadata)
+        .into_iter()
+        .chain(well_known(server_url, "oauth-protected-resource"))
+        .collect();
+    for place in &places {
+        if let Some(doc) = get_json(agent, place)? {
+            metadata = Some(doc);
+            break;
+        }
+    }
+    let metadata = metadata.ok_or_else(|| {
+        fail(
+            Code::AuthRequired,
+            format!(
+                "the server asks for a sign-in but publishes no protected-resource metadata (tried {})",
+                places.join(", ")
+            ),
+        )
+    })?;
+    let resource = metadata
+        .get("resource")
+        .and_then(Value::as_str)
+        .map_or_else(|| server_url.to_string(), str::to_owned);
+    let scopes: Vec<String> = metadata
+        .get("scopes_supported")
+        .and_then(Value::as_array)
+        .map(|s| s.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let issuer = metadata
+        .pointer("/authorization_servers/0")
+        .and_then(Value::as_str)
+        .ok_or_else(|| fail(Code::AuthRequired, "the protected-resource metadata names no authorization server"))?
+        .to_owned();
+    let issuer_uri = net::check_url(&issuer).map_err(|why| fail(Code::AuthInsecure, why))?;
+    let mut places = well_known(&issuer_uri, "oauth-authorization-server");
+    places.extend(well_known(&issuer_uri, "openid-configuration"));
+    for place in &places {
+        if let Some(doc) = get_json(agent, place)? {
+            let server: Server = serde_json::from_value(doc).map_err(|e| {
+                fail(Code::AuthRequired, format!("{place}: not authorization-server metadata ({e})"))
+            })?;
+            if server.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
+                return Err(fail(
+                    Code::AuthDenied,
+                    format!("{place} names issuer {} instead of {issuer}", server.issuer),
+                ));
+            }
+            for endpoint in [&server.authorization_endpoint, &server.token_endpoint]
+                .into_iter()
+                .chain(server.registration_endpoint.as_ref())
+            {
+                net::check_url(endpoint).map_err(|why| fail(Code::AuthInsecure, why))?;
+            }
+            if !server.code_challenge_methods_supported.iter().any(|m| m == "S256") {
+                return Err(fail(
+                    Code::AuthDenied,
+                    "the authorization server does not offer PKCE S256, which MCP requires",
+                ));
+            }
+            return Ok((resource, server, scopes));
+        }
+    }
+    Err(fail(
+        Code::AuthRequired,
+        format!("no authorization-server metadata for {issuer} (tried {})", places.join(", ")),
+    ))
+}
+
+/// Dynamic client registration (RFC 7591) for the loopback `redirect`.
+fn register(agent: &ureq::Agent, server: &Server, redirect: &str) -> Result<String, AuthError> {
+    let endpoint = server.registration_endpoint.as_deref().ok_or_else(|| {
+        fail(
+            Code::AuthRequired,
+            "the authorization server offers no dynamic registration; set oauth_client_id for this server",
+        )
+    })?;
+    let body = serde_json::json!({
+        "client_name": "MCP Warden",
+        "redirect_uris": [redirect],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "application_type": "native",
+    });
+    let mut response = agent
+        .post(endpoint)
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .map_err(|e| fail(Code::RemoteUnreachable, format!("{endpoint}: {e}")))?;
+    let status = response.status().as_u16();
+    let answer: Value = response
+        .body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_json()
+        .map_err(|e| fail(Code::AuthDenied, format!("{endpoint} answered HTTP {status}, not JSON ({e})")))?;
+    answer
+        .get("client_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| fail(Code::AuthDenied, format!("{endpoint} registered no client (HTTP {status})")))
+}
+
+/// Opens `url` in the browser: `$BROWSER` (its first command; `%s` stands for the URL, else
+/// the URL is its last argument), else the system opener. No shell is involved.
+fn open_browser(url: &str) -> Result<(), String> {
+    let mut command = match std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) {
+        Some(browser) => {
+            let first = browser.split(':').next().unwrap_or_default();
+            let mut words = first.split_whitespace();
+            let program = words.next().ok_or("BROWSER is empty")?;
+            let mut c = std::process::Command::new(program);
+            let mut placed = false;
+            for w in words {
+                if w.contains("%s") {
+                    c.arg(w.replace("%s", url));
+                    placed = true;
+                } else {
+                    c.arg(w);
+                }
+            }
+            if !placed {
+                c.arg(url);
+            }
+            c
+        }
+        None if cfg!(target_os = "macos") => {
+            let mut c = std::process::Command::new("open");
+            c.arg(url);
+            c
+        }
+        None if cfg!(windows) => {
+            let mut c = std::process::Command::new("rundll32");
+            c.args(["url.dll,FileProtocolHandler", url]);
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new("xdg-open");
+            c.arg(url);
+            c
+        }
+    };
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// Waits for the browser's redirect on `listener`; returns the code once `state` (and `iss`,
+/// when the server sends it) match.
+fn wait_for_code(listener: &TcpListener, state: &str, issuer: &str) -> Result<String, AuthError> {
+    let deadline = std::time::Instant::now() + WAIT_FOR_BROWSER;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| fail(Code::AuthRequired, e.to_string()))?;
+    loop {
+        match listener.accept() {
+            Ok((mut stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut first = String::new();
+                // The request line, bounded (a browser's is short).
+                let _ = BufReader::new(std::io::Read::take(&stream, 8192)).read_line(&mut first);
+                let target = first.split_whitespace().nth(1).unwrap_or_default().to_owned();
+                let query = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
+                let params: std::collections::HashMap<String, String> =
+                    form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+                let (page, outcome) = if params.get("state").map(String::as_str) != Some(state) {
+                    ("This sign-in link is not the one MCP Warden is waiting for.", None)
+                } else if let Some(error) = params.get("error") {
+                    (
+                        "The sign-in was refused. You can close this tab.",
+                        Some(Err(fail(Code::AuthDenied, format!("the authorization server refused: {error}")))),
+                    )
+                } else if params.get("iss").is_some_and(|iss| iss.trim_end_matches('/') != issuer.trim_end_matches('/')) {
+                    (
+                        "The sign-in came back from another server than the one asked.",
+                        Some(Err(fail(Code::AuthDenied, "the redirect's iss is not the issuer asked (RFC 9207)"))),
+                    )
+                } else if let Some(code) = params.get("code") {
+                    ("Signed in to the MCP server. You can close this tab.", Some(Ok(code.clone())))
+                } else {
+                    ("The sign-in came back without a code.", None)
+                };
+                let html = format!("<!doctype html><title>MCP Warden</title><p>{page}</p>");
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                    html.len()
+                );
+                if let Some(outcome) = outcome {
+                    return outcome;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() > deadline {
+                    return Err(fail(
+                        Code::AuthRequired,
+                        format!("no sign-in came back from the browser within {} s", WAIT_FOR_BROWSER.as_secs()),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(fail(Code::AuthRequired, e.to_string())),
+        }
+    }
+}
+
+/// Signs in to the resource at `server_url` after its 401 (whose `WWW-Authenticate` is given).
+pub(crate) fn sign_in(
+    agent: &ureq::Agent,
+    server_url: &Uri,
+    www_authenticate: Option<&str>,
+) -> Result<Tokens, AuthError> {
+    let (resource, server, scopes) = discover(agent, server_url, www_authenticate)?;
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| fail(Code::AuthRequired, format!("no loopback port for the redirect: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| fail(Code::AuthRequired, e.to_string()))?
+        .port();
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let client_id = register(agent, &server, &redirect)?;
+    let bad_url = |e: oauth2::url::ParseError| fail(Code::AuthDenied, e.to_string());
+    let client = BasicClient::new(ClientId::new(client_id.clone()))
+        .set_auth_uri(AuthUrl::new(server.authorization_endpoint.clone()).map_err(bad_url)?)
+        .set_token_uri(TokenUrl::new(server.token_endpoint.clone()).map_err(bad_url)?)
+        .set_redirect_uri(RedirectUrl::new(redirect).map_err(bad_url)?);
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let mut authorize = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .add_extra_param("resource", resource.clone());
+    for scope in &scopes {
+        authorize = authorize.add_scope(Scope::new(scope.clone()));
+    }
+    let (url, state) = authorize.url();
+    let issuer_origin = net::check_url(&server.issuer)
+        .map(|u| (u.scheme_str().map(str::to_owned), u.authority().map(|a| a.as_str().to_owned())))
+        .map_err(|why| fail(Code::AuthInsecure, why))?;
+    let auth_origin = (Some(url.scheme().to_owned()), Some(match url.port() {
+        Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
+        None => url.host_str().unwrap_or_default().to_owned(),
+    }));
+    if auth_origin != issuer_origin {
+        return Err(fail(
+            Code::AuthInsecure,
+            "the authorization endpoint is not on the issuer's origin; Warden does not open it",
+        ));
+    }
+    eprintln!(
+        "warden-remote: signing in to {} through {}: a browser opens; if none does, open {url}",
+        net::shown(server_url),
+        server.issuer
+    );
+    if let Err(e) = open_browser(url.as_str()) {
+        eprintln!("warden-remote: could not open a browser ({e}); open the link above");
+    }
+    let code = wait_for_code(&listener, state.secret(), &server.issuer)?;
+    let http = Http(agent.clone());
+    let token = client
+        .exchange_code(AuthorizationCode::new(code))
+        .set_pkce_verifier(verifier)
+        .add_extra_param("resource", resource.clone())
+        .request(&http)
+        .map_err(|e| fail(Code::AuthDenied, format!("the token exchange failed: {e}")))?;
+    Ok(Tokens {
+        access: token.access_token().secret().clone(),
+        refresh: token.refresh_token().map(|r| r.secret().clone()),
+        expires_at: token.expires_in().map(|d| now() + d.as_secs()),
+        issuer: server.issuer,
+        resource,
+        client_id,
+        token_endpoint: server.token_endpoint,
+    })
+}
+
+/// New tokens from the refresh token, without the browser.
+pub(crate) fn refresh(agent: &ureq::Agent, tokens: &Tokens) -> Result<Tokens, AuthError> {
+    let refresh = tokens
+        .refresh
+        .as_ref()
+        .ok_or_else(|| fail(Code::AuthRequired, "the sign-in has no refresh token"))?;
+    net::check_url(&tokens.token_endpoint).map_err(|why| fail(Code::AuthInsecure, why))?;
+    let client = BasicClient::new(ClientId::new(tokens.client_id.clone())).set_token_uri(
+        TokenUrl::new(tokens.token_endpoint.clone())
+            .map_err(|e| fail(Code::AuthDenied, e.to_string()))?,
+    );
+    let token = client
+        .exchange_refresh_token(&RefreshToken::new(refresh.clone()))
+        .add_extra_param("resource", tokens.resource.clone())
+        .request(&Http(agent.clone()))
+        .map_err(|e| fail(Code::AuthDenied, format!("refreshing the sign-in failed: {e}")))?;
+    Ok(Tokens {
+        access: token.access_token().secret().clone(),
+        refresh: token
+            .refresh_token()
+            .map(|r| r.secret().clone())
+            .or_else(|| tokens.refresh.clone()),
+        expires_at: token.expires_in().map(|d| now() + d.as_secs()),
+        ..tokens.clone()
+    })
+}
+
+/// The keychain account (under `oauth/`) and the lock of `url`'s sign-in.
+fn key(url: &Uri) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(net::shown(url).as_bytes());
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The sign-in kept for `url` in the OS keychain, if any.
+pub(crate) fn stored(url: &Uri) -> Option<Tokens> {
+    let text = warden_config::keychain::get("oauth", &key(url)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn store(url: &Uri, tokens: &Tokens) {
+    let text = serde_json::to_string(tokens).unwrap_or_default();
+    if let Err(e) = warden_config::keychain::set("oauth", &key(url), &text) {
+        eprintln!(
+            "warden-remote: the sign-in works for this session, but the OS keychain did not keep it ({e}); the next session signs in again"
+        );
+    }
+}
+
+/// Holds the sign-in of `url` for this process and every other one (another client's bridge
+/// that needs the same server waits here, then finds the tokens in the keychain).
+fn hold(url: &Uri) -> Result<warden_config::fsutil::Lock, AuthError> {
+    let state = warden_config::paths::state_dir();
+    let path = state.join(format!("oauth-{}", key(url)));
+    warden_config::fsutil::lock_within(&state, &path, WAIT_FOR_BROWSER + Duration::from_secs(30))
+        .map_err(|e| fail(Code::AuthRequired, format!("waiting for another sign-in to the same server: {e}")))
+}
+
+/// Fresh tokens for `url` when `tokens` are about to expire: another process's newer ones from
+/// the keychain, else a refresh (kept in the keychain).
+pub(crate) fn refreshed(agent: &ureq::Agent, url: &Uri, tokens: &Tokens) -> Result<Tokens, AuthError> {
+    let _held = hold(url)?;
+    if let Some(newer) = stored(url).filter(|t| t.fresh() && t.access != tokens.access) {
+        return Ok(newer);
+    }
+    let fresh = refresh(agent, tokens)?;
+    store(url, &fresh);
+    Ok(fresh)
+}
+
+/// Tokens for `url` after the server refused `failed` (or no token): another process's sign-in
+/// when one happened meanwhile, else a refresh, else a sign-in with the browser. At most one
+/// sign-in per server runs at a time, across every client's bridge.
+pub(crate) fn sign_in_once(
+    agent: &ureq::Agent,
+    url: &Uri,
+    challenge: Option<&str>,
+    failed: Option<&str>,
+) -> Result<Tokens, AuthError> {
+    let _held = hold(url)?;
+    if let Some(kept) = stored(url).filter(|t| Some(t.access.as_str()) != failed) {
+        if kept.fresh() {
+            return Ok(kept);
+        }
+        if let Ok(fresh) = refresh(agent, &kept) {
+            store(url, &fresh);
+            return Ok(fresh);
+        }
+    }
+    let tokens = sign_in(agent, url, challenge)?;
+    store(url, &tokens);
+    Ok(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resource_metadata_url_is_read_from_the_header() {
+        let header = r#"Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
+        assert_eq!(
+            resource_metadata(header).as_deref(),
+            Some("https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
+        );
+    }
+
+    #[test]
+    fn well_known_places_put_the_path_after_the_well_known_part() {
+        let uri: Uri = "https://auth.example.com/tenant1".parse().expect("a URL");
+        assert_eq!(
+            well_known(&uri, "oauth-authorization-server"),
+            vec![
+                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+            ]
+        );
+    }
+}
