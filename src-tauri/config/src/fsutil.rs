@@ -72,11 +72,7 @@ pub fn lock(state_dir: &Path, path: &Path) -> std::io::Result<Lock> {
 }
 
 /// [`lock`], waiting at most `timeout` (a sign-in that waits for a browser holds it longer).
-pub fn lock_within(
-    state_dir: &Path,
-    path: &Path,
-    timeout: Duration,
-) -> std::io::Result<Lock> {
+pub fn lock_within(state_dir: &Path, path: &Path, timeout: Duration) -> std::io::Result<Lock> {
     let lock = lock_file(state_dir, path);
     if let Some(dir) = lock.parent() {
         create_private_dir(dir)?;

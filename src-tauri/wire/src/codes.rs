@@ -190,8 +190,11 @@ codes! {
         "A remote server's URL (or an endpoint met on the way) is plain `http` to a host that is not this machine, or carries a user name or password: a token or a call could be read or changed on the network, or the credentials would be logged, so Warden refused it before connecting.",
         "Use the server's `https` URL, and give credentials with `--header NAME=ENVVAR`. Plain `http` is allowed only to this machine (localhost, 127.0.0.1, ::1).";
     AuthRequired = "W-AUTH-REQUIRED",
-        "The remote server answered 401 or 403: it needs a sign-in (OAuth) that this version of Warden cannot make yet, or it refused the headers given.",
-        "Pass the server's token with `--header Authorization=ENVVAR` (the variable holding `Bearer …`), or use a client that signs in itself until Warden's sign-in lands.";
+        "The remote server answered 401 or 403 and no sign-in could be made: it publishes no OAuth metadata (RFC 9728), its authorization server offers no way to register, no browser came back within 5 minutes, or the token given with `--header Authorization=…` was refused.",
+        "Sign in when the browser opens (set `$BROWSER` if none does, or open the link the bridge prints on stderr), or give the server's token with `--header Authorization=ENVVAR` (the variable holding `Bearer …`).";
+    AuthDenied = "W-AUTH-DENIED",
+        "The sign-in was refused: the authorization server said no, the redirect came back from another issuer than the one asked (RFC 9207), the server does not offer PKCE S256, or the token exchange or refresh failed.",
+        "Sign in again (the next call opens the browser again); if it keeps failing, check the server's documentation for the account or scopes it needs.";
 
     // The sandbox (`sandbox = "on"`, Linux); a sandboxed server is never run without it.
     SandboxContainer = "W-SANDBOX-CONTAINER",

@@ -1,10 +1,14 @@
-//! Signing in to a remote server, as the MCP authorization spec asks (WORK IN PROGRESS, not
-//! wired in yet): a 401's `WWW-Authenticate` → protected-resource metadata (RFC 9728) →
-//! authorization-server metadata (RFC 8414, then OIDC discovery) → the client's identity
-//! (dynamic registration, RFC 7591, `application_type: "native"`, kept per issuer) →
+//! Signing in to a remote server, as the MCP authorization spec asks: a 401's
+//! `WWW-Authenticate` → protected-resource metadata (RFC 9728) → authorization-server metadata
+//! (RFC 8414, then OIDC discovery) → the client's identity by dynamic registration (RFC 7591,
+//! `application_type: "native"`, at each sign-in: its loopback port is new each time) →
 //! authorization code with PKCE S256, the `resource` parameter (RFC 8707) and `iss` checked
-//! (RFC 9207), redirected to a loopback listener → tokens in the OS keychain, keyed by issuer,
-//! resource and client id, refreshed before they expire.
+//! (RFC 9207), redirected to a loopback listener → tokens in the OS keychain (service
+//! `mcp-warden`, account `oauth/<hash of the server's URL>`, holding the issuer, resource and
+//! client id with them), refreshed a minute before they expire.
+//!
+//! One sign-in per server at a time across every process: a lock in the state directory is
+//! held while signing in or refreshing, and whoever waited finds the tokens in the keychain.
 //!
 //! Every endpoint met on the way must be https (http only to this machine): `W-AUTH-INSECURE`.
 //! The browser is `$BROWSER` (a program and its words, never a shell) or the system opener,
@@ -16,8 +20,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use oauth2::basic::BasicClient;
 use oauth2::{
-    AuthUrl, AuthorizationCode, ClientId, CsrfToken, PkceCodeChallenge, RedirectUrl,
-    RefreshToken, Scope, TokenResponse, TokenUrl,
+    AuthUrl, AuthorizationCode, ClientId, CsrfToken, PkceCodeChallenge, RedirectUrl, RefreshToken,
+    Scope, TokenResponse, TokenUrl,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,8 +64,7 @@ pub(crate) struct Tokens {
 
 impl Tokens {
     pub(crate) fn fresh(&self) -> bool {
-        self.expires_at
-            .is_none_or(|at| now() + REFRESH_EARLY < at)
+        self.expires_at.is_none_or(|at| now() + REFRESH_EARLY < at)
     }
 }
 
@@ -98,7 +101,7 @@ impl oauth2::SyncHttpClient for Http {
     }
 }
 
-/// A GET of a JSON document; `None` for a 404 (the next place is tried).
+/// A GET of a JSON document; `None` when the answer is not 200 (the next place is tried).
 fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Value>, AuthError> {
     net::check_url(url).map_err(|why| fail(Code::AuthInsecure, why))?;
     let mut response = agent
@@ -116,14 +119,13 @@ fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Value>, AuthError> 
             .body_mut()
             .with_config()
             .limit(1 << 20)
-            .read_json()
+            .read_to_vec()
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
             .map(Some)
             .map_err(|e| fail(Code::RemoteUnreachable, format!("{url}: not JSON ({e})"))),
-        404 => Ok(None),
-        status => Err(fail(
-            Code::RemoteUnreachable,
-            format!("{url} answered HTTP {status}"),
-        )),
+        // Not there (404), or not for us to read (401, 403…): the next place is tried.
+        _ => Ok(None),
     }
 }
 
@@ -186,15 +188,39 @@ fn discover(
         .get("resource")
         .and_then(Value::as_str)
         .map_or_else(|| server_url.to_string(), str::to_owned);
+    // RFC 9728 §3.3: the metadata must be about this very server (its URL or a prefix of it).
+    let named = resource
+        .parse::<Uri>()
+        .map(|r| net::shown(&r))
+        .unwrap_or_default();
+    if named.is_empty() || !net::shown(server_url).starts_with(named.trim_end_matches('/')) {
+        return Err(fail(
+            Code::AuthDenied,
+            format!(
+                "the protected-resource metadata is about {resource}, not {}",
+                net::shown(server_url)
+            ),
+        ));
+    }
     let scopes: Vec<String> = metadata
         .get("scopes_supported")
         .and_then(Value::as_array)
-        .map(|s| s.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|s| {
+            s.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default();
     let issuer = metadata
         .pointer("/authorization_servers/0")
         .and_then(Value::as_str)
-        .ok_or_else(|| fail(Code::AuthRequired, "the protected-resource metadata names no authorization server"))?
+        .ok_or_else(|| {
+            fail(
+                Code::AuthRequired,
+                "the protected-resource metadata names no authorization server",
+            )
+        })?
         .to_owned();
     let issuer_uri = net::check_url(&issuer).map_err(|why| fail(Code::AuthInsecure, why))?;
     let mut places = well_known(&issuer_uri, "oauth-authorization-server");
@@ -202,7 +228,10 @@ fn discover(
     for place in &places {
         if let Some(doc) = get_json(agent, place)? {
             let server: Server = serde_json::from_value(doc).map_err(|e| {
-                fail(Code::AuthRequired, format!("{place}: not authorization-server metadata ({e})"))
+                fail(
+                    Code::AuthRequired,
+                    format!("{place}: not authorization-server metadata ({e})"),
+                )
             })?;
             if server.issuer.trim_end_matches('/') != issuer.trim_end_matches('/') {
                 return Err(fail(
@@ -216,7 +245,11 @@ fn discover(
             {
                 net::check_url(endpoint).map_err(|why| fail(Code::AuthInsecure, why))?;
             }
-            if !server.code_challenge_methods_supported.iter().any(|m| m == "S256") {
+            if !server
+                .code_challenge_methods_supported
+                .iter()
+                .any(|m| m == "S256")
+            {
                 return Err(fail(
                     Code::AuthDenied,
                     "the authorization server does not offer PKCE S256, which MCP requires",
@@ -227,7 +260,10 @@ fn discover(
     }
     Err(fail(
         Code::AuthRequired,
-        format!("no authorization-server metadata for {issuer} (tried {})", places.join(", ")),
+        format!(
+            "no authorization-server metadata for {issuer} (tried {})",
+            places.join(", ")
+        ),
     ))
 }
 
@@ -257,19 +293,34 @@ fn register(agent: &ureq::Agent, server: &Server, redirect: &str) -> Result<Stri
         .body_mut()
         .with_config()
         .limit(1 << 20)
-        .read_json()
-        .map_err(|e| fail(Code::AuthDenied, format!("{endpoint} answered HTTP {status}, not JSON ({e})")))?;
+        .read_to_vec()
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            fail(
+                Code::AuthDenied,
+                format!("{endpoint} answered HTTP {status}, not JSON ({e})"),
+            )
+        })?;
     answer
         .get("client_id")
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| fail(Code::AuthDenied, format!("{endpoint} registered no client (HTTP {status})")))
+        .ok_or_else(|| {
+            fail(
+                Code::AuthDenied,
+                format!("{endpoint} registered no client (HTTP {status})"),
+            )
+        })
 }
 
 /// Opens `url` in the browser: `$BROWSER` (its first command; `%s` stands for the URL, else
 /// the URL is its last argument), else the system opener. No shell is involved.
 fn open_browser(url: &str) -> Result<(), String> {
-    let mut command = match std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) {
+    let mut command = match std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty())
+    {
         Some(browser) => {
             let first = browser.split(':').next().unwrap_or_default();
             let mut words = first.split_whitespace();
@@ -328,24 +379,45 @@ fn wait_for_code(listener: &TcpListener, state: &str, issuer: &str) -> Result<St
                 let mut first = String::new();
                 // The request line, bounded (a browser's is short).
                 let _ = BufReader::new(std::io::Read::take(&stream, 8192)).read_line(&mut first);
-                let target = first.split_whitespace().nth(1).unwrap_or_default().to_owned();
+                let target = first
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_owned();
                 let query = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
                 let params: std::collections::HashMap<String, String> =
-                    form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+                    form_urlencoded::parse(query.as_bytes())
+                        .into_owned()
+                        .collect();
                 let (page, outcome) = if params.get("state").map(String::as_str) != Some(state) {
-                    ("This sign-in link is not the one MCP Warden is waiting for.", None)
+                    (
+                        "This sign-in link is not the one MCP Warden is waiting for.",
+                        None,
+                    )
                 } else if let Some(error) = params.get("error") {
                     (
                         "The sign-in was refused. You can close this tab.",
-                        Some(Err(fail(Code::AuthDenied, format!("the authorization server refused: {error}")))),
+                        Some(Err(fail(
+                            Code::AuthDenied,
+                            format!("the authorization server refused: {error}"),
+                        ))),
                     )
-                } else if params.get("iss").is_some_and(|iss| iss.trim_end_matches('/') != issuer.trim_end_matches('/')) {
+                } else if params
+                    .get("iss")
+                    .is_some_and(|iss| iss.trim_end_matches('/') != issuer.trim_end_matches('/'))
+                {
                     (
                         "The sign-in came back from another server than the one asked.",
-                        Some(Err(fail(Code::AuthDenied, "the redirect's iss is not the issuer asked (RFC 9207)"))),
+                        Some(Err(fail(
+                            Code::AuthDenied,
+                            "the redirect's iss is not the issuer asked (RFC 9207)",
+                        ))),
                     )
                 } else if let Some(code) = params.get("code") {
-                    ("Signed in to the MCP server. You can close this tab.", Some(Ok(code.clone())))
+                    (
+                        "Signed in to the MCP server. You can close this tab.",
+                        Some(Ok(code.clone())),
+                    )
                 } else {
                     ("The sign-in came back without a code.", None)
                 };
@@ -363,7 +435,10 @@ fn wait_for_code(listener: &TcpListener, state: &str, issuer: &str) -> Result<St
                 if std::time::Instant::now() > deadline {
                     return Err(fail(
                         Code::AuthRequired,
-                        format!("no sign-in came back from the browser within {} s", WAIT_FOR_BROWSER.as_secs()),
+                        format!(
+                            "no sign-in came back from the browser within {} s",
+                            WAIT_FOR_BROWSER.as_secs()
+                        ),
                     ));
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -380,8 +455,12 @@ pub(crate) fn sign_in(
     www_authenticate: Option<&str>,
 ) -> Result<Tokens, AuthError> {
     let (resource, server, scopes) = discover(agent, server_url, www_authenticate)?;
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| fail(Code::AuthRequired, format!("no loopback port for the redirect: {e}")))?;
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| {
+        fail(
+            Code::AuthRequired,
+            format!("no loopback port for the redirect: {e}"),
+        )
+    })?;
     let port = listener
         .local_addr()
         .map_err(|e| fail(Code::AuthRequired, e.to_string()))?
@@ -403,12 +482,20 @@ pub(crate) fn sign_in(
     }
     let (url, state) = authorize.url();
     let issuer_origin = net::check_url(&server.issuer)
-        .map(|u| (u.scheme_str().map(str::to_owned), u.authority().map(|a| a.as_str().to_owned())))
+        .map(|u| {
+            (
+                u.scheme_str().map(str::to_owned),
+                u.authority().map(|a| a.as_str().to_owned()),
+            )
+        })
         .map_err(|why| fail(Code::AuthInsecure, why))?;
-    let auth_origin = (Some(url.scheme().to_owned()), Some(match url.port() {
-        Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
-        None => url.host_str().unwrap_or_default().to_owned(),
-    }));
+    let auth_origin = (
+        Some(url.scheme().to_owned()),
+        Some(match url.port() {
+            Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
+            None => url.host_str().unwrap_or_default().to_owned(),
+        }),
+    );
     if auth_origin != issuer_origin {
         return Err(fail(
             Code::AuthInsecure,
@@ -457,7 +544,12 @@ pub(crate) fn refresh(agent: &ureq::Agent, tokens: &Tokens) -> Result<Tokens, Au
         .exchange_refresh_token(&RefreshToken::new(refresh.clone()))
         .add_extra_param("resource", tokens.resource.clone())
         .request(&Http(agent.clone()))
-        .map_err(|e| fail(Code::AuthDenied, format!("refreshing the sign-in failed: {e}")))?;
+        .map_err(|e| {
+            fail(
+                Code::AuthDenied,
+                format!("refreshing the sign-in failed: {e}"),
+            )
+        })?;
     Ok(Tokens {
         access: token.access_token().secret().clone(),
         refresh: token
@@ -497,12 +589,21 @@ fn hold(url: &Uri) -> Result<warden_config::fsutil::Lock, AuthError> {
     let state = warden_config::paths::state_dir();
     let path = state.join(format!("oauth-{}", key(url)));
     warden_config::fsutil::lock_within(&state, &path, WAIT_FOR_BROWSER + Duration::from_secs(30))
-        .map_err(|e| fail(Code::AuthRequired, format!("waiting for another sign-in to the same server: {e}")))
+        .map_err(|e| {
+            fail(
+                Code::AuthRequired,
+                format!("waiting for another sign-in to the same server: {e}"),
+            )
+        })
 }
 
 /// Fresh tokens for `url` when `tokens` are about to expire: another process's newer ones from
 /// the keychain, else a refresh (kept in the keychain).
-pub(crate) fn refreshed(agent: &ureq::Agent, url: &Uri, tokens: &Tokens) -> Result<Tokens, AuthError> {
+pub(crate) fn refreshed(
+    agent: &ureq::Agent,
+    url: &Uri,
+    tokens: &Tokens,
+) -> Result<Tokens, AuthError> {
     let _held = hold(url)?;
     if let Some(newer) = stored(url).filter(|t| t.fresh() && t.access != tokens.access) {
         return Ok(newer);

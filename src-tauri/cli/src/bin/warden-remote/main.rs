@@ -9,17 +9,17 @@
 //! protocol version go on every later request, and its server-to-client stream (GET) is read
 //! when the server offers one; 2026-07-28 requests carry their own version and `Mcp-Method` /
 //! `Mcp-Name`. A request the server could not answer gets a JSON-RPC error with a stable code
-//! (`W-REMOTE-UNREACHABLE`, `W-REMOTE-TLS`, `W-AUTH-REQUIRED`).
+//! (`W-REMOTE-UNREACHABLE`, `W-REMOTE-TLS`, `W-AUTH-REQUIRED`). A server that answers 401 is
+//! signed in to ([`auth`]): once per server across every client, tokens in the OS keychain.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
 
+mod auth;
 #[path = "../../net.rs"]
 mod net;
-#[allow(dead_code)] // work in progress: not wired into the relay yet
-mod auth;
 mod relay;
 mod sse;
 
