@@ -70,6 +70,10 @@ parser.add_argument("port", type=int)
 parser.add_argument("--ttl", type=int, default=3600, help="access tokens' lifetime in seconds")
 parser.add_argument("--refresh-ttl", type=int, default=None, help="refresh tokens' lifetime (never expire)")
 parser.add_argument("--log", default=None, help="append one JSON line per event to this file")
+parser.add_argument(
+    "--authorization-server", default=None,
+    help="name this URL as the authorization server in the protected-resource metadata (a test of what a client refuses)",
+)
 opts = parser.parse_args()
 
 ISSUER = f"http://127.0.0.1:{opts.port}"
@@ -414,7 +418,7 @@ def build_app() -> Any:
     metadata.token_endpoint_auth_methods_supported = ["none", "client_secret_post", "client_secret_basic"]
     metadata.revocation_endpoint_auth_methods_supported = ["none", "client_secret_post", "client_secret_basic"]
     resource_metadata = ProtectedResourceMetadata.model_validate(
-        {"resource": MCP_URL, "authorization_servers": [ISSUER], "scopes_supported": [SCOPE]}
+        {"resource": MCP_URL, "authorization_servers": [opts.authorization_server or ISSUER], "scopes_supported": [SCOPE]}
     )
     routes[:0] = [
         Route(

@@ -1,0 +1,178 @@
+"""Signing in to a remote server (issue 46): `warden bridge --remote URL` in front of
+`oauth_server.py` (the Python SDK 2.x's authorization server and protected MCP server, on one
+loopback port), a private OS keychain (gnome-keyring on its own D-Bus), and a stand-in browser
+given as `$BROWSER` that follows the authorization server's redirect. The authorization
+server's log says how many sign-ins and refreshes happened."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import StdioServerParameters
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from conftest import Warden
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from keychain import private_keychain  # noqa: E402  (tests/keychain.py)
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Site:
+    url: str
+    log: Path
+    browser_log: Path
+    env: dict[str, str]
+
+    def events(self, event: str, **match: str) -> list[dict]:
+        if not self.log.exists():
+            return []
+        lines = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return [e for e in lines if e.get("event") == event and all(e.get(k) == v for k, v in match.items())]
+
+    def sign_ins(self) -> int:
+        return len(self.events("token", grant_type="authorization_code"))
+
+    def browser_opens(self) -> int:
+        return len(self.browser_log.read_text().splitlines()) if self.browser_log.exists() else 0
+
+
+def site(tmp: Path, *flags: str) -> Iterator[Site]:
+    port = free_port()
+    log = tmp / "oauth.log"
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "oauth_server.py"), str(port), "--log", str(log), *flags],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    bus, keychain = private_keychain(tmp)
+    browser_log = tmp / "browser.log"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, "oauth_server.py ended before it listened"
+                assert time.monotonic() < deadline, "oauth_server.py did not listen within 30 s"
+                time.sleep(0.05)
+        env = {
+            "DBUS_SESSION_BUS_ADDRESS": bus,
+            "BROWSER": f"{sys.executable} {HERE / 'browser_standin.py'} {browser_log}",
+        }
+        yield Site(f"http://127.0.0.1:{port}/mcp", log, browser_log, env)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        for p in keychain:
+            p.terminate()
+            p.wait(10)
+
+
+@pytest.fixture
+def oauth(tmp_path: Path) -> Iterator[Site]:
+    yield from site(tmp_path)
+
+
+@pytest.fixture
+def short_lived(tmp_path: Path) -> Iterator[Site]:
+    # Tokens that live 30 s are refreshed before each use (Warden refreshes a minute early).
+    yield from site(tmp_path, "--ttl", "30")
+
+
+@pytest.fixture
+def insecure(tmp_path: Path) -> Iterator[Site]:
+    # The protected resource names a plain-http authorization server off loopback.
+    yield from site(tmp_path, "--authorization-server", "http://auth.example.com")
+
+
+def bridged(warden: Warden, s: Site) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(warden.binary),
+        args=["bridge", "--server", "signin", "--remote", s.url],
+        env={**warden.env, **s.env},
+    )
+
+
+async def whoami(warden: Warden, s: Site, mode: str = "auto") -> dict:
+    with anyio.fail_after(90):
+        async with Client(bridged(warden, s), mode=mode) as client:
+            return json.loads((await client.call_tool("whoami", {})).content[0].text)
+
+
+async def test_one_sign_in_then_calls(warden: Warden, oauth: Site) -> None:
+    me = await whoami(warden, oauth)
+    assert (me["scopes"], oauth.sign_ins(), oauth.browser_opens()) == (["mcp"], 1, 1)
+
+
+async def test_a_legacy_client_signs_in_the_same_way(warden: Warden, oauth: Site) -> None:
+    me = await whoami(warden, oauth, "legacy")
+    assert (me["scopes"], oauth.sign_ins()) == (["mcp"], 1)
+
+
+async def test_a_later_session_reuses_the_sign_in(warden: Warden, oauth: Site) -> None:
+    await whoami(warden, oauth)
+    await whoami(warden, oauth)
+    assert (oauth.sign_ins(), oauth.browser_opens()) == (1, 1)
+
+
+async def test_two_clients_starting_at_once_share_one_sign_in(warden: Warden, oauth: Site) -> None:
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(whoami, warden, oauth)
+        tg.start_soon(whoami, warden, oauth)
+    assert (oauth.sign_ins(), oauth.browser_opens()) == (1, 1)
+
+
+async def test_the_token_is_in_no_file_warden_wrote(warden: Warden, oauth: Site) -> None:
+    await whoami(warden, oauth)
+    prefix = oauth.events("token", grant_type="authorization_code")[0]["access_token"].encode()
+    written = [*warden.state_dir.rglob("*"), warden.stderr_path, warden.config]
+    holding = [p for p in written if p.is_file() and prefix in p.read_bytes()]
+    assert (len(list(warden.state_dir.rglob("*.jsonl"))) > 0, holding) == (True, [])
+
+
+async def test_an_expiring_token_is_refreshed_without_a_second_sign_in(warden: Warden, short_lived: Site) -> None:
+    await whoami(warden, short_lived)
+    await whoami(warden, short_lived)
+    assert (short_lived.sign_ins(), len(short_lived.events("token", grant_type="refresh_token")) >= 1) == (1, True)
+
+
+async def refused(params: StdioServerParameters) -> MCPError:
+    try:
+        with anyio.fail_after(90):
+            async with Client(params, mode="auto") as client:
+                await client.list_tools()
+    except BaseException as e:  # noqa: BLE001
+        pending: list[BaseException] = [e]
+        while pending:
+            err = pending.pop()
+            if isinstance(err, MCPError):
+                return err
+            pending.extend(getattr(err, "exceptions", ()))
+        raise
+    raise AssertionError("the call went through")
+
+
+async def test_a_plain_http_authorization_server_is_refused_and_no_browser_opens(warden: Warden, insecure: Site) -> None:
+    error = await refused(bridged(warden, insecure))
+    assert (error.data["code"], insecure.browser_opens()) == ("W-AUTH-INSECURE", 0)
