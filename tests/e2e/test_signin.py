@@ -175,4 +175,4 @@ async def refused(params: StdioServerParameters) -> MCPError:
 
 async def test_a_plain_http_authorization_server_is_refused_and_no_browser_opens(warden: Warden, insecure: Site) -> None:
     error = await refused(bridged(warden, insecure))
-    assert (error.data["code"], insecure.browser_opens()) == ("W-AUTH-INSECURE", 0)
+    assert (error.data["code"], insecure.browser_opens()) == ("W-AUTH-INSECURE", 0), error.message

@@ -39,10 +39,18 @@ fn call<T: Send + 'static>(
     account: String,
     f: impl FnOnce(&keyring::Entry) -> keyring::Result<T> + Send + 'static,
 ) -> Result<T, KeychainError> {
+    call_in(SERVICE, account, f)
+}
+
+fn call_in<T: Send + 'static>(
+    service: &'static str,
+    account: String,
+    f: impl FnOnce(&keyring::Entry) -> keyring::Result<T> + Send + 'static,
+) -> Result<T, KeychainError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let acct = account.clone();
     std::thread::spawn(move || {
-        let _ = tx.send(keyring::Entry::new(SERVICE, &acct).and_then(|e| f(&e)));
+        let _ = tx.send(keyring::Entry::new(service, &acct).and_then(|e| f(&e)));
     });
     match rx.recv_timeout(WAIT) {
         Ok(Ok(v)) => Ok(v),
@@ -64,6 +72,23 @@ pub fn get(server: &str, var: &str) -> Result<String, KeychainError> {
 pub fn set(server: &str, var: &str, value: &str) -> Result<(), KeychainError> {
     let value = value.to_owned();
     call(account(server, var), move |e| e.set_password(&value))
+}
+
+/// The keychain service of remote servers' sign-ins: apart from servers' secrets, so that no
+/// `--secret-env` can read a sign-in's tokens into a server's environment.
+pub const SIGNIN_SERVICE: &str = "mcp-warden-signin";
+
+/// A sign-in's tokens (JSON) kept under `key`.
+pub fn get_signin(key: &str) -> Result<String, KeychainError> {
+    call_in(SIGNIN_SERVICE, key.to_owned(), |e| e.get_password())
+}
+
+/// Keeps a sign-in's tokens under `key` (replacing those kept before).
+pub fn set_signin(key: &str, value: &str) -> Result<(), KeychainError> {
+    let value = value.to_owned();
+    call_in(SIGNIN_SERVICE, key.to_owned(), move |e| {
+        e.set_password(&value)
+    })
 }
 
 /// Whether a keychain answers at all (an entry that does not exist is an answer).

@@ -4,8 +4,8 @@
 //! `application_type: "native"`, at each sign-in: its loopback port is new each time) →
 //! authorization code with PKCE S256, the `resource` parameter (RFC 8707) and `iss` checked
 //! (RFC 9207), redirected to a loopback listener → tokens in the OS keychain (service
-//! `mcp-warden`, account `oauth/<hash of the server's URL>`, holding the issuer, resource and
-//! client id with them), refreshed a minute before they expire.
+//! `mcp-warden-signin`, apart from servers' secrets; account: a hash of the server's URL; the
+//! issuer, resource and client id kept with them), refreshed a minute before they expire.
 //!
 //! One sign-in per server at a time across every process: a lock in the state directory is
 //! held while signing in or refreshing, and whoever waited finds the tokens in the keychain.
@@ -14,7 +14,7 @@
 //! The browser is `$BROWSER` (a program and its words, never a shell) or the system opener,
 //! given the URL as one argument, only when it is on the discovered issuer's origin.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -32,6 +32,10 @@ use crate::net;
 
 /// How long a sign-in may wait for the browser to come back.
 const WAIT_FOR_BROWSER: Duration = Duration::from_secs(300);
+/// When this process last opened the browser for a sign-in, and how long it waits before it
+/// does again.
+static BROWSER_OPENED: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+const AGAIN_AFTER: Duration = Duration::from_secs(600);
 /// Tokens are refreshed this long before they expire.
 const REFRESH_EARLY: u64 = 60;
 
@@ -42,15 +46,17 @@ pub(crate) struct AuthError {
     pub message: String,
 }
 
+/// Messages may hold servers' text: one line, control characters escaped, cut short.
 fn fail(code: Code, message: impl Into<String>) -> AuthError {
+    let message: String = message.into().chars().take(300).collect();
     AuthError {
         code,
-        message: message.into(),
+        message: warden_wire::text::line(&message),
     }
 }
 
 /// What a sign-in keeps (in the OS keychain; never in a file).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct Tokens {
     pub access: String,
     pub refresh: Option<String>,
@@ -60,6 +66,22 @@ pub(crate) struct Tokens {
     pub resource: String,
     pub client_id: String,
     pub token_endpoint: String,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("issuer", &self.issuer)
+            .field("resource", &self.resource)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// When a token given `expires_in` expires (a year at most: a server's huge value must not
+/// overflow the clock).
+fn expiry(expires_in: Option<Duration>) -> Option<u64> {
+    expires_in.map(|d| now().saturating_add(d.as_secs().min(365 * 24 * 3600)))
 }
 
 impl Tokens {
@@ -84,6 +106,9 @@ struct Server {
     registration_endpoint: Option<String>,
     #[serde(default)]
     code_challenge_methods_supported: Vec<String>,
+    /// RFC 9207: the redirect must then carry `iss`.
+    #[serde(default)]
+    authorization_response_iss_parameter_supported: bool,
 }
 
 /// An HTTP client for the oauth2 crate: ureq, no redirects (an OAuth exchange has none to
@@ -187,21 +212,29 @@ fn discover(
     let resource = metadata
         .get("resource")
         .and_then(Value::as_str)
-        .map_or_else(|| server_url.to_string(), str::to_owned);
-    // RFC 9728 §3.3: the metadata must be about this very server (its URL or a prefix of it).
-    let named = resource
-        .parse::<Uri>()
-        .map(|r| net::shown(&r))
-        .unwrap_or_default();
-    if named.is_empty() || !net::shown(server_url).starts_with(named.trim_end_matches('/')) {
+        .map_or_else(|| net::shown(server_url), str::to_owned);
+    // RFC 9728 §3.3: the metadata must be about this very server: the same scheme, host and
+    // port, and a path that is the server's or a whole-segment prefix of it.
+    let named = net::check_url(&resource).map_err(|why| fail(Code::AuthInsecure, why))?;
+    let same_origin = named.scheme_str() == server_url.scheme_str()
+        && named
+            .host()
+            .zip(server_url.host())
+            .is_some_and(|(a, b)| a.eq_ignore_ascii_case(b))
+        && named.port_u16() == server_url.port_u16();
+    let (np, sp) = (named.path().trim_end_matches('/'), server_url.path());
+    let covers = sp == np || sp.starts_with(&format!("{np}/")) || np.is_empty();
+    if !same_origin || !covers || named.query().is_some() {
         return Err(fail(
             Code::AuthDenied,
             format!(
-                "the protected-resource metadata is about {resource}, not {}",
+                "the protected-resource metadata is about {}, not {}",
+                net::shown(&named),
                 net::shown(server_url)
             ),
         ));
     }
+    let resource = net::shown(&named);
     let scopes: Vec<String> = metadata
         .get("scopes_supported")
         .and_then(Value::as_array)
@@ -272,7 +305,7 @@ fn register(agent: &ureq::Agent, server: &Server, redirect: &str) -> Result<Stri
     let endpoint = server.registration_endpoint.as_deref().ok_or_else(|| {
         fail(
             Code::AuthRequired,
-            "the authorization server offers no dynamic registration; set oauth_client_id for this server",
+            "the authorization server offers no dynamic registration, and Warden has no other way to name itself to it yet",
         )
     })?;
     let body = serde_json::json!({
@@ -366,19 +399,39 @@ fn open_browser(url: &str) -> Result<(), String> {
 
 /// Waits for the browser's redirect on `listener`; returns the code once `state` (and `iss`,
 /// when the server sends it) match.
-fn wait_for_code(listener: &TcpListener, state: &str, issuer: &str) -> Result<String, AuthError> {
+fn wait_for_code(
+    listener: &TcpListener,
+    state: &str,
+    issuer: &str,
+    iss_required: bool,
+) -> Result<String, AuthError> {
     let deadline = std::time::Instant::now() + WAIT_FOR_BROWSER;
     listener
         .set_nonblocking(true)
         .map_err(|e| fail(Code::AuthRequired, e.to_string()))?;
     loop {
+        if std::time::Instant::now() > deadline {
+            return Err(fail(
+                Code::AuthRequired,
+                format!(
+                    "no sign-in came back from the browser within {} s",
+                    WAIT_FOR_BROWSER.as_secs()
+                ),
+            ));
+        }
         match listener.accept() {
             Ok((mut stream, _)) => {
                 let _ = stream.set_nonblocking(false);
-                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut first = String::new();
-                // The request line, bounded (a browser's is short).
-                let _ = BufReader::new(std::io::Read::take(&stream, 8192)).read_line(&mut first);
+                // One read, briefly: a browser sends its request line at once, and a local
+                // process that connects and stalls must not hold up the sign-in.
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+                let mut head = [0u8; 8192];
+                let n = std::io::Read::read(&mut stream, &mut head).unwrap_or(0);
+                let first = String::from_utf8_lossy(&head[..n])
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
                 let target = first
                     .split_whitespace()
                     .nth(1)
@@ -402,10 +455,9 @@ fn wait_for_code(listener: &TcpListener, state: &str, issuer: &str) -> Result<St
                             format!("the authorization server refused: {error}"),
                         ))),
                     )
-                } else if params
-                    .get("iss")
-                    .is_some_and(|iss| iss.trim_end_matches('/') != issuer.trim_end_matches('/'))
-                {
+                } else if params.get("iss").map_or(iss_required, |iss| {
+                    iss.trim_end_matches('/') != issuer.trim_end_matches('/')
+                }) {
                     (
                         "The sign-in came back from another server than the one asked.",
                         Some(Err(fail(
@@ -507,10 +559,18 @@ pub(crate) fn sign_in(
         net::shown(server_url),
         server.issuer
     );
+    *BROWSER_OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
     if let Err(e) = open_browser(url.as_str()) {
         eprintln!("warden-remote: could not open a browser ({e}); open the link above");
     }
-    let code = wait_for_code(&listener, state.secret(), &server.issuer)?;
+    let code = wait_for_code(
+        &listener,
+        state.secret(),
+        &server.issuer,
+        server.authorization_response_iss_parameter_supported,
+    )?;
     let http = Http(agent.clone());
     let token = client
         .exchange_code(AuthorizationCode::new(code))
@@ -521,7 +581,7 @@ pub(crate) fn sign_in(
     Ok(Tokens {
         access: token.access_token().secret().clone(),
         refresh: token.refresh_token().map(|r| r.secret().clone()),
-        expires_at: token.expires_in().map(|d| now() + d.as_secs()),
+        expires_at: expiry(token.expires_in()),
         issuer: server.issuer,
         resource,
         client_id,
@@ -556,27 +616,27 @@ pub(crate) fn refresh(agent: &ureq::Agent, tokens: &Tokens) -> Result<Tokens, Au
             .refresh_token()
             .map(|r| r.secret().clone())
             .or_else(|| tokens.refresh.clone()),
-        expires_at: token.expires_in().map(|d| now() + d.as_secs()),
+        expires_at: expiry(token.expires_in()),
         ..tokens.clone()
     })
 }
 
-/// The keychain account (under `oauth/`) and the lock of `url`'s sign-in.
+/// The keychain account and the lock of `url`'s sign-in.
 fn key(url: &Uri) -> String {
     use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(net::shown(url).as_bytes());
+    let digest = sha2::Sha256::digest(url.to_string().as_bytes());
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
 /// The sign-in kept for `url` in the OS keychain, if any.
 pub(crate) fn stored(url: &Uri) -> Option<Tokens> {
-    let text = warden_config::keychain::get("oauth", &key(url)).ok()?;
+    let text = warden_config::keychain::get_signin(&key(url)).ok()?;
     serde_json::from_str(&text).ok()
 }
 
 fn store(url: &Uri, tokens: &Tokens) {
     let text = serde_json::to_string(tokens).unwrap_or_default();
-    if let Err(e) = warden_config::keychain::set("oauth", &key(url), &text) {
+    if let Err(e) = warden_config::keychain::set_signin(&key(url), &text) {
         eprintln!(
             "warden-remote: the sign-in works for this session, but the OS keychain did not keep it ({e}); the next session signs in again"
         );
@@ -631,6 +691,17 @@ pub(crate) fn sign_in_once(
             store(url, &fresh);
             return Ok(fresh);
         }
+    }
+    // A server that refuses every fresh token would open a browser tab per request.
+    if BROWSER_OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .is_some_and(|t| t.elapsed() < AGAIN_AFTER)
+    {
+        return Err(fail(
+            Code::AuthDenied,
+            "the browser was opened for a sign-in to this server minutes ago, and the server still refuses; Warden does not open it again so soon (a new session of the client tries again)",
+        ));
     }
     let tokens = sign_in(agent, url, challenge)?;
     store(url, &tokens);

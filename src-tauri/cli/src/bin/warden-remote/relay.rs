@@ -25,6 +25,8 @@ use crate::sse;
 const PARALLEL: usize = 64;
 /// Bound on connecting; an answer itself may take as long as the bridge's timeouts allow.
 const CONNECT: Duration = Duration::from_secs(15);
+/// Bound on each of the sign-in's own exchanges (metadata, registration, tokens).
+const AUTH_EXCHANGE: Duration = Duration::from_secs(30);
 /// The largest message read (as the bridge's default `max_message_bytes`).
 const MAX_MESSAGE: usize = 256 << 20;
 /// What all the answers being read may hold at once; past it a request fails rather than
@@ -90,6 +92,9 @@ pub(crate) struct Relay {
     /// The URL as messages show it: no query (it may hold a key).
     shown: String,
     agent: ureq::Agent,
+    /// For the sign-in's own requests: each bounded as a whole, so a slow authorization server
+    /// cannot hold the sign-in (and its lock) for ever.
+    auth_agent: ureq::Agent,
     headers: Vec<(HeaderName, HeaderValue)>,
     /// A 2025-11-25 server's session, from its answer to `initialize`.
     session: Mutex<Option<HeaderValue>>,
@@ -160,7 +165,15 @@ impl Relay {
             0,
             "application/json, text/event-stream",
         );
+        let auth_agent = net::agent(
+            &url,
+            Some(AUTH_EXCHANGE),
+            Some(CONNECT),
+            0,
+            "application/json",
+        );
         Ok(Relay {
+            auth_agent,
             server: server.to_owned(),
             shown: net::shown(&url),
             url,
@@ -180,27 +193,36 @@ impl Relay {
         self.send_once(line, false);
     }
 
-    /// The bearer token to send: the sign-in's, refreshed first when it is about to expire.
+    /// The bearer token to send: the sign-in's, refreshed first when it is about to expire
+    /// (without holding up other messages meanwhile).
     fn bearer(&self) -> Option<String> {
         if self.own_authorization {
             return None;
         }
-        let mut signin = lock(&self.signin);
-        if signin.is_none() {
-            *signin = auth::stored(&self.url);
+        let known = lock(&self.signin).clone();
+        let current = match known {
+            Some(t) => t,
+            None => {
+                let stored = auth::stored(&self.url)?;
+                *lock(&self.signin) = Some(stored.clone());
+                stored
+            }
+        };
+        if current.fresh() {
+            return Some(current.access);
         }
-        let tokens = signin.as_ref()?;
-        if !tokens.fresh() {
-            match auth::refreshed(&self.agent, &self.url, tokens) {
-                Ok(fresh) => *signin = Some(fresh),
-                Err(e) => {
-                    eprintln!("warden-remote: {} [{}]", e.message, e.code.as_str());
-                    *signin = None;
-                    return None;
-                }
+        match auth::refreshed(&self.auth_agent, &self.url, &current) {
+            Ok(fresh) => {
+                let access = fresh.access.clone();
+                *lock(&self.signin) = Some(fresh);
+                Some(access)
+            }
+            Err(e) => {
+                eprintln!("warden-remote: {} [{}]", e.message, e.code.as_str());
+                *lock(&self.signin) = None;
+                None
             }
         }
-        signin.as_ref().map(|t| t.access.clone())
     }
 
     fn send_once(self: &Arc<Self>, line: &[u8], signed_in_now: bool) {
@@ -301,7 +323,7 @@ impl Relay {
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned);
                 return match auth::sign_in_once(
-                    &self.agent,
+                    &self.auth_agent,
                     &self.url,
                     challenge.as_deref(),
                     sent_token.as_deref(),
@@ -519,6 +541,8 @@ impl Relay {
     fn error(&self, id: &Value, code: Code, message: &str) {
         let kind = match code {
             Code::AuthRequired => "auth_required",
+            Code::AuthDenied => "auth_denied",
+            Code::AuthInsecure => "auth_insecure",
             Code::RemoteTls => "remote_tls",
             _ => "remote_unreachable",
         };
