@@ -12,7 +12,10 @@ import hashlib
 import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +90,26 @@ def rg() -> str:
     if found is None:
         pytest.fail("`rg` (ripgrep) is not on PATH; mcp-ripgrep runs it (apt-get install ripgrep)", pytrace=False)
     return found
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(proc: subprocess.Popen, port: int, what: str, seconds: float = 30) -> None:
+    """Returns once `proc` (a server the test started) accepts connections on `port`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            assert proc.poll() is None, f"{what} ended before it listened"
+            assert time.monotonic() < deadline, f"{what} did not listen within {seconds:.0f} s"
+            time.sleep(0.05)
 
 
 def own_name(server: str) -> str:

@@ -4,10 +4,8 @@ eras. `warden-remote` must sit beside the warden binary (cargo builds both)."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,17 +16,12 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitRequestParams, ElicitResult
 
-from conftest import Warden
+from conftest import Warden, free_port, wait_listening
 
 pytestmark = pytest.mark.anyio
 
 SERVER = Path(__file__).with_name("remote_server.py")
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve(*flags: str) -> Iterator[str]:
@@ -39,15 +32,7 @@ def serve(*flags: str) -> Iterator[str]:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "remote_server.py ended before it listened"
-                assert time.monotonic() < deadline, "remote_server.py did not listen within 30 s"
-                time.sleep(0.05)
+        wait_listening(proc, port, "remote_server.py")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

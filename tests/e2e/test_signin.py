@@ -7,10 +7,8 @@ server's log says how many sign-ins and refreshes happened."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +19,7 @@ from mcp import StdioServerParameters
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from conftest import Warden
+from conftest import Warden, free_port, wait_listening
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from keychain import private_keychain  # noqa: E402  (tests/keychain.py)
@@ -30,11 +28,6 @@ pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).parent
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -67,15 +60,7 @@ def site(tmp: Path, *flags: str) -> Iterator[Site]:
     bus, keychain = private_keychain(tmp)
     browser_log = tmp / "browser.log"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "oauth_server.py ended before it listened"
-                assert time.monotonic() < deadline, "oauth_server.py did not listen within 30 s"
-                time.sleep(0.05)
+        wait_listening(proc, port, "oauth_server.py")
         env = {
             "DBUS_SESSION_BUS_ADDRESS": bus,
             "BROWSER": f"{sys.executable} {HERE / 'browser_standin.py'} {browser_log}",

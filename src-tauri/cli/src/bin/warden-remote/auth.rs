@@ -140,18 +140,23 @@ fn get_json(agent: &ureq::Agent, url: &str) -> Result<Option<Value>, AuthError> 
             )
         })?;
     match response.status().as_u16() {
-        200 => response
-            .body_mut()
-            .with_config()
-            .limit(1 << 20)
-            .read_to_vec()
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+        200 => json_body(&mut response)
             .map(Some)
             .map_err(|e| fail(Code::RemoteUnreachable, format!("{url}: not JSON ({e})"))),
         // Not there (404), or not for us to read (401, 403…): the next place is tried.
         _ => Ok(None),
     }
+}
+
+/// A JSON answer's body (at most 1 MiB), or why not.
+fn json_body(response: &mut ureq::http::Response<ureq::Body>) -> Result<Value, String> {
+    let bytes = response
+        .body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_to_vec()
+        .map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
 }
 
 /// `resource_metadata="…"` of a `WWW-Authenticate: Bearer …` header.
@@ -322,19 +327,12 @@ fn register(agent: &ureq::Agent, server: &Server, redirect: &str) -> Result<Stri
         .send(body.to_string())
         .map_err(|e| fail(Code::RemoteUnreachable, format!("{endpoint}: {e}")))?;
     let status = response.status().as_u16();
-    let answer: Value = response
-        .body_mut()
-        .with_config()
-        .limit(1 << 20)
-        .read_to_vec()
-        .map_err(|e| e.to_string())
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
-        .map_err(|e| {
-            fail(
-                Code::AuthDenied,
-                format!("{endpoint} answered HTTP {status}, not JSON ({e})"),
-            )
-        })?;
+    let answer: Value = json_body(&mut response).map_err(|e| {
+        fail(
+            Code::AuthDenied,
+            format!("{endpoint} answered HTTP {status}, not JSON ({e})"),
+        )
+    })?;
     answer
         .get("client_id")
         .and_then(Value::as_str)
