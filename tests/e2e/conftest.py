@@ -112,6 +112,28 @@ def wait_listening(proc: subprocess.Popen, port: int, what: str, seconds: float 
             time.sleep(0.05)
 
 
+async def refused(params: StdioServerParameters, mode: str = "auto") -> "MCPError":
+    """The MCP error that ends a client's first steps (starting and listing the tools) through
+    `params`; anyio wraps it in exception groups, which are unwrapped here."""
+    import anyio
+    from mcp.client import Client
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        with anyio.fail_after(90):
+            async with Client(params, mode=mode) as client:
+                await client.list_tools()
+    except BaseException as e:  # noqa: BLE001
+        pending: list[BaseException] = [e]
+        while pending:
+            err = pending.pop()
+            if isinstance(err, MCPError):
+                return err
+            pending.extend(getattr(err, "exceptions", ()))
+        raise
+    raise AssertionError("the client started and listed the tools")
+
+
 def own_name(server: str) -> str:
     """Warden's name for a server's own files (its log, pins, sandbox folder), as
     `paths::file_stem` makes it: the name made safe (at most 64 characters) and 16 hex digits

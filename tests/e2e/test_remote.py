@@ -16,7 +16,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitRequestParams, ElicitResult
 
-from conftest import Warden, free_port, wait_listening
+from conftest import Warden, free_port, refused, wait_listening
 
 pytestmark = pytest.mark.anyio
 
@@ -116,23 +116,6 @@ async def test_a_header_comes_from_the_environment(warden: Warden, plain_remote:
     assert "('x-team', 'blue')" in seen, seen
 
 
-async def refused_at_start(params: StdioServerParameters) -> MCPError:
-    """The error that ends the client's `initialize` (anyio wraps it in an exception group)."""
-    try:
-        with anyio.fail_after(60):
-            async with Client(params, mode="legacy"):
-                pass
-    except BaseException as e:  # noqa: BLE001
-        pending: list[BaseException] = [e]
-        while pending:
-            err = pending.pop()
-            if isinstance(err, MCPError):
-                return err
-            pending.extend(getattr(err, "exceptions", ()))
-        raise
-    raise AssertionError("the session started")
-
-
 @pytest.fixture
 def token_remote() -> Iterator[str]:
     yield from serve("--token", "s3cr3t-token-value")
@@ -161,22 +144,22 @@ async def test_a_header_value_a_server_echoes_is_redacted_in_the_debug_log(warde
 
 
 async def test_credentials_in_the_url_are_refused(warden: Warden) -> None:
-    refused = await refused_at_start(bridged(warden, "https://someone:pa55word@127.0.0.1:9/mcp"))
-    assert "user name or password" in str(refused.data), refused.data
+    error = await refused(bridged(warden, "https://someone:pa55word@127.0.0.1:9/mcp"))
+    assert "user name or password" in str(error.data), error.data
 
 
 async def test_without_the_token_the_client_is_told_to_sign_in(warden: Warden, token_remote: str) -> None:
-    refused = await refused_at_start(bridged(warden, token_remote))
-    assert refused.data["code"] == "W-AUTH-REQUIRED"
+    error = await refused(bridged(warden, token_remote))
+    assert error.data["code"] == "W-AUTH-REQUIRED"
 
 
 async def test_an_unreachable_remote_server_is_named_with_its_code(warden: Warden) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
-    failed = await refused_at_start(bridged(warden, url))
+    failed = await refused(bridged(warden, url))
     assert (failed.data["code"], url in failed.message) == ("W-REMOTE-UNREACHABLE", True)
 
 
 async def test_plain_http_off_loopback_is_refused_before_connecting(warden: Warden) -> None:
     # Refused by the relay before any connection: the test reaches nothing beyond loopback.
-    refused = await refused_at_start(bridged(warden, "http://mcp.example.com/mcp"))
-    assert "W-AUTH-INSECURE" in str(refused.data), refused.data
+    error = await refused(bridged(warden, "http://mcp.example.com/mcp"))
+    assert "W-AUTH-INSECURE" in str(error.data), error.data

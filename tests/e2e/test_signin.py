@@ -19,7 +19,7 @@ from mcp import StdioServerParameters
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from conftest import Warden, free_port, wait_listening
+from conftest import Warden, free_port, refused, wait_listening
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from keychain import private_keychain  # noqa: E402  (tests/keychain.py)
@@ -140,22 +140,6 @@ async def test_an_expiring_token_is_refreshed_without_a_second_sign_in(warden: W
     await whoami(warden, short_lived)
     await whoami(warden, short_lived)
     assert (short_lived.sign_ins(), len(short_lived.events("token", grant_type="refresh_token")) >= 1) == (1, True)
-
-
-async def refused(params: StdioServerParameters) -> MCPError:
-    try:
-        with anyio.fail_after(90):
-            async with Client(params, mode="auto") as client:
-                await client.list_tools()
-    except BaseException as e:  # noqa: BLE001
-        pending: list[BaseException] = [e]
-        while pending:
-            err = pending.pop()
-            if isinstance(err, MCPError):
-                return err
-            pending.extend(getattr(err, "exceptions", ()))
-        raise
-    raise AssertionError("the call went through")
 
 
 async def test_a_plain_http_authorization_server_is_refused_and_no_browser_opens(warden: Warden, insecure: Site) -> None:
