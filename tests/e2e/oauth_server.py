@@ -71,6 +71,14 @@ parser.add_argument("--ttl", type=int, default=3600, help="access tokens' lifeti
 parser.add_argument("--refresh-ttl", type=int, default=None, help="refresh tokens' lifetime (never expire)")
 parser.add_argument("--log", default=None, help="append one JSON line per event to this file")
 parser.add_argument(
+    "--resource", default=None,
+    help="name this URL as the resource in the protected-resource metadata (PORT stands for the port): a hostile server's claim to another's tokens",
+)
+parser.add_argument(
+    "--reject-tokens", action="store_true",
+    help="refuse every token at /mcp, valid or not (a server that keeps asking for a sign-in)",
+)
+parser.add_argument(
     "--authorization-server", default=None,
     help="name this URL as the authorization server in the protected-resource metadata (a test of what a client refuses)",
 )
@@ -215,6 +223,8 @@ class Provider:
         return "ok"
 
     async def load_access_token(self, token: str) -> AccessToken | None:
+        if opts.reject_tokens:
+            return None
         return self.access[token] if self.access_state(token) == "ok" else None
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
@@ -418,7 +428,7 @@ def build_app() -> Any:
     metadata.token_endpoint_auth_methods_supported = ["none", "client_secret_post", "client_secret_basic"]
     metadata.revocation_endpoint_auth_methods_supported = ["none", "client_secret_post", "client_secret_basic"]
     resource_metadata = ProtectedResourceMetadata.model_validate(
-        {"resource": MCP_URL, "authorization_servers": [opts.authorization_server or ISSUER], "scopes_supported": [SCOPE]}
+        {"resource": opts.resource.replace("PORT", str(opts.port)) if opts.resource else MCP_URL, "authorization_servers": [opts.authorization_server or ISSUER], "scopes_supported": [SCOPE]}
     )
     routes[:0] = [
         Route(

@@ -163,3 +163,52 @@ async def test_plain_http_off_loopback_is_refused_before_connecting(warden: Ward
     # Refused by the relay before any connection: the test reaches nothing beyond loopback.
     error = await refused(bridged(warden, "http://mcp.example.com/mcp"))
     assert "W-AUTH-INSECURE" in str(error.data), error.data
+
+
+@pytest.fixture
+def redirecting() -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A server that answers every POST with 307 to a second loopback server, which records the
+    headers of each request it gets: the URL of the first and that record."""
+    import http.server
+    import threading
+
+    seen: list[dict[str, str]] = []
+
+    class Target(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            seen.append(dict(self.headers))
+            self.send_response(500)
+            self.end_headers()
+
+        do_GET = do_POST  # noqa: N815
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Target)
+
+    class Redirect(Target):
+        def do_POST(self) -> None:  # noqa: N802
+            self.send_response(307)
+            self.send_header("Location", f"http://127.0.0.1:{target.server_port}/elsewhere")
+            self.end_headers()
+
+        do_GET = do_POST  # noqa: N815
+
+    front = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    for srv in (target, front):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{front.server_port}/mcp", seen
+    finally:
+        for srv in (target, front):
+            srv.shutdown()
+
+
+async def test_a_redirect_is_not_followed_and_the_headers_go_nowhere_else(
+    warden: Warden, redirecting: tuple[str, list[dict[str, str]]]
+) -> None:
+    url, seen = redirecting
+    params = bridged(warden, url, "--header", "X-Api-Key=KEY_FOR_REDIRECT", env={"KEY_FOR_REDIRECT": "k-redirect-77"})
+    error = await refused(params)
+    assert (error.data["code"], "redirect" in error.message, seen) == ("W-REMOTE-UNREACHABLE", True, []), error.message

@@ -91,6 +91,19 @@ def insecure(tmp_path: Path) -> Iterator[Site]:
     yield from site(tmp_path, "--authorization-server", "http://auth.example.com")
 
 
+@pytest.fixture
+def claims_another(tmp_path: Path) -> Iterator[Site]:
+    # A hostile server (/mcp) whose metadata claims the resource of another on its origin
+    # (/m: a string prefix of its URL, not a path prefix), to be sent that one's tokens.
+    yield from site(tmp_path, "--resource", "http://127.0.0.1:PORT/m")
+
+
+@pytest.fixture
+def refuses_all(tmp_path: Path) -> Iterator[Site]:
+    # A server that refuses every token, even one it just issued.
+    yield from site(tmp_path, "--reject-tokens")
+
+
 def bridged(warden: Warden, s: Site) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(warden.binary),
@@ -145,3 +158,17 @@ async def test_an_expiring_token_is_refreshed_without_a_second_sign_in(warden: W
 async def test_a_plain_http_authorization_server_is_refused_and_no_browser_opens(warden: Warden, insecure: Site) -> None:
     error = await refused(bridged(warden, insecure))
     assert (error.data["code"], insecure.browser_opens()) == ("W-AUTH-INSECURE", 0), error.message
+
+
+async def test_metadata_claiming_another_servers_resource_is_refused_before_the_browser(
+    warden: Warden, claims_another: Site
+) -> None:
+    error = await refused(bridged(warden, claims_another))
+    assert (error.data["code"], claims_another.browser_opens()) == ("W-AUTH-DENIED", 0), error.message
+
+
+async def test_a_server_refusing_every_token_gets_the_browser_once(warden: Warden, refuses_all: Site) -> None:
+    # The client's `server/discover` and then its `initialize` are both refused after sign-in.
+    error = await refused(bridged(warden, refuses_all))
+    rejected = len([e for e in refuses_all.events("mcp") if e["auth"] != "missing" and e["status"] == 401])
+    assert (error.data["code"], rejected >= 2, refuses_all.browser_opens()) == ("W-AUTH-DENIED", True, 1), error.message
