@@ -629,7 +629,11 @@ impl Router {
                     if let Some(own) = self.take_own(id) {
                         return self.own_response(own, &peek, now, out);
                     }
-                    if self.adapt_server_answer(id, &peek, &line, now, out) {
+                    // Only a refused request (an `initialize`?) or an adapted session's answer
+                    // can be the adapter's: the common answer costs no lookup.
+                    if (peek.has_error || self.adapt.on)
+                        && self.adapt_server_answer(id, &peek, &line, now, out)
+                    {
                         return;
                     }
                     if let Some(p) = self.c2s.remove(id) {
