@@ -7,6 +7,7 @@ server's log says how many sign-ins and refreshes happened."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -172,3 +173,39 @@ async def test_a_server_refusing_every_token_gets_the_browser_once(warden: Warde
     error = await refused(bridged(warden, refuses_all))
     rejected = len([e for e in refuses_all.events("mcp") if e["auth"] != "missing" and e["status"] == 401])
     assert (error.data["code"], rejected >= 2, refuses_all.browser_opens()) == ("W-AUTH-DENIED", True, 1), error.message
+
+
+def auth(warden: Warden, s: Site, *args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **warden.env, **s.env}
+    if home is not None:
+        env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    return subprocess.run(
+        [str(warden.binary), "auth", *args], env=env, capture_output=True, text=True, timeout=90, check=False
+    )
+
+
+def a_client_with(tmp: Path, s: Site) -> Path:
+    """A home whose Claude Code file holds the server as a bridged remote entry."""
+    home = tmp / "home"
+    home.mkdir()
+    entry = {"command": "warden", "args": ["bridge", "--server", "signin", "--remote", s.url]}
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"signin": entry}}))
+    return home
+
+
+async def test_logout_revokes_and_the_next_session_signs_in_again(warden: Warden, oauth: Site) -> None:
+    await whoami(warden, oauth)
+    out = auth(warden, oauth, "logout", oauth.url)
+    await whoami(warden, oauth)
+    # The server revokes the pair (refresh and access token) on the first.
+    revoked = [e["kind"] for e in oauth.events("revoked")]
+    assert (out.returncode, revoked, oauth.sign_ins(), oauth.browser_opens()) == (
+        0, ["refresh_token"], 2, 2
+    ), out.stdout + out.stderr
+
+
+async def test_login_before_any_client_serves_the_first_session(warden: Warden, oauth: Site) -> None:
+    out = auth(warden, oauth, "login", oauth.url)
+    await whoami(warden, oauth)
+    unsigned = [e for e in oauth.events("mcp") if e["auth"] == "missing"]
+    assert (out.returncode, oauth.sign_ins(), len(unsigned)) == (0, 1, 1), out.stderr

@@ -9,8 +9,10 @@
 //!   start-up). `the_bridge_alone_parses_as_in_the_whole_tree` keeps both parses alike;
 //! - `registry` and `install` are handed to `warden-registry` (`$WARDEN_REGISTRY_BIN`, else the
 //!   program beside this one), which takes this process's place (exec on Unix): the registry's code
-//!   and its HTTP and TLS stack live there, not in the bridge.
+//!   and its HTTP and TLS stack live there, not in the bridge. `auth login`/`logout` are handed to
+//!   `warden-remote` the same way.
 
+mod auth_cmd;
 mod clients_cmd;
 mod output;
 mod secret_input;
@@ -80,6 +82,12 @@ enum Command {
     Tools {
         #[command(subcommand)]
         command: tools_cmd::ToolsCommand,
+    },
+    /// Sign-ins to remote servers (OAuth): list them, sign in, sign out. One sign-in serves
+    /// every client.
+    Auth {
+        #[command(subcommand)]
+        command: auth_cmd::AuthCommand,
     },
     /// The MCP Registry: search it, and see what installing a server would run.
     ///
@@ -233,8 +241,9 @@ fn main() -> ExitCode {
         Command::Clients { command } => clients_cmd::run(command),
         Command::Servers { command } => servers_cmd::run(command),
         Command::Tools { command } => tools_cmd::run(command),
-        Command::Registry { args } => hand_over("registry", args),
-        Command::Install { args } => hand_over("install", args),
+        Command::Auth { command } => auth_cmd::run(command),
+        Command::Registry { args } => registry("registry", args),
+        Command::Install { args } => registry("install", args),
         Command::Supervisor(command) => supervisor_cmd::run(command),
     }
 }
@@ -303,19 +312,26 @@ fn remote_host(url: &str) -> Option<&str> {
     (!host.is_empty()).then_some(host)
 }
 
-/// Runs `warden-registry COMMAND ARGS...` (`registry` or `install`) (`$WARDEN_REGISTRY_BIN`, else the program beside
-/// this one) in this process's place: the registry's code and its HTTP and TLS stack live
-/// there, not in the bridge every IDE starts.
-fn hand_over(command: &str, args: Vec<OsString>) -> ExitCode {
-    let program = match beside("warden-registry", "WARDEN_REGISTRY_BIN") {
+/// Runs `warden-registry COMMAND ARGS...` (`registry` or `install`) in this process's place:
+/// the registry's code and its HTTP and TLS stack live there, not in the bridge every IDE
+/// starts.
+fn registry(command: &str, mut args: Vec<OsString>) -> ExitCode {
+    args.insert(0, command.into());
+    hand_over("warden-registry", "WARDEN_REGISTRY_BIN", args)
+}
+
+/// Runs the program `name` beside this one (`$ENV` when set) with `args` in this process's
+/// place (exec on Unix; elsewhere it waits and passes the exit code on).
+fn hand_over(name: &str, env: &str, args: Vec<OsString>) -> ExitCode {
+    let program = match beside(name, env) {
         Ok(p) => p,
         Err(code) => return code,
     };
     let mut child = std::process::Command::new(&program);
-    child.arg(command).args(args);
+    child.args(args);
     let failed = |e: std::io::Error| {
         eprintln!(
-            "warden: cannot run {}: {e}. Fix: reinstall Warden (warden-registry belongs beside warden), or set WARDEN_REGISTRY_BIN to it",
+            "warden: cannot run {}: {e}. Fix: reinstall Warden ({name} belongs beside warden), or set {env} to it",
             program.display()
         );
         ExitCode::FAILURE

@@ -348,6 +348,29 @@ impl ServerEntry {
     pub fn is_unwrapped(&self) -> bool {
         matches!(self.state, EntryState::Unwrapped { .. })
     }
+
+    /// The URL of a remote server the entry reaches through `warden bridge --remote URL`.
+    pub fn remote(&self) -> Option<&str> {
+        let EntryState::Unwrapped { command, args } = &self.state else {
+            return None;
+        };
+        if !crate::edit::is_warden(command) || args.first().map(String::as_str) != Some("bridge") {
+            return None;
+        }
+        let mut rest = args.iter();
+        while let Some(a) = rest.next() {
+            if a == "--remote" {
+                return rest.next().map(String::as_str);
+            }
+            if let Some(url) = a.strip_prefix("--remote=") {
+                return Some(url);
+            }
+            if a == "--" {
+                break;
+            }
+        }
+        None
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -78,17 +78,71 @@ pub fn set(server: &str, var: &str, value: &str) -> Result<(), KeychainError> {
 /// `--secret-env` can read a sign-in's tokens into a server's environment.
 pub const SIGNIN_SERVICE: &str = "mcp-warden-signin";
 
-/// A sign-in's tokens (JSON) kept under `key`.
-pub fn get_signin(key: &str) -> Result<String, KeychainError> {
-    call_in(SIGNIN_SERVICE, key.to_owned(), |e| e.get_password())
+/// The keychain account of the sign-in to the remote server at `url` (as its entries give it),
+/// which also names the lock held while signing in: a hash, so the URL (whose query may hold a
+/// key) is not written out.
+pub fn signin_account(url: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(url.trim().as_bytes());
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
-/// Keeps a sign-in's tokens under `key` (replacing those kept before).
-pub fn set_signin(key: &str, value: &str) -> Result<(), KeychainError> {
+/// A sign-in's tokens (JSON) kept under `account`.
+pub fn get_signin(account: &str) -> Result<String, KeychainError> {
+    call_in(SIGNIN_SERVICE, account.to_owned(), |e| e.get_password())
+}
+
+/// Keeps a sign-in's tokens under `account` (replacing those kept before).
+pub fn set_signin(account: &str, value: &str) -> Result<(), KeychainError> {
     let value = value.to_owned();
-    call_in(SIGNIN_SERVICE, key.to_owned(), move |e| {
+    call_in(SIGNIN_SERVICE, account.to_owned(), move |e| {
         e.set_password(&value)
     })
+}
+
+/// Forgets the sign-in kept under `account` (one that is not there is forgotten already).
+pub fn delete_signin(account: &str) -> Result<(), KeychainError> {
+    match call_in(SIGNIN_SERVICE, account.to_owned(), |e| {
+        e.delete_credential()
+    }) {
+        Ok(()) | Err(KeychainError::Missing(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// What may be shown of a kept sign-in: never a token.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SigninSummary {
+    pub issuer: String,
+    pub resource: String,
+    /// When the access token expires (seconds since the epoch), if it does.
+    pub expires_at: Option<u64>,
+    /// It can be renewed without the browser.
+    pub refreshable: bool,
+}
+
+/// The sign-in to the remote server at `url`, as far as it may be shown; `Ok(None)` when there
+/// is none.
+pub fn signin_summary(url: &str) -> Result<Option<SigninSummary>, KeychainError> {
+    #[derive(serde::Deserialize)]
+    struct Kept {
+        issuer: String,
+        resource: String,
+        expires_at: Option<u64>,
+        refresh: Option<serde_json::Value>,
+    }
+    match get_signin(&signin_account(url)) {
+        Ok(text) => Ok(serde_json::from_str::<Kept>(&text)
+            .ok()
+            .map(|k| SigninSummary {
+                issuer: k.issuer,
+                resource: k.resource,
+                expires_at: k.expires_at,
+                refreshable: k.refresh.is_some_and(|r| !r.is_null()),
+            })),
+        Err(KeychainError::Missing(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Whether a keychain answers at all (an entry that does not exist is an answer).

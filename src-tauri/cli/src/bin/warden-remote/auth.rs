@@ -66,6 +66,9 @@ pub(crate) struct Tokens {
     pub resource: String,
     pub client_id: String,
     pub token_endpoint: String,
+    /// Where the tokens are revoked at sign-out (RFC 7009), when the server offers it.
+    #[serde(default)]
+    pub revocation_endpoint: Option<String>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -90,7 +93,7 @@ impl Tokens {
     }
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -104,6 +107,8 @@ struct Server {
     token_endpoint: String,
     #[serde(default)]
     registration_endpoint: Option<String>,
+    #[serde(default)]
+    revocation_endpoint: Option<String>,
     #[serde(default)]
     code_challenge_methods_supported: Vec<String>,
     /// RFC 9207: the redirect must then carry `iss`.
@@ -280,6 +285,7 @@ fn discover(
             for endpoint in [&server.authorization_endpoint, &server.token_endpoint]
                 .into_iter()
                 .chain(server.registration_endpoint.as_ref())
+                .chain(server.revocation_endpoint.as_ref())
             {
                 net::check_url(endpoint).map_err(|why| fail(Code::AuthInsecure, why))?;
             }
@@ -577,6 +583,7 @@ pub(crate) fn sign_in(
         resource,
         client_id,
         token_endpoint: server.token_endpoint,
+        revocation_endpoint: server.revocation_endpoint,
     })
 }
 
@@ -612,33 +619,27 @@ pub(crate) fn refresh(agent: &ureq::Agent, tokens: &Tokens) -> Result<Tokens, Au
     })
 }
 
-/// The keychain account and the lock of `url`'s sign-in.
-fn key(url: &Uri) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(url.to_string().as_bytes());
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
-}
-
-/// The sign-in kept for `url` in the OS keychain, if any.
-pub(crate) fn stored(url: &Uri) -> Option<Tokens> {
-    let text = warden_config::keychain::get_signin(&key(url)).ok()?;
+/// The sign-in kept under `account` in the OS keychain, if any.
+pub(crate) fn stored(account: &str) -> Option<Tokens> {
+    let text = warden_config::keychain::get_signin(account).ok()?;
     serde_json::from_str(&text).ok()
 }
 
-fn store(url: &Uri, tokens: &Tokens) {
+fn store(account: &str, tokens: &Tokens) {
     let text = serde_json::to_string(tokens).unwrap_or_default();
-    if let Err(e) = warden_config::keychain::set_signin(&key(url), &text) {
+    if let Err(e) = warden_config::keychain::set_signin(account, &text) {
         eprintln!(
             "warden-remote: the sign-in works for this session, but the OS keychain did not keep it ({e}); the next session signs in again"
         );
     }
 }
 
-/// Holds the sign-in of `url` for this process and every other one (another client's bridge
-/// that needs the same server waits here, then finds the tokens in the keychain).
-fn hold(url: &Uri) -> Result<warden_config::fsutil::Lock, AuthError> {
+/// Holds the sign-in kept under `account` for this process and every other one (another
+/// client's bridge that needs the same server waits here, then finds the tokens in the
+/// keychain).
+fn hold(account: &str) -> Result<warden_config::fsutil::Lock, AuthError> {
     let state = warden_config::paths::state_dir();
-    let path = state.join(format!("oauth-{}", key(url)));
+    let path = state.join(format!("oauth-{account}"));
     warden_config::fsutil::lock_within(&state, &path, WAIT_FOR_BROWSER + Duration::from_secs(30))
         .map_err(|e| {
             fail(
@@ -648,38 +649,54 @@ fn hold(url: &Uri) -> Result<warden_config::fsutil::Lock, AuthError> {
         })
 }
 
-/// Fresh tokens for `url` when `tokens` are about to expire: another process's newer ones from
-/// the keychain, else a refresh (kept in the keychain).
+/// A remote server as sign-ins know it: its URL, and the keychain account of its sign-in
+/// (named after the URL as the entry gives it, so `warden auth` finds it without HTTP).
+pub(crate) struct Site {
+    pub url: Uri,
+    pub account: String,
+}
+
+impl Site {
+    pub(crate) fn new(url: Uri, given: &str) -> Site {
+        Site {
+            url,
+            account: warden_config::keychain::signin_account(given),
+        }
+    }
+}
+
+/// Fresh tokens for `site` when `tokens` are about to expire: another process's newer ones
+/// from the keychain, else a refresh (kept in the keychain).
 pub(crate) fn refreshed(
     agent: &ureq::Agent,
-    url: &Uri,
+    site: &Site,
     tokens: &Tokens,
 ) -> Result<Tokens, AuthError> {
-    let _held = hold(url)?;
-    if let Some(newer) = stored(url).filter(|t| t.fresh() && t.access != tokens.access) {
+    let _held = hold(&site.account)?;
+    if let Some(newer) = stored(&site.account).filter(|t| t.fresh() && t.access != tokens.access) {
         return Ok(newer);
     }
     let fresh = refresh(agent, tokens)?;
-    store(url, &fresh);
+    store(&site.account, &fresh);
     Ok(fresh)
 }
 
-/// Tokens for `url` after the server refused `failed` (or no token): another process's sign-in
-/// when one happened meanwhile, else a refresh, else a sign-in with the browser. At most one
-/// sign-in per server runs at a time, across every client's bridge.
+/// Tokens for `site` after the server refused `failed` (or no token): another process's
+/// sign-in when one happened meanwhile, else a refresh, else a sign-in with the browser. At
+/// most one sign-in per server runs at a time, across every client's bridge.
 pub(crate) fn sign_in_once(
     agent: &ureq::Agent,
-    url: &Uri,
+    site: &Site,
     challenge: Option<&str>,
     failed: Option<&str>,
 ) -> Result<Tokens, AuthError> {
-    let _held = hold(url)?;
-    if let Some(kept) = stored(url).filter(|t| Some(t.access.as_str()) != failed) {
+    let _held = hold(&site.account)?;
+    if let Some(kept) = stored(&site.account).filter(|t| Some(t.access.as_str()) != failed) {
         if kept.fresh() {
             return Ok(kept);
         }
         if let Ok(fresh) = refresh(agent, &kept) {
-            store(url, &fresh);
+            store(&site.account, &fresh);
             return Ok(fresh);
         }
     }
@@ -694,9 +711,79 @@ pub(crate) fn sign_in_once(
             "the browser was opened for a sign-in to this server minutes ago, and the server still refuses; Warden does not open it again so soon (a new session of the client tries again)",
         ));
     }
-    let tokens = sign_in(agent, url, challenge)?;
-    store(url, &tokens);
+    let tokens = sign_in(agent, &site.url, challenge)?;
+    store(&site.account, &tokens);
     Ok(tokens)
+}
+
+/// `warden auth login`: a new sign-in with the browser now, whatever was kept (another
+/// account, new scopes), kept for every client. `challenge` is the server's answer to a request
+/// without a token: `None` when it did not ask for one.
+pub(crate) fn sign_in_now(
+    agent: &ureq::Agent,
+    site: &Site,
+    challenge: Option<&str>,
+) -> Result<Tokens, AuthError> {
+    let _held = hold(&site.account)?;
+    let tokens = sign_in(agent, &site.url, challenge)?;
+    store(&site.account, &tokens);
+    Ok(tokens)
+}
+
+/// `warden auth logout`: the kept sign-in is revoked where the authorization server offers
+/// revocation (RFC 7009; the refresh token, then the access token) and forgotten. Returns
+/// whether there was one, and why the server did not revoke it, if it did not; the keychain
+/// forgets it either way.
+pub(crate) fn sign_out(
+    agent: &ureq::Agent,
+    site: &Site,
+) -> Result<(bool, Option<String>), AuthError> {
+    let _held = hold(&site.account)?;
+    let Some(kept) = stored(&site.account) else {
+        return Ok((false, None));
+    };
+    let unrevoked = kept.revocation_endpoint.as_deref().map_or_else(
+        || Some("the authorization server offers no revocation".to_owned()),
+        |endpoint| revoke(agent, &kept, endpoint).err(),
+    );
+    warden_config::keychain::delete_signin(&site.account).map_err(|e| {
+        fail(
+            Code::AuthRequired,
+            format!("the OS keychain did not forget the sign-in: {e}"),
+        )
+    })?;
+    Ok((true, unrevoked))
+}
+
+/// RFC 7009 by hand: the oauth2 crate revokes only at https endpoints, and a server on this
+/// machine is plain http. The refresh token first (it revokes the pair at most servers).
+fn revoke(agent: &ureq::Agent, tokens: &Tokens, endpoint: &str) -> Result<(), String> {
+    net::check_url(endpoint)?;
+    let kinds = tokens
+        .refresh
+        .iter()
+        .map(|t| (t, "refresh_token"))
+        .chain([(&tokens.access, "access_token")]);
+    for (token, hint) in kinds {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .append_pair("token", token)
+            .append_pair("token_type_hint", hint)
+            .append_pair("client_id", &tokens.client_id)
+            .finish();
+        let answer = agent
+            .post(endpoint)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .send(body.as_bytes())
+            .map_err(|e| format!("the revocation endpoint could not be reached ({e})"))?;
+        // 200 is success, also for a token the server no longer knows (RFC 7009 §2.2).
+        if answer.status() != 200 {
+            return Err(format!(
+                "the authorization server did not revoke the {hint} (HTTP {})",
+                answer.status().as_u16()
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -35,17 +35,32 @@ struct Args {
     /// arguments or messages.
     #[arg(long = "header", value_name = "NAME=ENVVAR")]
     headers: Vec<String>,
+    /// Sign in now (a browser opens), keep the sign-in for every client, and exit
+    /// (`warden auth login`).
+    #[arg(long, conflicts_with = "sign_out")]
+    sign_in: bool,
+    /// Revoke the kept sign-in where the server offers revocation, forget it, and exit
+    /// (`warden auth logout`).
+    #[arg(long)]
+    sign_out: bool,
     /// The server's URL: https, or http to this machine.
     url: String,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match relay::Relay::new(&args.server, &args.url, &args.headers) {
-        Ok(relay) => relay::run(Arc::new(relay)),
+    let relay = match relay::Relay::new(&args.server, &args.url, &args.headers) {
+        Ok(relay) => relay,
         Err(why) => {
             eprintln!("warden-remote: {why}");
-            ExitCode::from(2)
+            return ExitCode::from(2);
         }
+    };
+    if args.sign_in {
+        relay.sign_in()
+    } else if args.sign_out {
+        relay.sign_out()
+    } else {
+        relay::run(Arc::new(relay))
     }
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use ureq::http::{HeaderName, HeaderValue, Uri};
+use ureq::http::{HeaderName, HeaderValue};
 use warden_wire::codes::Code;
 use warden_wire::protocol::META_PROTOCOL_VERSION;
 
@@ -88,7 +88,7 @@ struct Head<'a> {
 
 pub(crate) struct Relay {
     server: String,
-    url: Uri,
+    site: auth::Site,
     /// The URL as messages show it: no query (it may hold a key).
     shown: String,
     agent: ureq::Agent,
@@ -124,8 +124,8 @@ fn is_env_name(s: &str) -> bool {
 
 impl Relay {
     /// Checks the URL (https, or http to this machine) and reads each `--header NAME=ENVVAR`.
-    pub(crate) fn new(server: &str, url: &str, headers: &[String]) -> Result<Relay, String> {
-        let url = net::check_url(url).map_err(|why| {
+    pub(crate) fn new(server: &str, given: &str, headers: &[String]) -> Result<Relay, String> {
+        let url = net::check_url(given).map_err(|why| {
             format!(
                 "{why} [{}]. Fix: use the server's https URL",
                 Code::AuthInsecure.as_str()
@@ -176,7 +176,7 @@ impl Relay {
             auth_agent,
             server: server.to_owned(),
             shown: net::shown(&url),
-            url,
+            site: auth::Site::new(url, given),
             agent,
             headers: pairs,
             session: Mutex::new(None),
@@ -186,6 +186,115 @@ impl Relay {
             own_authorization,
             out: Mutex::new(std::io::stdout()),
         })
+    }
+
+    /// `--sign-in`: asks the server with no token whether it wants one, then signs in with the
+    /// browser (whatever was kept before) and keeps the tokens for every client.
+    pub(crate) fn sign_in(&self) -> ExitCode {
+        let ping = br#"{"jsonrpc":"2.0","id":"warden-sign-in","method":"ping"}"#;
+        let mut post = self
+            .agent
+            .post(&self.site.url)
+            .header("content-type", "application/json")
+            .header("mcp-method", "ping");
+        for (name, value) in &self.headers {
+            post = post.header(name, value);
+        }
+        let answer = match post.send(&ping[..]) {
+            Ok(r) => r,
+            Err(e) => {
+                let code = if net::is_tls(&e) {
+                    Code::RemoteTls
+                } else {
+                    Code::RemoteUnreachable
+                };
+                eprintln!(
+                    "warden-remote: `{}` at {} could not be reached: {} [{}]",
+                    self.server,
+                    self.shown,
+                    net::describe(&e, CONNECT),
+                    code.as_str()
+                );
+                return ExitCode::FAILURE;
+            }
+        };
+        if answer.status() != 401 {
+            println!(
+                "`{}` at {} answered without asking for a sign-in (HTTP {}): there is nothing to sign in to.",
+                self.server,
+                self.shown,
+                answer.status().as_u16()
+            );
+            return ExitCode::SUCCESS;
+        }
+        let challenge = answer
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok());
+        match auth::sign_in_now(&self.auth_agent, &self.site, challenge) {
+            Ok(tokens) => {
+                println!(
+                    "Signed in to `{}` at {} through {}{}; every client's bridge uses this sign-in.",
+                    self.server,
+                    self.shown,
+                    tokens.issuer,
+                    tokens
+                        .expires_at
+                        .map(|at| format!(
+                            " (renewed before it expires in {} s)",
+                            at.saturating_sub(auth::now())
+                        ))
+                        .unwrap_or_default()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!(
+                    "warden-remote: signing in to `{}` at {} failed: {} [{}]",
+                    self.server,
+                    self.shown,
+                    e.message,
+                    e.code.as_str()
+                );
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// `--sign-out`: revokes the kept sign-in where the server offers it, and forgets it.
+    pub(crate) fn sign_out(&self) -> ExitCode {
+        match auth::sign_out(&self.auth_agent, &self.site) {
+            Ok((false, _)) => {
+                println!(
+                    "`{}` at {}: no sign-in is kept; nothing to sign out of.",
+                    self.server, self.shown
+                );
+                ExitCode::SUCCESS
+            }
+            Ok((true, unrevoked)) => {
+                match unrevoked {
+                    None => println!(
+                        "Signed out of `{}` at {}: the server revoked the tokens, and the keychain forgot them.",
+                        self.server, self.shown
+                    ),
+                    Some(why) => println!(
+                        "Signed out of `{}` at {}: the keychain forgot the tokens, but {why}; they stay good at the server until they expire.",
+                        self.server, self.shown
+                    ),
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!(
+                    "warden-remote: signing out of `{}` at {} failed: {} [{}]",
+                    self.server,
+                    self.shown,
+                    e.message,
+                    e.code.as_str()
+                );
+                ExitCode::FAILURE
+            }
+        }
     }
 
     /// One message from the client to the server, and what the server answers to it.
@@ -203,7 +312,7 @@ impl Relay {
         let current = match known {
             Some(t) => t,
             None => {
-                let stored = auth::stored(&self.url)?;
+                let stored = auth::stored(&self.site.account)?;
                 *lock(&self.signin) = Some(stored.clone());
                 stored
             }
@@ -211,7 +320,7 @@ impl Relay {
         if current.fresh() {
             return Some(current.access);
         }
-        match auth::refreshed(&self.auth_agent, &self.url, &current) {
+        match auth::refreshed(&self.auth_agent, &self.site, &current) {
             Ok(fresh) => {
                 let access = fresh.access.clone();
                 *lock(&self.signin) = Some(fresh);
@@ -234,7 +343,7 @@ impl Relay {
         let request = id.is_some() && method.is_some();
         let mut post = self
             .agent
-            .post(&self.url)
+            .post(&self.site.url)
             .header("content-type", "application/json");
         let modern = msg
             .pointer(&format!(
@@ -324,7 +433,7 @@ impl Relay {
                     .map(str::to_owned);
                 return match auth::sign_in_once(
                     &self.auth_agent,
-                    &self.url,
+                    &self.site,
                     challenge.as_deref(),
                     sent_token.as_deref(),
                 ) {
@@ -510,7 +619,7 @@ impl Relay {
         }
         let mut get = self
             .agent
-            .get(&self.url)
+            .get(&self.site.url)
             .header("accept", "text/event-stream");
         if let Some(session) = lock(&self.session).clone() {
             get = get.header("mcp-session-id", session);
@@ -560,7 +669,7 @@ impl Relay {
         if let Some(session) = lock(&self.session).take() {
             let mut delete = self
                 .agent
-                .delete(&self.url)
+                .delete(&self.site.url)
                 .header("mcp-session-id", session)
                 .config()
                 .timeout_global(Some(Duration::from_secs(2)))
