@@ -3,6 +3,7 @@
 built on the Python SDK 2.x's `MCPServer` and its `mcp.server.auth` building blocks.
 
     oauth_server.py PORT [--ttl SECONDS] [--refresh-ttl SECONDS] [--log FILE]
+                    [--step-up] [--client ID] [--cimd] ...
 
 Authorization server (issuer `http://127.0.0.1:PORT`):
   GET  /.well-known/oauth-authorization-server   RFC 8414 metadata (S256 only, iss in responses)
@@ -20,10 +21,19 @@ Protected resource:
          `WWW-Authenticate: Bearer error="invalid_token", ..., resource_metadata="http://127.0.0.1:PORT/.well-known/oauth-protected-resource"`
   GET  /.well-known/oauth-protected-resource       RFC 9728 metadata: `resource` is the /mcp URL,
   GET  /.well-known/oauth-protected-resource/mcp   `authorization_servers` the issuer (both paths)
-Tools: `echo {message}`; `whoami` (JSON: the token's client_id, scopes, resource).
+Tools: `echo {message}`; `whoami` (JSON: the token's client_id, scopes, resource); `admin`.
+
+--step-up    `admin` needs the scope `admin` too: a call of it with a token without that scope
+             gets 403 `WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp admin"`.
+--client ID  a public client ID registered beforehand (scopes `mcp admin`, any loopback port for
+             its redirect `http://127.0.0.1:PORT/callback`, RFC 8252 §7.3).
+--cimd       the metadata says `client_id_metadata_document_supported`; an https client_id is
+             taken as a Client ID Metadata Document's URL WITHOUT fetching it (tests stay on
+             loopback): a stand-in for an authorization server that fetched and accepted it.
 
 --log FILE appends one JSON object a line, each with `ts` and `event`:
   {"event": "registered", "client_id", "auth_method", "redirect_uris", "scope"}
+  {"event": "step_up", "tool", "scopes"}   (a 403 insufficient_scope)
   {"event": "authorized", "client_id", "scopes", "resource", "redirect_uri"}
   {"event": "authorize_error", "client_id", "error": "invalid_target", "resource"}
   {"event": "token", "grant_type": "authorization_code"|"refresh_token", "client_id", "scopes",
@@ -82,7 +92,11 @@ parser.add_argument(
     "--authorization-server", default=None,
     help="name this URL as the authorization server in the protected-resource metadata (a test of what a client refuses)",
 )
+parser.add_argument("--step-up", action="store_true", help="the admin tool needs the scope admin (403 insufficient_scope)")
+parser.add_argument("--client", default=None, help="a public client id registered beforehand")
+parser.add_argument("--cimd", action="store_true", help="take an https client_id as a Client ID Metadata Document URL")
 opts = parser.parse_args()
+SCOPES = [SCOPE, "admin"] if opts.step_up or opts.client or opts.cimd else [SCOPE]
 
 ISSUER = f"http://127.0.0.1:{opts.port}"
 MCP_URL = f"{ISSUER}/mcp"
@@ -104,6 +118,16 @@ def same_resource(resource: str) -> bool:
     return resource.rstrip("/") == MCP_URL
 
 
+class LoopbackClient(OAuthClientInformationFull):
+    """A client known beforehand: its redirect is http://127.0.0.1 on any port, path /callback."""
+
+    def validate_redirect_uri(self, redirect_uri: Any) -> Any:
+        url = str(redirect_uri or "")
+        if not url.startswith("http://127.0.0.1:") or not url.endswith("/callback"):
+            return super().validate_redirect_uri(redirect_uri)
+        return redirect_uri
+
+
 class Provider:
     """The SDK's `OAuthAuthorizationServerProvider`, in memory, approving every request."""
 
@@ -116,7 +140,19 @@ class Provider:
         self.revoked: set[str] = set()
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        return self.clients.get(client_id)
+        if client_id in self.clients:
+            return self.clients[client_id]
+        if client_id == opts.client or (opts.cimd and client_id.startswith("https://")):
+            return LoopbackClient.model_validate(
+                {
+                    "client_id": client_id,
+                    "redirect_uris": ["http://127.0.0.1/callback"],
+                    "token_endpoint_auth_method": "none",
+                    "grant_types": ["authorization_code", "refresh_token"],
+                    "scope": " ".join(SCOPES),
+                }
+            )
+        return None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         assert client_info.client_id is not None
@@ -246,7 +282,7 @@ settings = AuthSettings.model_validate(
         "resource_server_url": MCP_URL,
         "validate_token_resource": True,
         "required_scopes": [SCOPE],
-        "client_registration_options": {"enabled": True, "valid_scopes": [SCOPE], "default_scopes": [SCOPE]},
+        "client_registration_options": {"enabled": True, "valid_scopes": SCOPES, "default_scopes": [SCOPE]},
         "revocation_options": {"enabled": True},
     }
 )
@@ -270,6 +306,12 @@ def whoami(ctx: Context) -> str:
     if token is None:
         return json.dumps({"client_id": None, "scopes": []})
     return json.dumps({"client_id": token.client_id, "scopes": token.scopes, "resource": token.resource})
+
+
+@server.tool()
+def admin() -> str:
+    """Needs the scope `admin` with --step-up."""
+    return "admin done"
 
 
 async def _buffered(receive: Any) -> tuple[bytes, Any]:
@@ -390,6 +432,19 @@ class Outskirts:
             client_id = provider.access[token].client_id if token in provider.access else None
         else:
             auth, client_id = "missing", None
+        tool = parsed.get("params", {}).get("name") if rpc_method == "tools/call" and isinstance(parsed, dict) else None
+        if opts.step_up and tool == "admin" and auth == "ok" and "admin" not in provider.access[token].scopes:
+            log("step_up", tool=tool, scopes=provider.access[token].scopes)
+            challenge = f'Bearer error="insufficient_scope", scope="mcp admin", resource_metadata="{RESOURCE_METADATA_URL}"'
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"www-authenticate", challenge.encode()), (b"content-length", b"0")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
 
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start":
@@ -424,6 +479,8 @@ def build_app() -> Any:
         settings.issuer_url, None, settings.client_registration_options, settings.revocation_options
     )
     metadata.authorization_response_iss_parameter_supported = True
+    if opts.cimd:
+        metadata.client_id_metadata_document_supported = True
     # ... and lists only the secret methods, though it registers public (`none`) clients too.
     metadata.token_endpoint_auth_methods_supported = ["none", "client_secret_post", "client_secret_basic"]
     metadata.revocation_endpoint_auth_methods_supported = ["none", "client_secret_post", "client_secret_basic"]

@@ -209,3 +209,29 @@ async def test_login_before_any_client_serves_the_first_session(warden: Warden, 
     await whoami(warden, oauth)
     unsigned = [e for e in oauth.events("mcp") if e["auth"] == "missing"]
     assert (out.returncode, oauth.sign_ins(), len(unsigned)) == (0, 1, 1), out.stderr
+
+
+async def test_a_call_needing_more_scope_signs_in_again_with_the_scopes_named(warden: Warden, tmp_path: Path) -> None:
+    for s in site(tmp_path, "--step-up"):
+        with anyio.fail_after(90):
+            async with Client(bridged(warden, s)) as client:
+                answer = (await client.call_tool("admin", {})).content[0].text
+        granted = [e["scopes"] for e in s.events("authorized")]
+        assert (answer, granted, s.browser_opens()) == ("admin done", [["mcp"], ["mcp", "admin"]], 2)
+
+
+async def test_a_configured_client_id_is_used_instead_of_registering(warden: Warden, tmp_path: Path) -> None:
+    warden.config.write_text('[servers.signin]\noauth_client_id = "warden-by-hand"\n')
+    for s in site(tmp_path, "--client", "warden-by-hand"):
+        await whoami(warden, s)
+        assert ([e["client_id"] for e in s.events("authorized")], s.events("registered")) == (["warden-by-hand"], [])
+
+
+async def test_a_client_metadata_document_url_is_the_client_id_where_the_server_takes_one(
+    warden: Warden, tmp_path: Path
+) -> None:
+    url = "https://warden.example/oauth/client.json"
+    warden.config.write_text(f'[oauth]\nclient_metadata_url = "{url}"\n')
+    for s in site(tmp_path, "--cimd"):
+        await whoami(warden, s)
+        assert ([e["client_id"] for e in s.events("authorized")], s.events("registered")) == ([url], [])

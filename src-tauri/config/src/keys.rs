@@ -449,6 +449,24 @@ pub const KEYS: &[KeyDef] = &[
             Ok(())
         },
     },
+    KeyDef {
+        name: "oauth_client_id",
+        default: "\"\"",
+        doc: "A remote server's sign-in: the client id Warden gives its authorization server, \
+              when you registered Warden there yourself (a public client, redirect \
+              `http://127.0.0.1/callback` on any port). Empty (the default): a Client ID \
+              Metadata Document when `[oauth] client_metadata_url` names one and the server \
+              takes it, else Warden registers itself at each sign-in (dynamic registration).",
+        fix: "a client id string, e.g. \"warden-desktop\"",
+        apply: |l, v| match v.as_str() {
+            Some(id) if id.chars().all(|c| c.is_ascii_graphic()) => {
+                l.oauth_client_id = (!id.is_empty()).then(|| id.to_owned());
+                Ok(())
+            }
+            Some(_) => Err("holds a space or a character that is not printable ASCII".to_owned()),
+            None => Err(format!("must be a string, not {v}")),
+        },
+    },
 ];
 
 /// The keys whose value is one of a few strings, and those strings: the window offers them as

@@ -101,6 +101,8 @@ pub struct Limits {
     /// `sandbox_network`: none, the host's, or a list of destinations.
     pub sandbox_network: network::Network,
     pub sandbox_mode: SandboxMode,
+    /// A remote server's sign-in: the client id registered by hand, if any.
+    pub oauth_client_id: Option<String>,
 }
 
 impl Default for Limits {
@@ -135,6 +137,7 @@ impl Default for Limits {
             sandbox_deny: Vec::new(),
             sandbox_network: network::Network::None,
             sandbox_mode: SandboxMode::Auto,
+            oauth_client_id: None,
         };
         for key in KEYS {
             let value: Value =
@@ -286,6 +289,9 @@ pub struct Config {
     /// `[registry] url`: the MCP Registry `warden registry` and `warden install` read
     /// (`$WARDEN_REGISTRY_URL` wins over it).
     pub registry_url: Option<String>,
+    /// `[oauth] client_metadata_url`: the https URL of a Client ID Metadata Document that
+    /// names Warden to authorization servers that take one.
+    pub oauth_metadata_url: Option<String>,
     /// Unknown keys and tables, with where they are: reported, never fatal.
     pub warnings: Vec<String>,
 }
@@ -298,6 +304,8 @@ struct RawFile {
     servers: BTreeMap<String, BTreeMap<String, Spanned<Value>>>,
     #[serde(default)]
     registry: BTreeMap<String, Spanned<Value>>,
+    #[serde(default)]
+    oauth: BTreeMap<String, Spanned<Value>>,
     #[serde(flatten)]
     other: BTreeMap<String, Value>,
 }
@@ -380,11 +388,12 @@ impl Config {
                 .map(|(name, t)| (name, layer(t)))
                 .collect(),
             registry_url: None,
+            oauth_metadata_url: None,
             warnings: Vec::new(),
         };
         for key in raw.other.keys() {
             config.warnings.push(format!(
-                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME], [registry])",
+                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME], [registry], [oauth])",
                 path.display()
             ));
         }
@@ -398,6 +407,19 @@ impl Config {
             } else {
                 config.warnings.push(format!(
                     "{origin}: unknown key `registry.{key}` ignored (known: url)"
+                ));
+            }
+        }
+        for (key, value) in raw.oauth {
+            let origin = Origin::File {
+                path: path.to_owned(),
+                line: line_of(value.span()),
+            };
+            if key == "client_metadata_url" {
+                config.oauth_metadata_url = Some(metadata_url(value.get_ref(), origin)?);
+            } else {
+                config.warnings.push(format!(
+                    "{origin}: unknown key `oauth.{key}` ignored (known: client_metadata_url)"
                 ));
             }
         }
@@ -460,6 +482,31 @@ impl Config {
 
 /// The error for a file that is TOML but where `[defaults]`, `[servers]` or a
 /// `[servers.NAME]` is not a table (fuzzing found these reported as syntax errors).
+/// `[oauth] client_metadata_url`: an https URL with a path (the Client ID Metadata Document is
+/// named by it, and authorization servers fetch it).
+fn metadata_url(value: &Value, origin: Origin) -> Result<String, ConfigError> {
+    let problem = match value.as_str().map(str::trim) {
+        Some(url)
+            if url
+                .strip_prefix("https://")
+                .and_then(|rest| rest.split_once('/'))
+                .is_some_and(|(host, path)| !host.is_empty() && !path.is_empty())
+                && !url.contains(char::is_whitespace) =>
+        {
+            return Ok(url.to_owned());
+        }
+        Some(url) => format!("= {url:?} is not an https URL with a path"),
+        None => format!("must be a URL string, not {}", value.type_str()),
+    };
+    Err(ConfigError::Invalid {
+        origin,
+        key: "oauth.client_metadata_url".to_owned(),
+        problem,
+        fix: "the https URL of the document, e.g. \"https://example.com/warden/client.json\""
+            .to_owned(),
+    })
+}
+
 /// `[registry] url`: an http(s) URL, the registry's base without `/v0.1`.
 fn registry_url(value: &Value, origin: Origin) -> Result<String, ConfigError> {
     let problem = match value.as_str().map(str::trim) {
@@ -673,6 +720,17 @@ pub fn reference_markdown() -> String {
          over it. Must be https; http only for a loopback host (tests, a local mirror). |\n",
         url = OFFICIAL_URL
     ));
+    md.push_str(
+        "\n## `[oauth]`\n\n\
+         How Warden names itself when it signs in to a remote server; docs/remote.md says more.\n\n\
+         ```toml\n[oauth]\nclient_metadata_url = \"https://example.com/warden/client.json\"\n```\n\n\
+         | key | default | meaning and reason |\n|---|---|---|\n\
+         | `client_metadata_url` | none | The https URL of a Client ID Metadata Document that you \
+         publish for Warden (its `redirect_uris` `http://127.0.0.1/callback`): used as the client \
+         id by authorization servers that say they take one \
+         (`client_id_metadata_document_supported`), instead of registering Warden at each \
+         sign-in. A server's `oauth_client_id` wins over it. |\n",
+    );
     md
 }
 

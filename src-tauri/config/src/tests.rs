@@ -175,6 +175,31 @@ fn the_checked_in_v0_1_config_keeps_loading() {
 }
 
 #[test]
+fn an_oauth_metadata_url_must_be_https_with_a_path() {
+    let c = parse("[oauth]\nclient_metadata_url = \"https://example.com/warden.json\"\n").unwrap();
+    assert_eq!(
+        c.oauth_metadata_url.as_deref(),
+        Some("https://example.com/warden.json")
+    );
+    for bad in [
+        "http://example.com/warden.json",
+        "https://example.com",
+        "https:///x",
+    ] {
+        let e = parse(&format!("[oauth]\nclient_metadata_url = \"{bad}\"\n"));
+        assert!(e.is_err(), "{bad} was taken");
+    }
+}
+
+#[test]
+fn an_oauth_client_id_is_one_printable_word() {
+    let c = parse("[servers.github]\noauth_client_id = \"warden-desktop\"\n").unwrap();
+    let limits = c.limits_for("github", &Overrides::default()).unwrap();
+    assert_eq!(limits.oauth_client_id.as_deref(), Some("warden-desktop"));
+    assert!(parse("[servers.github]\noauth_client_id = \"a b\"\n").is_err());
+}
+
+#[test]
 fn registry_url_is_read_and_checked() {
     let c = parse("[registry]\nurl = \"https://mirror.example/\"\nmirror = 1\n").unwrap();
     assert_eq!(c.registry_url.as_deref(), Some("https://mirror.example"));

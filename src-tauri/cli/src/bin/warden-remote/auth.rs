@@ -34,7 +34,9 @@ use crate::net;
 const WAIT_FOR_BROWSER: Duration = Duration::from_secs(300);
 /// When this process last opened the browser for a sign-in, and how long it waits before it
 /// does again.
-static BROWSER_OPENED: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+/// The scopes it asked for then: a server asking for more (step-up) gets the browser again.
+static BROWSER_OPENED: std::sync::Mutex<Option<(std::time::Instant, Vec<String>)>> =
+    std::sync::Mutex::new(None);
 const AGAIN_AFTER: Duration = Duration::from_secs(600);
 /// Tokens are refreshed this long before they expire.
 const REFRESH_EARLY: u64 = 60;
@@ -109,6 +111,9 @@ struct Server {
     registration_endpoint: Option<String>,
     #[serde(default)]
     revocation_endpoint: Option<String>,
+    /// It takes a Client ID Metadata Document's URL as a client id.
+    #[serde(default)]
+    client_id_metadata_document_supported: bool,
     #[serde(default)]
     code_challenge_methods_supported: Vec<String>,
     /// RFC 9207: the redirect must then carry `iss`.
@@ -164,15 +169,47 @@ fn json_body(response: &mut ureq::http::Response<ureq::Body>) -> Result<Value, S
     serde_json::from_slice(&bytes).map_err(|e| e.to_string())
 }
 
-/// `resource_metadata="…"` of a `WWW-Authenticate: Bearer …` header.
-pub(crate) fn resource_metadata(header: &str) -> Option<String> {
-    let at = header.find("resource_metadata=")? + "resource_metadata=".len();
-    let rest = &header[at..];
-    let value = match rest.strip_prefix('"') {
-        Some(quoted) => quoted.split('"').next()?,
-        None => rest.split([',', ' ']).next()?,
-    };
-    (!value.is_empty()).then(|| value.to_owned())
+/// The parameter `name` of a `WWW-Authenticate: Bearer k="v", k2=v2` challenge (RFC 6750
+/// §3): quoted (with `\` escapes) or a bare token; `None` when absent or empty.
+pub(crate) fn challenge_param(header: &str, name: &str) -> Option<String> {
+    let mut rest = header.trim_start();
+    // The scheme: a word not followed by `=`.
+    if let Some((scheme, after)) = rest.split_once(' ')
+        && !scheme.contains('=')
+    {
+        rest = after;
+    }
+    loop {
+        rest = rest.trim_start_matches([' ', ',', '\t']);
+        let (key, after) = rest.split_once('=')?;
+        let after = after.trim_start();
+        let (value, next) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let mut value = String::new();
+                let mut chars = quoted.char_indices();
+                let mut end = quoted.len();
+                while let Some((i, c)) = chars.next() {
+                    match c {
+                        '\\' => value.extend(chars.next().map(|(_, c)| c)),
+                        '"' => {
+                            end = i + 1;
+                            break;
+                        }
+                        c => value.push(c),
+                    }
+                }
+                (value, &quoted[end..])
+            }
+            None => {
+                let end = after.find([',', ' ']).unwrap_or(after.len());
+                (after[..end].to_owned(), &after[end..])
+            }
+        };
+        if key.trim().eq_ignore_ascii_case(name) {
+            return (!value.is_empty()).then_some(value);
+        }
+        rest = next;
+    }
 }
 
 /// The well-known places of `kind` for `url` (RFC 8414 §3.1: the path goes after the
@@ -200,7 +237,7 @@ fn discover(
 ) -> Result<(String, Server, Vec<String>), AuthError> {
     let mut metadata = None;
     let places: Vec<String> = www_authenticate
-        .and_then(resource_metadata)
+        .and_then(|h| challenge_param(h, "resource_metadata"))
         .into_iter()
         .chain(well_known(server_url, "oauth-protected-resource"))
         .collect();
@@ -312,14 +349,19 @@ fn discover(
 }
 
 /// Dynamic client registration (RFC 7591) for the loopback `redirect`.
-fn register(agent: &ureq::Agent, server: &Server, redirect: &str) -> Result<String, AuthError> {
+fn register(
+    agent: &ureq::Agent,
+    server: &Server,
+    redirect: &str,
+    scopes: &[String],
+) -> Result<String, AuthError> {
     let endpoint = server.registration_endpoint.as_deref().ok_or_else(|| {
         fail(
             Code::AuthRequired,
-            "the authorization server offers no dynamic registration, and Warden has no other way to name itself to it yet",
+            "the authorization server offers no dynamic registration. Fix: register Warden there yourself (a public client, redirect http://127.0.0.1/callback) and set `oauth_client_id` under [servers.NAME] in config.toml",
         )
     })?;
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "client_name": "MCP Warden",
         "redirect_uris": [redirect],
         "grant_types": ["authorization_code", "refresh_token"],
@@ -327,6 +369,9 @@ fn register(agent: &ureq::Agent, server: &Server, redirect: &str) -> Result<Stri
         "token_endpoint_auth_method": "none",
         "application_type": "native",
     });
+    if !scopes.is_empty() {
+        body["scope"] = Value::String(scopes.join(" "));
+    }
     let mut response = agent
         .post(endpoint)
         .header("content-type", "application/json")
@@ -500,10 +545,17 @@ fn wait_for_code(
 /// Signs in to the resource at `server_url` after its 401 (whose `WWW-Authenticate` is given).
 pub(crate) fn sign_in(
     agent: &ureq::Agent,
-    server_url: &Uri,
+    site: &Site,
     www_authenticate: Option<&str>,
 ) -> Result<Tokens, AuthError> {
-    let (resource, server, scopes) = discover(agent, server_url, www_authenticate)?;
+    let server_url = &site.url;
+    let (resource, server, supported) = discover(agent, server_url, www_authenticate)?;
+    // The MCP spec's scope choice: the challenge's `scope`, else all the server supports.
+    let scopes = www_authenticate
+        .and_then(|h| challenge_param(h, "scope"))
+        .map_or(supported, |s| {
+            s.split_whitespace().map(str::to_owned).collect()
+        });
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| {
         fail(
             Code::AuthRequired,
@@ -515,7 +567,12 @@ pub(crate) fn sign_in(
         .map_err(|e| fail(Code::AuthRequired, e.to_string()))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let client_id = register(agent, &server, &redirect)?;
+    // The client's identity, in the spec's order: configured, a metadata document, registered.
+    let client_id = match (&site.client_id, &site.metadata_url) {
+        (Some(id), _) => id.clone(),
+        (None, Some(url)) if server.client_id_metadata_document_supported => url.clone(),
+        _ => register(agent, &server, &redirect, &scopes)?,
+    };
     let bad_url = |e: oauth2::url::ParseError| fail(Code::AuthDenied, e.to_string());
     let client = BasicClient::new(ClientId::new(client_id.clone()))
         .set_auth_uri(AuthUrl::new(server.authorization_endpoint.clone()).map_err(bad_url)?)
@@ -558,7 +615,8 @@ pub(crate) fn sign_in(
     );
     *BROWSER_OPENED
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
+        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+        Some((std::time::Instant::now(), scopes.clone()));
     if let Err(e) = open_browser(url.as_str()) {
         eprintln!("warden-remote: could not open a browser ({e}); open the link above");
     }
@@ -649,18 +707,41 @@ fn hold(account: &str) -> Result<warden_config::fsutil::Lock, AuthError> {
         })
 }
 
-/// A remote server as sign-ins know it: its URL, and the keychain account of its sign-in
-/// (named after the URL as the entry gives it, so `warden auth` finds it without HTTP).
+/// A remote server as sign-ins know it: its URL, the keychain account of its sign-in (named
+/// after the URL as the entry gives it, so `warden auth` finds it without HTTP), and how
+/// Warden names itself to its authorization server when config.toml says.
 pub(crate) struct Site {
     pub url: Uri,
     pub account: String,
+    /// `[servers.NAME] oauth_client_id`.
+    pub client_id: Option<String>,
+    /// `[oauth] client_metadata_url`.
+    pub metadata_url: Option<String>,
 }
 
 impl Site {
-    pub(crate) fn new(url: Uri, given: &str) -> Site {
+    /// `server`'s site at `url` (`given` as the entry spells it), with config.toml's identity.
+    pub(crate) fn new(server: &str, url: Uri, given: &str) -> Site {
+        let config = warden_config::default_path().map(|p| warden_config::Config::load(&p));
+        let (client_id, metadata_url) = match config {
+            Some(Ok(config)) => (
+                config
+                    .limits_for(server, &warden_config::Overrides::default())
+                    .ok()
+                    .and_then(|l| l.oauth_client_id),
+                config.oauth_metadata_url,
+            ),
+            Some(Err(e)) => {
+                eprintln!("warden-remote: config.toml is not read ({e}); signing in without it");
+                (None, None)
+            }
+            None => (None, None),
+        };
         Site {
             url,
             account: warden_config::keychain::signin_account(given),
+            client_id,
+            metadata_url,
         }
     }
 }
@@ -700,18 +781,26 @@ pub(crate) fn sign_in_once(
             return Ok(fresh);
         }
     }
-    // A server that refuses every fresh token would open a browser tab per request.
+    // A server that refuses every fresh token would open a browser tab per request; one
+    // that asks for scopes not asked for before (step-up) gets it again.
+    let asked: Vec<String> = challenge
+        .and_then(|h| challenge_param(h, "scope"))
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
     if BROWSER_OPENED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .is_some_and(|t| t.elapsed() < AGAIN_AFTER)
+        .as_ref()
+        .is_some_and(|(at, before)| {
+            at.elapsed() < AGAIN_AFTER && asked.iter().all(|s| before.contains(s))
+        })
     {
         return Err(fail(
             Code::AuthDenied,
             "the browser was opened for a sign-in to this server minutes ago, and the server still refuses; Warden does not open it again so soon (a new session of the client tries again)",
         ));
     }
-    let tokens = sign_in(agent, &site.url, challenge)?;
+    let tokens = sign_in(agent, site, challenge)?;
     store(&site.account, &tokens);
     Ok(tokens)
 }
@@ -725,7 +814,7 @@ pub(crate) fn sign_in_now(
     challenge: Option<&str>,
 ) -> Result<Tokens, AuthError> {
     let _held = hold(&site.account)?;
-    let tokens = sign_in(agent, &site.url, challenge)?;
+    let tokens = sign_in(agent, site, challenge)?;
     store(&site.account, &tokens);
     Ok(tokens)
 }
@@ -794,8 +883,28 @@ mod tests {
     fn the_resource_metadata_url_is_read_from_the_header() {
         let header = r#"Bearer error="invalid_token", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
         assert_eq!(
-            resource_metadata(header).as_deref(),
+            challenge_param(header, "resource_metadata").as_deref(),
             Some("https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
+        );
+    }
+
+    #[test]
+    fn a_challenge_parameter_is_read_by_its_whole_name_quoted_or_not() {
+        let header =
+            r#"Bearer x_scope="admin", error=insufficient_scope, scope="mcp \"admin\"", realm=r"#;
+        assert_eq!(
+            (
+                challenge_param(header, "scope").as_deref(),
+                challenge_param(header, "error").as_deref(),
+                challenge_param(header, "realm").as_deref(),
+                challenge_param(header, "resource_metadata"),
+            ),
+            (
+                Some(r#"mcp "admin""#),
+                Some("insufficient_scope"),
+                Some("r"),
+                None
+            )
         );
     }
 

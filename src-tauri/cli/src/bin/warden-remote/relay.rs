@@ -176,7 +176,7 @@ impl Relay {
             auth_agent,
             server: server.to_owned(),
             shown: net::shown(&url),
-            site: auth::Site::new(url, given),
+            site: auth::Site::new(server, url, given),
             agent,
             headers: pairs,
             session: Mutex::new(None),
@@ -412,6 +412,11 @@ impl Relay {
         {
             *lock(&self.session) = Some(session.clone());
         }
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         match status {
             200..=299 => {}
             300..=399 => {
@@ -425,12 +430,17 @@ impl Relay {
                     ),
                 );
             }
-            401 if !self.own_authorization && !signed_in_now => {
-                let challenge = response
-                    .headers()
-                    .get("www-authenticate")
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned);
+            // 401: no token, or one the server no longer takes; 403 `insufficient_scope`: a
+            // call needs more than the sign-in granted (step-up), named in the challenge.
+            401 | 403
+                if !self.own_authorization
+                    && !signed_in_now
+                    && (status == 401
+                        || challenge.as_deref().is_some_and(|h| {
+                            auth::challenge_param(h, "error").as_deref()
+                                == Some("insufficient_scope")
+                        })) =>
+            {
                 return match auth::sign_in_once(
                     &self.auth_agent,
                     &self.site,
@@ -450,11 +460,26 @@ impl Relay {
                     ),
                 };
             }
-            401 | 403 => {
+            401 => {
                 return fail(
                     Code::AuthRequired,
                     format!(
-                        "Remote server `{}` at {} answered HTTP {status}: it needs a sign-in. Pass its token with `--header Authorization=ENVVAR`.",
+                        "Remote server `{}` at {} answered HTTP 401: it needs a sign-in{}.",
+                        self.server,
+                        self.shown,
+                        if self.own_authorization {
+                            ", and did not take the `Authorization` header given"
+                        } else {
+                            " again right after one"
+                        }
+                    ),
+                );
+            }
+            403 => {
+                return fail(
+                    Code::AuthDenied,
+                    format!(
+                        "Remote server `{}` at {} answered HTTP 403: the sign-in may not do this.",
                         self.server, self.shown
                     ),
                 );
