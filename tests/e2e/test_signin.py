@@ -235,3 +235,11 @@ async def test_a_client_metadata_document_url_is_the_client_id_where_the_server_
     for s in site(tmp_path, "--cimd"):
         await whoami(warden, s)
         assert ([e["client_id"] for e in s.events("authorized")], s.events("registered")) == ([url], [])
+
+
+async def test_the_bridge_says_it_waits_for_a_sign_in_without_the_link(warden: Warden, oauth: Site) -> None:
+    await whoami(warden, oauth)
+    events = warden.events("signin")
+    waiting = [e for e in events if e["kind"] == "signin_waiting"]
+    leaked = [e for e in events if "state=" in json.dumps(e)]
+    assert (len(waiting), leaked) == (1, [])

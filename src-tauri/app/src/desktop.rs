@@ -47,6 +47,10 @@ pub fn notification(event: &ApiEvent) -> Option<(String, String)> {
                 ),
             )
         }
+        ApiEvent::Event { entry } if entry.event.kind == "signin_waiting" => (
+            format!("{} waits for your sign-in", entry.server),
+            "A browser window opened to sign in to this remote server. Finish there; every client then uses the sign-in.".to_owned(),
+        ),
         ApiEvent::Client {
             change: ClientChangeKind::Awaiting,
             message,

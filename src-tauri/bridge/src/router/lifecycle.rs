@@ -489,6 +489,7 @@ impl Router {
     /// A server process started (the first, or a restart); `fallback` when it is the local
     /// ripgrep server standing in for the real one.
     pub fn server_started(&mut self, fallback: bool, now: Instant, out: &mut Vec<Out>) {
+        self.signing_in = None;
         self.life.generation += 1;
         self.life.kill_reason = None;
         self.life.answered = false;

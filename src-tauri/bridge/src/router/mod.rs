@@ -271,6 +271,9 @@ pub struct Router {
     last_stderr: Option<Instant>,
     /// What `sandbox_denied` already reported (paths, `network`).
     sandbox_denied: std::collections::HashSet<String>,
+    /// Since when the relay waits for a sign-in in the browser (until the server's next
+    /// message): idle and start-up clocks stand still meanwhile, as a person is at work.
+    signing_in: Option<Instant>,
     /// The destinations the sandbox's proxy refused in this session (`host:port`), as the
     /// session last told: a start that fails names them.
     net_refused: Vec<String>,
@@ -308,6 +311,7 @@ impl Router {
             own_ids: HashMap::new(),
             last_stderr: None,
             sandbox_denied: std::collections::HashSet::new(),
+            signing_in: None,
             net_refused: Vec::new(),
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
@@ -590,6 +594,7 @@ impl Router {
             // Before anything reads it: the client sees what the router judged, whole, even
             // if it also ends lines at a lone `\r`.
             Frame::Message(line) => {
+                self.signing_in = None;
                 let line = blank_carriage_returns(line);
                 self.adapt_retry_answer(&line).unwrap_or(line)
             }
@@ -918,6 +923,24 @@ impl Router {
         if self.limits.sandbox {
             self.note_sandbox_denied(chunk, out);
         }
+        self.note_signin(now, chunk, out);
+    }
+
+    /// A remote server's relay (`warden-remote`) opened the browser for a sign-in: a
+    /// `signin_waiting` event, which the app shows as a notification, once per wait. Its detail
+    /// is Warden's own words, never the line's (which holds the sign-in's link).
+    fn note_signin(&mut self, now: Instant, chunk: &[u8], out: &mut Vec<Out>) {
+        const OPENED: &[u8] = b"warden-remote: signing in to ";
+        let opened = chunk
+            .split(|&b| b == b'\n')
+            .any(|line| line.starts_with(OPENED));
+        if !opened || self.signing_in.is_some() {
+            return;
+        }
+        self.signing_in = Some(now);
+        out.push(Out::Event(Event::new("signin_waiting").detail(
+            "a browser window opened for the sign-in; calls wait until it is done",
+        )));
     }
 
     /// A sandboxed server's stderr says it was refused a path or the network: `sandbox_denied`

@@ -603,6 +603,46 @@ fn timeouts_in_a_row_open_the_breaker_and_end_the_stuck_server() {
 }
 
 #[test]
+fn a_relay_opening_the_browser_is_one_signin_waiting_event_without_the_link() {
+    let mut t = T::new();
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.out.clear();
+    let line = b"warden-remote: signing in to https://mcp.example/mcp through https://auth.example: a browser opens; if none does, open https://auth.example/authorize?state=SECRET\n";
+    t.r.on_stderr(t.at(0.5), line, &mut t.out);
+    t.r.on_stderr(t.at(1.0), line, &mut t.out);
+    let details: Vec<String> = t
+        .out
+        .iter()
+        .filter_map(|o| match o {
+            Out::Event(e) if e.kind == "signin_waiting" => e.detail.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        details,
+        ["a browser window opened for the sign-in; calls wait until it is done"]
+    );
+}
+
+#[test]
+fn a_call_waiting_for_a_sign_in_in_the_browser_does_not_time_out() {
+    let mut t = T::new();
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(
+        0.1,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+    );
+    t.r.on_stderr(
+        t.at(0.2),
+        b"warden-remote: signing in to https://mcp.example/mcp through https://auth.example: a browser opens\n",
+        &mut t.out,
+    );
+    t.out.clear();
+    t.r.tick(t.at(50.0), &mut t.out);
+    assert!(t.out.is_empty(), "{:?}", t.out);
+}
+
+#[test]
 fn install_chatter_before_the_first_message_is_an_installing_event() {
     let mut t = T::new();
     t.r.server_started(false, t.at(0.0), &mut t.out);

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How long a relay's sign-in may keep the clocks standing: its five minutes, and a margin.
+const SIGNIN_WAIT: Duration = Duration::from_secs(330);
+
 impl Router {
     /// When `p` last showed signs of life (its own activity, or stderr when that counts).
     pub(super) fn activity(&self, p: &Pending) -> Instant {
@@ -14,7 +17,13 @@ impl Router {
 
     /// Fails every request past a deadline; returns the next deadline, if any.
     pub fn tick(&mut self, now: Instant, out: &mut Vec<Out>) -> Option<Instant> {
-        let paused = !self.s2c.is_empty()
+        // A person signing in to a remote server in the browser: no idle or start-up clock
+        // runs out on them (the relay gives a sign-in five minutes; `max_timeout_ms` holds).
+        let signing_in = self
+            .signing_in
+            .is_some_and(|t| now.duration_since(t) < SIGNIN_WAIT);
+        let paused = signing_in
+            || !self.s2c.is_empty()
             || self
                 .adapt
                 .asking
@@ -30,7 +39,9 @@ impl Router {
                 (None, Class::Normal) if !paused => {
                     Some(self.activity(p) + self.limits.idle_timeout)
                 }
-                (None, Class::Initialize) => Some(p.started + self.limits.startup_timeout),
+                (None, Class::Initialize) if !signing_in => {
+                    Some(p.started + self.limits.startup_timeout)
+                }
                 _ => None,
             };
             if hard.is_some_and(|t| t <= now) {
