@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 
 pub use warden_supervisor::api::app::{
-    AppEvent, AppHandler, AppRequest, AppResponse, AppState, Notification, OpenTarget, TrayHealth,
-    app_op,
+    AppEvent, AppHandler, AppRequest, AppResponse, AppState, Notification, OpenTarget, Signin,
+    TrayHealth, app_op,
 };
 use warden_supervisor::api::error::{ApiError, ErrorCode};
 use warden_supervisor::api::status::Health;
@@ -241,6 +241,9 @@ pub trait Desktop {
     fn config_path(&self) -> Option<PathBuf>;
     fn state_dir(&self) -> PathBuf;
     fn client_files(&self) -> Vec<PathBuf>;
+    /// Runs the `warden` CLI with `args` (never a shell): what it printed, or the last line
+    /// of its error.
+    fn warden(&self, args: &[&str]) -> Result<String, String>;
 }
 
 /// Carries out one [`AppRequest`], answered as [`app_op`] declares.
@@ -270,6 +273,20 @@ pub fn dispatch(desktop: &dyn Desktop, request: AppRequest) -> AppResponse {
             desktop.quit();
             app_op::Quit::answer(Ok::<_, ApiError>(()))
         }
+        AppRequest::Signins => app_op::Signins::answer(signins(desktop)),
+        AppRequest::SignIn(app_op::SignIn { server, out }) => {
+            // `--`: a name cannot be read as an option of the CLI.
+            let verb = if out { "logout" } else { "login" };
+            let said = desktop.warden(&["auth", verb, "--", &server]);
+            app_op::SignIn::answer(said.map(|s| s.trim().to_owned()).map_err(|e| {
+                let code = if e.contains("no remote server") {
+                    ErrorCode::NotFound
+                } else {
+                    ErrorCode::Io
+                };
+                ApiError::new(code, e)
+            }))
+        }
     };
     if let Some(asked) = asked {
         debug_assert!(
@@ -278,6 +295,19 @@ pub fn dispatch(desktop: &dyn Desktop, request: AppRequest) -> AppResponse {
         );
     }
     response
+}
+
+/// `warden auth list --json`, read.
+fn signins(desktop: &dyn Desktop) -> Result<Vec<Signin>, ApiError> {
+    let printed = desktop
+        .warden(&["auth", "list", "--json"])
+        .map_err(|e| ApiError::new(ErrorCode::Io, e))?;
+    serde_json::from_str(&printed).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Io,
+            format!("`warden auth list --json` printed what the app does not read ({e}); is the warden CLI of another version?"),
+        )
+    })
 }
 
 /// Opens `target` with the user's default application: the path it opened.
@@ -345,6 +375,7 @@ mod tests {
         opened: RefCell<Vec<PathBuf>>,
         autostart: RefCell<bool>,
         quit: RefCell<bool>,
+        ran: RefCell<Vec<String>>,
     }
 
     impl Desktop for FakeDesktop {
@@ -377,6 +408,14 @@ mod tests {
         }
         fn state_dir(&self) -> PathBuf {
             self.dir.join("state")
+        }
+        fn warden(&self, args: &[&str]) -> Result<String, String> {
+            self.ran.borrow_mut().push(args.join(" "));
+            match args {
+                ["auth", "list", "--json"] => Ok(r#"[{"name":"gh","url":"https://mcp.example/mcp","clients":["cursor"],"signin":"expired","issuer":"https://auth.example","expires_at":5,"refreshable":true}]"#.into()),
+                ["auth", "login", "--", "gh"] => Ok("Signed in to `gh`\n".into()),
+                _ => Err("warden: no remote server `x`".into()),
+            }
         }
         fn client_files(&self) -> Vec<PathBuf> {
             vec![self.dir.join("mcp.json")]
@@ -436,6 +475,36 @@ mod tests {
             })
         ));
         assert_eq!(desktop.opened.borrow().len(), 1);
+    }
+
+    #[test]
+    fn sign_ins_are_read_from_the_cli_and_a_name_is_never_an_option() {
+        let desktop = FakeDesktop::default();
+        let listed = dispatch(&desktop, AppRequest::Signins);
+        let signed = dispatch(
+            &desktop,
+            AppRequest::SignIn(app_op::SignIn {
+                server: "gh".into(),
+                out: false,
+            }),
+        );
+        let AppResponse::Signins { servers } = listed else {
+            panic!("{listed:?}")
+        };
+        assert_eq!(
+            (
+                servers[0].signin,
+                signed,
+                desktop.ran.borrow().last().cloned()
+            ),
+            (
+                warden_supervisor::api::app::SigninState::Expired,
+                AppResponse::SignedIn {
+                    message: "Signed in to `gh`".into()
+                },
+                Some("auth login -- gh".into())
+            )
+        );
     }
 
     #[test]

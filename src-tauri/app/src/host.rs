@@ -476,6 +476,29 @@ impl Desktop for HostSide<'_> {
     fn state_dir(&self) -> PathBuf {
         warden_config::paths::state_dir()
     }
+    fn warden(&self, args: &[&str]) -> Result<String, String> {
+        let program = crate::sidecar::path();
+        let ran = std::process::Command::new(&program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+        if ran.status.success() {
+            return Ok(String::from_utf8_lossy(&ran.stdout).into_owned());
+        }
+        let stderr = String::from_utf8_lossy(&ran.stderr);
+        let said = stderr.lines().rev().find(|l| !l.trim().is_empty());
+        Err(said.map_or_else(
+            || format!("warden {} failed without saying why", args.join(" ")),
+            |l| {
+                let l = l.trim();
+                l.strip_prefix("warden: ")
+                    .or_else(|| l.strip_prefix("warden-remote: "))
+                    .unwrap_or(l)
+                    .to_owned()
+            },
+        ))
+    }
     fn client_files(&self) -> Vec<PathBuf> {
         warden_clients::ClientEnv::from_process()
             .map(|env| {

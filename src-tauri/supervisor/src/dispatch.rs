@@ -230,9 +230,10 @@ impl Request {
             | Request::KeepUnwrapped(op::KeepUnwrapped { .. })
             | Request::ProbeIde(op::ProbeIde { .. }) => Act,
             Request::App(op::App { request }) => match request {
-                AppRequest::State | AppRequest::Autostart(app_op::Autostart { on: None }) => {
-                    Observe
-                }
+                AppRequest::State
+                | AppRequest::Signins
+                | AppRequest::Autostart(app_op::Autostart { on: None }) => Observe,
+                AppRequest::SignIn(app_op::SignIn { .. }) => Act,
                 AppRequest::Autostart(app_op::Autostart { on: Some(_) })
                 | AppRequest::Open(app_op::Open { .. }) => Act,
                 AppRequest::Quit => Act,

@@ -3,11 +3,29 @@
 
 import type { ApiError, Risk } from "./api";
 
-export type AppRequest = { "op": "state" } | { "op": "autostart" } & Autostart | { "op": "open" } & Open | { "op": "quit" };
+export type AppRequest = { "op": "state" } | { "op": "autostart" } & Autostart | { "op": "open" } & Open | { "op": "quit" } | { "op": "signins" } | { "op": "sign_in" } & SignIn;
 
 export type Autostart = { on: boolean | null, };
 
 export type Open = { target: OpenTarget, };
+
+export type SignIn = { server: string, out: boolean, };
+
+export type Signin = { name: string, 
+/**
+ * Without its query (it may hold a key).
+ */
+url: string, clients: Array<string>, signin: SigninState, issuer: string | null, 
+/**
+ * When the access token expires, in seconds since the epoch.
+ */
+expires_at: number | null, 
+/**
+ * It renews without the browser.
+ */
+refreshable: boolean, };
+
+export type SigninState = "signed_in" | "expired" | "none" | "unknown";
 
 export type RegistryRequest = { "op": "search" } & Search | { "op": "plan" } & Plan | { "op": "document" } & Document;
 
@@ -21,7 +39,7 @@ export type RegistryAnswer = { "kind": "found", servers: Array<Found>, } | { "ki
 
 export type OpenTarget = { "kind": "config" } | { "kind": "event_log", server: string, } | { "kind": "debug_log", server: string, } | { "kind": "client_file", path: string, } | { "kind": "state_dir" } | { "kind": "app_log" };
 
-export type AppResponse = { "kind": "state" } & AppState | { "kind": "autostart", on: boolean, } | { "kind": "opened", path: string, } | { "kind": "quitting" } | { "kind": "error" } & ApiError;
+export type AppResponse = { "kind": "state" } & AppState | { "kind": "autostart", on: boolean, } | { "kind": "opened", path: string, } | { "kind": "quitting" } | { "kind": "signins", servers: Array<Signin>, } | { "kind": "signed_in", message: string, } | { "kind": "error" } & ApiError;
 
 export type TrayHealth = "healthy" | "degraded" | "down" | "idle";
 
@@ -157,6 +175,8 @@ export type AppAnswers = {
   "autostart": Extract<AppResponse, { "kind": "autostart" | "error" }>,
   "open": Extract<AppResponse, { "kind": "opened" | "error" }>,
   "quit": Extract<AppResponse, { "kind": "quitting" | "error" }>,
+  "signins": Extract<AppResponse, { "kind": "signins" | "error" }>,
+  "sign_in": Extract<AppResponse, { "kind": "signed_in" | "error" }>,
 };
 
 export type RegistryAnswers = {

@@ -13,6 +13,7 @@ import { parseWordDiff, waitingTools } from "../lib/pins";
 import type { ToolStatus } from "../bindings/api";
 import { LimitsForm } from "./LimitsForm";
 import { SandboxSection } from "./SandboxSection";
+import { SigninSection } from "./SigninSection";
 import { PolicySection } from "./PolicySection";
 
 export function ServerPage({ name }: { name: string }) {
@@ -196,6 +197,7 @@ export function ServerPage({ name }: { name: string }) {
         </p>
       )}
       <Outcome view={outcome} />
+      <SigninSection server={name} />
 
       {server && (
         <>

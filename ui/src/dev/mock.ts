@@ -19,7 +19,7 @@ import type {
   SessionStatus,
   ToolPolicy,
 } from "../bindings/api";
-import type { AppRequest, AppResponse, AppState, RegistryAnswer, RegistryRequest } from "../bindings/app";
+import type { AppRequest, AppResponse, AppState, RegistryAnswer, RegistryRequest, Signin } from "../bindings/app";
 
 const empty = new URLSearchParams(window.location.search).has("empty");
 const now = () => Date.now();
@@ -450,8 +450,21 @@ function handleApp(req: AppRequest): AppResponse {
       return { kind: "opened", path: req.target.kind === "event_log" ? `/home/dev/.local/state/warden/logs/${req.target.server}.jsonl` : "/home/dev/.config/warden" };
     case "quit":
       return { kind: "quitting" };
+    case "signins":
+      return { kind: "signins", servers: [signin] };
+    case "sign_in":
+      signin = req.out
+        ? { ...signin, signin: "none", issuer: null, expires_at: null, refreshable: false }
+        : { ...signin, signin: "signed_in", issuer: "https://github.com/login/oauth", expires_at: Math.floor(Date.now() / 1000) + 8 * 3600, refreshable: true };
+      return { kind: "signed_in", message: req.out ? "Signed out of `github`." : "Signed in to `github`." };
   }
 }
+
+/** One remote server (`warden bridge --remote`), signed in, for the sign-in section. */
+let signin: Signin = {
+  name: "github", url: "https://api.githubcopilot.com/mcp/", clients: ["claude-desktop", "cursor"],
+  signin: "signed_in", issuer: "https://github.com/login/oauth", expires_at: Math.floor(Date.now() / 1000) + 7 * 3600, refreshable: true,
+};
 
 function handleRegistry(req: RegistryRequest): RegistryAnswer {
   if (req.op === "search")

@@ -28,6 +28,41 @@ pub enum AppRequest {
     Open(app_op::Open),
     /// Quit the app (the tray's Quit).
     Quit,
+    /// The remote servers in the clients' files and their sign-ins (`warden auth list`).
+    Signins,
+    /// Signs in to remote server `server` (a browser opens), or out of it with `out`
+    /// (`warden auth login|logout`); the answer is what it said.
+    SignIn(app_op::SignIn),
+}
+
+/// A remote server's sign-in as `warden auth list --json` prints it: never a token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Signin {
+    pub name: String,
+    /// Without its query (it may hold a key).
+    pub url: String,
+    pub clients: Vec<String>,
+    pub signin: SigninState,
+    pub issuer: Option<String>,
+    /// When the access token expires, in seconds since the epoch.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub expires_at: Option<u64>,
+    /// It renews without the browser.
+    pub refreshable: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum SigninState {
+    SignedIn,
+    /// Renewed without the browser at the next call when `refreshable`.
+    Expired,
+    /// The next call signs in.
+    None,
+    /// The keychain did not answer.
+    Unknown,
 }
 
 /// Something the UI can open.
@@ -57,6 +92,8 @@ pub enum AppResponse {
     Autostart { on: bool },
     Opened { path: PathBuf },
     Quitting,
+    Signins { servers: Vec<Signin> },
+    SignedIn { message: String },
     Error(ApiError),
 }
 
@@ -164,6 +201,19 @@ pub mod app_op {
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub struct Quit;
 
+    /// The remote servers in the clients' files and their sign-ins.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Signins;
+
+    /// Signs in to remote server `server`, or out of it with `out`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+    pub struct SignIn {
+        pub server: String,
+        #[serde(default)]
+        pub out: bool,
+    }
+
     macro_rules! into_apprequest {
         ($($unit:ident),*; $($newtype:ident),*) => {
             $(impl From<$unit> for super::AppRequest {
@@ -178,7 +228,7 @@ pub mod app_op {
             })*
         };
     }
-    into_apprequest!(State, Quit; Autostart, Open);
+    into_apprequest!(State, Quit, Signins; Autostart, Open, SignIn);
 }
 
 warden_rpc::pairs! {
@@ -188,6 +238,8 @@ warden_rpc::pairs! {
         Autostart(bool) => |on| AppResponse::Autostart { on };
         Open(PathBuf) => |path| AppResponse::Opened { path };
         Quit(()) => |()| AppResponse::Quitting {};
+        Signins(Vec<Signin>) => |servers| AppResponse::Signins { servers };
+        SignIn(String) => |message| AppResponse::SignedIn { message };
     }
 }
 
@@ -207,6 +259,9 @@ pub fn typescript() -> String {
         AppRequest::decl(&cfg),
         app_op::Autostart::decl(&cfg),
         app_op::Open::decl(&cfg),
+        app_op::SignIn::decl(&cfg),
+        Signin::decl(&cfg),
+        SigninState::decl(&cfg),
         warden_registry::RegistryRequest::decl(&cfg),
         warden_registry::registry_op::Search::decl(&cfg),
         warden_registry::registry_op::Plan::decl(&cfg),
