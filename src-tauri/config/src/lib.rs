@@ -286,6 +286,9 @@ pub struct Config {
     /// `[registry] url`: the MCP Registry `warden registry` and `warden install` read
     /// (`$WARDEN_REGISTRY_URL` wins over it).
     pub registry_url: Option<String>,
+    /// `[sets.NAME] servers = [...]`: named lists of servers `warden sets apply` writes into
+    /// a project's (or the users') client files, by name.
+    pub sets: BTreeMap<String, Vec<String>>,
     /// Unknown keys and tables, with where they are: reported, never fatal.
     pub warnings: Vec<String>,
 }
@@ -298,6 +301,8 @@ struct RawFile {
     servers: BTreeMap<String, BTreeMap<String, Spanned<Value>>>,
     #[serde(default)]
     registry: BTreeMap<String, Spanned<Value>>,
+    #[serde(default)]
+    sets: BTreeMap<String, BTreeMap<String, Spanned<Value>>>,
     #[serde(flatten)]
     other: BTreeMap<String, Value>,
 }
@@ -380,11 +385,12 @@ impl Config {
                 .map(|(name, t)| (name, layer(t)))
                 .collect(),
             registry_url: None,
+            sets: BTreeMap::new(),
             warnings: Vec::new(),
         };
         for key in raw.other.keys() {
             config.warnings.push(format!(
-                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME], [registry])",
+                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME], [registry], [sets.NAME])",
                 path.display()
             ));
         }
@@ -400,6 +406,36 @@ impl Config {
                     "{origin}: unknown key `registry.{key}` ignored (known: url)"
                 ));
             }
+        }
+        for (name, table) in raw.sets {
+            let at = |line| Origin::File {
+                path: path.to_owned(),
+                line,
+            };
+            let mut servers = None;
+            for (key, value) in table {
+                let origin = at(line_of(value.span()));
+                if key == "servers" {
+                    servers = Some(set_servers(&name, value.get_ref(), origin)?);
+                } else {
+                    config.warnings.push(format!(
+                        "{origin}: unknown key `sets.{name}.{key}` ignored (known: servers)"
+                    ));
+                }
+            }
+            let Some(servers) = servers else {
+                let line = text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with("[sets.") && l.contains(&*name))
+                    .map_or(1, |i| i + 1);
+                return Err(ConfigError::Invalid {
+                    origin: at(line),
+                    key: format!("sets.{name}"),
+                    problem: "has no `servers` list".to_owned(),
+                    fix: SET_FIX.to_owned(),
+                });
+            };
+            config.sets.insert(name, servers);
         }
         let mut scratch = Limits::default();
         let layers = std::iter::once(("defaults".to_owned(), &config.defaults)).chain(
@@ -480,8 +516,63 @@ fn registry_url(value: &Value, origin: Origin) -> Result<String, ConfigError> {
     })
 }
 
+const SET_FIX: &str = "write the servers' names as they are in the clients' files, e.g. \
+     [sets.web] then servers = [\"github\", \"postgres\"] on the next line";
+
+/// `[sets.NAME] servers`: a non-empty list of server names, each once.
+fn set_servers(set: &str, value: &Value, origin: Origin) -> Result<Vec<String>, ConfigError> {
+    let invalid = |problem: String| ConfigError::Invalid {
+        origin: origin.clone(),
+        key: format!("sets.{set}.servers"),
+        problem,
+        fix: SET_FIX.to_owned(),
+    };
+    let list = value
+        .as_array()
+        .ok_or_else(|| invalid(format!("must be a list of names, not {}", value.type_str())))?;
+    let mut out: Vec<String> = Vec::new();
+    for item in list {
+        match item.as_str().map(str::trim) {
+            Some("") => return Err(invalid("lists an empty name".to_owned())),
+            Some(n) if out.iter().any(|o| o == n) => {
+                return Err(invalid(format!("lists {n:?} twice")));
+            }
+            Some(n) => out.push(n.to_owned()),
+            None => {
+                return Err(invalid(format!(
+                    "must list names as strings, not {}",
+                    item.type_str()
+                )));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(invalid("lists no server".to_owned()));
+    }
+    Ok(out)
+}
+
 fn shape_error(table: &toml::Table, path: &Path, line: usize) -> ConfigError {
     let not_table = |v: &Value| !v.is_table();
+    let set_not_table = match table.get("sets") {
+        Some(Value::Table(sets)) => sets
+            .iter()
+            .find(|(_, v)| not_table(v))
+            .map(|(n, v)| (format!("sets.{n}"), v)),
+        Some(v) => Some(("sets".to_owned(), v)),
+        None => None,
+    };
+    if let Some((key, v)) = set_not_table {
+        return ConfigError::Invalid {
+            origin: Origin::File {
+                path: path.to_owned(),
+                line,
+            },
+            key,
+            problem: format!("must be a table, not {}", v.type_str()),
+            fix: SET_FIX.to_owned(),
+        };
+    }
     if let Some(v) = table.get("registry").filter(|v| not_table(v)) {
         return ConfigError::Invalid {
             origin: Origin::File {
@@ -673,6 +764,19 @@ pub fn reference_markdown() -> String {
          over it. Must be https; http only for a loopback host (tests, a local mirror). |\n",
         url = OFFICIAL_URL
     ));
+    md.push_str(
+        "\n## `[sets.NAME]`\n\n\
+         A project set: servers that go together, written into a project's client files with \
+         `warden sets apply NAME --project DIR --client ID...` (or into the clients' user files \
+         without `--project`) and taken out again with `warden sets remove`; docs/clients.md \
+         (\"Projects\") says more.\n\n\
+         ```toml\n[sets.web]\nservers = [\"github\", \"postgres\"]\n```\n\n\
+         | key | default | meaning and reason |\n|---|---|---|\n\
+         | `servers` | (required) | The servers of the set, by their names in the clients' \
+         files: each must be in some client's file already (its entry there, as the client \
+         starts it, is what apply writes, through the bridge). A list of names, each once, \
+         at least one. |\n",
+    );
     md
 }
 
