@@ -126,13 +126,28 @@ fn parse_kv(s: &str) -> Result<(String, String), String> {
 }
 
 pub fn run(command: ServersCommand) -> ExitCode {
-    let env = match ClientEnv::from_process() {
+    let mut env = match ClientEnv::from_process() {
         Ok(env) => env,
         Err(e) => {
             eprintln!("warden: {}", e.coded());
             return ExitCode::FAILURE;
         }
     };
+    // `--file` naming a project's file (one `--project` wrote, say): that project's files
+    // are read too, wherever the command runs.
+    let file = match &command {
+        ServersCommand::Disable { file, .. }
+        | ServersCommand::Enable { file, .. }
+        | ServersCommand::Remove { file, .. } => file.as_deref(),
+        _ => None,
+    };
+    if let Some(dir) = file
+        .and_then(|f| std::fs::canonicalize(f).ok())
+        .and_then(|f| clients::sets::project_of(&f))
+        .filter(|d| !env.projects.contains(d))
+    {
+        env.projects.push(dir);
+    }
     match command {
         ServersCommand::List { json } => list(&env, json),
         ServersCommand::Add {

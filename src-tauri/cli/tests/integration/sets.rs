@@ -278,6 +278,34 @@ fn servers_add_with_project_writes_the_projects_file() {
 }
 
 #[test]
+fn servers_remove_of_a_project_server_deletes_the_file_add_created() {
+    let w = World::new();
+    let p = w.project();
+    w.ok(&[
+        "servers",
+        "add",
+        "docs",
+        "--project",
+        p,
+        "--client",
+        "gemini-cli",
+        "--",
+        "uvx",
+        "docs-mcp",
+    ]);
+    let file = w.project.join(".gemini/settings.json");
+    w.ok(&[
+        "servers",
+        "remove",
+        "docs",
+        "--file",
+        file.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert!(w.tree().is_empty());
+}
+
+#[test]
 fn servers_add_with_project_refuses_a_client_without_a_project_file() {
     let w = World::new();
     let p = w.project();

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::lines::{self, Edit, fingerprint};
 use super::text::{self, ManageEdit, add_text, has_switch};
 use super::types::{AddOptions, ManageError, Selection};
+use crate::backup;
 use crate::detect::{ClientEnv, ConfigFile, Scope, candidates, detect, project_file};
 use crate::doc::EntryRef;
 use crate::edit;
@@ -289,6 +290,51 @@ pub(super) fn write_all(
         out.push(change);
     }
     out
+}
+
+/// Deletes a file Warden created, now back as it was created (`text`): under its lock, only
+/// while it still reads `text`, after a backup and the ledger's news; then the directories
+/// created for it, those left empty.
+pub(super) fn delete_created(
+    env: &ClientEnv,
+    ledger: &mut Ledger,
+    file: &ConfigFile,
+    text: &str,
+    o: &Outcome,
+    dirs: &[PathBuf],
+    change: &mut FileChange,
+) -> Result<(), ClientError> {
+    let path = &file.path;
+    let _lock = warden_config::fsutil::lock(&env.state_dir, path)
+        .map_err(|e| ClientError::lock_failed(&env.state_dir, path, e))?;
+    if read_text(path)? != text {
+        return Err(ClientError::Changed {
+            paths: vec![path.clone()],
+        });
+    }
+    let real = real_path(path);
+    change.backup = Some(backup::save(
+        &env.state_dir,
+        file.client,
+        &real,
+        text.as_bytes(),
+    )?);
+    ledger.commit(|l| {
+        for (e, kind) in &o.forget {
+            l.forget_managed(&real, e, *kind);
+        }
+        l.record_created(&real, None);
+    })?;
+    let removed = std::fs::remove_file(path);
+    ledger.finish(removed.is_ok());
+    removed
+        .map_err(|e| ClientError::io("delete", path, "check that the directory is writable", e))?;
+    for d in dirs {
+        // Only an empty directory goes.
+        let _ = std::fs::remove_dir(d);
+    }
+    change.written = true;
+    Ok(())
 }
 
 pub(super) fn check_writable(path: &Path) -> Result<(), ClientError> {

@@ -18,11 +18,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::files::{Outcome, check_writable, target_file, undone, write_all};
+use super::files::{Outcome, check_writable, delete_created, target_file, undone, write_all};
 use super::lines::fingerprint;
 use super::text::{self, add_text};
 use super::types::NewEntry;
-use crate::backup;
 use crate::detect::{
     ClientEnv, ConfigFile, PROJECT_FILES, Scope, candidates, detect, project_file,
 };
@@ -443,51 +442,6 @@ pub fn remove(env: &ClientEnv, opts: &RemoveOptions) -> Result<SetOutcome, Clien
     Ok(outcome)
 }
 
-/// Deletes a file Warden created, now back as it was created (`text`): under its lock, only
-/// while it still reads `text`, after a backup and the ledger's news; then the directories
-/// created for it, those left empty.
-fn delete_created(
-    env: &ClientEnv,
-    ledger: &mut Ledger,
-    file: &ConfigFile,
-    text: &str,
-    o: &Outcome,
-    dirs: &[PathBuf],
-    change: &mut FileChange,
-) -> Result<(), ClientError> {
-    let path = &file.path;
-    let _lock = warden_config::fsutil::lock(&env.state_dir, path)
-        .map_err(|e| ClientError::lock_failed(&env.state_dir, path, e))?;
-    if read_text(path)? != text {
-        return Err(ClientError::Changed {
-            paths: vec![path.clone()],
-        });
-    }
-    let real = real_path(path);
-    change.backup = Some(backup::save(
-        &env.state_dir,
-        file.client,
-        &real,
-        text.as_bytes(),
-    )?);
-    ledger.commit(|l| {
-        for (e, kind) in &o.forget {
-            l.forget_managed(&real, e, *kind);
-        }
-        l.record_created(&real, None);
-    })?;
-    let removed = std::fs::remove_file(path);
-    ledger.finish(removed.is_ok());
-    removed
-        .map_err(|e| ClientError::io("delete", path, "check that the directory is writable", e))?;
-    for d in dirs {
-        // Only an empty directory goes.
-        let _ = std::fs::remove_dir(d);
-    }
-    change.written = true;
-    Ok(())
-}
-
 /// Sets, projects and what each client starts in them: what `warden sets list --json` prints
 /// and the window's Manage page shows.
 #[derive(Debug, Clone, Serialize)]
@@ -623,7 +577,7 @@ pub fn recent_projects(env: &ClientEnv) -> Vec<(PathBuf, Vec<String>)> {
 }
 
 /// The project a project file of [`PROJECT_FILES`] (or opencode's other names) is in.
-fn project_of(path: &Path) -> Option<PathBuf> {
+pub fn project_of(path: &Path) -> Option<PathBuf> {
     let rels = PROJECT_FILES.iter().map(|(_, r)| *r).chain([
         "opencode.jsonc",
         ".opencode/opencode.json",
