@@ -367,3 +367,59 @@ fn every_project_file_format_takes_the_set_and_gives_it_back() {
         }
     }
 }
+
+impl World {
+    /// A Codex user file that has `github` already.
+    fn codex_user_file(&self) -> PathBuf {
+        let codex = self.env.home.join(".codex/config.toml");
+        std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+        std::fs::write(
+            &codex,
+            "# mine\nmodel = \"x\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n",
+        )
+        .unwrap();
+        codex
+    }
+
+    fn apply_to_user_files(&self) -> sets::SetOutcome {
+        sets::apply(
+            &self.env,
+            &ApplyOptions {
+                set: "web".to_owned(),
+                servers: vec!["github".to_owned(), "postgres".to_owned()],
+                clients: vec![ClientId::Codex],
+                project: None,
+                warden: "/opt/warden".to_owned(),
+                dry_run: false,
+            },
+        )
+        .unwrap()
+    }
+}
+
+#[test]
+fn without_a_project_the_user_file_gets_only_the_missing_servers() {
+    let w = World::new();
+    w.codex_user_file();
+    let o = w.apply_to_user_files();
+    assert_eq!(
+        (o.files[0].done.clone(), o.files[0].kept.clone()),
+        (vec!["postgres".to_owned()], vec!["github".to_owned()])
+    );
+}
+
+#[test]
+fn without_a_project_remove_gives_the_user_file_back_byte_for_byte() {
+    let w = World::new();
+    let codex = w.codex_user_file();
+    let before = std::fs::read(&codex).unwrap();
+    w.apply_to_user_files();
+    let opts = RemoveOptions {
+        set: "web".to_owned(),
+        clients: Vec::new(),
+        project: None,
+        dry_run: false,
+    };
+    sets::remove(&w.env, &opts).unwrap();
+    assert_eq!(std::fs::read(&codex).unwrap(), before);
+}
