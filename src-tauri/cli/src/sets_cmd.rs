@@ -67,18 +67,23 @@ pub fn run(command: SetsCommand) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let (config, config_path) = match load_config() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    // Remove works from Warden's ledger alone: a config.toml that does not load does not
+    // stop it.
     match command {
-        SetsCommand::List { json } => list(&env, &config, json),
+        SetsCommand::List { json } => match load_config() {
+            Ok((config, _)) => list(&env, &config, json),
+            Err(code) => code,
+        },
         SetsCommand::Apply {
             set,
             project,
             clients,
             dry_run,
         } => {
+            let (config, config_path) = match load_config() {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
             let servers = match config.sets.get(&set) {
                 Some(s) => s.clone(),
                 None => {

@@ -331,3 +331,17 @@ fn servers_add_with_project_refuses_a_client_without_a_project_file() {
         "{err}"
     );
 }
+
+#[test]
+fn sets_remove_needs_no_config_toml_that_loads() {
+    let w = World::new();
+    let p = w.project();
+    w.ok(&["sets", "apply", "web", "--project", p, "--client", "cursor"]);
+    std::fs::write(
+        w.home.home.parent().unwrap().join("config.toml"),
+        "[sets.web\n",
+    )
+    .unwrap();
+    w.ok(&["sets", "remove", "web", "--project", p]);
+    assert!(w.tree().is_empty());
+}
