@@ -17,6 +17,7 @@ mod clients_cmd;
 mod output;
 mod secret_input;
 mod servers_cmd;
+mod sets_cmd;
 mod tools_cmd;
 
 mod supervisor_cmd;
@@ -76,6 +77,12 @@ enum Command {
     Servers {
         #[command(subcommand)]
         command: servers_cmd::ServersCommand,
+    },
+    /// Project sets (`[sets.NAME]` in config.toml): servers that go together, written into a
+    /// project's client files (or the users'), and taken out again.
+    Sets {
+        #[command(subcommand)]
+        command: sets_cmd::SetsCommand,
     },
     /// Tool pinning: each server's tool definitions as first seen, what changed since, and
     /// approving the changes (works without a supervisor).
@@ -240,6 +247,7 @@ fn main() -> ExitCode {
         }
         Command::Clients { command } => clients_cmd::run(command),
         Command::Servers { command } => servers_cmd::run(command),
+        Command::Sets { command } => sets_cmd::run(command),
         Command::Tools { command } => tools_cmd::run(command),
         Command::Auth { command } => auth_cmd::run(command),
         Command::Registry { args } => registry("registry", args),

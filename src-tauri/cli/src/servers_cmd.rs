@@ -55,6 +55,12 @@ pub enum ServersCommand {
         /// Write the plain command, not run through `warden bridge` (no --secret-env then).
         #[arg(long)]
         no_wrap: bool,
+        /// Into the chosen clients' project files in DIR (created, with their folder, when not
+        /// there) instead of their user files: a project's own server. The entry runs plain
+        /// `warden` when `warden` on PATH is this one (the file may be checked into git),
+        /// else this warden's path, with a warning.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
         /// Print the diffs; write nothing (not the keychain either).
         #[arg(long)]
         dry_run: bool,
@@ -120,13 +126,28 @@ fn parse_kv(s: &str) -> Result<(String, String), String> {
 }
 
 pub fn run(command: ServersCommand) -> ExitCode {
-    let env = match ClientEnv::from_process() {
+    let mut env = match ClientEnv::from_process() {
         Ok(env) => env,
         Err(e) => {
             eprintln!("warden: {}", e.coded());
             return ExitCode::FAILURE;
         }
     };
+    // `--file` naming a project's file (one `--project` wrote, say): that project's files
+    // are read too, wherever the command runs.
+    let file = match &command {
+        ServersCommand::Disable { file, .. }
+        | ServersCommand::Enable { file, .. }
+        | ServersCommand::Remove { file, .. } => file.as_deref(),
+        _ => None,
+    };
+    if let Some(dir) = file
+        .and_then(|f| std::fs::canonicalize(f).ok())
+        .and_then(|f| clients::sets::project_of(&f))
+        .filter(|d| !env.projects.contains(d))
+    {
+        env.projects.push(dir);
+    }
     match command {
         ServersCommand::List { json } => list(&env, json),
         ServersCommand::Add {
@@ -136,6 +157,7 @@ pub fn run(command: ServersCommand) -> ExitCode {
             secret_env,
             replace_secret,
             no_wrap,
+            project,
             dry_run,
             command,
         } => add(
@@ -148,6 +170,7 @@ pub fn run(command: ServersCommand) -> ExitCode {
                 replace: replace_secret,
             },
             no_wrap,
+            project,
             dry_run,
             command,
         ),
@@ -193,7 +216,7 @@ fn refused(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn failed(e: &ClientError) -> ExitCode {
+pub(crate) fn failed(e: &ClientError) -> ExitCode {
     let refusal = matches!(
         e,
         ClientError::Exists { .. }
@@ -203,6 +226,11 @@ fn failed(e: &ClientError) -> ExitCode {
             | ClientError::BadName { .. }
             | ClientError::NoSuchServer { .. }
             | ClientError::Changed { .. }
+            | ClientError::NoSuchSet { .. }
+            | ClientError::SetServersMissing { .. }
+            | ClientError::SetNotApplied { .. }
+            | ClientError::SecretInProject { .. }
+            | ClientError::NoProjectFile { .. }
     );
     if refusal {
         refused(&e.coded())
@@ -226,25 +254,30 @@ fn add(
     vars: Vec<(String, String)>,
     secrets: Secrets,
     no_wrap: bool,
+    project: Option<PathBuf>,
     dry_run: bool,
     command: Vec<String>,
 ) -> ExitCode {
     let Some((cmd, args)) = command.split_first() else {
         return refused("give the server's command after `--`");
     };
+    let mut warning = None;
     let warden = if no_wrap {
         None
     } else {
-        // The same path `warden clients wrap` writes.
-        match std::env::current_exe().and_then(std::fs::canonicalize) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!(
-                    "warden: cannot find the path of the warden binary: {e}. Fix: run warden by its full path, or add with --no-wrap"
-                );
-                return ExitCode::FAILURE;
+        // The same path `warden clients wrap` writes; plain `warden` in a project's file
+        // when that is this one.
+        match crate::sets_cmd::warden_command(project.is_some()) {
+            Ok(w) => {
+                warning = w.warning;
+                Some(PathBuf::from(w.command))
             }
+            Err(code) => return code,
         }
+    };
+    let run_add = |env: &ClientEnv, opts: &AddOptions| match &project {
+        Some(dir) => clients::add_to_project(env, opts, dir),
+        None => clients::add(env, opts),
     };
     let opts = AddOptions {
         clients,
@@ -259,7 +292,7 @@ fn add(
         dry_run: true,
     };
     // Every file is checked (and the diffs computed) before anything is stored or written.
-    let planned = match clients::add(env, &opts) {
+    let planned = match run_add(env, &opts) {
         Ok(c) => c,
         Err(e) => return failed(&e),
     };
@@ -267,7 +300,12 @@ fn add(
         return failed(e);
     }
     if dry_run {
-        return report(Ok(planned), Verb::Add, true);
+        let code = report(Ok(planned), Verb::Add, true);
+        if let Some(w) = warning {
+            println!();
+            say!("warning: {w}");
+        }
+        return code;
     }
     // The values: read (never from the command line unless given there), then checked
     // against what other entries read, all before anything is stored or written.
@@ -303,7 +341,11 @@ fn add(
         dry_run: false,
         ..opts
     };
-    let code = report(clients::add(env, &opts), Verb::Add, false);
+    let code = report(run_add(env, &opts), Verb::Add, false);
+    if let Some(w) = warning {
+        println!();
+        say!("warning: {w}");
+    }
     if !secret_env.is_empty() {
         let accounts: Vec<String> = secret_env
             .iter()

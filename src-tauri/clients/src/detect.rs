@@ -540,6 +540,38 @@ fn project_candidates(dir: &Path, out: &mut Vec<ConfigFile>) {
     continue_blocks(&dir.join(".continue/mcpServers"), scope, out);
 }
 
+/// The clients with a project file Warden writes, with its place in the project (the first
+/// of opencode's four names when it has none yet). The others have none (Claude Desktop,
+/// Cline, Windsurf, LM Studio) or one whose shape is not a client's file (Continue's block
+/// folder), and are skipped.
+pub const PROJECT_FILES: [(ClientId, &str); 8] = [
+    (ClientId::ClaudeCode, ".mcp.json"),
+    (ClientId::Cursor, ".cursor/mcp.json"),
+    (ClientId::Vscode, ".vscode/mcp.json"),
+    (ClientId::Zed, ".zed/settings.json"),
+    (ClientId::GeminiCli, ".gemini/settings.json"),
+    (ClientId::Codex, ".codex/config.toml"),
+    (ClientId::Opencode, "opencode.json"),
+    (ClientId::Kiro, ".kiro/settings/mcp.json"),
+];
+
+/// `client`'s project file in `dir`: the one there, else where it would be; `None` when the
+/// client has no project file format. `true`: it exists.
+pub fn project_file(env: &ClientEnv, client: ClientId, dir: &Path) -> Option<(ConfigFile, bool)> {
+    PROJECT_FILES.iter().find(|(c, _)| *c == client)?;
+    let mut penv = env.clone();
+    penv.projects = vec![dir.to_owned()];
+    let scope = Scope::Project(dir.to_owned());
+    let places: Vec<ConfigFile> = candidates(&penv)
+        .into_iter()
+        .filter(|f| f.client == client && f.scope == scope)
+        .collect();
+    if let Some(f) = places.iter().find(|f| f.path.is_file()) {
+        return Some((f.clone(), true));
+    }
+    places.into_iter().next().map(|f| (f, false))
+}
+
 /// Continue's block folder: YAML blocks and JSON files in other clients' format.
 fn continue_blocks(dir: &Path, scope: Scope, out: &mut Vec<ConfigFile>) {
     for name in read_dir_names(dir) {

@@ -47,6 +47,11 @@ struct FileRecords {
     secrets: Vec<SecretRecord>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     managed: Vec<ManagedRecord>,
+    /// Warden created the file (it was not there): the directories it created for it,
+    /// deepest first. A set's remove deletes the file (and those directories, if empty)
+    /// when it gives the file back as Warden created it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    created: Option<Vec<PathBuf>>,
 }
 
 /// What `warden servers add | disable` did to one entry of a file.
@@ -65,6 +70,9 @@ pub(crate) struct ManagedRecord {
     /// `Switched`: Warden added the switch's key (enable takes it out).
     #[serde(default)]
     pub key_added: bool,
+    /// `Added` by `warden sets apply` for this set (its remove takes out exactly these).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,6 +231,40 @@ impl Ledger {
         f.managed
             .retain(|r| !(r.entry == record.entry && r.kind == record.kind));
         f.managed.push(record);
+    }
+
+    /// Every file with an entry `warden sets apply` added, with those records.
+    pub fn of_sets(&self) -> Vec<(PathBuf, Vec<ManagedRecord>)> {
+        self.data
+            .files
+            .iter()
+            .filter_map(|(k, f)| {
+                let s: Vec<ManagedRecord> = f
+                    .managed
+                    .iter()
+                    .filter(|r| r.set.is_some())
+                    .cloned()
+                    .collect();
+                (!s.is_empty()).then(|| (PathBuf::from(k), s))
+            })
+            .collect()
+    }
+
+    /// The directories Warden created for the file it created (deepest first), if it did.
+    pub fn created(&self, real: &Path) -> Option<Vec<PathBuf>> {
+        self.file(real).and_then(|f| f.created.clone())
+    }
+
+    /// Records that Warden created the file (with `dirs`), or forgets it (`None`).
+    pub fn record_created(&mut self, real: &Path, dirs: Option<Vec<PathBuf>>) {
+        match dirs {
+            Some(d) => self.data.files.entry(Self::key(real)).or_default().created = Some(d),
+            None => {
+                if let Some(f) = self.data.files.get_mut(&Self::key(real)) {
+                    f.created = None;
+                }
+            }
+        }
     }
 
     /// Forgets the records of `entry` (of `kind`, or all).

@@ -47,16 +47,21 @@ mod tests;
 mod tests_macos;
 
 pub use backup::{Backup, backups};
-pub use detect::{ClientEnv, ConfigFile, OVERRIDE_VARS, Os, Scope, candidates, detect};
+pub use detect::{
+    ClientEnv, ConfigFile, OVERRIDE_VARS, Os, PROJECT_FILES, Scope, candidates, detect,
+    project_file,
+};
 pub use dialect::{Dialect, Format};
 pub use doc::{DocError, EntryRef};
 pub use edit::{
     EditError, EntrySpans, Launch, SecretLookup, TextEdit, WrapRecord, entry_spans, unwrap_text,
     unwrap_text_with, wrap_text, wrap_text_with,
 };
+pub use manage::sets;
 pub use manage::{
     AddOptions, ManageEdit, ManageError, NewEntry, PlannedFile, Selection, add, add_text,
-    has_switch, plan_of, remove, remove_text, set_enabled, set_switch_text, stashed,
+    add_to_project, has_switch, plan_of, remove, remove_text, set_enabled, set_switch_text,
+    stashed,
 };
 pub use model::{ClientError, ClientId, EntryState, ServerEntry};
 pub use notices::{Notice, NoticeKind, notices_for};

@@ -241,6 +241,37 @@ pub enum ClientError {
         paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
     Changed { paths: Vec<PathBuf> },
+    #[error(
+        "no set named {set:?} in {}{}. Nothing was written. Fix: add it there (`[sets.{set}]` then `servers = [\"NAME\", ...]`), or pick one of those `warden sets list` shows",
+        config.display(),
+        if known.is_empty() { " (it has no [sets.NAME] table)".to_owned() } else { format!(" (sets there: {})", known.join(", ")) }
+    )]
+    NoSuchSet {
+        set: String,
+        known: Vec<String>,
+        config: PathBuf,
+    },
+    #[error(
+        "set {set:?} names {} that no client's file has, so Warden does not know how to start {}. Nothing was written. Fix: add {} to a client first (`warden servers add NAME --client ID -- COMMAND ...`), or take {} out of [sets.{set}] in config.toml (`warden servers list` shows the names known)",
+        missing.join(", "),
+        if missing.len() == 1 { "it" } else { "them" },
+        if missing.len() == 1 { "it" } else { "each" },
+        if missing.len() == 1 { "it" } else { "them" }
+    )]
+    SetServersMissing { set: String, missing: Vec<String> },
+    #[error(
+        "the entry of {server} holds {var} written out in its `env`, and a project's file is often checked into git, so Warden does not copy it there. Nothing was written. Fix: move it into the OS keychain first (`warden clients wrap --server {server} --move-secrets`), then apply again: the project's entry then reads it from the keychain"
+    )]
+    SecretInProject { server: String, var: String },
+    #[error(
+        "set {set:?} added nothing Warden knows of in {place}. Nothing was changed. Fix: check the project and clients (`warden sets list` shows where each set is applied)"
+    )]
+    SetNotApplied { set: String, place: String },
+    #[error(
+        "{} has no project file Warden knows of, so nothing goes into {} for it. Nothing was written. Fix: leave out `--client {client}` (clients with a project file: claude-code, cursor, vscode, zed, gemini-cli, codex, opencode, kiro), or add the server to its user file (without --project)",
+        client.display_name(), dir.display()
+    )]
+    NoProjectFile { client: ClientId, dir: PathBuf },
     /// The files cannot be watched (an inotify limit, say).
     #[error(transparent)]
     Watch(#[from] warden_config::fswatch::WatchError),
@@ -261,11 +292,16 @@ impl ClientError {
             ClientError::Exists { .. } => Code::ClientExists,
             ClientError::Changed { .. } => Code::ClientChanged,
             ClientError::NotInstalled { .. } => Code::ClientNotInstalled,
-            ClientError::NoSuchServer { .. } => Code::ClientNoSuchServer,
+            ClientError::NoSuchServer { .. }
+            | ClientError::SetServersMissing { .. }
+            | ClientError::SetNotApplied { .. } => Code::ClientNoSuchServer,
             ClientError::UnknownFile { .. }
             | ClientError::SecretsNeedBridge
             | ClientError::NoClient
-            | ClientError::BadName { .. } => Code::ClientUsage,
+            | ClientError::BadName { .. }
+            | ClientError::NoSuchSet { .. }
+            | ClientError::SecretInProject { .. }
+            | ClientError::NoProjectFile { .. } => Code::ClientUsage,
             ClientError::Io { .. } | ClientError::NoHome | ClientError::Watch(_) => Code::ClientIo,
         }
     }

@@ -1452,10 +1452,17 @@ fn manage_add_creates_the_file_of_an_installed_client() {
         codex,
         "[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time==1.0.0\"]\nenv = { TZ = \"UTC\" }\n"
     );
+    // Back as before the add: the files it created are gone, the folders that were there stay.
     remove(&env, "time", &Selection::default(), None, false).unwrap();
     assert_eq!(
-        std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap(),
-        ""
+        [
+            ".codex/config.toml",
+            ".config/zed/settings.json",
+            ".codex",
+            ".config/zed"
+        ]
+        .map(|p| dir.path().join(p).exists()),
+        [false, false, true, true]
     );
 }
 

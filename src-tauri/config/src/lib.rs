@@ -292,6 +292,9 @@ pub struct Config {
     /// `[oauth] client_metadata_url`: the https URL of a Client ID Metadata Document that
     /// names Warden to authorization servers that take one.
     pub oauth_metadata_url: Option<String>,
+    /// `[sets.NAME] servers = [...]`: named lists of servers `warden sets apply` writes into
+    /// a project's (or the users') client files, by name.
+    pub sets: BTreeMap<String, Vec<String>>,
     /// Unknown keys and tables, with where they are: reported, never fatal.
     pub warnings: Vec<String>,
 }
@@ -306,6 +309,8 @@ struct RawFile {
     registry: BTreeMap<String, Spanned<Value>>,
     #[serde(default)]
     oauth: BTreeMap<String, Spanned<Value>>,
+    #[serde(default)]
+    sets: BTreeMap<String, BTreeMap<String, Spanned<Value>>>,
     #[serde(flatten)]
     other: BTreeMap<String, Value>,
 }
@@ -389,11 +394,12 @@ impl Config {
                 .collect(),
             registry_url: None,
             oauth_metadata_url: None,
+            sets: BTreeMap::new(),
             warnings: Vec::new(),
         };
         for key in raw.other.keys() {
             config.warnings.push(format!(
-                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME], [registry], [oauth])",
+                "{}: unknown table or key `{key}` ignored (known: [defaults], [servers.NAME], [registry], [oauth], [sets.NAME])",
                 path.display()
             ));
         }
@@ -422,6 +428,36 @@ impl Config {
                     "{origin}: unknown key `oauth.{key}` ignored (known: client_metadata_url)"
                 ));
             }
+        }
+        for (name, table) in raw.sets {
+            let at = |line| Origin::File {
+                path: path.to_owned(),
+                line,
+            };
+            let mut servers = None;
+            for (key, value) in table {
+                let origin = at(line_of(value.span()));
+                if key == "servers" {
+                    servers = Some(set_servers(&name, value.get_ref(), origin)?);
+                } else {
+                    config.warnings.push(format!(
+                        "{origin}: unknown key `sets.{name}.{key}` ignored (known: servers)"
+                    ));
+                }
+            }
+            let Some(servers) = servers else {
+                let line = text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with("[sets.") && l.contains(&*name))
+                    .map_or(1, |i| i + 1);
+                return Err(ConfigError::Invalid {
+                    origin: at(line),
+                    key: format!("sets.{name}"),
+                    problem: "has no `servers` list".to_owned(),
+                    fix: SET_FIX.to_owned(),
+                });
+            };
+            config.sets.insert(name, servers);
         }
         let mut scratch = Limits::default();
         let layers = std::iter::once(("defaults".to_owned(), &config.defaults)).chain(
@@ -527,8 +563,63 @@ fn registry_url(value: &Value, origin: Origin) -> Result<String, ConfigError> {
     })
 }
 
+const SET_FIX: &str = "write the servers' names as they are in the clients' files, e.g. \
+     [sets.web] then servers = [\"github\", \"postgres\"] on the next line";
+
+/// `[sets.NAME] servers`: a non-empty list of server names, each once.
+fn set_servers(set: &str, value: &Value, origin: Origin) -> Result<Vec<String>, ConfigError> {
+    let invalid = |problem: String| ConfigError::Invalid {
+        origin: origin.clone(),
+        key: format!("sets.{set}.servers"),
+        problem,
+        fix: SET_FIX.to_owned(),
+    };
+    let list = value
+        .as_array()
+        .ok_or_else(|| invalid(format!("must be a list of names, not {}", value.type_str())))?;
+    let mut out: Vec<String> = Vec::new();
+    for item in list {
+        match item.as_str().map(str::trim) {
+            Some("") => return Err(invalid("lists an empty name".to_owned())),
+            Some(n) if out.iter().any(|o| o == n) => {
+                return Err(invalid(format!("lists {n:?} twice")));
+            }
+            Some(n) => out.push(n.to_owned()),
+            None => {
+                return Err(invalid(format!(
+                    "must list names as strings, not {}",
+                    item.type_str()
+                )));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(invalid("lists no server".to_owned()));
+    }
+    Ok(out)
+}
+
 fn shape_error(table: &toml::Table, path: &Path, line: usize) -> ConfigError {
     let not_table = |v: &Value| !v.is_table();
+    let set_not_table = match table.get("sets") {
+        Some(Value::Table(sets)) => sets
+            .iter()
+            .find(|(_, v)| not_table(v))
+            .map(|(n, v)| (format!("sets.{n}"), v)),
+        Some(v) => Some(("sets".to_owned(), v)),
+        None => None,
+    };
+    if let Some((key, v)) = set_not_table {
+        return ConfigError::Invalid {
+            origin: Origin::File {
+                path: path.to_owned(),
+                line,
+            },
+            key,
+            problem: format!("must be a table, not {}", v.type_str()),
+            fix: SET_FIX.to_owned(),
+        };
+    }
     if let Some(v) = table.get("registry").filter(|v| not_table(v)) {
         return ConfigError::Invalid {
             origin: Origin::File {
@@ -730,6 +821,19 @@ pub fn reference_markdown() -> String {
          id by authorization servers that say they take one \
          (`client_id_metadata_document_supported`), instead of registering Warden at each \
          sign-in. A server's `oauth_client_id` wins over it. |\n",
+    );
+    md.push_str(
+        "\n## `[sets.NAME]`\n\n\
+         A project set: servers that go together, written into a project's client files with \
+         `warden sets apply NAME --project DIR --client ID...` (or into the clients' user files \
+         without `--project`) and taken out again with `warden sets remove`; docs/clients.md \
+         (\"Projects\") says more.\n\n\
+         ```toml\n[sets.web]\nservers = [\"github\", \"postgres\"]\n```\n\n\
+         | key | default | meaning and reason |\n|---|---|---|\n\
+         | `servers` | (required) | The servers of the set, by their names in the clients' \
+         files: each must be in some client's file already (its entry there, as the client \
+         starts it, is what apply writes, through the bridge). A list of names, each once, \
+         at least one. |\n",
     );
     md
 }

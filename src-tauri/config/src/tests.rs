@@ -219,3 +219,37 @@ fn registry_url_is_read_and_checked() {
     let e = parse("registry = 5\n").unwrap_err().to_string();
     assert!(e.contains("`registry` must be a table"), "{e}");
 }
+
+#[test]
+fn sets_are_read_with_their_servers() {
+    let c = parse("[sets.web]\nservers = [\"github\", \"postgres\"]\n").unwrap();
+    assert_eq!(
+        c.sets.get("web"),
+        Some(&vec!["github".to_owned(), "postgres".to_owned()])
+    );
+}
+
+#[test]
+fn a_set_without_servers_is_refused_with_its_line_and_fix() {
+    let e = parse("[defaults]\n\n[sets.web]\nmembers = [\"github\"]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(":3: `sets.web`") && e.contains("servers = [\"github\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_set_listing_a_name_twice_is_refused() {
+    let e = parse("[sets.web]\nservers = [\"a\", \"a\"]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`sets.web.servers` lists \"a\" twice"), "{e}");
+}
+
+#[test]
+fn a_set_that_is_not_a_table_is_refused() {
+    let e = parse("[sets]\nweb = 5\n").unwrap_err().to_string();
+    assert!(e.contains("`sets.web` must be a table"), "{e}");
+}

@@ -51,7 +51,7 @@ const DIRS: &[(&str, &str, &str)] = &[
     (
         "clients",
         "manage",
-        "types lines json render region text files remove",
+        "types lines json render region text files remove sets",
     ),
     (
         "registry",

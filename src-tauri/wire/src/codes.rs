@@ -127,8 +127,8 @@ codes! {
         "The file is valid, but its servers are laid out in a way Warden does not edit safely (a Codex entry written with dotted keys or sharing a line, a YAML flow-style list), or Warden's edit did not read back as intended. Nothing was written.",
         "Make the change by hand in the client's settings; `warden clients backups` keeps earlier versions. Please report the layout so Warden can learn it.";
     ClientNoSuchServer = "W-CLIENT-NO-SUCH-SERVER",
-        "No entry of that name is in the chosen clients' files.",
-        "Check the name and where it is with `warden servers list`.";
+        "No entry of that name is in the chosen clients' files; or a set (`[sets.NAME]`) names a server no client's file has, or a set's remove finds nothing the set added there.",
+        "Check the name and where it is with `warden servers list` (for a set, `warden sets list`); add the server to a client first, or take it out of the set.";
     ClientNotInstalled = "W-CLIENT-NOT-INSTALLED",
         "The client named with `--client` does not look installed: its configuration directory does not exist, so Warden does not create a file for it.",
         "Install the client and start it once, or leave out that `--client`.";
@@ -139,8 +139,8 @@ codes! {
         "The client's file is read-only, usually because a tool such as home-manager, chezmoi or a company policy generates it.",
         "Change the server where the file is generated, or make the file writable.";
     ClientUsage = "W-CLIENT-USAGE",
-        "The request cannot be carried out as given: no `--client`, a name that cannot be a server name, a file Warden cannot tell the client of, or secrets without the bridge (`--secret-env` with `--no-wrap`).",
-        "Do as the message says: name a client, use letters, digits, `-`, `_` or `.` in names, pass `--client` with `--file`, or keep the bridge for secrets.";
+        "The request cannot be carried out as given: no `--client`, a name that cannot be a server name, a file Warden cannot tell the client of, secrets without the bridge (`--secret-env` with `--no-wrap`), a set config.toml does not have, a client with no project file for `--project`, or a secret written out in an entry a set would copy into a project's file.",
+        "Do as the message says: name a client, use letters, digits, `-`, `_` or `.` in names, pass `--client` with `--file`, keep the bridge for secrets, add the set to config.toml (`[sets.NAME]`), leave out a client with no project file, or move the secret to the keychain first (`warden clients wrap --move-secrets`).";
 
     // config.toml and `--set`.
     ConfigInvalid = "W-CONFIG-INVALID",

@@ -43,6 +43,8 @@ mod sandbox;
 mod secrets;
 #[cfg(unix)]
 mod servers;
+#[cfg(unix)]
+mod sets;
 #[cfg(target_os = "linux")]
 mod side_doors;
 #[cfg(unix)]

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use super::lines::{self, Edit, fingerprint};
 use super::text::{self, ManageEdit, add_text, has_switch};
 use super::types::{AddOptions, ManageError, Selection};
-use crate::detect::{ClientEnv, ConfigFile, Scope, candidates, detect};
+use crate::backup;
+use crate::detect::{ClientEnv, ConfigFile, Scope, candidates, detect, project_file};
 use crate::doc::EntryRef;
 use crate::edit;
 use crate::ledger::{Ledger, ManagedKind, ManagedRecord};
@@ -83,7 +84,10 @@ fn install_dir(env: &ClientEnv, client: ClientId, path: &Path) -> PathBuf {
 
 /// The file `add` writes for `client`: its user file the client reads, or (when there is
 /// none yet) the place it would be, if the client looks installed. `false`: to be created.
-fn target_file(env: &ClientEnv, client: ClientId) -> Result<(ConfigFile, bool), ClientError> {
+pub(super) fn target_file(
+    env: &ClientEnv,
+    client: ClientId,
+) -> Result<(ConfigFile, bool), ClientError> {
     if let Some(f) = detect(env)
         .into_iter()
         .find(|f| f.client == client && f.active && f.scope == Scope::User)
@@ -135,6 +139,7 @@ fn undo_record(
             .collect(),
         raw,
         key_added: e.key_added,
+        set: None,
     }
 }
 
@@ -181,6 +186,16 @@ pub(super) fn write_all(
         let real = real_path(&file.path);
         let old_text = RefCell::new(old);
         let outcome = RefCell::new(Some(planned));
+        // To be created: the directories it needs that are not there yet, deepest first.
+        let new_dirs: Option<Vec<PathBuf>> = (!exists).then(|| {
+            file.path
+                .ancestors()
+                .skip(1)
+                .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+                .map(Path::to_path_buf)
+                .collect()
+        });
+        let creating = std::cell::Cell::new(!exists);
         if !dry_run {
             // The ledger's news, saved right before the file changes.
             let mut commit = || {
@@ -197,6 +212,9 @@ pub(super) fn write_all(
                     }
                     for r in &o.record {
                         l.record_managed(&real, r.clone());
+                    }
+                    if creating.get() {
+                        l.record_created(&real, new_dirs.clone());
                     }
                 })
             };
@@ -223,6 +241,7 @@ pub(super) fn write_all(
             ledger
                 .borrow_mut()
                 .finish(created.as_ref().is_ok_and(|c| *c));
+            creating.set(false);
             // Not there when planned, there now (the client saved it first): never
             // replaced, edited like any file.
             let result = match created {
@@ -273,6 +292,51 @@ pub(super) fn write_all(
     out
 }
 
+/// Deletes a file Warden created, now back as it was created (`text`): under its lock, only
+/// while it still reads `text`, after a backup and the ledger's news; then the directories
+/// created for it, those left empty.
+pub(super) fn delete_created(
+    env: &ClientEnv,
+    ledger: &mut Ledger,
+    file: &ConfigFile,
+    text: &str,
+    o: &Outcome,
+    dirs: &[PathBuf],
+    change: &mut FileChange,
+) -> Result<(), ClientError> {
+    let path = &file.path;
+    let _lock = warden_config::fsutil::lock(&env.state_dir, path)
+        .map_err(|e| ClientError::lock_failed(&env.state_dir, path, e))?;
+    if read_text(path)? != text {
+        return Err(ClientError::Changed {
+            paths: vec![path.clone()],
+        });
+    }
+    let real = real_path(path);
+    change.backup = Some(backup::save(
+        &env.state_dir,
+        file.client,
+        &real,
+        text.as_bytes(),
+    )?);
+    ledger.commit(|l| {
+        for (e, kind) in &o.forget {
+            l.forget_managed(&real, e, *kind);
+        }
+        l.record_created(&real, None);
+    })?;
+    let removed = std::fs::remove_file(path);
+    ledger.finish(removed.is_ok());
+    removed
+        .map_err(|e| ClientError::io("delete", path, "check that the directory is writable", e))?;
+    for d in dirs {
+        // Only an empty directory goes.
+        let _ = std::fs::remove_dir(d);
+    }
+    change.written = true;
+    Ok(())
+}
+
 pub(super) fn check_writable(path: &Path) -> Result<(), ClientError> {
     let real = real_path(path);
     match std::fs::metadata(&real) {
@@ -284,6 +348,32 @@ pub(super) fn check_writable(path: &Path) -> Result<(), ClientError> {
 /// Adds `opts.entry` to each chosen client's file (created when the client looks installed
 /// but has none yet). Every file is checked first; any refusal writes nothing.
 pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, ClientError> {
+    add_in(env, opts, None)
+}
+
+/// [`add`] into each chosen client's project file in `dir` (created, with its folder, when
+/// not there). A client with no project file format is refused, nothing written.
+pub fn add_to_project(
+    env: &ClientEnv,
+    opts: &AddOptions,
+    dir: &Path,
+) -> Result<Vec<FileChange>, ClientError> {
+    let dir = std::fs::canonicalize(dir).map_err(|e| {
+        ClientError::io(
+            "open the project directory",
+            dir,
+            "give an existing directory with --project",
+            e,
+        )
+    })?;
+    add_in(env, opts, Some(&dir))
+}
+
+fn add_in(
+    env: &ClientEnv,
+    opts: &AddOptions,
+    project: Option<&Path>,
+) -> Result<Vec<FileChange>, ClientError> {
     let entry = &opts.entry;
     check_name(&entry.name)?;
     if opts.clients.is_empty() {
@@ -319,7 +409,13 @@ pub fn add(env: &ClientEnv, opts: &AddOptions) -> Result<Vec<FileChange>, Client
             continue;
         }
         seen.push(client);
-        let (file, exists) = target_file(env, client)?;
+        let (file, exists) = match project {
+            Some(dir) => project_file(env, client, dir).ok_or(ClientError::NoProjectFile {
+                client,
+                dir: dir.to_owned(),
+            })?,
+            None => target_file(env, client)?,
+        };
         let text = if exists {
             read_text(&file.path)?
         } else {

@@ -20,10 +20,11 @@ mod lines;
 mod region;
 mod remove;
 mod render;
+pub mod sets;
 mod text;
 mod types;
 
-pub use files::{add, set_enabled, stashed};
+pub use files::{add, add_to_project, set_enabled, stashed};
 pub use remove::{plan_of, remove};
 pub use text::{ManageEdit, add_text, has_switch, remove_text, set_switch_text};
 pub use types::{AddOptions, ManageError, NewEntry, PlannedFile, Selection};

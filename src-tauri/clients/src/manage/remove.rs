@@ -2,8 +2,8 @@
 //! exactly as the preview showed ([`plan_of`]), else nothing written.
 
 use super::files::{
-    Outcome, check_writable, client_error, files_of, in_scope, kept, nowhere, put_back, undone,
-    write_all,
+    Outcome, check_writable, client_error, delete_created, files_of, in_scope, kept, nowhere,
+    put_back, undone, write_all,
 };
 use super::lines::fingerprint;
 use super::text::{self};
@@ -14,7 +14,7 @@ use crate::doc::EntryRef;
 use crate::edit;
 use crate::ledger::{Ledger, ManagedKind, ManagedRecord};
 use crate::model::ClientError;
-use crate::ops::{FileChange, parse_error, real_path};
+use crate::ops::{FileChange, parse_error, real_path, unified_diff};
 use std::path::PathBuf;
 
 /// The plan of a remove's preview: each file's fingerprint and the entries that go.
@@ -146,7 +146,36 @@ pub fn remove(
             _ => None,
         });
     }
-    let mut changes = write_all(env, ledger, plans, &compute, dry_run);
+    // A file Warden created, given back as it created it: deleted (with the folders it
+    // created, when empty), as it was before.
+    let mut ledger = ledger;
+    let mut deleted: Vec<Option<FileChange>> = Vec::new();
+    let mut rest = Vec::new();
+    for (file, exists, text, o) in plans {
+        let dirs = ledger
+            .created(&real_path(&file.path))
+            .filter(|_| o.text == text::minimal(file.dialect));
+        let Some(dirs) = dirs else {
+            deleted.push(None);
+            rest.push((file, exists, text, o));
+            continue;
+        };
+        let mut change = FileChange::new(&file);
+        change.changed = o.changed.clone();
+        change.diff = unified_diff(&text, "", &file.path.display().to_string());
+        change.fingerprint = Some(fingerprint(&text));
+        if !dry_run
+            && let Err(e) = delete_created(env, &mut ledger, &file, &text, &o, &dirs, &mut change)
+        {
+            change.error = Some(e);
+        }
+        deleted.push(Some(change));
+    }
+    let mut written = write_all(env, ledger, rest, &compute, dry_run).into_iter();
+    let mut changes: Vec<FileChange> = deleted
+        .into_iter()
+        .filter_map(|d| d.or_else(|| written.next()))
+        .collect();
     for ((c, s), b) in changes.iter_mut().zip(secrets).zip(kept_backups) {
         let mut s = s;
         s.sort();

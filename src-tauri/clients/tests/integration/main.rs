@@ -4,3 +4,4 @@
 mod clients;
 mod fuzz_regressions;
 mod manage;
+mod sets;
