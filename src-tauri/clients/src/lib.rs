@@ -68,7 +68,10 @@ pub use ops::{
     keep_unwrapped, launch_of, launches, list, restore, secret_in_use, secret_readers,
     select_files, unified_diff, unwrap, wrap, wrap_file,
 };
-pub use remote::{bridge_args as remote_bridge_args, check_url as check_remote_url};
+pub use remote::{
+    bridge_args as remote_bridge_args, check_header_args as check_remote_headers,
+    check_url as check_remote_url,
+};
 pub use risk::{
     Risk, RiskKind, STEERING_ENV, document_env_risk, entry_risks, env_risks, risks, steering_env,
 };

@@ -218,6 +218,14 @@ pub enum ClientError {
         "--secret-env needs the bridge: the values are in the OS keychain, and only `warden bridge` reads them from there. Nothing was written. Fix: leave out --no-wrap, or pass the value with --env (it is then written into the files)"
     )]
     SecretsNeedBridge,
+    #[error("{why}")]
+    /// A remote server's URL or headers Warden would not write (`insecure`: plain http off
+    /// this machine, or credentials in the URL).
+    BadUrl { why: String, insecure: bool },
+    #[error(
+        "a remote server runs only through the bridge (a client whose file takes a URL can be given it by hand). Nothing was written. Fix: leave out --no-wrap"
+    )]
+    RemoteNeedsBridge,
     #[error("name at least one client (--client ID). Known clients: {}", ClientId::ALL.map(ClientId::as_str).join(", "))]
     NoClient,
     #[error("{name:?} cannot be a server name: {why}. Fix: use letters, digits, '-', '_' or '.'")]
@@ -261,9 +269,14 @@ impl ClientError {
             ClientError::Exists { .. } => Code::ClientExists,
             ClientError::Changed { .. } => Code::ClientChanged,
             ClientError::NotInstalled { .. } => Code::ClientNotInstalled,
+            ClientError::BadUrl { insecure: true, .. } => Code::AuthInsecure,
             ClientError::NoSuchServer { .. } => Code::ClientNoSuchServer,
             ClientError::UnknownFile { .. }
             | ClientError::SecretsNeedBridge
+            | ClientError::RemoteNeedsBridge
+            | ClientError::BadUrl {
+                insecure: false, ..
+            }
             | ClientError::NoClient
             | ClientError::BadName { .. } => Code::ClientUsage,
             ClientError::Io { .. } | ClientError::NoHome | ClientError::Watch(_) => Code::ClientIo,

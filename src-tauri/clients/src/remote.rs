@@ -21,9 +21,12 @@ pub fn check_url(url: &str) -> Result<(), String> {
         Some(v6) => v6.split(']').next().unwrap_or_default(),
         None => authority.split(':').next().unwrap_or_default(),
     };
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) || url.contains("${") {
+    if url
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '{' || c == '}')
+    {
         return Err(format!(
-            "`{}` is not a URL Warden can reach as it is",
+            "`{}` is not a URL Warden can reach as it is (a placeholder or a space in it)",
             shown(url)
         ));
     }
@@ -117,6 +120,23 @@ pub fn header_args(headers: &[(String, String)]) -> Result<Vec<String>, String> 
         }
     }
     Ok(out)
+}
+
+/// Checks the bridge's `NAME=ENVVAR` header arguments as given on a command line.
+pub fn check_header_args(headers: &[String]) -> Result<(), String> {
+    for h in headers {
+        let ok = h.split_once('=').is_some_and(|(name, var)| {
+            header_name_ok(name)
+                && !var.is_empty()
+                && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if !ok {
+            return Err(format!(
+                "--header {h:?} is not NAME=ENVVAR (a header name, then the environment variable whose value is sent)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Why a remote entry of this transport (`type` as written) cannot be bridged, if it cannot.
@@ -242,6 +262,7 @@ mod tests {
             "example.com/mcp",
             "https://",
             "https://${HOST}/mcp",
+            "https://{tenant}.example.com/mcp",
         ] {
             assert!(check_url(bad).is_err(), "{bad}");
         }

@@ -227,3 +227,106 @@ fn wrap_and_unwrap_of_a_remote_entry_in_a_claude_desktop_file_round_trip_on_disk
     unwrap(&env, &undo).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
+
+fn remote_entry(url: &str) -> NewEntry {
+    NewEntry {
+        name: "docs".to_owned(),
+        url: Some(url.to_owned()),
+        headers: vec!["Authorization=DOCS_AUTH".to_owned()],
+        ..NewEntry::default()
+    }
+}
+
+/// `servers add --url` writes the bridged remote entry in every syntax (a TOML or YAML file
+/// takes it too: it is a command), it lists as wrapped with its URL, and remove gives the
+/// bytes back.
+#[test]
+fn add_with_a_url_writes_the_bridge_in_every_syntax_and_remove_undoes_it() {
+    let cases = [
+        (
+            ClientId::ClaudeDesktop,
+            Dialect::McpServers,
+            "{\n  \"mcpServers\": {\n    \"t\": { \"command\": \"t\" }\n  }\n}\n",
+        ),
+        (
+            ClientId::Codex,
+            Dialect::Codex,
+            "model = \"o3\"\n\n[mcp_servers.t]\ncommand = \"t\"\n",
+        ),
+        (
+            ClientId::Continue,
+            Dialect::ContinueYaml,
+            "name: cfg\nmcpServers:\n  - name: t\n    command: t\n",
+        ),
+        (
+            ClientId::Opencode,
+            Dialect::Opencode,
+            "{\n  \"mcp\": {\n    \"t\": { \"type\": \"local\", \"command\": [\"t\"] }\n  }\n}\n",
+        ),
+    ];
+    let entry = remote_entry("https://mcp.example.com/mcp");
+    for (client, dialect, text) in cases {
+        let added = add_text(client, dialect, text, &entry, Some(WARDEN)).unwrap();
+        let listed = crate::edit::entries(client, dialect, &added.text).unwrap();
+        assert_eq!(
+            listed[1].state,
+            EntryState::Wrapped {
+                bridge: WARDEN.to_owned(),
+                server: Some("docs".to_owned()),
+                command: "https://mcp.example.com/mcp".to_owned(),
+                args: Vec::new(),
+            },
+            "{dialect:?}"
+        );
+        assert!(
+            added.text.contains("Authorization=DOCS_AUTH"),
+            "{}",
+            added.text
+        );
+        let removed = remove_text(client, dialect, &added.text, "docs").unwrap();
+        assert_eq!(removed.text, text, "{dialect:?}");
+    }
+}
+
+#[test]
+fn add_refuses_a_url_off_this_machine_over_plain_http_as_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = ClientEnv::with_home(dir.path(), Os::Linux);
+    let opts = AddOptions {
+        clients: vec![ClientId::Cursor],
+        entry: remote_entry("http://mcp.example.com/mcp"),
+        warden: Some(PathBuf::from(WARDEN)),
+        dry_run: true,
+    };
+    let err = add(&env, &opts).unwrap_err();
+    assert!(
+        err.coded().ends_with("[W-AUTH-INSECURE]"),
+        "{}",
+        err.coded()
+    );
+}
+
+#[test]
+fn add_refuses_a_header_that_is_not_name_and_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = ClientEnv::with_home(dir.path(), Os::Linux);
+    let mut entry = remote_entry("https://mcp.example.com/mcp");
+    entry.headers = vec!["Authorization=Bearer xyz".to_owned()];
+    let opts = AddOptions {
+        clients: vec![ClientId::Cursor],
+        entry,
+        warden: Some(PathBuf::from(WARDEN)),
+        dry_run: true,
+    };
+    let err = add(&env, &opts).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ClientError::BadUrl {
+                insecure: false,
+                ..
+            }
+        ) && err.to_string().contains("NAME=ENVVAR"),
+        "{err}"
+    );
+}

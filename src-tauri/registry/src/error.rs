@@ -98,6 +98,16 @@ pub enum RegistryError {
     },
 
     #[error(
+        "{server} is reachable only over the deprecated HTTP+SSE transport ({}), which warden-remote does not speak: Warden installs remote servers that speak Streamable HTTP. Fix: add it to your client directly as an SSE server, or ask its publisher for a streamable-http remote", urls.join(", ")
+    )]
+    RemoteSseOnly { server: String, urls: Vec<String> },
+
+    #[error(
+        "{server}'s remote cannot be used as it is: {why}. Fix: ask its publisher to fix its server.json"
+    )]
+    RemoteUnusable { server: String, why: String },
+
+    #[error(
         "{server} has no package {index}: it lists {count} (numbered from 0). Fix: choose one of 0..{count}, or leave the choice to Warden"
     )]
     NoSuchPackage {

@@ -98,7 +98,10 @@ fn unwrap_remote(
     headers: &[String],
 ) -> Step {
     let Some(whole) = &l.whole else {
-        return Step::Keep;
+        return Step::Skip(
+            "runs a remote server through the bridge, and Warden writes remote entries back in JSON files only; nothing was changed in this entry. Fix: `warden servers remove NAME`, then add the server as the client's docs say"
+                .to_owned(),
+        );
     };
     let span = &whole.span;
     let current = &text[span.clone()];
