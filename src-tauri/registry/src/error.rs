@@ -192,7 +192,7 @@ pub enum RegistryError {
 
 fn remote_only(server: &str, remotes: &[RemoteSummary]) -> String {
     let mut s = format!(
-        "{server} is a remote server, not a local stdio server: there is no command for Warden to run and watch. Fix: add it to your client directly as a remote server:"
+        "{server} is a remote server, not a local stdio server: there is no package for Warden to run. Fix: `warden install {server} --client ID` writes it into a client's file run through the bridge (`warden bridge --remote URL`, a Streamable HTTP remote), or add it to your client directly as a remote server:"
     );
     for r in remotes {
         let _ = write!(s, " {} at {}", r.kind, r.url);
