@@ -112,6 +112,22 @@ def wait_listening(proc: subprocess.Popen, port: int, what: str, seconds: float 
             time.sleep(0.05)
 
 
+def serve_remote(*flags: str) -> Iterator[str]:
+    """Runs remote_server.py (a Streamable HTTP server of the Python SDK) with FLAGS on a
+    loopback port and yields its URL until the test ends."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("remote_server.py")), str(port), *flags],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_listening(proc, port, "remote_server.py")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 async def refused(params: StdioServerParameters, mode: str = "auto") -> "MCPError":
     """The MCP error that ends a client's first steps (starting and listing the tools) through
     `params`; anyio wraps it in exception groups, which are unwrapped here."""

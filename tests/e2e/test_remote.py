@@ -4,10 +4,7 @@ eras. `warden-remote` must sit beside the warden binary (cargo builds both)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import anyio
 import pytest
@@ -16,37 +13,19 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitRequestParams, ElicitResult
 
-from conftest import Warden, free_port, refused, wait_listening
+from conftest import Warden, free_port, refused, serve_remote
 
 pytestmark = pytest.mark.anyio
-
-SERVER = Path(__file__).with_name("remote_server.py")
-
-
-
-def serve(*flags: str) -> Iterator[str]:
-    """Runs remote_server.py with FLAGS and yields its URL until the test ends."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port), *flags],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(proc, port, "remote_server.py")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(params=[(), ("--json",), ("--stateless",)], ids=["sse", "json", "stateless"])
 def remote(request: pytest.FixtureRequest) -> Iterator[str]:
-    yield from serve(*request.param)
+    yield from serve_remote(*request.param)
 
 
 @pytest.fixture
 def plain_remote() -> Iterator[str]:
-    yield from serve()
+    yield from serve_remote()
 
 
 def bridged(warden: Warden, url: str, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
@@ -118,7 +97,7 @@ async def test_a_header_comes_from_the_environment(warden: Warden, plain_remote:
 
 @pytest.fixture
 def token_remote() -> Iterator[str]:
-    yield from serve("--token", "s3cr3t-token-value")
+    yield from serve_remote("--token", "s3cr3t-token-value")
 
 
 async def test_a_bearer_token_from_the_environment_signs_in_and_lands_in_no_file(warden: Warden, token_remote: str) -> None:

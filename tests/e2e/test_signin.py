@@ -243,3 +243,21 @@ async def test_the_bridge_says_it_waits_for_a_sign_in_without_the_link(warden: W
     waiting = [e for e in events if e["kind"] == "signin_waiting"]
     leaked = [e for e in events if "state=" in json.dumps(e)]
     assert (len(waiting), leaked) == (1, [])
+def test_auth_list_shows_a_clients_remote_server_before_and_after_login(
+    warden: Warden, oauth: Site, tmp_path: Path
+) -> None:
+    home = a_client_with(tmp_path, oauth)
+    before = json.loads(auth(warden, oauth, "list", "--json", home=home).stdout)
+    login = auth(warden, oauth, "login", "signin", home=home)
+    after = json.loads(auth(warden, oauth, "list", "--json", home=home).stdout)
+    states = [(r["name"], r["url"], r["signin"]) for r in before + after]
+    assert (login.returncode, states) == (
+        0, [("signin", oauth.url, "none"), ("signin", oauth.url, "signed_in")]
+    ), login.stderr
+
+
+def test_login_to_a_name_no_client_has_names_the_remote_servers(
+    warden: Warden, oauth: Site, tmp_path: Path
+) -> None:
+    out = auth(warden, oauth, "login", "nosuch", home=a_client_with(tmp_path, oauth))
+    assert (out.returncode, "remote servers: signin" in out.stderr, oauth.browser_opens()) == (1, True, 0), out.stderr

@@ -32,6 +32,7 @@ pub enum ServersCommand {
     /// Add a server to each client named with --client, in that client's own format (its file
     /// is created when the client is installed but has none). Run through `warden bridge`
     /// unless --no-wrap. Refused, with nothing written, when a file already has the name.
+    /// A remote server: --url URL instead of a command (run by `warden bridge --remote URL`).
     Add {
         /// The server's name in the clients' files.
         name: String,
@@ -64,8 +65,16 @@ pub enum ServersCommand {
         /// Print the diffs; write nothing (not the keychain either).
         #[arg(long)]
         dry_run: bool,
+        /// A remote server's URL (Streamable HTTP; https, or http to localhost, 127.0.0.1 or
+        /// ::1) instead of a command: the entry runs `warden bridge --remote URL`.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        url: Option<String>,
+        /// With --url: send header NAME with the value of the environment variable ENVVAR
+        /// (repeatable). With --secret-env ENVVAR too, the value comes from the OS keychain.
+        #[arg(long = "header", value_name = "NAME=ENVVAR", requires = "url")]
+        header: Vec<String>,
         /// The server's command and its arguments, after `--`.
-        #[arg(last = true, required = true, value_name = "COMMAND")]
+        #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
         command: Vec<String>,
     },
     /// Turn a server off without deleting it: with the client's own switch where it has one,
@@ -159,6 +168,8 @@ pub fn run(command: ServersCommand) -> ExitCode {
             no_wrap,
             project,
             dry_run,
+            url,
+            header,
             command,
         } => add(
             &env,
@@ -172,7 +183,10 @@ pub fn run(command: ServersCommand) -> ExitCode {
             no_wrap,
             project,
             dry_run,
-            command,
+            match url {
+                Some(url) => Target::Remote { url, header },
+                None => Target::Command(command),
+            },
         ),
         ServersCommand::Disable {
             name,
@@ -222,6 +236,8 @@ pub(crate) fn failed(e: &ClientError) -> ExitCode {
         ClientError::Exists { .. }
             | ClientError::NotInstalled { .. }
             | ClientError::SecretsNeedBridge
+            | ClientError::RemoteNeedsBridge
+            | ClientError::BadUrl { .. }
             | ClientError::NoClient
             | ClientError::BadName { .. }
             | ClientError::NoSuchServer { .. }
@@ -246,6 +262,12 @@ struct Secrets {
     replace: bool,
 }
 
+/// What a new entry runs: a command, or a remote server through the bridge.
+enum Target {
+    Command(Vec<String>),
+    Remote { url: String, header: Vec<String> },
+}
+
 #[allow(clippy::too_many_arguments)]
 fn add(
     env: &ClientEnv,
@@ -256,10 +278,14 @@ fn add(
     no_wrap: bool,
     project: Option<PathBuf>,
     dry_run: bool,
-    command: Vec<String>,
+    target: Target,
 ) -> ExitCode {
-    let Some((cmd, args)) = command.split_first() else {
-        return refused("give the server's command after `--`");
+    let (cmd, args, url, headers) = match target {
+        Target::Command(command) => match command.split_first() {
+            Some((cmd, args)) => (cmd.clone(), args.to_vec(), None, Vec::new()),
+            None => return refused("give the server's command after `--`, or its --url"),
+        },
+        Target::Remote { url, header } => (String::new(), Vec::new(), Some(url), header),
     };
     let mut warning = None;
     let warden = if no_wrap {
@@ -283,10 +309,12 @@ fn add(
         clients,
         entry: NewEntry {
             name: name.clone(),
-            command: cmd.clone(),
-            args: args.to_vec(),
+            command: cmd,
+            args,
             env: vars.into_iter().collect(),
             secret_env: secrets.given.iter().map(|(k, _)| k.clone()).collect(),
+            url,
+            headers,
         },
         warden,
         dry_run: true,

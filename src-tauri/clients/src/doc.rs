@@ -71,6 +71,20 @@ pub(crate) struct Located {
     /// The client's own on/off switch for the entry, as written.
     pub switch: Switch,
     pub body: Body,
+    /// The entry's whole object (JSON files): a remote entry's wrap and unwrap replace it.
+    pub whole: Option<Whole>,
+}
+
+/// An entry's JSON object as text: where it is, its members and its layout.
+#[derive(Debug, Clone)]
+pub(crate) struct Whole {
+    pub span: Range<usize>,
+    /// Each member's key and exact text (`"key": value`).
+    pub members: Vec<(String, String)>,
+    /// What goes between `{` and each member (a line break and indentation, or a space),
+    /// and between the last member and `}`.
+    pub sep: String,
+    pub close: String,
 }
 
 impl Located {
@@ -83,6 +97,7 @@ impl Located {
             cwd: None,
             switch: Switch::default(),
             body: Body::Skip(reason),
+            whole: None,
         }
     }
 }
@@ -119,6 +134,18 @@ pub(crate) enum Body {
     Joined {
         command: Seq,
     },
+    /// A remote server (JSON files): wrap rewrites the whole entry.
+    Remote(Box<RemoteBody>),
+}
+
+/// A remote server's entry as written, and what wrap needs to write it as a bridged one.
+#[derive(Debug, Clone)]
+pub(crate) struct RemoteBody {
+    pub url: String,
+    /// The `headers` strings, or why they cannot be read.
+    pub headers: Result<Vec<(String, String)>, String>,
+    /// The transport's `type` as written, if any.
+    pub transport: Option<String>,
 }
 
 #[derive(Debug, Clone)]

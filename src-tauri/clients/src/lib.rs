@@ -33,6 +33,7 @@ mod manage;
 mod model;
 mod notices;
 mod ops;
+mod remote;
 mod risk;
 mod secrets;
 mod watch;
@@ -45,6 +46,8 @@ pub(crate) mod yaml;
 mod tests;
 #[cfg(test)]
 mod tests_macos;
+#[cfg(test)]
+mod tests_remote;
 
 pub use backup::{Backup, backups};
 pub use detect::{
@@ -69,6 +72,10 @@ pub use ops::{
     FileChange, FileListing, Filter, RestoreOutcome, UnwrapOptions, WrapOptions, awaiting,
     keep_unwrapped, launch_of, launches, list, restore, secret_in_use, secret_readers,
     select_files, unified_diff, unwrap, wrap, wrap_file,
+};
+pub use remote::{
+    bridge_args as remote_bridge_args, check_header_args as check_remote_headers,
+    check_url as check_remote_url,
 };
 pub use risk::{
     Risk, RiskKind, STEERING_ENV, document_env_risk, entry_risks, env_risks, risks, steering_env,

@@ -218,6 +218,14 @@ pub enum ClientError {
         "--secret-env needs the bridge: the values are in the OS keychain, and only `warden bridge` reads them from there. Nothing was written. Fix: leave out --no-wrap, or pass the value with --env (it is then written into the files)"
     )]
     SecretsNeedBridge,
+    #[error("{why}")]
+    /// A remote server's URL or headers Warden would not write (`insecure`: plain http off
+    /// this machine, or credentials in the URL).
+    BadUrl { why: String, insecure: bool },
+    #[error(
+        "a remote server runs only through the bridge (a client whose file takes a URL can be given it by hand). Nothing was written. Fix: leave out --no-wrap"
+    )]
+    RemoteNeedsBridge,
     #[error("name at least one client (--client ID). Known clients: {}", ClientId::ALL.map(ClientId::as_str).join(", "))]
     NoClient,
     #[error("{name:?} cannot be a server name: {why}. Fix: use letters, digits, '-', '_' or '.'")]
@@ -292,11 +300,16 @@ impl ClientError {
             ClientError::Exists { .. } => Code::ClientExists,
             ClientError::Changed { .. } => Code::ClientChanged,
             ClientError::NotInstalled { .. } => Code::ClientNotInstalled,
+            ClientError::BadUrl { insecure: true, .. } => Code::AuthInsecure,
             ClientError::NoSuchServer { .. }
             | ClientError::SetServersMissing { .. }
             | ClientError::SetNotApplied { .. } => Code::ClientNoSuchServer,
             ClientError::UnknownFile { .. }
             | ClientError::SecretsNeedBridge
+            | ClientError::RemoteNeedsBridge
+            | ClientError::BadUrl {
+                insecure: false, ..
+            }
             | ClientError::NoClient
             | ClientError::BadName { .. }
             | ClientError::NoSuchSet { .. }
@@ -385,27 +398,18 @@ impl ServerEntry {
         matches!(self.state, EntryState::Unwrapped { .. })
     }
 
-    /// The URL of a remote server the entry reaches through `warden bridge --remote URL`.
+    /// The URL of a remote server the entry reaches through `warden bridge --remote URL`
+    /// (listed as wrapped, its URL in place of a command).
     pub fn remote(&self) -> Option<&str> {
-        let EntryState::Unwrapped { command, args } = &self.state else {
-            return None;
-        };
-        if !crate::edit::is_warden(command) || args.first().map(String::as_str) != Some("bridge") {
-            return None;
+        match &self.state {
+            EntryState::Wrapped { command, args, .. }
+                if args.is_empty()
+                    && (command.starts_with("https://") || command.starts_with("http://")) =>
+            {
+                Some(command)
+            }
+            _ => None,
         }
-        let mut rest = args.iter();
-        while let Some(a) = rest.next() {
-            if a == "--remote" {
-                return rest.next().map(String::as_str);
-            }
-            if let Some(url) = a.strip_prefix("--remote=") {
-                return Some(url);
-            }
-            if a == "--" {
-                break;
-            }
-        }
-        None
     }
 }
 

@@ -1219,6 +1219,7 @@ fn new_server(name: &str) -> NewEntry {
         args: vec!["mcp-server-time==1.0.0".to_owned()],
         env: [("TZ".to_owned(), "UTC".to_owned())].into(),
         secret_env: vec!["API_KEY".to_owned()],
+        ..Default::default()
     }
 }
 
@@ -1593,6 +1594,7 @@ fn clients_new_entry_argv_passes_env_keys_but_secrets() {
             ("API_URL".to_owned(), "https://a.test".to_owned()),
         ]),
         secret_env: vec!["API_TOKEN".to_owned()],
+        ..Default::default()
     };
     assert_eq!(
         entry.argv(Some(WARDEN)),
@@ -1624,6 +1626,7 @@ fn clients_new_entry_argv_unwrapped_is_the_plain_command() {
         args: vec!["srv@1.2.3".to_owned()],
         env: std::collections::BTreeMap::from([("A".to_owned(), "1".to_owned())]),
         secret_env: Vec::new(),
+        ..Default::default()
     };
     assert_eq!(entry.argv(None), ["npx", "srv@1.2.3"]);
 }

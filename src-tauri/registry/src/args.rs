@@ -383,6 +383,26 @@ impl<'a> Resolver<'a> {
         Ok(planned)
     }
 
+    /// A remote's URL with its `{variables}` filled, or `None` when one has no value (then
+    /// filed as missing: a URL cannot keep a placeholder).
+    pub fn url(
+        &mut self,
+        url: &str,
+        vars: &BTreeMap<String, Input>,
+    ) -> Result<Option<String>, RegistryError> {
+        match self.fill(url, vars)? {
+            Fill::Done { text, .. } => Ok(Some(text)),
+            Fill::Unset(unset) => {
+                let owner = Input {
+                    is_required: true,
+                    ..Input::default()
+                };
+                self.unset(unset, &owner, "URL");
+                Ok(None)
+            }
+        }
+    }
+
     /// The user's values that nothing used, sorted by key.
     pub fn unused(&self) -> Vec<(String, String)> {
         self.inputs

@@ -98,6 +98,16 @@ pub enum RegistryError {
     },
 
     #[error(
+        "{server} is reachable only over the deprecated HTTP+SSE transport ({}), which warden-remote does not speak: Warden installs remote servers that speak Streamable HTTP. Fix: add it to your client directly as an SSE server, or ask its publisher for a streamable-http remote", urls.join(", ")
+    )]
+    RemoteSseOnly { server: String, urls: Vec<String> },
+
+    #[error(
+        "{server}'s remote cannot be used as it is: {why}. Fix: ask its publisher to fix its server.json"
+    )]
+    RemoteUnusable { server: String, why: String },
+
+    #[error(
         "{server} has no package {index}: it lists {count} (numbered from 0). Fix: choose one of 0..{count}, or leave the choice to Warden"
     )]
     NoSuchPackage {
@@ -182,7 +192,7 @@ pub enum RegistryError {
 
 fn remote_only(server: &str, remotes: &[RemoteSummary]) -> String {
     let mut s = format!(
-        "{server} is a remote server, not a local stdio server: there is no command for Warden to run and watch. Fix: add it to your client directly as a remote server:"
+        "{server} is a remote server, not a local stdio server: there is no package for Warden to run. Fix: `warden install {server} --client ID` writes it into a client's file run through the bridge (`warden bridge --remote URL`, a Streamable HTTP remote), or add it to your client directly as a remote server:"
     );
     for r in remotes {
         let _ = write!(s, " {} at {}", r.kind, r.url);

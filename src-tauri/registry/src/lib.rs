@@ -30,9 +30,10 @@ pub use document::{
 pub use error::{InputKind, InputRequest, PackageId, RegistryError, RemoteSummary};
 pub use parse::{OFFICIAL_URL, parse_list, parse_server};
 pub use plan::{
-    InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
+    InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, RemotePlan, ValueSource, Warning,
+    WarningKind,
 };
-pub use planner::{entry_name, plan, requested_version};
+pub use planner::{entry_name, header_env_name, plan, plan_remote, requested_version};
 pub use view::{
     Found, PlanView, RegistryAnswer, RegistryRequest, document_view, found, plan_view, registry_op,
 };

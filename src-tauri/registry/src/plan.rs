@@ -62,6 +62,26 @@ impl InstallPlan {
     }
 }
 
+/// A remote server's plan (a document with `remotes` only): the URL `warden bridge
+/// --remote` reaches, and its headers, each sent from a variable Warden names after the
+/// header, whose value goes into the OS keychain (a secret) or the entry's `env`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemotePlan {
+    /// The registry name.
+    pub server: String,
+    /// The server's version, as the registry lists it (what was agreed to).
+    pub version: Option<String>,
+    /// `streamable-http`.
+    pub transport: String,
+    /// The URL, its `{variables}` filled.
+    pub url: String,
+    /// The bridge's `--header NAME=ENVVAR`s: one for each header that has a value.
+    pub headers: Vec<String>,
+    /// The headers' variables (set or not), then the user's undeclared values.
+    pub env: Vec<PlannedEnv>,
+    pub warnings: Vec<Warning>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PlannedPackage {

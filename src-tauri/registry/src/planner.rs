@@ -8,10 +8,11 @@
 use std::collections::BTreeSet;
 
 use super::args::{Resolved, Resolver};
-use super::document::{Package, RegistryType, ServerJson};
+use super::document::{KeyValueInput, Package, RegistryType, ServerJson};
 use super::error::{PackageId, RegistryError, RemoteSummary};
 use super::plan::{
-    InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, ValueSource, Warning, WarningKind,
+    InstallPlan, PlanOptions, PlannedEnv, PlannedPackage, RemotePlan, ValueSource, Warning,
+    WarningKind,
 };
 use super::version::{fill_version, not_exact, split_image, template_name};
 use warden_clients::{self as clients, Risk};
@@ -303,6 +304,106 @@ fn choose(doc: &ServerJson) -> Result<usize, RegistryError> {
         }
         None => Err(unsupported(doc, 0)),
     }
+}
+
+/// The variable a remote's header is sent from: the header's name in capitals, `-` as `_`
+/// (`Authorization` → `AUTHORIZATION`, `X-API-Key` → `X_API_KEY`).
+pub fn header_env_name(header: &str) -> String {
+    header
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The plan for a document that lists only `remotes`: its first Streamable HTTP remote, its
+/// URL's `{variables}` filled and its headers sent from variables (values asked for as a
+/// package's environment is), or why there is none (SSE only; a URL Warden would not reach).
+pub fn plan_remote(doc: &ServerJson, opts: &PlanOptions) -> Result<RemotePlan, RegistryError> {
+    let server = doc.name.as_str();
+    check_name(server)?;
+    let Some(remote) = doc
+        .remotes
+        .iter()
+        .find(|r| matches!(r.kind.as_str(), "streamable-http" | "http"))
+    else {
+        return Err(if doc.remotes.is_empty() {
+            RegistryError::NoPackage {
+                server: server.to_owned(),
+            }
+        } else {
+            RegistryError::RemoteSseOnly {
+                server: server.to_owned(),
+                urls: doc.remotes.iter().map(|r| r.url.clone()).collect(),
+            }
+        });
+    };
+    let version = opts
+        .version
+        .clone()
+        .or_else(|| doc.version.clone().filter(|v| template_name(v).is_none()));
+    let mut r = Resolver::new(server, &opts.inputs, version.as_deref());
+    let url = r.url(&remote.url, &remote.variables)?;
+    let mut headers = Vec::new();
+    let mut env = Vec::new();
+    for h in &remote.headers {
+        let var = header_env_name(h.name.trim());
+        let planned = r.env(&KeyValueInput {
+            name: var.clone(),
+            variables: h.variables.clone(),
+            input: h.input.clone(),
+        })?;
+        if planned.value.is_some() {
+            headers.push(format!("{}={var}", h.name.trim()));
+        }
+        env.push(planned);
+    }
+    let mut warnings = std::mem::take(&mut r.warnings);
+    if !r.missing.is_empty() {
+        return Err(RegistryError::MissingInputs {
+            server: server.to_owned(),
+            inputs: r.missing,
+        });
+    }
+    for (name, value) in r.unused() {
+        warnings.push(Warning {
+            kind: WarningKind::UndeclaredInput,
+            message: format!(
+                "{name} is not a variable or header of this server; it is set as an environment variable of the bridge anyway"
+            ),
+        });
+        env.push(PlannedEnv {
+            name,
+            required: false,
+            secret: false,
+            default: None,
+            description: None,
+            value: Some(value),
+            source: ValueSource::User,
+            declared: false,
+        });
+    }
+    let url = url.unwrap_or_default();
+    let unusable = |why: String| RegistryError::RemoteUnusable {
+        server: server.to_owned(),
+        why,
+    };
+    clients::check_remote_url(&url).map_err(unusable)?;
+    clients::check_remote_headers(&headers).map_err(unusable)?;
+    Ok(RemotePlan {
+        server: server.to_owned(),
+        version,
+        transport: remote.kind.clone(),
+        url,
+        headers,
+        env,
+        warnings,
+    })
 }
 
 fn remote_summaries(doc: &ServerJson) -> Vec<RemoteSummary> {

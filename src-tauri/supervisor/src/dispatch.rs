@@ -105,6 +105,7 @@ impl Supervisor {
                     args,
                     env,
                     secret_env: secrets.keys().cloned().collect(),
+                    ..Default::default()
                 };
                 let add = crate::flows::add::Add {
                     entry,

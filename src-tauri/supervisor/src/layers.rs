@@ -44,7 +44,7 @@ const DIRS: &[(&str, &str, &str)] = &[
     (
         "clients",
         "",
-        "doc risk jsonc yaml dialect literal secrets model lock backup detect notices edit ledger \
+        "doc risk remote jsonc yaml dialect literal secrets model lock backup detect notices edit ledger \
          write ops manage watch",
     ),
     ("clients", "edit", "classify splice driver wrap unwrap"),

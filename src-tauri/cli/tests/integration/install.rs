@@ -449,19 +449,107 @@ fn a_server_json_on_disk_is_installed_under_its_own_name_or_as() {
 }
 
 #[test]
-fn a_remote_only_server_is_refused_with_how_to_add_it() {
+fn a_remote_only_server_without_its_required_header_is_refused_naming_the_env_to_pass() {
     let h = Home::new();
     let run = install_fixture(&h, "ticket-desk.server.json");
     assert_eq!(run.code, Some(2), "{}", run.text());
     assert!(
-        run.stderr.contains("not a local stdio server")
-            && run
-                .stderr
-                .contains("https://{region}.tickets.example.com/mcp"),
+        run.stderr.contains("--env AUTHORIZATION=VALUE"),
         "{}",
         run.text()
     );
     assert!(h.untouched());
+}
+
+#[test]
+fn a_remote_only_dry_run_shows_the_bridge_with_its_secret_header_from_the_keychain() {
+    let h = Home::new();
+    let file = registry_fixture_path("ticket-desk.server.json");
+    let run = h.install(
+        &closed_port_url(),
+        &[
+            "--file",
+            &file,
+            "--client",
+            "cursor",
+            "--env",
+            "AUTHORIZATION=Bearer t-never-written",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    let wanted = "\"--secret-env\", \"AUTHORIZATION\", \"--remote\", \"https://eu.tickets.example.com/mcp\", \"--header\", \"Authorization=AUTHORIZATION\"";
+    assert!(
+        run.stdout.contains(wanted) && !run.text().contains("t-never-written") && h.untouched(),
+        "{}",
+        run.text()
+    );
+}
+
+fn hosted(remotes: Value) -> Value {
+    json!({
+        "name": "io.github.warden-test/hosted",
+        "description": "a hosted server",
+        "version": "2.0.0",
+        "remotes": remotes
+    })
+}
+
+#[test]
+fn a_remote_only_server_installs_as_the_bridge_and_remove_gives_the_file_back() {
+    let h = Home::new();
+    let file = h.server_json(&hosted(json!([{
+        "type": "streamable-http",
+        "url": "https://h.example/mcp",
+        "headers": [{"name": "X-Team", "isRequired": true}]
+    }])));
+    let run = h.install(
+        &closed_port_url(),
+        &[
+            "--file",
+            &file,
+            "--client",
+            "cursor",
+            "--env",
+            "X_TEAM=blue",
+            "--yes",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    assert_eq!(
+        json_of(&h.cursor())["mcpServers"]["hosted"],
+        json!({
+            "command": warden_path(),
+            "args": ["bridge", "--server", "hosted", "--remote", "https://h.example/mcp",
+                     "--header", "X-Team=X_TEAM"],
+            "env": {"X_TEAM": "blue"}
+        })
+    );
+    let undo = h.warden(
+        &closed_port_url(),
+        NO_BUS,
+        &["servers", "remove", "hosted", "--yes"],
+    );
+    assert_eq!(undo.code, Some(0), "{}", undo.text());
+    assert!(h.untouched(), "{}", read(&h.cursor()));
+}
+
+#[test]
+fn a_remote_only_server_over_sse_is_refused_and_nothing_is_written() {
+    let h = Home::new();
+    let file = h.server_json(&hosted(json!([
+        {"type": "sse", "url": "https://h.example/sse"}
+    ])));
+    let run = h.install(
+        &closed_port_url(),
+        &["--file", &file, "--client", "cursor", "--yes"],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.text());
+    assert!(
+        run.stderr.contains("HTTP+SSE") && h.untouched(),
+        "{}",
+        run.text()
+    );
 }
 
 #[test]

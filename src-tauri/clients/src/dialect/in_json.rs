@@ -169,6 +169,7 @@ fn json_entry(dialect: Dialect, text: &str, id: EntryRef, value: &JVal) -> Locat
             .map(|s| s.value.clone()),
         switch,
         body,
+        whole: Some(json_whole(text, obj)),
     }
 }
 
@@ -181,7 +182,7 @@ fn json_body(dialect: Dialect, text: &str, obj: &JObj) -> Body {
     if dialect == Dialect::Opencode {
         match type_of("type") {
             Some("local") | None => {}
-            Some(t) if REMOTE_TYPES.contains(&t) => return Body::Skip(remote_reason(t)),
+            Some(t) if REMOTE_TYPES.contains(&t) => return json_remote(obj, Some(t)),
             Some(t) => return Body::Skip(format!("unknown type {t:?}")),
         }
         return match obj.get("command") {
@@ -199,13 +200,11 @@ fn json_body(dialect: Dialect, text: &str, obj: &JObj) -> Body {
     for key in ["type", "transportType"] {
         match type_of(key) {
             None | Some("stdio") => {}
-            Some(t) if REMOTE_TYPES.contains(&t) => return Body::Skip(remote_reason(t)),
+            Some(t) if REMOTE_TYPES.contains(&t) => return json_remote(obj, Some(t)),
             Some(t) => return Body::Skip(format!("unknown {key} {t:?}")),
         }
     }
-    let remote = ["url", "serverUrl", "httpUrl", "uri"]
-        .into_iter()
-        .any(|k| obj.get(k).is_some());
+    let remote = URL_KEYS.into_iter().any(|k| obj.get(k).is_some());
     let (holder, cmd_key) = match obj.get("command") {
         Some(JVal::Str(_)) => (obj, "command"),
         // Zed's older layout: "command": { "path": ..., "args": [...], "env": {...} }
@@ -214,9 +213,7 @@ fn json_body(dialect: Dialect, text: &str, obj: &JObj) -> Body {
             _ => return Body::Skip("command.path is missing or not a string".to_owned()),
         },
         Some(v) => return Body::Skip(format!("command is {}, not a string", v.kind())),
-        None if remote => {
-            return Body::Skip("remote server (url); only stdio servers are wrapped".to_owned());
-        }
+        None if remote => return json_remote(obj, None),
         None if dialect == Dialect::Zed => {
             return Body::Skip("provided by a Zed extension (no command)".to_owned());
         }
@@ -245,6 +242,91 @@ fn json_body(dialect: Dialect, text: &str, obj: &JObj) -> Body {
         command,
         args,
         insert: Some(insert),
+    }
+}
+
+/// The keys that give a remote server's URL.
+const URL_KEYS: [&str; 4] = ["url", "serverUrl", "httpUrl", "uri"];
+
+/// A remote entry: its URL, headers and transport, and its other members, which stay.
+fn json_remote(obj: &JObj, transport: Option<&str>) -> Body {
+    if obj.get("command").is_some() {
+        return Body::Skip(
+            "has both a command and a remote URL or type; edit it by hand".to_owned(),
+        );
+    }
+    let Some(url) = URL_KEYS
+        .into_iter()
+        .find_map(|k| obj.get(k).and_then(JVal::as_str))
+    else {
+        return Body::Skip(match transport {
+            Some(t) => format!("remote server (type {t:?}) without a URL string"),
+            None => "remote server whose URL is not a string".to_owned(),
+        });
+    };
+    let headers = match obj.get("headers") {
+        None => Ok(Vec::new()),
+        Some(JVal::Obj(h)) => h
+            .members
+            .iter()
+            .map(|m| match m.value.as_str() {
+                Some(v) => Ok((m.key.clone(), v.value.clone())),
+                None => Err(format!(
+                    "its header {:?} is {}, not a string; the entry stays as it is",
+                    m.key,
+                    m.value.kind()
+                )),
+            })
+            .collect(),
+        Some(v) => Err(format!(
+            "its headers are {}, not an object; the entry stays as it is",
+            v.kind()
+        )),
+    };
+    Body::Remote(Box::new(RemoteBody {
+        url: url.value.clone(),
+        headers,
+        transport: transport.map(str::to_owned),
+    }))
+}
+
+/// An entry's object as text: its members and its layout.
+fn json_whole(text: &str, obj: &JObj) -> Whole {
+    let members = obj
+        .members
+        .iter()
+        .map(|m| {
+            let raw = &text[m.key_span.start..m.value.span().end];
+            (m.key.clone(), raw.to_owned())
+        })
+        .collect();
+    let blank = |s: &str| s.chars().all(char::is_whitespace);
+    let (sep, close) = match (obj.members.first(), obj.members.last()) {
+        (Some(first), Some(last)) => {
+            let open = &text[obj.span.start + 1..first.key_span.start];
+            let end = &text[last.value.span().end..obj.span.end - 1];
+            let sep = if blank(open) { open } else { " " };
+            let close = if blank(end) {
+                end.to_owned()
+            } else if sep.contains('\n') {
+                // A comment before `}`: a line break and the indentation of `}`'s line.
+                let start = line_start(text, obj.span.end - 1);
+                let line = &text[start..obj.span.end - 1];
+                let indent = &line[..line.len() - line.trim_start().len()];
+                let (_, eol) = line_end(text, start);
+                format!("{eol}{indent}")
+            } else {
+                " ".to_owned()
+            };
+            (sep.to_owned(), close)
+        }
+        _ => (" ".to_owned(), " ".to_owned()),
+    };
+    Whole {
+        span: obj.span.clone(),
+        members,
+        sep,
+        close,
     }
 }
 

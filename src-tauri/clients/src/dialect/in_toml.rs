@@ -77,6 +77,7 @@ fn toml_entry(text: &str, off: usize, id: EntryRef, item: &toml_edit::Item) -> L
             ..Switch::default()
         },
         body,
+        whole: None,
     }
 }
 
@@ -87,7 +88,7 @@ fn span_of(off: usize, span: Option<std::ops::Range<usize>>) -> Option<std::ops:
 fn toml_body(text: &str, off: usize, item: &toml_edit::Item, t: &dyn toml_edit::TableLike) -> Body {
     let Some(cmd_item) = t.get("command") else {
         if t.get("url").is_some() {
-            return Body::Skip("remote server (url); only stdio servers are wrapped".to_owned());
+            return Body::Skip(format!("remote server (url); {REMOTE_NOT_HERE}"));
         }
         return Body::Skip("no command".to_owned());
     };

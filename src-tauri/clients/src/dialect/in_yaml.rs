@@ -151,6 +151,7 @@ fn yaml_entry(dialect: Dialect, text: &str, id: EntryRef, map: &YMap) -> Located
             ..Switch::default()
         },
         body,
+        whole: None,
     }
 }
 
@@ -180,7 +181,7 @@ fn yaml_body(dialect: Dialect, text: &str, map: &YMap) -> Body {
     }
     let Some((cmd_k, cmd_v)) = map.entry(cmd_key) else {
         if map.get("url").is_some() || map.get("uri").is_some() {
-            return Body::Skip("remote server (url); only stdio servers are wrapped".to_owned());
+            return Body::Skip(format!("remote server (url); {REMOTE_NOT_HERE}"));
         }
         return Body::Skip(format!("no {cmd_key}"));
     };

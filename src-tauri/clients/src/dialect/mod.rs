@@ -12,7 +12,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::doc::{Body, DocError, EntryRef, Insert, Located, Scalar, Seq, SeqStyle, Switch};
+use super::doc::{
+    Body, DocError, EntryRef, Insert, Located, RemoteBody, Scalar, Seq, SeqStyle, Switch, Whole,
+};
 use super::jsonc::{self, JObj, JVal};
 use super::yaml::{self, YMap, YNode, YScalar};
 
@@ -111,9 +113,13 @@ const REMOTE_TYPES: &[&str] = &[
     "remote",
 ];
 
+/// Why a remote entry of a TOML or YAML file stays as it is.
 fn remote_reason(t: &str) -> String {
-    format!("remote server (type {t:?}); only stdio servers are wrapped")
+    format!("remote server (type {t:?}); {REMOTE_NOT_HERE}")
 }
+
+const REMOTE_NOT_HERE: &str =
+    "Warden wraps remote servers in JSON files only so far; the entry stays as it is";
 
 /// The text between the start of `pos`'s line and `pos`, with the line break before it;
 /// `None` on the first line.

@@ -5,9 +5,9 @@
 use std::ops::Range;
 
 use crate::dialect::{self, Dialect};
-use crate::doc::{Body, DocError, EntryRef, Located, Scalar};
+use crate::doc::{Body, DocError, EntryRef, Located, RemoteBody, Scalar};
 use crate::model::{ClientId, EntryState, ServerEntry};
-use crate::risk;
+use crate::{remote, risk};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Class {
@@ -27,6 +27,19 @@ pub(super) enum Class {
         pass_env: Vec<String>,
         command: String,
         args: Vec<String>,
+    },
+    /// A remote server the bridge can reach (Streamable HTTP), not wrapped: its URL and its
+    /// headers as the bridge's `NAME=ENVVAR`.
+    Remote {
+        url: String,
+        headers: Vec<String>,
+    },
+    /// A remote server run through `warden bridge --remote URL`.
+    WrappedRemote {
+        bridge: String,
+        server: Option<String>,
+        url: String,
+        headers: Vec<String>,
     },
 }
 
@@ -85,9 +98,39 @@ fn bridge_args(items: &[String]) -> Option<BridgeArgs> {
     })
 }
 
+/// A remote entry: bridged when its URL, transport and headers allow, else why not.
+fn classify_remote(r: &RemoteBody) -> Class {
+    if let Some(why) = remote::transport_problem(r.transport.as_deref(), &r.url) {
+        return Class::Skip(why);
+    }
+    if let Err(why) = remote::check_url(&r.url) {
+        return Class::Skip(format!("remote server: {why}; the entry stays as it is"));
+    }
+    let headers = r.headers.clone().and_then(|h| remote::header_args(&h));
+    match headers {
+        Ok(headers) => Class::Remote {
+            url: r.url.clone(),
+            headers,
+        },
+        Err(why) => Class::Skip(format!("remote server: {why}")),
+    }
+}
+
+/// A wrapped remote server's class, from the bridge's arguments (after `bridge`).
+fn wrapped_remote(bridge: &str, argv: &[String]) -> Option<Class> {
+    let r = remote::parse_bridge_args(argv)?;
+    Some(Class::WrappedRemote {
+        bridge: bridge.to_owned(),
+        server: r.server,
+        url: r.url,
+        headers: r.headers,
+    })
+}
+
 pub(super) fn classify(body: &Body) -> Class {
     match body {
         Body::Skip(r) => Class::Skip(r.clone()),
+        Body::Remote(r) => classify_remote(r),
         Body::Split { command, args, .. } => {
             let argv = args.as_ref().map(|a| values(&a.items)).unwrap_or_default();
             if !is_warden(&command.value) {
@@ -106,7 +149,9 @@ pub(super) fn classify(body: &Body) -> Class {
                     command: argv[b.dashes + 1].clone(),
                     args: argv[b.dashes + 2..].to_vec(),
                 },
-                None => Class::Skip("runs warden itself, not a server to wrap".to_owned()),
+                None => wrapped_remote(&command.value, &argv).unwrap_or_else(|| {
+                    Class::Skip("runs warden itself, not a server to wrap".to_owned())
+                }),
             }
         }
         Body::Joined { command } => {
@@ -130,7 +175,9 @@ pub(super) fn classify(body: &Body) -> Class {
                     command: rest[b.dashes + 1].clone(),
                     args: rest[b.dashes + 2..].to_vec(),
                 },
-                None => Class::Skip("runs warden itself, not a server to wrap".to_owned()),
+                None => wrapped_remote(first, rest).unwrap_or_else(|| {
+                    Class::Skip("runs warden itself, not a server to wrap".to_owned())
+                }),
             }
         }
     }
@@ -166,14 +213,17 @@ pub(crate) fn launches(dialect: Dialect, text: &str) -> Result<Vec<Launch>, DocE
         .into_iter()
         .filter_map(|l| {
             let argv = match &l.body {
-                Body::Skip(_) => Vec::new(),
+                Body::Skip(_) | Body::Remote(_) => Vec::new(),
                 Body::Split { command, args, .. } => std::iter::once(command.value.clone())
                     .chain(args.as_ref().map(|a| values(&a.items)).unwrap_or_default())
                     .collect(),
                 Body::Joined { command } => values(&command.items),
             };
             let (name, command, args, secret_env) = match classify(&l.body) {
-                Class::Skip(_) => return None,
+                // A remote server is no process a probe could start.
+                Class::Skip(_) | Class::Remote { .. } | Class::WrappedRemote { .. } => {
+                    return None;
+                }
                 Class::Unwrapped { command, args } => (l.id.name, command, args, Vec::new()),
                 Class::Wrapped {
                     server,
@@ -205,8 +255,29 @@ pub(crate) fn entries(
     Ok(dialect::locate(dialect, text)?
         .into_iter()
         .map(|l| {
-            let state = match classify(&l.body) {
+            let class = classify(&l.body);
+            let remote = matches!(class, Class::Remote { .. } | Class::WrappedRemote { .. });
+            let state = match class {
                 Class::Skip(reason) => EntryState::Skipped { reason },
+                // Listed as skipped so that nothing wraps it unasked (auto-rewrite wraps only
+                // unwrapped entries); `warden clients wrap` does when asked.
+                Class::Remote { url, .. } => EntryState::Skipped {
+                    reason: format!(
+                        "remote server ({}); `warden clients wrap` runs it through the bridge when asked",
+                        remote::shown(&url)
+                    ),
+                },
+                Class::WrappedRemote {
+                    bridge,
+                    server,
+                    url,
+                    ..
+                } => EntryState::Wrapped {
+                    bridge,
+                    server,
+                    command: url,
+                    args: Vec::new(),
+                },
                 Class::Unwrapped { command, args } => EntryState::Unwrapped { command, args },
                 Class::Wrapped {
                     bridge,
@@ -222,6 +293,7 @@ pub(crate) fn entries(
                 },
             };
             let risks = match &state {
+                _ if remote => Vec::new(),
                 EntryState::Unwrapped { command, args }
                 | EntryState::Wrapped { command, args, .. } => {
                     risk::entry_risks(command, args, &l.env_keys)
@@ -252,6 +324,8 @@ pub struct EntrySpans {
     pub args: Option<Range<usize>>,
     /// Where wrap adds `args` when the entry has none.
     pub insert_at: Option<usize>,
+    /// A remote entry, wrapped or not: its whole value (wrap and unwrap replace it).
+    pub remote: Option<Range<usize>>,
 }
 
 #[doc(hidden)]
@@ -260,7 +334,7 @@ pub fn entry_spans(dialect: Dialect, text: &str) -> Result<Vec<EntrySpans>, DocE
         .into_iter()
         .map(|l| {
             let (command, args, insert_at) = match &l.body {
-                Body::Skip(_) => (None, None, None),
+                Body::Skip(_) | Body::Remote(_) => (None, None, None),
                 Body::Split {
                     command,
                     args,
@@ -272,11 +346,18 @@ pub fn entry_spans(dialect: Dialect, text: &str) -> Result<Vec<EntrySpans>, DocE
                 ),
                 Body::Joined { command } => (None, Some(command.span.clone()), None),
             };
+            let remote = match classify(&l.body) {
+                Class::Remote { .. } | Class::WrappedRemote { .. } => {
+                    l.whole.as_ref().map(|w| w.span.clone())
+                }
+                _ => None,
+            };
             EntrySpans {
                 entry: l.id,
                 command,
                 args,
                 insert_at,
+                remote,
             }
         })
         .collect())

@@ -21,6 +21,13 @@ pub struct WrapRecord {
     /// The command literal had to be re-quoted to move into the list; its original text.
     pub command_raw: Option<String>,
     pub command_value: String,
+    /// A remote entry, rewritten whole: its original value's exact text (a remote entry
+    /// with a header written in the file is never wrapped, so no secret is kept here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+    /// And the text wrap wrote in its place: unwrap puts the original back only over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapped: Option<String>,
 }
 
 /// The result of a text edit.

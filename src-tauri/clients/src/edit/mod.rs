@@ -22,7 +22,7 @@ mod unwrap;
 mod wrap;
 
 pub use classify::{EntrySpans, Launch, entry_spans};
-pub(crate) use classify::{entries, is_warden, launches};
+pub(crate) use classify::{entries, launches};
 pub use driver::{EditError, TextEdit, WrapRecord};
 pub use unwrap::{SecretLookup, unwrap_text, unwrap_text_with};
 pub(crate) use wrap::pass_env_names;

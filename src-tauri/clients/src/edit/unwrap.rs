@@ -4,6 +4,7 @@
 use super::classify::Class;
 use super::driver::{Change, EditError, Intended, Step, TextEdit, WrapRecord, edit_entries};
 use super::splice::{Edit, remove_head};
+use super::wrap::render;
 use crate::dialect::{Dialect, Syntax};
 use crate::doc::{Body, EntryRef, Located};
 use crate::secrets::{self, MovedSecret, PLACEHOLDER, SecretRecord};
@@ -75,10 +76,86 @@ pub fn unwrap_text_with(
                 notes: Vec::new(),
             }))
         }
-        Class::Unwrapped { .. } => Step::Skip("not wrapped".to_owned()),
+        Class::WrappedRemote { url, headers, .. } => {
+            unwrap_remote(dialect, text, l, records, url, headers)
+        }
+        Class::Unwrapped { .. } | Class::Remote { .. } => Step::Skip("not wrapped".to_owned()),
         Class::Skip(reason) => Step::Skip(reason.clone()),
     };
     edit_entries(dialect, text, select, &step)
+}
+
+/// Unwraps a remote entry: the original text wrap recorded goes back in place of exactly
+/// what wrap wrote. Without that record (wrapped elsewhere, the ledger gone, or the entry
+/// changed since) the entry is written as the client's plain remote entry: its URL, its
+/// headers from the same variables, and its other members as they are.
+fn unwrap_remote(
+    dialect: Dialect,
+    text: &str,
+    l: &Located,
+    records: &[WrapRecord],
+    url: &str,
+    headers: &[String],
+) -> Step {
+    let Some(whole) = &l.whole else {
+        return Step::Skip(
+            "runs a remote server through the bridge, and Warden writes remote entries back in JSON files only; nothing was changed in this entry. Fix: `warden servers remove NAME`, then add the server as the client's docs say"
+                .to_owned(),
+        );
+    };
+    let span = &whole.span;
+    let current = &text[span.clone()];
+    let record = records
+        .iter()
+        .rev()
+        .find(|r| r.entry == l.id && r.wrapped.as_deref() == Some(current));
+    let syntax = dialect.syntax();
+    let restored = match record.and_then(|r| r.original.clone()) {
+        Some(original) => original,
+        None => {
+            let had_type = whole.members.iter().any(|(k, _)| k == "type");
+            let mut first = Vec::new();
+            match dialect {
+                Dialect::Opencode => first.push("\"type\": \"remote\"".to_owned()),
+                Dialect::Vscode => first.push("\"type\": \"http\"".to_owned()),
+                _ if had_type => first.push("\"type\": \"http\"".to_owned()),
+                _ => {}
+            }
+            first.push(format!("\"url\": {}", syntax.string(url)));
+            if !headers.is_empty() {
+                let pairs: Vec<String> = headers
+                    .iter()
+                    .filter_map(|h| h.split_once('='))
+                    .map(|(name, var)| {
+                        let value = match dialect {
+                            Dialect::Vscode => format!("${{env:{var}}}"),
+                            Dialect::Opencode => format!("{{env:{var}}}"),
+                            _ => format!("${{{var}}}"),
+                        };
+                        format!("{}: {}", syntax.string(name), syntax.string(&value))
+                    })
+                    .collect();
+                first.push(format!("\"headers\": {{ {} }}", pairs.join(", ")));
+            }
+            let gone = |k: &str| matches!(k, "type" | "command" | "args");
+            render(whole, first, &gone)
+        }
+    };
+    let class = Class::Remote {
+        url: url.to_owned(),
+        headers: headers.to_vec(),
+    };
+    Step::Change(Box::new(Change {
+        edits: vec![(span.clone(), restored)],
+        intended: Intended {
+            class,
+            env: Vec::new(),
+        },
+        record: None,
+        moves: Vec::new(),
+        restored: Vec::new(),
+        notes: Vec::new(),
+    }))
 }
 
 type Restores = (Vec<Edit>, Vec<(String, String)>, Vec<MovedSecret>);

@@ -5,7 +5,8 @@ use super::classify::Class;
 use super::driver::{Change, EditError, Intended, Step, TextEdit, WrapRecord, edit_entries};
 use super::splice::{Edit, insert_before, prepend};
 use crate::dialect::{Dialect, Syntax};
-use crate::doc::{Body, EntryRef, Located, Seq, SeqStyle};
+use crate::doc::{Body, EntryRef, Located, Seq, SeqStyle, Whole};
+use crate::remote;
 use crate::secrets::{self, MoveCheck, PLACEHOLDER};
 
 /// The `--secret-env VAR` arguments for `moves`.
@@ -79,6 +80,8 @@ pub fn wrap_text_with(
     let syntax = dialect.syntax();
     let step = |l: &Located, class: &Class| match (class, secrets) {
         (Class::Skip(reason), _) => Step::Skip(reason.clone()),
+        (Class::WrappedRemote { .. }, _) => Step::Skip("already wrapped".to_owned()),
+        (Class::Remote { url, headers }, _) => wrap_remote(dialect, text, warden, l, url, headers),
         (Class::Wrapped { .. }, None) => Step::Skip("already wrapped".to_owned()),
         (Class::Wrapped { .. }, Some(check)) => move_from_wrapped(syntax, text, l, class, check),
         (Class::Unwrapped { command, args }, _) => {
@@ -181,6 +184,8 @@ fn wrap_entry(
                 inserted_args,
                 command_raw,
                 command_value: command.value.clone(),
+                original: None,
+                wrapped: None,
             };
             Some((edits, record))
         }
@@ -196,11 +201,108 @@ fn wrap_entry(
                     .first()
                     .map(|s| s.value.clone())
                     .unwrap_or_default(),
+                original: None,
+                wrapped: None,
             };
             Some((prepend(text, command, &new), record))
         }
-        Body::Skip(_) => None,
+        Body::Skip(_) | Body::Remote(_) => None,
     }
+}
+
+/// Wraps a remote entry: its whole value becomes a bridged stdio entry (`command` warden,
+/// `args` `bridge --server NAME --remote URL [--header NAME=ENVVAR]...`; opencode: one
+/// `command` list, `type` `local`), its other members kept as they are; the original text
+/// goes into the record, so unwrap puts back the very bytes.
+fn wrap_remote(
+    dialect: Dialect,
+    text: &str,
+    warden: &str,
+    l: &Located,
+    url: &str,
+    headers: &[String],
+) -> Step {
+    let (Body::Remote(r), Some(whole)) = (&l.body, &l.whole) else {
+        return Step::Keep;
+    };
+    let syntax = dialect.syntax();
+    let args = remote::bridge_args(&l.id.name, url, headers, &[]);
+    let list = |items: Vec<String>| {
+        let words: Vec<String> = items.iter().map(|a| syntax.string(a)).collect();
+        format!("[{}]", words.join(", "))
+    };
+    let mut members = Vec::new();
+    if dialect == Dialect::Opencode {
+        members.push("\"type\": \"local\"".to_owned());
+        let mut all = vec![warden.to_owned()];
+        all.extend(args);
+        members.push(format!("\"command\": {}", list(all)));
+    } else {
+        if r.transport.is_some() {
+            members.push("\"type\": \"stdio\"".to_owned());
+        }
+        members.push(format!("\"command\": {}", syntax.string(warden)));
+        members.push(format!("\"args\": {}", list(args)));
+    }
+    let gone = |k: &str| REMOTE_KEYS.contains(&k);
+    let new = render(whole, members, &gone);
+    let span = &whole.span;
+    let original = text[span.clone()].to_owned();
+    let record = WrapRecord {
+        entry: l.id.clone(),
+        inserted_args: None,
+        command_raw: None,
+        command_value: url.to_owned(),
+        original: Some(original),
+        wrapped: Some(new.clone()),
+    };
+    let class = Class::WrappedRemote {
+        bridge: warden.to_owned(),
+        server: Some(l.id.name.clone()),
+        url: url.to_owned(),
+        headers: headers.to_vec(),
+    };
+    Step::Change(Box::new(Change {
+        edits: vec![(span.clone(), new)],
+        intended: Intended {
+            class,
+            env: Vec::new(),
+        },
+        record: Some(record),
+        moves: Vec::new(),
+        restored: Vec::new(),
+        notes: Vec::new(),
+    }))
+}
+
+/// The keys of a remote entry that its wrapped form no longer has.
+pub(super) const REMOTE_KEYS: [&str; 7] = [
+    "url",
+    "serverUrl",
+    "httpUrl",
+    "uri",
+    "type",
+    "transportType",
+    "headers",
+];
+
+/// An entry's object rewritten: `first`, then the members `gone` does not name, as they
+/// were, in the object's layout.
+pub(super) fn render(whole: &Whole, first: Vec<String>, gone: &dyn Fn(&str) -> bool) -> String {
+    let mut members = first;
+    members.extend(
+        whole
+            .members
+            .iter()
+            .filter(|(k, _)| !gone(k))
+            .map(|(_, raw)| raw.clone()),
+    );
+    let between = if whole.sep.is_empty() {
+        ", ".to_owned()
+    } else {
+        format!(",{}", whole.sep)
+    };
+    format!("{{{}{}{}}}", whole.sep, members.join(&between), whole.close)
 }
 
 /// Moves the secrets of an entry wrapped already: `--secret-env VAR` go right after

@@ -15,6 +15,7 @@ use crate::ledger::{Ledger, ManagedKind, ManagedRecord};
 use crate::model::{ClientError, ClientId, ServerEntry};
 use crate::notices::notices_for;
 use crate::ops::{FileChange, parse_error, read_text, real_path, unified_diff, utf8};
+use crate::remote;
 use crate::write;
 
 pub(super) fn client_error(file: &ConfigFile, name: &str, e: ManageError) -> ClientError {
@@ -381,6 +382,25 @@ fn add_in(
     }
     if opts.warden.is_none() && !entry.secret_env.is_empty() {
         return Err(ClientError::SecretsNeedBridge);
+    }
+    if let Some(url) = &entry.url {
+        if opts.warden.is_none() {
+            return Err(ClientError::RemoteNeedsBridge);
+        }
+        remote::check_url(url).map_err(|why| ClientError::BadUrl {
+            insecure: why.contains("plain http") || why.contains("user name or password"),
+            why: format!(
+                "{why}. Nothing was written. Fix: give the server's https URL (plain http only to localhost, 127.0.0.1 or ::1), with no user name or password in it"
+            ),
+        })?;
+        if let Err(why) = remote::check_header_args(&entry.headers) {
+            return Err(ClientError::BadUrl {
+                why: format!(
+                    "{why}. Nothing was written. Fix: give it as --header NAME=ENVVAR, e.g. --header Authorization=GITHUB_AUTH"
+                ),
+                insecure: false,
+            });
+        }
     }
     let warden = opts
         .warden

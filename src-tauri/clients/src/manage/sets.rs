@@ -99,6 +99,8 @@ pub fn set_entries(
                     args: args.to_vec(),
                     env: l.env.iter().cloned().collect(),
                     secret_env: l.secret_env.clone(),
+                    url: None,
+                    headers: Vec::new(),
                 });
             }
             None => missing.push(name.clone()),

@@ -88,14 +88,20 @@ pub fn add_text(
     };
     let out = finish(text, edits, vec![id.clone()])?;
     let after = reparse(client, dialect, &out.text)?;
-    let state = match warden {
-        Some(w) => EntryState::Wrapped {
+    let state = match (warden, &entry.url) {
+        (Some(w), Some(url)) => EntryState::Wrapped {
+            bridge: w.to_owned(),
+            server: Some(entry.name.clone()),
+            command: url.clone(),
+            args: Vec::new(),
+        },
+        (Some(w), None) => EntryState::Wrapped {
             bridge: w.to_owned(),
             server: Some(entry.name.clone()),
             command: entry.command.clone(),
             args: entry.args.clone(),
         },
-        None => EntryState::Unwrapped {
+        (None, _) => EntryState::Unwrapped {
             command: entry.command.clone(),
             args: entry.args.clone(),
         },

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::doc::DocError;
 use crate::edit::pass_env_names;
 use crate::model::ClientId;
+use crate::remote;
 
 /// A server entry to add.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +20,11 @@ pub struct NewEntry {
     pub env: BTreeMap<String, String>,
     /// Keys whose values are in the keychain; the bridge gets `--secret-env KEY`.
     pub secret_env: Vec<String>,
+    /// A remote server (Streamable HTTP) in place of `command` and `args`: its URL, run by
+    /// `warden bridge --remote URL`.
+    pub url: Option<String>,
+    /// With `url`: the bridge's `--header NAME=ENVVAR`s.
+    pub headers: Vec<String>,
 }
 
 impl NewEntry {
@@ -27,6 +33,17 @@ impl NewEntry {
     /// for each `env` key the keychain does not give, so a sandboxed server still gets it),
     /// else the plain command.
     pub fn argv(&self, warden: Option<&str>) -> Vec<String> {
+        if let Some(url) = &self.url {
+            // `add` refuses a remote server without the bridge.
+            let mut argv = vec![warden.unwrap_or("warden").to_owned()];
+            argv.extend(remote::bridge_args(
+                &self.name,
+                url,
+                &self.headers,
+                &self.secret_env,
+            ));
+            return argv;
+        }
         let mut argv = Vec::new();
         if let Some(w) = warden {
             argv.extend([

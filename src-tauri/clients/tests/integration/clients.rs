@@ -61,6 +61,10 @@ fn regions(
 ) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     for s in spans.iter().filter(|s| changed.contains(&s.entry)) {
+        if let Some(r) = &s.remote {
+            out.push(r.clone());
+            continue;
+        }
         if let Some(c) = &s.command {
             out.push(c.clone());
         }

@@ -113,6 +113,7 @@ fn new_entry(secret: bool) -> NewEntry {
         } else {
             Vec::new()
         },
+        ..NewEntry::default()
     }
 }
 

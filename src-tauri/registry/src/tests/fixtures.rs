@@ -74,6 +74,45 @@ fn with_package_secret_env_is_marked_secret_and_required() {
     );
 }
 
+/// `warden install` takes the remote-only path (`plan_remote`): the URL's `{region}` filled
+/// with its default, the secret header sent from a variable named after it, asked for.
+#[test]
+fn with_remote_plans_the_bridge_with_its_header_from_a_variable() {
+    let doc = server("ticket-desk.server.json");
+    let err = plan_remote(&doc, &PlanOptions::default()).unwrap_err();
+    match &err {
+        RegistryError::MissingInputs { inputs, .. } => {
+            assert_eq!(inputs.len(), 1, "{inputs:?}");
+            assert_eq!(
+                (inputs[0].key.as_str(), inputs[0].secret),
+                ("AUTHORIZATION", true)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let plan = plan_remote(&doc, &inputs(&[("AUTHORIZATION", "Bearer t-1")])).unwrap();
+    assert_eq!(
+        (
+            plan.url.as_str(),
+            plan.version.as_deref(),
+            plan.transport.as_str()
+        ),
+        (
+            "https://eu.tickets.example.com/mcp",
+            Some("5.0.1"),
+            "streamable-http"
+        )
+    );
+    assert_eq!(plan.headers, ["Authorization=AUTHORIZATION"]);
+    let auth = &plan.env[0];
+    assert_eq!(
+        (auth.name.as_str(), auth.secret, auth.value.as_deref()),
+        ("AUTHORIZATION", true, Some("Bearer t-1"))
+    );
+    let plan = plan_remote(&doc, &inputs(&[("AUTHORIZATION", "x"), ("region", "us")])).unwrap();
+    assert_eq!(plan.url, "https://us.tickets.example.com/mcp");
+}
+
 #[test]
 fn with_remote_is_refused_as_not_local_stdio() {
     let doc = server("ticket-desk.server.json");

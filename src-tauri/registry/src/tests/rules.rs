@@ -548,3 +548,81 @@ fn an_ordinary_variable_the_document_defaults_is_no_risk() {
     let p = default_plan(&d).unwrap();
     assert!(p.risks.is_empty(), "{:?}", p.risks);
 }
+
+fn remote(remotes: serde_json::Value) -> ServerJson {
+    doc(serde_json::json!({
+        "name": "io.example/hosted", "version": "2.0.0", "remotes": remotes
+    }))
+}
+
+#[test]
+fn a_remote_reached_only_over_sse_is_refused_saying_so() {
+    let d = remote(serde_json::json!([{"type": "sse", "url": "https://h.example/sse"}]));
+    let err = plan_remote(&d, &PlanOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, RegistryError::RemoteSseOnly { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("HTTP+SSE"), "{err}");
+}
+
+#[test]
+fn the_streamable_http_remote_is_chosen_over_an_earlier_sse_one() {
+    let d = remote(serde_json::json!([
+        {"type": "sse", "url": "https://h.example/sse"},
+        {"type": "streamable-http", "url": "https://h.example/mcp"}
+    ]));
+    let plan = plan_remote(&d, &PlanOptions::default()).unwrap();
+    assert_eq!(
+        (plan.url.as_str(), plan.headers.len()),
+        ("https://h.example/mcp", 0)
+    );
+}
+
+#[test]
+fn a_remote_over_plain_http_off_this_machine_is_refused() {
+    let d = remote(serde_json::json!([{"type": "streamable-http", "url": "http://h.example/mcp"}]));
+    let err = plan_remote(&d, &PlanOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, RegistryError::RemoteUnusable { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_url_placeholder_without_a_variable_is_refused_not_written() {
+    let d = remote(
+        serde_json::json!([{"type": "streamable-http", "url": "https://{tenant}.h.example/mcp"}]),
+    );
+    let err = plan_remote(&d, &PlanOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, RegistryError::RemoteUnusable { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_header_value_template_is_filled_and_an_optional_header_without_value_is_not_sent() {
+    let d = remote(serde_json::json!([{
+        "type": "streamable-http", "url": "https://h.example/mcp",
+        "headers": [
+            {"name": "Authorization", "value": "Bearer {token}", "isSecret": true,
+             "variables": {"token": {"isRequired": true, "isSecret": true}}},
+            {"name": "X-Trace", "description": "optional"}
+        ]
+    }]));
+    let plan = plan_remote(&d, &inputs(&[("token", "t-9")])).unwrap();
+    assert_eq!(plan.headers, ["Authorization=AUTHORIZATION"]);
+    assert_eq!(plan.env[0].value.as_deref(), Some("Bearer t-9"));
+    assert!(plan.env[0].secret);
+    assert_eq!(
+        (plan.env[1].name.as_str(), plan.env[1].value.as_deref()),
+        ("X_TRACE", None)
+    );
+}
+
+#[test]
+fn a_header_is_sent_from_a_variable_named_after_it() {
+    assert_eq!(header_env_name("X-API-Key"), "X_API_KEY");
+    assert_eq!(header_env_name("Authorization"), "AUTHORIZATION");
+}

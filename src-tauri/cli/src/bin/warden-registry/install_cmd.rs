@@ -17,7 +17,7 @@
 //! Exit status: 0 installed (or a dry run), 1 failed, 2 refused; nothing is written on 1 or 2
 //! unless the report says which files were.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,8 +29,8 @@ use warden_clients::{
 };
 use warden_config::keychain;
 use warden_registry::{
-    self as registry, InputRequest, InstallPlan, PlanOptions, RegistryError, ServerResponse,
-    ServerStatus,
+    self as registry, InputRequest, InstallPlan, PlanOptions, RegistryError, RemotePlan,
+    ServerResponse, ServerStatus,
 };
 use warden_supervisor::api::{AddStep, FileChangeView, ProbeReport};
 use warden_supervisor::{flows, probe};
@@ -150,23 +150,13 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         )));
     }
     let entry = registry::entry_name(&doc.name, args.as_name.as_deref());
-    let plan = plan_with_inputs(&response, &mut inputs, version)?;
-
-    // What goes where: declared secrets (and undeclared values whose names look secret) to
-    // the keychain, everything else into the entry's `env`.
-    let mut env = BTreeMap::new();
-    let mut secrets: Vec<(String, String)> = Vec::new();
-    for e in &plan.env {
-        let Some(value) = &e.value else { continue };
-        if is_secret(e) {
-            if on_command_line.contains(&e.name) {
-                secret_input::warn_visible("--env", &e.name);
-            }
-            secrets.push((e.name.clone(), value.clone()));
-        } else {
-            env.insert(e.name.clone(), value.clone());
-        }
+    if doc.packages.is_empty() && !doc.remotes.is_empty() {
+        let remote = with_inputs(&response, &mut inputs, version, registry::plan_remote)?;
+        let (env, secrets) = split_env(&remote.env, &on_command_line);
+        return install_remote(&args, &response, &source, &entry, &remote, env, secrets);
     }
+    let plan = with_inputs(&response, &mut inputs, version, registry::plan)?;
+    let (env, secrets) = split_env(&plan.env, &on_command_line);
     if args.no_wrap && !secrets.is_empty() {
         let names: Vec<&str> = secrets.iter().map(|(k, _)| k.as_str()).collect();
         return Err(Stop::Refused(format!(
@@ -187,6 +177,7 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         args: plan.args.clone(),
         env: env.clone(),
         secret_env: secrets.iter().map(|(k, _)| k.clone()).collect(),
+        ..NewEntry::default()
     };
     // As `add` writes it (the same path, the same bridge arguments).
     let warden_arg = warden.as_ref().map(|w| w.to_string_lossy().into_owned());
@@ -216,23 +207,14 @@ fn install(args: InstallArgs) -> Result<(), Stop> {
         response: &response,
         source: &source,
         entry: &entry,
-        plan: &plan,
+        plan: Planned::Package(&plan),
         written: &written_argv,
         env: &env,
         secrets: &secrets,
         files: &preview,
     });
     if args.dry_run {
-        for change in &preview {
-            if !change.diff.is_empty() {
-                println!("\n{} {}", change.file.client, change.file.path.display());
-                print!("{}", text::lines(&change.diff));
-                if !change.diff.ends_with('\n') {
-                    println!();
-                }
-            }
-        }
-        println!("\nDry run: nothing was written and no secret was stored.");
+        print_diffs(&preview);
         return Ok(());
     }
     if !args.yes {
@@ -319,6 +301,8 @@ fn refusal(e: ClientError) -> Stop {
         | ClientError::NotInstalled { .. }
         | ClientError::BadName { .. }
         | ClientError::NoClient
+        | ClientError::RemoteNeedsBridge
+        | ClientError::BadUrl { .. }
         | ClientError::SecretsNeedBridge => Stop::Refused(e.coded()),
         e => Stop::Failed(None, e.coded()),
     }
@@ -326,11 +310,9 @@ fn refusal(e: ClientError) -> Stop {
 
 /// `--env KEY=VALUE`s and `--env KEY`s (the value read: without echo on a terminal, else a
 /// line of stdin), by key; and the keys whose values were on the command line.
-fn parse_env(
-    given: &[String],
-) -> Result<(BTreeMap<String, String>, std::collections::BTreeSet<String>), Stop> {
+fn parse_env(given: &[String]) -> Result<(BTreeMap<String, String>, BTreeSet<String>), Stop> {
     let mut out = BTreeMap::new();
-    let mut on_command_line = std::collections::BTreeSet::new();
+    let mut on_command_line = BTreeSet::new();
     for kv in given {
         let (key, value) = secret_input::parse(kv).map_err(|e| {
             Stop::Refused(format!(
@@ -379,13 +361,130 @@ fn document(args: &InstallArgs) -> Result<(ServerResponse, Source, Option<String
     Ok((response, source, version.map(str::to_owned)))
 }
 
-/// The plan, asking on a terminal for the values it lacks (each once) and refusing without
-/// one.
-fn plan_with_inputs(
+/// What goes where: declared secrets (and undeclared values whose names look secret) to the
+/// keychain, everything else into the entry's `env`.
+fn split_env(
+    planned: &[registry::PlannedEnv],
+    on_command_line: &BTreeSet<String>,
+) -> (BTreeMap<String, String>, Vec<(String, String)>) {
+    let mut env = BTreeMap::new();
+    let mut secrets: Vec<(String, String)> = Vec::new();
+    for e in planned {
+        let Some(value) = &e.value else { continue };
+        if is_secret(e) {
+            if on_command_line.contains(&e.name) {
+                secret_input::warn_visible("--env", &e.name);
+            }
+            secrets.push((e.name.clone(), value.clone()));
+        } else {
+            env.insert(e.name.clone(), value.clone());
+        }
+    }
+    (env, secrets)
+}
+
+/// A remote server (a document with `remotes` only) installed: the entry runs `warden bridge
+/// --remote URL`, each header sent from a variable whose value is in the OS keychain (a
+/// secret) or the entry's `env`. The same steps as a package's, after the same consent; not
+/// started afterwards (a remote server may ask for a sign-in in the browser: the first start
+/// of a client does that).
+fn install_remote(
+    args: &InstallArgs,
+    response: &ServerResponse,
+    source: &Source,
+    entry: &str,
+    remote: &RemotePlan,
+    env: BTreeMap<String, String>,
+    secrets: Vec<(String, String)>,
+) -> Result<(), Stop> {
+    if args.no_wrap {
+        return Err(Stop::Refused(
+            "a remote server runs only through the bridge (`warden bridge --remote URL`). Fix: leave out --no-wrap".to_owned(),
+        ));
+    }
+    let warden = warden_path()?;
+    let new_entry = NewEntry {
+        name: entry.to_owned(),
+        env: env.clone(),
+        secret_env: secrets.iter().map(|(k, _)| k.clone()).collect(),
+        url: Some(remote.url.clone()),
+        headers: remote.headers.clone(),
+        ..NewEntry::default()
+    };
+    let written_argv = new_entry.argv(Some(&warden.to_string_lossy()));
+    let client_env = ClientEnv::from_process().map_err(|e| Stop::Failed(None, e.coded()))?;
+    let opts = AddOptions {
+        clients: args.clients.clone(),
+        entry: new_entry,
+        warden: Some(warden),
+        dry_run: true,
+    };
+    let preview = add(&client_env, &opts).map_err(refusal)?;
+    file_errors(&preview)?;
+    if !args.dry_run && !secrets.is_empty() {
+        keychain::check().map_err(|e| keychain_failure(entry, &secrets[0].0, &e))?;
+        for (var, value) in &secrets {
+            secret_input::may_store(&client_env, entry, var, value, args.replace_secret)
+                .map_err(Stop::Refused)?;
+        }
+    }
+    consent_screen(&Screen {
+        response,
+        source,
+        entry,
+        plan: Planned::Remote(remote),
+        written: &written_argv,
+        env: &env,
+        secrets: &secrets,
+        files: &preview,
+    });
+    if args.dry_run {
+        print_diffs(&preview);
+        return Ok(());
+    }
+    if !args.yes {
+        agree(preview.len())?;
+    }
+    let add = flows::add::Add {
+        entry: opts.entry,
+        clients: opts.clients,
+        secrets: secrets.iter().cloned().collect(),
+        warden: opts.warden,
+        sandbox: None,
+        ask_destructive: false,
+        start: false,
+    };
+    let done = commit(&add, &client_env, &secrets)?;
+    file_errors(&done.changes)?;
+    println!(
+        "\nNot started: a client starts it (and signs in, if the server asks). `warden probe -- {}` starts it once and lists its tools.",
+        text::argv(&written_argv)
+    );
+    Ok(())
+}
+
+/// The diffs of a dry run.
+fn print_diffs(preview: &[FileChange]) {
+    for change in preview {
+        if !change.diff.is_empty() {
+            println!("\n{} {}", change.file.client, change.file.path.display());
+            print!("{}", text::lines(&change.diff));
+            if !change.diff.ends_with('\n') {
+                println!();
+            }
+        }
+    }
+    println!("\nDry run: nothing was written and no secret was stored.");
+}
+
+/// The plan (`plan`: a package's or a remote's), asking on a terminal for the values it
+/// lacks (each once) and refusing without one.
+fn with_inputs<T>(
     response: &ServerResponse,
     inputs: &mut BTreeMap<String, String>,
     version: Option<String>,
-) -> Result<InstallPlan, Stop> {
+    plan: fn(&registry::ServerJson, &PlanOptions) -> Result<T, RegistryError>,
+) -> Result<T, Stop> {
     let mut asked = 0;
     loop {
         let opts = PlanOptions {
@@ -393,7 +492,7 @@ fn plan_with_inputs(
             version: version.clone(),
             ..PlanOptions::default()
         };
-        match registry::plan(&response.server, &opts) {
+        match plan(&response.server, &opts) {
             Ok(plan) => return Ok(plan),
             // Each round can only ask for more (an argument's variables, say): bounded anyway.
             Err(RegistryError::MissingInputs {
@@ -491,16 +590,45 @@ struct Screen<'a> {
     response: &'a ServerResponse,
     source: &'a Source,
     entry: &'a str,
-    plan: &'a InstallPlan,
+    plan: Planned<'a>,
     written: &'a [String],
     env: &'a BTreeMap<String, String>,
     secrets: &'a [(String, String)],
     files: &'a [FileChange],
 }
 
+/// A package's plan or a remote server's.
+#[derive(Clone, Copy)]
+enum Planned<'a> {
+    Package(&'a InstallPlan),
+    Remote(&'a RemotePlan),
+}
+
+impl Planned<'_> {
+    fn version(&self) -> Option<&str> {
+        match self {
+            Planned::Package(p) => p.version.as_deref(),
+            Planned::Remote(r) => r.version.as_deref(),
+        }
+    }
+
+    fn env(&self) -> &[registry::PlannedEnv] {
+        match self {
+            Planned::Package(p) => &p.env,
+            Planned::Remote(r) => &r.env,
+        }
+    }
+
+    fn warnings(&self) -> &[registry::Warning] {
+        match self {
+            Planned::Package(p) => &p.warnings,
+            Planned::Remote(r) => &r.warnings,
+        }
+    }
+}
+
 fn consent_screen(s: &Screen<'_>) {
     let doc = &s.response.server;
-    let plan = s.plan;
     match s.source {
         Source::Registry(url) => say!("Installing `{}` from the MCP Registry ({url}):", s.entry),
         Source::File(path) => say!("Installing `{}` from {}:", s.entry, path.display()),
@@ -508,7 +636,7 @@ fn consent_screen(s: &Screen<'_>) {
     say!(
         "  server:      {} {}",
         doc.name,
-        plan.version.as_deref().unwrap_or("(no version)")
+        s.plan.version().unwrap_or("(no version)")
     );
     if let Some(official) = &s.response.meta.official
         && official.status == Some(ServerStatus::Deprecated)
@@ -532,23 +660,40 @@ fn consent_screen(s: &Screen<'_>) {
             .and_then(|r| r.url.as_deref())
             .unwrap_or("(none given)")
     );
-    say!(
-        "  package:     {} {} {} (run with {})",
-        plan.package.registry_type,
-        plan.package.identifier,
-        plan.package.version,
-        plan.command
-    );
-    say!("  command:     {}", text::argv(&plan.argv()));
-    if s.written.len() != plan.argv().len() {
-        say!("  written as:  {}", text::argv(s.written));
+    match s.plan {
+        Planned::Package(plan) => {
+            say!(
+                "  package:     {} {} {} (run with {})",
+                plan.package.registry_type,
+                plan.package.identifier,
+                plan.package.version,
+                plan.command
+            );
+            say!("  command:     {}", text::argv(&plan.argv()));
+            if s.written.len() != plan.argv().len() {
+                say!("  written as:  {}", text::argv(s.written));
+            }
+        }
+        Planned::Remote(remote) => {
+            say!(
+                "  remote:      {} {} (its own server: Warden runs only the bridge)",
+                remote.transport,
+                remote.url
+            );
+            for h in &remote.headers {
+                if let Some((name, var)) = h.split_once('=') {
+                    say!("  header:      {name}, sent from the variable {var}");
+                }
+            }
+            say!("  written as:  {}", text::argv(s.written));
+        }
     }
-    if plan.env.is_empty() {
+    if s.plan.env().is_empty() {
         say!("  environment: none");
     } else {
         say!("  environment:");
     }
-    for e in &plan.env {
+    for e in s.plan.env() {
         let mut flags = vec![if e.required { "required" } else { "optional" }.to_owned()];
         if is_secret(e) {
             flags.push("secret".to_owned());
@@ -576,6 +721,29 @@ fn consent_screen(s: &Screen<'_>) {
             say!("      | {}", d.trim());
         }
     }
+    if let Planned::Package(plan) = s.plan {
+        package_risks(plan);
+    } else {
+        say!(
+            "  risks:       a remote server runs on its publisher's machines: what it does with your calls is not checked here"
+        );
+    }
+    for w in s.plan.warnings() {
+        say!("  warning:     {}", w.message);
+    }
+    say!("  files:");
+    for c in s.files {
+        say!(
+            "    {:<14} {}",
+            c.file.client.as_str(),
+            c.file.path.display()
+        );
+    }
+    document_words(doc);
+}
+
+/// A package's left-out inputs and risks, on the consent screen.
+fn package_risks(plan: &InstallPlan) {
     for input in &plan.optional_inputs {
         say!(
             "    (optional argument `{}` left out; {} sets it)",
@@ -598,18 +766,6 @@ fn consent_screen(s: &Screen<'_>) {
             say!("    {mark} {}", r.detail);
         }
     }
-    for w in &plan.warnings {
-        say!("  warning:     {}", w.message);
-    }
-    say!("  files:");
-    for c in s.files {
-        say!(
-            "    {:<14} {}",
-            c.file.client.as_str(),
-            c.file.path.display()
-        );
-    }
-    document_words(doc);
 }
 
 /// The document's own title and description, last and each of their lines behind a bar: text
