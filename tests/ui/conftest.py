@@ -31,7 +31,7 @@ from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.options import ArgOptions
 
-from support import TARGET, SHOTS, free_port, need, World, Client, SECRET, private_keychain, registry_documents, serve_registry, ours, cmdline, hosts
+from support import REPO, TARGET, SHOTS, free_port, need, World, Client, SECRET, private_keychain, registry_documents, serve_registry, ours, cmdline, hosts
 
 MODULES = ["test_servers_page.py", "test_window.py", "test_server_page.py", "test_clients_page.py", "test_approvals.py", "test_manage_page.py", "test_host.py"]
 
@@ -90,6 +90,8 @@ def world(tmp_path_factory) -> Iterator[World]:
         WARDEN_LOG="info",
         DBUS_SESSION_BUS_ADDRESS=bus,
         NO_AT_BRIDGE="1",
+        # A sign-in's browser: follows the authorization server's redirect (loopback only).
+        BROWSER=f"{sys.executable} {REPO / 'tests' / 'e2e' / 'browser_standin.py'} {root / 'browser.log'}",
     )
     port, native = free_port(), free_port()
     log = open(root / "tauri-driver.log", "w")

@@ -132,10 +132,13 @@ class World:
 class Client:
     """A Python SDK session through `warden bridge` (tests/ui/mcp_client.py)."""
 
-    def __init__(self, env: dict[str, str], server: str, config: Path):
+    def __init__(self, env: dict[str, str], server: str, config: Path, entry: dict | None = None):
+        """Through `warden bridge` in front of the fake server, or as a client's `entry`
+        (`command` and `args`) runs it."""
         params = {
             "command": str(TARGET / "warden"),
             "args": ["bridge", "--server", server, "--config", str(config), "--", str(TARGET / "mcp-fake-server")],
+            **(entry or {}),
             "env": env,
         }
         self.proc = subprocess.Popen(

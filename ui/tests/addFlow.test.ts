@@ -221,3 +221,26 @@ describe("following a write", () => {
     ]);
   });
 });
+
+describe("a remote server by URL", () => {
+  const fromUrl = (url: string, headers = "") =>
+    run(start(), { type: "edit", field: "source", value: "url" }, { type: "edit", field: "url", value: url }, { type: "edit", field: "headerText", value: headers }, { type: "from_url" });
+
+  it("is named after its host and sends each header from a keychain variable", () => {
+    const s = fromUrl("https://api.githubcopilot.com/mcp/", "X-API-Key=sk-1");
+    expect([s.step, s.server?.name, s.server?.headers, s.server?.secrets]).toEqual(["review", "githubcopilot", ["X-API-Key=X_API_KEY"], { X_API_KEY: "sk-1" }]);
+  });
+
+  it("refuses plain http off this machine and credentials in the URL", () => {
+    expect([fromUrl("http://mcp.example.com/mcp").error, fromUrl("https://me:pw@mcp.example.com/mcp").error]).toEqual([
+      "Warden reaches a remote server over https only (plain http only to this machine).",
+      "The URL holds a user name or password: give credentials as a header instead.",
+    ]);
+  });
+
+  it("is written through the bridge, without a sandbox or a first start", () => {
+    const s = run(fromUrl("http://127.0.0.1:8080/mcp"), { type: "to_clients", preset: null });
+    const w = writeRequest(s, true);
+    expect([w?.url, w?.command, w?.sandbox, w?.start, w?.wrap]).toEqual(["http://127.0.0.1:8080/mcp", "", null, false, true]);
+  });
+});

@@ -91,6 +91,8 @@ impl Supervisor {
                 clients,
                 command,
                 args,
+                url,
+                headers,
                 env,
                 secrets,
                 wrap,
@@ -105,7 +107,8 @@ impl Supervisor {
                     args,
                     env,
                     secret_env: secrets.keys().cloned().collect(),
-                    ..Default::default()
+                    url,
+                    headers,
                 };
                 let add = crate::flows::add::Add {
                     entry,
@@ -270,6 +273,8 @@ mod tests {
                 clients: Vec::new(),
                 command: "rg".into(),
                 args: Vec::new(),
+                url: None,
+                headers: Vec::new(),
                 env: Default::default(),
                 secrets: Default::default(),
                 wrap: true,

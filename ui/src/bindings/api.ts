@@ -54,7 +54,17 @@ export type KeepUnwrapped = { file: string, server: string, };
 
 export type ProbeIde = { on: boolean, };
 
-export type ServerAdd = { name: string, clients: Array<ClientId>, command: string, args: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, 
+export type ServerAdd = { name: string, clients: Array<ClientId>, command: string, args: Array<string>, 
+/**
+ * A remote server (Streamable HTTP) in place of `command` and `args`: the entry runs
+ * `warden bridge --remote URL` (always through the bridge).
+ */
+url?: string | null, 
+/**
+ * With `url`: the bridge's `--header NAME=ENVVAR`s (the variables' values among
+ * `secrets` or `env`).
+ */
+headers?: Array<string>, env: { [key in string]: string }, secrets: { [key in string]: string }, wrap: boolean, 
 /**
  * The sandbox's keys set in config.toml before the files (with `wrap`).
  */

@@ -29,10 +29,10 @@ export function AddClients(props: {
         </label>
       ))}
       <label class="check">
-        <input type="checkbox" data-testid="wrap" checked={s.wrap} onChange={(e) => edit("wrap", e.currentTarget.checked)} />
+        <input type="checkbox" data-testid="wrap" checked={s.wrap} disabled={Boolean(s.server?.url)} onChange={(e) => edit("wrap", e.currentTarget.checked)} />
         Run it through Warden's bridge (timeouts, restarts, logs; needed for secrets in the keychain)
       </label>
-      <AddSandboxChoices works={props.sandboxWorks} wrap={s.wrap} preset={s.preset} value={s.sandbox} onChange={(v) => edit("sandbox", v)} />
+      {!s.server?.url && <AddSandboxChoices works={props.sandboxWorks} wrap={s.wrap} preset={s.preset} value={s.sandbox} onChange={(v) => edit("sandbox", v)} />}
       <label class="check">
         <input type="checkbox" data-testid="add-ask-destructive" checked={s.wrap && s.askDestructive} disabled={!s.wrap} onChange={(e) => edit("askDestructive", e.currentTarget.checked)} />
         Ask me before it runs a tool that may change or delete things (<code>tools_ask = ["@destructive"]</code>: in the client's prompt where it

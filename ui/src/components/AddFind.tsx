@@ -9,7 +9,7 @@ export function AddFind(props: { state: AddState; dispatch: Dispatch<AddAction>;
   return (
     <>
       <div class="tabs" role="tablist">
-        {(["registry", "command", "document"] as const).map((k) => (
+        {(["registry", "command", "url", "document"] as const).map((k) => (
           <button
             key={k}
             type="button"
@@ -19,7 +19,7 @@ export function AddFind(props: { state: AddState; dispatch: Dispatch<AddAction>;
             data-testid={`source-${k}`}
             onClick={() => edit("source", k)}
           >
-            {k === "registry" ? "MCP Registry" : k === "command" ? "Command" : "server.json"}
+            {k === "registry" ? "MCP Registry" : k === "command" ? "Command" : k === "url" ? "Remote URL" : "server.json"}
           </button>
         ))}
       </div>
@@ -81,6 +81,25 @@ export function AddFind(props: { state: AddState; dispatch: Dispatch<AddAction>;
             <textarea data-testid="command-secrets" rows={2} value={s.secretText} onInput={(e) => edit("secretText", e.currentTarget.value)} />
           </label>
           <button type="button" data-testid="command-next" onClick={() => props.dispatch({ type: "from_command" })}>
+            Next
+          </button>
+        </div>
+      )}
+      {s.source === "url" && (
+        <div>
+          <label class="field">
+            URL of a remote MCP server (Streamable HTTP)
+            <input data-testid="remote-url-input" value={s.url} placeholder="https://api.githubcopilot.com/mcp/" onInput={(e) => edit("url", e.currentTarget.value)} />
+          </label>
+          <label class="field">
+            Name
+            <input data-testid="remote-name" value={s.urlName} placeholder="github" onInput={(e) => edit("urlName", e.currentTarget.value)} />
+          </label>
+          <label class="field">
+            Headers, one NAME=VALUE a line (the values into the OS keychain, never a file; none for a server you sign in to)
+            <textarea data-testid="remote-headers" rows={2} value={s.headerText} onInput={(e) => edit("headerText", e.currentTarget.value)} />
+          </label>
+          <button type="button" data-testid="url-next" onClick={() => props.dispatch({ type: "from_url" })}>
             Next
           </button>
         </div>

@@ -78,7 +78,15 @@ export function AddReview(props: {
         Entry name in the clients' files
         <input data-testid="entry-name" value={props.asName} onInput={(e) => props.onName(e.currentTarget.value)} />
       </label>
-      {server && (
+      {server?.url && (
+        <>
+          <div class="small muted">Your clients will reach this remote server through Warden's bridge; a sign-in, if it asks for one, opens your browser once for every client:</div>
+          <pre class="cmd full" data-testid="consent-url">
+            {printableLine(server.url)}
+          </pre>
+        </>
+      )}
+      {server && !server.url && (
         <>
           <div class="small muted">It will run, with your rights:</div>
           <pre class="cmd full" data-testid="consent-argv">

@@ -10,7 +10,7 @@ import type { Result } from "../components/Changes";
 import { planEnv, splitCommandLine } from "./manage";
 import type { Reply } from "./tauri";
 
-export type Source = "registry" | "command" | "document";
+export type Source = "registry" | "command" | "url" | "document";
 export type Step = "find" | "review" | "clients" | "changes" | "done";
 
 export const STEPS: Array<[Step, string]> = [
@@ -28,6 +28,10 @@ export interface Server {
   env: Record<string, string>;
   secrets: Record<string, string>;
   plan: PlanView | null;
+  /** A remote server (Streamable HTTP): its URL in place of `argv`, and the bridge's
+   * `--header NAME=VAR`s (each variable's value among `secrets`). */
+  url?: string;
+  headers?: string[];
 }
 
 /** A registry server and version chosen (the version `null`: the latest). */
@@ -57,6 +61,9 @@ export interface AddState {
   commandName: string;
   envText: string;
   secretText: string;
+  url: string;
+  urlName: string;
+  headerText: string;
   document: string;
   // Review
   plan: PlanView | null;
@@ -87,6 +94,9 @@ export type Field =
   | "commandName"
   | "envText"
   | "secretText"
+  | "url"
+  | "urlName"
+  | "headerText"
   | "document"
   | "inputs"
   | "asName"
@@ -104,6 +114,7 @@ export type AddAction =
    * entry is named afresh from it. */
   | { type: "planned"; view: PlanView; origin: Origin | null; rename: boolean }
   | { type: "from_command" }
+  | { type: "from_url" }
   /** The review's dry run passed (the name is one every client takes, and no chosen client
    * has it yet); `preset`: its answer's. */
   | { type: "to_clients"; preset: string | null }
@@ -125,6 +136,9 @@ export function initialAddState(clients: ClientId[], sandboxWorks: boolean): Add
     commandName: "",
     envText: "",
     secretText: "",
+    url: "",
+    urlName: "",
+    headerText: "",
     document: "",
     plan: null,
     origin: null,
@@ -171,6 +185,20 @@ export function addReducer(s: AddState, a: AddAction): AddState {
       if (typeof secrets === "string") return { ...s, error: `Secrets: ${secrets}` };
       const name = s.commandName.trim() || guessName(split.argv);
       return { ...s, error: null, plan: null, asName: name, server: { name, argv: split.argv, env, secrets, plan: null }, step: "review" };
+    }
+    case "from_url": {
+      const url = remoteUrl(s.url);
+      if (typeof url === "string") return { ...s, error: url };
+      const given = keyValues(s.headerText);
+      if (typeof given === "string") return { ...s, error: `Headers: ${given}` };
+      const secrets: Record<string, string> = {};
+      const headers = Object.entries(given).map(([header, value]) => {
+        const variable = header.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+        secrets[variable] = value;
+        return `${header}=${variable}`;
+      });
+      const name = s.urlName.trim() || url.hostname.replace(/^(mcp|api)\./, "").split(".")[0] || "remote";
+      return { ...s, error: null, plan: null, asName: name, wrap: true, server: { name, argv: [], env: {}, secrets, plan: null, url: url.href, headers }, step: "review" };
     }
     case "to_clients": {
       const server = reviewed(s);
@@ -226,6 +254,7 @@ export function addRequest(s: AddState, dryRun: boolean, server = s.server) {
     clients: [...s.chosen],
     command: command ?? "",
     args,
+    ...(server.url ? { url: server.url, headers: server.headers ?? [] } : {}),
     env: server.env,
     secrets: dryRun ? Object.fromEntries(Object.keys(server.secrets).map((k) => [k, ""])) : server.secrets,
     wrap: s.wrap,
@@ -242,9 +271,11 @@ export function writeRequest(s: AddState, sandboxWorks: boolean): Extract<Reques
   const c = s.sandbox;
   return {
     ...request,
-    sandbox: s.wrap && sandboxWorks && c.on ? { registry: c.registry !== false, first_start: c.firstStart, keep: c.keep } : null,
+    // A remote server's process is Warden's own relay, and its first start may open a
+    // browser for a sign-in: no sandbox, and no start now (the server's page signs in).
+    sandbox: s.wrap && sandboxWorks && c.on && !request.url ? { registry: c.registry !== false, first_start: c.firstStart, keep: c.keep } : null,
     ask_destructive: s.wrap && s.askDestructive,
-    start: true,
+    start: !request.url,
   };
 }
 
@@ -304,6 +335,21 @@ export function onAnswer(f: Following, r: Reply<AddAnswer>): Shown[] {
     shown.push({ type: "first_start", state: r.value.network });
   }
   return shown;
+}
+
+/** A remote server's URL as Warden takes it (https, or http to this machine; no user name or
+ * password in it), or why not. */
+export function remoteUrl(text: string): URL | string {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return `"${text.trim()}" is not a URL.`;
+  }
+  const local = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && local)) return "Warden reaches a remote server over https only (plain http only to this machine).";
+  if (url.username || url.password) return "The URL holds a user name or password: give credentials as a header instead.";
+  return url;
 }
 
 /** `KEY=VALUE` lines to a map; a line without `=` is an error that names it. */

@@ -229,6 +229,14 @@ pub struct ServerAdd {
     pub command: String,
     #[serde(default)]
     pub args: Vec<String>,
+    /// A remote server (Streamable HTTP) in place of `command` and `args`: the entry runs
+    /// `warden bridge --remote URL` (always through the bridge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// With `url`: the bridge's `--header NAME=ENVVAR`s (the variables' values among
+    /// `secrets` or `env`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]

@@ -241,8 +241,8 @@ impl Relay {
                     tokens
                         .expires_at
                         .map(|at| format!(
-                            " (renewed before it expires in {} s)",
-                            at.saturating_sub(auth::now())
+                            " (it expires in {} min and is renewed before then)",
+                            at.saturating_sub(auth::now()).div_ceil(60)
                         ))
                         .unwrap_or_default()
                 );
