@@ -27,6 +27,8 @@ Tools: `echo {message}`; `whoami` (JSON: the token's client_id, scopes, resource
              gets 403 `WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp admin"`.
 --client ID  a public client ID registered beforehand (scopes `mcp admin`, any loopback port for
              its redirect `http://127.0.0.1:PORT/callback`, RFC 8252 §7.3).
+--bench-token T  T is an access token of client `bench` (scope mcp, this resource, no expiry)
+             from the start: a direct client's token beside a signed-in bridge (tests/bench).
 --cimd       the metadata says `client_id_metadata_document_supported`; an https client_id is
              taken as a Client ID Metadata Document's URL WITHOUT fetching it (tests stay on
              loopback): a stand-in for an authorization server that fetched and accepted it.
@@ -94,6 +96,7 @@ parser.add_argument(
 )
 parser.add_argument("--step-up", action="store_true", help="the admin tool needs the scope admin (403 insufficient_scope)")
 parser.add_argument("--client", default=None, help="a public client id registered beforehand")
+parser.add_argument("--bench-token", default=None, help="an access token valid from the start (benchmarks)")
 parser.add_argument("--cimd", action="store_true", help="take an https client_id as a Client ID Metadata Document URL")
 opts = parser.parse_args()
 SCOPES = [SCOPE, "admin"] if opts.step_up or opts.client or opts.cimd else [SCOPE]
@@ -138,6 +141,10 @@ class Provider:
         self.refresh: dict[str, RefreshToken] = {}
         self.pair: dict[str, str] = {}  # access token <-> refresh token, both ways
         self.revoked: set[str] = set()
+        if opts.bench_token:
+            self.access[opts.bench_token] = AccessToken(
+                token=opts.bench_token, client_id="bench", scopes=[SCOPE], expires_at=None, resource=MCP_URL
+            )
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         if client_id in self.clients:
