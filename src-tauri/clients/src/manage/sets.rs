@@ -16,12 +16,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::files::{Outcome, check_writable, delete_created, target_file, undone, write_all};
 use super::lines::fingerprint;
+use super::remove::unplanned;
 use super::text::{self, add_text};
-use super::types::NewEntry;
+use super::types::{NewEntry, PlannedFile};
 use crate::detect::{
     ClientEnv, ConfigFile, PROJECT_FILES, Scope, candidates, detect, project_file,
 };
@@ -42,6 +43,9 @@ pub struct ApplyOptions {
     pub project: Option<PathBuf>,
     /// The command the entries run the bridge with (`warden`, or its absolute path).
     pub warden: String,
+    /// A preview's plan ([`super::plan_of`] of its changes): written only while every file
+    /// reads as it did then, else nothing is ([`ClientError::Changed`]).
+    pub plan: Option<Vec<PlannedFile>>,
     pub dry_run: bool,
 }
 
@@ -52,6 +56,8 @@ pub struct RemoveOptions {
     /// Every client's files when empty.
     pub clients: Vec<ClientId>,
     pub project: Option<PathBuf>,
+    /// As [`ApplyOptions::plan`].
+    pub plan: Option<Vec<PlannedFile>>,
     pub dry_run: bool,
 }
 
@@ -73,6 +79,25 @@ pub struct SetOutcome {
     pub files: Vec<SetFile>,
     /// The clients named that have no project file format.
     pub skipped: Vec<ClientId>,
+}
+
+impl SetOutcome {
+    /// The plan of a preview: the files that change, each as read then, for the apply or
+    /// remove that writes exactly what was shown ([`ApplyOptions::plan`]).
+    pub fn plan(&self) -> Vec<PlannedFile> {
+        self.files
+            .iter()
+            .map(|f| &f.change)
+            .filter(|c| !c.changed.is_empty() && c.error.is_none())
+            .filter_map(|c| {
+                Some(PlannedFile {
+                    path: c.file.path.clone(),
+                    fingerprint: c.fingerprint.clone()?,
+                    changed: c.changed.iter().map(ToString::to_string).collect(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// The entries of `servers` as some client's file has them, in the order given: the
@@ -178,6 +203,77 @@ fn present(ledger: &Ledger, file: &ConfigFile, text: &str) -> Result<Vec<String>
     Ok(names)
 }
 
+/// A file of a plan as it reads now: its fingerprint and the entries that change.
+fn planned(file: &ConfigFile, text: &str, o: &Outcome) -> PlannedFile {
+    PlannedFile {
+        path: file.path.clone(),
+        fingerprint: fingerprint(text),
+        changed: o.changed.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// With a plan, `text` of `file` must read as the preview read it (checked again under the
+/// file's lock, when the client may just have written it).
+fn as_planned(
+    plan: Option<&[PlannedFile]>,
+    file: &ConfigFile,
+    text: &str,
+) -> Result<(), ClientError> {
+    let Some(plan) = plan else { return Ok(()) };
+    match plan.iter().find(|p| p.path == file.path) {
+        Some(p) if p.fingerprint == fingerprint(text) => Ok(()),
+        _ => Err(ClientError::Changed {
+            paths: vec![file.path.clone()],
+        }),
+    }
+}
+
+fn refuse_unplanned(plan: &[PlannedFile], now: &[PlannedFile]) -> Result<(), ClientError> {
+    let paths = unplanned(plan, now);
+    if paths.is_empty() {
+        Ok(())
+    } else {
+        Err(ClientError::Changed { paths })
+    }
+}
+
+/// The command a set's (or a project's) new entries run the bridge with, and a warning to
+/// give with it: for a user file `this` warden's absolute path (as `clients wrap` writes);
+/// for a project's file, which may be checked into git and used on other machines, plain
+/// `warden` when `warden` on PATH is `this`, else the absolute path, with a warning.
+pub fn bridge_command(this: &Path, project: bool) -> (String, Option<String>) {
+    let abs = this.to_string_lossy().into_owned();
+    if !project {
+        return (abs, None);
+    }
+    let on_path = warden_on_path();
+    if on_path.as_deref() == Some(this) {
+        return ("warden".to_owned(), None);
+    }
+    let why = match on_path {
+        Some(p) => format!("`warden` on PATH is another program ({})", p.display()),
+        None => "`warden` is not on PATH".to_owned(),
+    };
+    let warning = format!(
+        "{why}, so the project's entries run this Warden by its path, {abs}. On a machine (or an account) without Warden at that path, those entries fail to start. Fix: put this warden on PATH, so that the entries can say plain `warden`, then write them again (for a set: `warden sets remove`, then `warden sets apply`)"
+    );
+    (abs, Some(warning))
+}
+
+/// `warden` on PATH, resolved, if there is one.
+fn warden_on_path() -> Option<PathBuf> {
+    let name = if cfg!(windows) {
+        "warden.exe"
+    } else {
+        "warden"
+    };
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+}
+
 /// Writes the set's servers missing from each chosen client's file (project or user),
 /// bridged; every file is checked first, and any refusal writes nothing.
 pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientError> {
@@ -198,7 +294,8 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
     }
     let ledger = Ledger::lock(&env.state_dir)?;
     let (set, warden) = (opts.set.as_str(), opts.warden.as_str());
-    let compute =
+    let plan = opts.plan.as_deref();
+    let add_set =
         |ledger: &Ledger, file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
             let there = present(ledger, file, text)?;
             let mut out = Outcome {
@@ -216,6 +313,10 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
             }
             Ok(out)
         };
+    let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
+        as_planned(plan, file, text)?;
+        add_set(ledger, file, text)
+    };
     let mut outcome = SetOutcome::default();
     let mut plans = Vec::new();
     let mut seen = Vec::new();
@@ -239,7 +340,7 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
         } else {
             text::minimal(file.dialect).to_owned()
         };
-        let o = compute(&ledger, &file, &text)?;
+        let o = add_set(&ledger, &file, &text)?;
         if exists && o.text != text {
             check_writable(&file.path)?;
         }
@@ -247,6 +348,14 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
     }
     // Nothing to add to a file that is not there: it is not created.
     plans.retain(|(_, exists, _, o)| *exists || !o.record.is_empty());
+    if let Some(plan) = plan {
+        let now: Vec<PlannedFile> = plans
+            .iter()
+            .filter(|(_, _, _, o)| !o.changed.is_empty())
+            .map(|(f, _, text, o)| planned(f, text, o))
+            .collect();
+        refuse_unplanned(plan, &now)?;
+    }
     // Per file: the set's servers there already, whether it is created, the text planned.
     let meta: Vec<(Vec<String>, bool, String)> = plans
         .iter()
@@ -375,20 +484,26 @@ pub fn remove(env: &ClientEnv, opts: &RemoveOptions) -> Result<SetOutcome, Clien
             .filter(|r| r.kind == ManagedKind::Added && r.set.as_deref() == Some(set))
             .collect()
     };
+    let plan = opts.plan.as_deref();
     let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
+        as_planned(plan, file, text)?;
         take_out_set(ledger, file, text, &records(ledger, file))
     };
     let mut plans = Vec::new();
     let mut deletes = Vec::new();
+    let mut now = Vec::new();
     for file in files {
         let recs = records(&ledger, &file);
         if recs.is_empty() {
             continue;
         }
         let text = read_text(&file.path)?;
-        let o = compute(&ledger, &file, &text)?;
+        let o = take_out_set(&ledger, &file, &text, &recs)?;
         if o.text != text {
             check_writable(&file.path)?;
+        }
+        if !o.changed.is_empty() {
+            now.push(planned(&file, &text, &o));
         }
         let real = real_path(&file.path);
         match ledger.created(&real) {
@@ -397,6 +512,9 @@ pub fn remove(env: &ClientEnv, opts: &RemoveOptions) -> Result<SetOutcome, Clien
             }
             _ => plans.push((file, true, text, o)),
         }
+    }
+    if let Some(plan) = plan {
+        refuse_unplanned(plan, &now)?;
     }
     if plans.is_empty() && deletes.is_empty() {
         let place = match &project {
@@ -444,7 +562,7 @@ pub fn remove(env: &ClientEnv, opts: &RemoveOptions) -> Result<SetOutcome, Clien
 
 /// Sets, projects and what each client starts in them: what `warden sets list --json` prints
 /// and the window's Manage page shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Overview {
     pub sets: Vec<SetView>,
@@ -452,7 +570,7 @@ pub struct Overview {
 }
 
 /// One `[sets.NAME]`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SetView {
     pub name: String,
@@ -464,7 +582,7 @@ pub struct SetView {
 }
 
 /// A set in one file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Applied {
     pub client: ClientId,
@@ -480,7 +598,7 @@ pub struct Applied {
 }
 
 /// A project: from the clients' own lists of recent projects, or where a set was applied.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProjectView {
     pub dir: PathBuf,
@@ -495,7 +613,7 @@ pub struct ProjectView {
 }
 
 /// What one client starts in a project.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProjectClient {
     pub client: ClientId,
@@ -505,7 +623,7 @@ pub struct ProjectClient {
 }
 
 /// One server a client starts in a project.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Starts {
     /// The entry's name.
