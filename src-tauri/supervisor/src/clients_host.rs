@@ -312,6 +312,7 @@ impl Supervisor {
             .warden_bin
             .clone()
             .ok_or_else(clients_api::no_warden)?;
+        absolute(a.project.as_deref())?;
         let config = self.opts.config.clone();
         let sup = Arc::clone(self);
         blocking(move || {
@@ -324,6 +325,11 @@ impl Supervisor {
                     config: config.unwrap_or_default(),
                 };
                 return Err(ApiError::new(ErrorCode::Invalid, e.coded()));
+            };
+            // A project's entries say plain `warden` when it is this one on PATH (resolved).
+            let this = match a.project {
+                Some(_) => std::fs::canonicalize(&this).unwrap_or(this),
+                None => this,
             };
             let (warden, warning) = sets::bridge_command(&this, a.project.is_some());
             let opts = ApplyOptions {
@@ -348,6 +354,7 @@ impl Supervisor {
         self: &Arc<Self>,
         r: op::SetRemove,
     ) -> Result<SetAnswer, ApiError> {
+        absolute(r.project.as_deref())?;
         let sup = Arc::clone(self);
         blocking(move || {
             let env = clients_api::env()?;
@@ -394,6 +401,20 @@ impl Supervisor {
         if let Some(w) = self.watcher().as_ref() {
             w.wrote(path, text);
         }
+    }
+}
+
+/// A project's folder as the supervisor takes it: absolute (its own folder is no one's project).
+fn absolute(project: Option<&std::path::Path>) -> Result<(), ApiError> {
+    match project {
+        Some(p) if !p.is_absolute() => Err(ApiError::new(
+            ErrorCode::Invalid,
+            format!(
+                "{} is not an absolute path. Nothing was written. Fix: give the project's folder from the root (/home/you/code/app)",
+                p.display()
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
