@@ -14,8 +14,8 @@ use warden_wire::say;
 #[derive(Subcommand)]
 pub enum SetsCommand {
     /// Each set of config.toml with its servers and where it is applied, and the projects the
-    /// clients list (Claude Code's and Codex's recent projects, and those a set was applied
-    /// in) with what each client starts there.
+    /// clients list (Claude Code's and Codex's projects, the folders VS Code and Cursor opened
+    /// recently, and those a set was applied in) with what each client starts there.
     List {
         /// Machine-readable output: `{"sets": [{"name", "servers", "unknown", "applied":
         /// [{"client", "file", "project", "present", "missing", "by_warden"}]}], "projects":

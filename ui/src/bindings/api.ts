@@ -652,7 +652,8 @@ by_warden: boolean, };
 export type ProjectView = { dir: string, exists: boolean, 
 /**
  * Where it was found: `claude-code` (`projects` in `~/.claude.json`), `codex`
- * (`[projects."DIR"]` in `~/.codex/config.toml`), `warden` (a set applied there).
+ * (`[projects."DIR"]` in `~/.codex/config.toml`), `vscode` and `cursor` (their recently
+ * opened folders), `warden` (a set applied there).
  */
 found_in: Array<string>, 
 /**

@@ -80,7 +80,7 @@ export function ProjectsSection(props: { clients: Array<{ client: ClientId; name
         A set is a list of servers that go together, <code>[sets.NAME] servers = ["github", "postgres"]</code> in config.toml,
         each one a server some client already has. Apply writes them, through Warden, into the chosen clients' files of a
         project (or into their user files), after showing the exact change; Remove takes out exactly what Apply added, and a
-        file Apply created goes again. Projects are those Claude Code and Codex list, and those a set was applied in.
+        file Apply created goes again. Projects are those Claude Code and Codex list, the folders VS Code and Cursor opened recently, and those a set was applied in.
       </p>
       {error && <ErrorText message={error} testid="projects-error" />}
       {result && <ResultPanel result={result} onClose={() => setResult(null)} />}

@@ -604,7 +604,8 @@ pub struct ProjectView {
     pub dir: PathBuf,
     pub exists: bool,
     /// Where it was found: `claude-code` (`projects` in `~/.claude.json`), `codex`
-    /// (`[projects."DIR"]` in `~/.codex/config.toml`), `warden` (a set applied there).
+    /// (`[projects."DIR"]` in `~/.codex/config.toml`), `vscode` and `cursor` (their recently
+    /// opened folders), `warden` (a set applied there).
     pub found_in: Vec<String>,
     /// The sets applied there (in any client's project file).
     pub sets: Vec<String>,
@@ -649,7 +650,8 @@ fn server_of(e: &ServerEntry) -> &str {
 }
 
 /// The project directories the clients list: Claude Code's `projects` keys in its user file,
-/// Codex's `[projects."DIR"]` tables; with where each was found.
+/// Codex's `[projects."DIR"]` tables, the folders VS Code and Cursor opened recently; with
+/// where each was found.
 pub fn recent_projects(env: &ClientEnv) -> Vec<(PathBuf, Vec<String>)> {
     let mut out: Vec<(PathBuf, Vec<String>)> = Vec::new();
     let mut add = |dir: &str, by: &str| {
@@ -691,7 +693,86 @@ pub fn recent_projects(env: &ClientEnv) -> Vec<(PathBuf, Vec<String>)> {
             _ => {}
         }
     }
+    for (product, by) in [
+        ("Code", "vscode"),
+        ("Code - Insiders", "vscode"),
+        ("VSCodium", "vscode"),
+        ("Cursor", "cursor"),
+    ] {
+        let db = env
+            .editor_user_dir(product)
+            .join("globalStorage")
+            .join("state.vscdb");
+        for dir in recently_opened(&db, env.os) {
+            add(&dir, by);
+        }
+    }
     out
+}
+
+/// The folders VS Code (and Cursor, its fork) lists as recently opened: the `folderUri`s
+/// (`file:` only) of `history.recentlyOpenedPathsList` in its application storage, the
+/// `ItemTable` of `User/globalStorage/state.vscdb`. Read-only, without waiting on the editor's
+/// own writes; nothing when the database is not there or not as expected.
+fn recently_opened(db: &Path, os: crate::detect::Os) -> Vec<String> {
+    use rusqlite::{Connection, OpenFlags, types::Value};
+    if !db.is_file() {
+        return Vec::new();
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let Ok(conn) = Connection::open_with_flags(db, flags) else {
+        return Vec::new();
+    };
+    let value = conn.query_row(
+        "SELECT value FROM ItemTable WHERE key = 'history.recentlyOpenedPathsList'",
+        [],
+        |row| row.get::<_, Value>(0),
+    );
+    let text = match value {
+        Ok(Value::Text(t)) => t,
+        Ok(Value::Blob(b)) => String::from_utf8_lossy(&b).into_owned(),
+        _ => return Vec::new(),
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    v.get("entries")
+        .and_then(|e| e.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("folderUri")?.as_str())
+        .filter_map(|uri| file_uri_path(uri, os))
+        .collect()
+}
+
+/// The path of a `file:` URI as VS Code writes it (`file:///home/u/my%20app`,
+/// `file:///c%3A/Users/u/app`); `None` for another scheme (a remote folder) or a host.
+fn file_uri_path(uri: &str, os: crate::detect::Os) -> Option<String> {
+    let rest = uri.strip_prefix("file://")?;
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h)? * 16 + hex(l)?) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    let path = String::from_utf8(out).ok()?;
+    if os == crate::detect::Os::Windows {
+        // `/c:/Users/u` is `c:\Users\u`.
+        let p = path.strip_prefix('/')?;
+        return Some(p.replace('/', "\\"));
+    }
+    Some(path)
 }
 
 /// The project a project file of [`PROJECT_FILES`] (or opencode's other names) is in.

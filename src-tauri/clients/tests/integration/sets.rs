@@ -513,3 +513,32 @@ fn remove_with_a_stale_plan_writes_nothing() {
         ("W-CLIENT-CHANGED", edited)
     );
 }
+
+/// VS Code's recently opened folders (its state database) are projects: `file:` folders only,
+/// their `%20`s decoded; files, remote folders and workspaces are not.
+#[test]
+fn vscodes_recently_opened_folders_are_projects() {
+    let w = World::new();
+    let storage = w.env.home.join(".config/Code/User/globalStorage");
+    std::fs::create_dir_all(&storage).unwrap();
+    let db = rusqlite::Connection::open(storage.join("state.vscdb")).unwrap();
+    db.execute_batch("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        .unwrap();
+    let dir = w.project.join("my app");
+    let list = serde_json::json!({ "entries": [
+        { "folderUri": format!("file://{}", w.project.join("my%20app").display()) },
+        { "fileUri": "file:///etc/hosts" },
+        { "folderUri": "vscode-remote://ssh-remote%2Bbox/srv/app" },
+        { "workspace": { "id": "1", "configPath": "file:///w/a.code-workspace" } },
+    ]});
+    db.execute(
+        "INSERT INTO ItemTable VALUES ('history.recentlyOpenedPathsList', ?1)",
+        [list.to_string()],
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(
+        sets::recent_projects(&w.env),
+        vec![(dir, vec!["vscode".to_owned()])]
+    );
+}
