@@ -14,8 +14,8 @@ use warden_wire::say;
 #[derive(Subcommand)]
 pub enum SetsCommand {
     /// Each set of config.toml with its servers and where it is applied, and the projects the
-    /// clients list (Claude Code's and Codex's recent projects, and those a set was applied
-    /// in) with what each client starts there.
+    /// clients list (Claude Code's and Codex's projects, the folders VS Code and Cursor opened
+    /// recently, and those a set was applied in) with what each client starts there.
     List {
         /// Machine-readable output: `{"sets": [{"name", "servers", "unknown", "applied":
         /// [{"client", "file", "project", "present", "missing", "by_warden"}]}], "projects":
@@ -100,6 +100,7 @@ pub fn run(command: SetsCommand) -> ExitCode {
                 clients,
                 project: project.clone(),
                 warden: warden.command.clone(),
+                plan: None,
                 dry_run,
             };
             let result = sets::apply(&env, &opts);
@@ -121,6 +122,7 @@ pub fn run(command: SetsCommand) -> ExitCode {
                 set: set.clone(),
                 clients,
                 project: project.clone(),
+                plan: None,
                 dry_run,
             };
             report(
@@ -172,23 +174,8 @@ pub(crate) struct WardenCommand {
     pub warning: Option<String>,
 }
 
-/// `warden` on PATH, resolved, if there is one.
-fn warden_on_path() -> Option<PathBuf> {
-    let name = if cfg!(windows) {
-        "warden.exe"
-    } else {
-        "warden"
-    };
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .and_then(|p| std::fs::canonicalize(p).ok())
-}
-
-/// What a new entry runs: for a user file, this warden's absolute path (as `clients wrap`
-/// writes); for a project's file, which may be checked into git and used on other machines,
-/// plain `warden` when `warden` on PATH is this one, else the absolute path with a warning.
+/// What a new entry runs (`sets::bridge_command`): this warden's absolute path in a user
+/// file, plain `warden` in a project's when `warden` on PATH is this one.
 pub(crate) fn warden_command(project: bool) -> Result<WardenCommand, ExitCode> {
     let this = match std::env::current_exe().and_then(std::fs::canonicalize) {
         Ok(p) => p,
@@ -199,29 +186,8 @@ pub(crate) fn warden_command(project: bool) -> Result<WardenCommand, ExitCode> {
             return Err(ExitCode::FAILURE);
         }
     };
-    let abs = this.to_string_lossy().into_owned();
-    if !project {
-        return Ok(WardenCommand {
-            command: abs,
-            warning: None,
-        });
-    }
-    if warden_on_path().is_some_and(|p| p == this) {
-        return Ok(WardenCommand {
-            command: "warden".to_owned(),
-            warning: None,
-        });
-    }
-    let why = match warden_on_path() {
-        Some(p) => format!("`warden` on PATH is another program ({})", p.display()),
-        None => "`warden` is not on PATH".to_owned(),
-    };
-    Ok(WardenCommand {
-        command: abs.clone(),
-        warning: Some(format!(
-            "{why}, so the project's entries run this Warden by its path, {abs}. On a machine (or an account) without Warden at that path, those entries fail to start. Fix: put this warden on PATH, so that the entries can say plain `warden`, then write them again (for a set: `warden sets remove`, then `warden sets apply`)"
-        )),
-    })
+    let (command, warning) = sets::bridge_command(&this, project);
+    Ok(WardenCommand { command, warning })
 }
 
 fn report(

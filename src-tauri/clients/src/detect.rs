@@ -156,7 +156,7 @@ impl ClientEnv {
     }
 
     /// A VS Code-family editor's `User` directory (`Code`, `Cursor`, `Windsurf`, ...).
-    fn editor_user_dir(&self, product: &str) -> PathBuf {
+    pub(crate) fn editor_user_dir(&self, product: &str) -> PathBuf {
         match self.os {
             Os::Linux => self.xdg().join(product).join("User"),
             Os::Macos => self

@@ -7,12 +7,13 @@ use std::sync::{Arc, MutexGuard, PoisonError};
 
 use super::api::{
     AddAnswer, ApiError, ApiEvent, ClientChangeKind, ClientsReport, ErrorCode, FileChangeView,
-    HistoryEntry, RestoreView,
+    HistoryEntry, RestoreView, SetAnswer, SetFileView, op,
 };
 use super::clients_api;
 use super::service::{Supervisor, blocking};
 use super::switches;
 use super::{flows, probe};
+use warden_clients::sets::{self, ApplyOptions, Overview, RemoveOptions, SetOutcome};
 use warden_clients::{self as clients, Backup};
 use warden_wire::events::Event;
 
@@ -288,11 +289,146 @@ impl Supervisor {
         .await
     }
 
+    /// `Projects`: the sets of config.toml, the projects and what each client starts there.
+    pub(super) async fn projects(&self) -> Result<Overview, ApiError> {
+        let config = self.opts.config.clone();
+        blocking(move || {
+            let env = clients_api::env()?;
+            let defs: Vec<(String, Vec<String>)> =
+                load_sets(config.as_deref())?.into_iter().collect();
+            Ok(sets::overview(&env, &defs))
+        })
+        .await
+    }
+
+    /// `SetApply`: the set's servers into the chosen clients' files; with a plan, exactly
+    /// what the preview showed.
+    pub(super) async fn apply_set(
+        self: &Arc<Self>,
+        a: op::SetApply,
+    ) -> Result<SetAnswer, ApiError> {
+        let this = self
+            .opts
+            .warden_bin
+            .clone()
+            .ok_or_else(clients_api::no_warden)?;
+        absolute(a.project.as_deref())?;
+        let config = self.opts.config.clone();
+        let sup = Arc::clone(self);
+        blocking(move || {
+            let env = clients_api::env()?;
+            let defs = load_sets(config.as_deref())?;
+            let Some(servers) = defs.get(&a.set).cloned() else {
+                let e = clients::ClientError::NoSuchSet {
+                    set: a.set.clone(),
+                    known: defs.keys().cloned().collect(),
+                    config: config.unwrap_or_default(),
+                };
+                return Err(ApiError::new(ErrorCode::Invalid, e.coded()));
+            };
+            // A project's entries say plain `warden` when it is this one on PATH (resolved).
+            let this = match a.project {
+                Some(_) => std::fs::canonicalize(&this).unwrap_or(this),
+                None => this,
+            };
+            let (warden, warning) = sets::bridge_command(&this, a.project.is_some());
+            let opts = ApplyOptions {
+                set: a.set,
+                servers,
+                clients: a.clients,
+                project: a.project,
+                warden,
+                plan: a.plan,
+                dry_run: a.dry_run,
+            };
+            let outcome = sets::apply(&env, &opts).map_err(|e| clients_api::api_error(&e))?;
+            let applied = outcome.files.iter().any(|f| !f.change.changed.is_empty());
+            Ok(sup.set_answer(outcome, warning.filter(|_| applied)))
+        })
+        .await
+    }
+
+    /// `SetRemove`: the entries the set's apply added, taken out (from Warden's ledger alone,
+    /// so config.toml is not read).
+    pub(super) async fn remove_set(
+        self: &Arc<Self>,
+        r: op::SetRemove,
+    ) -> Result<SetAnswer, ApiError> {
+        absolute(r.project.as_deref())?;
+        let sup = Arc::clone(self);
+        blocking(move || {
+            let env = clients_api::env()?;
+            let opts = RemoveOptions {
+                set: r.set,
+                clients: r.clients,
+                project: r.project,
+                plan: r.plan,
+                dry_run: r.dry_run,
+            };
+            let outcome = sets::remove(&env, &opts).map_err(|e| clients_api::api_error(&e))?;
+            Ok(sup.set_answer(outcome, None))
+        })
+        .await
+    }
+
+    /// A set's outcome as the API shows it, after telling the watcher what was written.
+    fn set_answer(&self, outcome: SetOutcome, warning: Option<String>) -> SetAnswer {
+        let plan = outcome.plan();
+        let files = outcome
+            .files
+            .into_iter()
+            .map(|f| {
+                if let Some(text) = &f.change.new_text {
+                    self.wrote(&f.change.file.path, text);
+                }
+                SetFileView {
+                    change: FileChangeView::from(&f.change),
+                    kept: f.kept,
+                    whole_file: f.whole_file,
+                }
+            })
+            .collect();
+        SetAnswer {
+            files,
+            skipped: outcome.skipped,
+            plan,
+            warning,
+        }
+    }
+
     /// Tells the watcher that Warden wrote `text` into `path` (not a change to process).
     fn wrote(&self, path: &std::path::Path, text: &str) {
         if let Some(w) = self.watcher().as_ref() {
             w.wrote(path, text);
         }
+    }
+}
+
+/// A project's folder as the supervisor takes it: absolute (its own folder is no one's project).
+fn absolute(project: Option<&std::path::Path>) -> Result<(), ApiError> {
+    match project {
+        Some(p) if !p.is_absolute() => Err(ApiError::new(
+            ErrorCode::Invalid,
+            format!(
+                "{} is not an absolute path. Nothing was written. Fix: give the project's folder from the root (/home/you/code/app)",
+                p.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The sets of config.toml at `path` (none without one).
+fn load_sets(
+    path: Option<&std::path::Path>,
+) -> Result<std::collections::BTreeMap<String, Vec<String>>, ApiError> {
+    match path.map(warden_config::Config::load) {
+        None => Ok(Default::default()),
+        Some(Ok(c)) => Ok(c.sets),
+        Some(Err(e)) => Err(ApiError::new(
+            ErrorCode::Config,
+            format!("{e} [{}]", warden_wire::codes::Code::ConfigInvalid.as_str()),
+        )),
     }
 }
 

@@ -149,6 +149,9 @@ impl Supervisor {
             }) => {
                 op::ServerRemove::answer(self.remove_server(server, clients, plan, dry_run).await)
             }
+            Request::Projects => op::Projects::answer(self.projects().await),
+            Request::SetApply(apply) => op::SetApply::answer(self.apply_set(apply).await),
+            Request::SetRemove(remove) => op::SetRemove::answer(self.remove_set(remove).await),
             Request::Backups => op::Backups::answer(self.backups().await),
             Request::Restore(op::Restore { id, dry_run }) => {
                 op::Restore::answer(self.restore(id, dry_run).await)
@@ -214,11 +217,16 @@ impl Request {
             | Request::KnownServers
             | Request::Approvals
             | Request::Subscribe => Observe,
-            Request::Limits(op::Limits { .. }) | Request::Clients | Request::Backups => ReadFiles,
+            Request::Limits(op::Limits { .. })
+            | Request::Clients
+            | Request::Backups
+            | Request::Projects => ReadFiles,
             Request::ClientEdit(op::ClientEdit { dry_run, .. })
             | Request::ServerAdd(op::ServerAdd { dry_run, .. })
             | Request::ServerSwitch(op::ServerSwitch { dry_run, .. })
             | Request::ServerRemove(op::ServerRemove { dry_run, .. })
+            | Request::SetApply(op::SetApply { dry_run, .. })
+            | Request::SetRemove(op::SetRemove { dry_run, .. })
             | Request::Restore(op::Restore { dry_run, .. }) => files(*dry_run),
             Request::Restart(op::Restart { .. })
             | Request::Fallback(op::Fallback { .. })
@@ -284,6 +292,15 @@ mod tests {
                 dry_run,
             })
         };
+        let set_apply = |dry_run| {
+            Request::SetApply(op::SetApply {
+                set: "web".into(),
+                project: None,
+                clients: Vec::new(),
+                plan: None,
+                dry_run,
+            })
+        };
         let requests = [
             Request::Status,
             Request::Subscribe,
@@ -317,6 +334,9 @@ mod tests {
             }),
             add(true, false),
             add(false, true),
+            Request::Projects,
+            set_apply(true),
+            set_apply(false),
             Request::App(op::App {
                 request: AppRequest::Autostart(app_op::Autostart { on: None }),
             }),
@@ -336,6 +356,9 @@ mod tests {
             ("set_tool_policy", Access::Act),
             ("server_add", Access::ReadFiles),
             ("server_add", Access::Act),
+            ("projects", Access::ReadFiles),
+            ("set_apply", Access::ReadFiles),
+            ("set_apply", Access::Act),
             ("app", Access::Observe),
             ("app", Access::Act),
         ]
@@ -373,7 +396,7 @@ mod tests {
             .iter()
             .map(|(op, _)| warden_rpc::snake(op))
             .collect();
-        assert!(ops.contains(&switch.op()) && ops.len() == 28, "{ops:?}");
+        assert!(ops.contains(&switch.op()) && ops.len() == 31, "{ops:?}");
     }
 
     /// The desktop app's requests reach the handler the tray set; `warden daemon`, which sets

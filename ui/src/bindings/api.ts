@@ -3,7 +3,7 @@
 
 import type { AppEvent, AppRequest, AppResponse } from "./app";
 
-export type Request = { "op": "status" } | { "op": "history" } & History | { "op": "restart" } & Restart | { "op": "fallback" } & Fallback | { "op": "debug" } & Debug | { "op": "probe" } & Probe | { "op": "orphans" } | { "op": "stop_orphans" } & StopOrphans | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools" } & ApproveTools | { "op": "approvals" } | { "op": "approval_answer" } & ApprovalAnswer | { "op": "approvals_forget" } & ApprovalsForget | { "op": "limits" } & Limits | { "op": "set_limit" } & SetLimit | { "op": "clients" } | { "op": "client_edit" } & ClientEdit | { "op": "backups" } | { "op": "restore" } & Restore | { "op": "auto_rewrite" } & AutoRewrite | { "op": "keep_unwrapped" } & KeepUnwrapped | { "op": "probe_ide" } & ProbeIde | { "op": "server_add" } & ServerAdd | { "op": "set_tool_policy" } & SetToolPolicy | { "op": "server_switch" } & ServerSwitch | { "op": "server_remove" } & ServerRemove | { "op": "app" } & App;
+export type Request = { "op": "status" } | { "op": "history" } & History | { "op": "restart" } & Restart | { "op": "fallback" } & Fallback | { "op": "debug" } & Debug | { "op": "probe" } & Probe | { "op": "orphans" } | { "op": "stop_orphans" } & StopOrphans | { "op": "known_servers" } | { "op": "subscribe" } | { "op": "approve_tools" } & ApproveTools | { "op": "approvals" } | { "op": "approval_answer" } & ApprovalAnswer | { "op": "approvals_forget" } & ApprovalsForget | { "op": "limits" } & Limits | { "op": "set_limit" } & SetLimit | { "op": "clients" } | { "op": "client_edit" } & ClientEdit | { "op": "backups" } | { "op": "restore" } & Restore | { "op": "auto_rewrite" } & AutoRewrite | { "op": "keep_unwrapped" } & KeepUnwrapped | { "op": "probe_ide" } & ProbeIde | { "op": "server_add" } & ServerAdd | { "op": "set_tool_policy" } & SetToolPolicy | { "op": "server_switch" } & ServerSwitch | { "op": "server_remove" } & ServerRemove | { "op": "projects" } | { "op": "set_apply" } & SetApply | { "op": "set_remove" } & SetRemove | { "op": "app" } & App;
 
 export type History = { server: string | null, since_ms: number | null, limit: number | null, };
 
@@ -84,9 +84,13 @@ export type ServerSwitch = { server: string, clients: Array<ClientId>, file: str
 
 export type ServerRemove = { server: string, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, };
 
+export type SetApply = { set: string, project: string | null, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, };
+
+export type SetRemove = { set: string, project: string | null, clients: Array<ClientId>, plan: Array<PlannedFile> | null, dry_run: boolean, };
+
 export type App = { request: AppRequest, };
 
-export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "approvals", approvals: Array<PendingApproval>, } | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add" } & AddAnswer | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
+export type Response = { "kind": "status" } & StatusReport | { "kind": "history", entries: Array<HistoryEntry>, } | { "kind": "command" } & CommandOutcome | { "kind": "probe" } & ProbeReport | { "kind": "orphans", orphans: Array<Orphan>, } | { "kind": "stopped", stopped: Array<StopResult>, } | { "kind": "known_servers", servers: Array<KnownServer>, } | { "kind": "subscribed" } | { "kind": "limits" } & LimitsReport | { "kind": "approvals", approvals: Array<PendingApproval>, } | { "kind": "clients" } & ClientsReport | { "kind": "client_edit", changes: Array<FileChangeView>, } | { "kind": "server_remove", changes: Array<FileChangeView>, plan: Array<PlannedFile>, } | { "kind": "server_add" } & AddAnswer | { "kind": "projects" } & Overview | { "kind": "set" } & SetAnswer | { "kind": "backups", backups: Array<Backup>, } | { "kind": "restore" } & RestoreView | { "kind": "auto_rewrite", on: boolean, without_asking: boolean, } | { "kind": "app", response: AppResponse, } | { "kind": "kept_unwrapped", servers: Array<string>, } | { "kind": "probe_ide", on: boolean, } | { "kind": "error" } & ApiError;
 
 export type ApiError = { code: ErrorCode, message: string, };
 
@@ -594,6 +598,108 @@ export type RestoreView = { backup: Backup, written: boolean,
  */
 previous: string | null, diff: string, };
 
+export type SetAnswer = { files: Array<SetFileView>, 
+/**
+ * The clients asked for that have no project file Warden knows of (nothing written).
+ */
+skipped: Array<ClientId>, 
+/**
+ * A dry run's plan: sent back with the request, it writes exactly what was shown, only
+ * while every file reads as it did then (else `W-CLIENT-CHANGED`, nothing written).
+ */
+plan: Array<PlannedFile>, 
+/**
+ * Apply into a project: its entries run this Warden by its absolute path (`warden` on
+ * PATH is not this one), and why that matters.
+ */
+warning: string | null, };
+
+export type SetFileView = { 
+/**
+ * The change; `changed` names the set's servers added (apply) or taken out (remove).
+ */
+change: FileChangeView, 
+/**
+ * Apply: the set's servers already in the file, left as they are.
+ */
+kept: Array<string>, 
+/**
+ * Apply: the file is (would be) created; remove: it is (would be) deleted, as Warden
+ * created it.
+ */
+whole_file: boolean, };
+
+export type Overview = { sets: Array<SetView>, projects: Array<ProjectView>, };
+
+export type SetView = { name: string, servers: Array<string>, 
+/**
+ * Servers of the set no client's file has (apply refuses the set until they are).
+ */
+unknown: Array<string>, 
+/**
+ * The files that have every server of the set, or entries apply added for it.
+ */
+applied: Array<Applied>, };
+
+export type Applied = { client: ClientId, file: string, 
+/**
+ * The project's directory; `None`: a user file.
+ */
+project: string | null, 
+/**
+ * The set's servers the file has (by entry name, or the bridge's `--server`).
+ */
+present: Array<string>, 
+/**
+ * The set's servers it has not.
+ */
+missing: Array<string>, 
+/**
+ * `warden sets apply` added entries of the set there (its remove takes them out).
+ */
+by_warden: boolean, };
+
+export type ProjectView = { dir: string, exists: boolean, 
+/**
+ * Where it was found: `claude-code` (`projects` in `~/.claude.json`), `codex`
+ * (`[projects."DIR"]` in `~/.codex/config.toml`), `vscode` and `cursor` (their recently
+ * opened folders), `warden` (a set applied there).
+ */
+found_in: Array<string>, 
+/**
+ * The sets applied there (in any client's project file).
+ */
+sets: Array<string>, 
+/**
+ * Per client with a file: what it starts in this project.
+ */
+clients: Array<ProjectClient>, };
+
+export type ProjectClient = { client: ClientId, 
+/**
+ * Its project file there, if it has one.
+ */
+project_file: string | null, starts: Array<Starts>, };
+
+export type Starts = { 
+/**
+ * The entry's name.
+ */
+name: string, 
+/**
+ * The bridge's `--server` when wrapped, else the entry's name.
+ */
+server: string, wrapped: boolean, 
+/**
+ * By the client's own switch.
+ */
+enabled: boolean, 
+/**
+ * `project` (the project's file), `local` (Claude Code's servers of this project in
+ * `~/.claude.json`) or `user`.
+ */
+from: string, };
+
 export type ClientChangeKind = "new_servers" | "awaiting" | "wrapped" | "reverted" | "gave_up" | "failed";
 
 export type ClientId = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "cline" | "windsurf" | "zed" | "gemini-cli" | "codex" | "opencode" | "kiro" | "lm-studio" | "continue" | "goose";
@@ -681,6 +787,9 @@ export type Answers = {
   "set_tool_policy": Extract<Response, { "kind": "command" | "error" }>,
   "server_switch": Extract<Response, { "kind": "client_edit" | "error" }>,
   "server_remove": Extract<Response, { "kind": "server_remove" | "error" }>,
+  "projects": Extract<Response, { "kind": "projects" | "error" }>,
+  "set_apply": Extract<Response, { "kind": "set" | "error" }>,
+  "set_remove": Extract<Response, { "kind": "set" | "error" }>,
   "app": Extract<Response, { "kind": "app" | "error" }>,
 };
 

@@ -9,11 +9,12 @@ import { AddServer } from "./AddServer";
 import { ChangeList, ResultPanel, type Result, changeResult, errorResult } from "./Changes";
 import { Dialog } from "./Dialog";
 import { Empty, ErrorText, Loading } from "./common";
+import { ProjectsSection } from "./ProjectsSection";
 
 /** A removal's preview: what is shown, and the plan that applies exactly that. */
 type Removal = { server: string; changes: FileChangeView[]; plan: PlannedFile[]; stale?: string | undefined };
 
-/** Every server across the clients' files: where it is, on or off per client, Remove, Add. */
+/** Every server across the clients' files: where it is, on or off per client, Remove, Add; then the projects and their sets. */
 export function ManagePage() {
   const clientsReport = useApi({ op: "clients" }, ON_CLIENTS);
   const { data: report, error } = clientsReport;
@@ -109,6 +110,7 @@ export function ManagePage() {
           </table>
         </div>
       )}
+      {report && <ProjectsSection clients={clients} onWritten={() => void load()} />}
       {removal && (
         <Dialog title={`Remove ${printableLine(removal.server)}`} onClose={() => setRemoval(null)} testid="remove-preview" wide>
           {removal.stale && <ErrorText message={removal.stale} testid="remove-stale" />}

@@ -10,9 +10,11 @@ import type {
   AwaitingServer,
   Backup,
   ClientFile,
+  ClientId,
   HistoryEntry,
   JsonValue,
   LimitValue,
+  Overview,
   Request,
   Response,
   ServerStatus,
@@ -369,6 +371,11 @@ function handleApi(req: Request): Response | Promise<Response> {
       void send({ kind: "config_changed", server: req.server });
       return { kind: "command", ok: true, config: CONFIG, sessions: [], message: `${req.tool} is now ${req.policy} in [servers.${req.server}]` };
     }
+    case "projects":
+      return { kind: "projects", ...projectsOverview() };
+    case "set_apply":
+    case "set_remove":
+      return setEdit(req);
     case "approvals":
       return { kind: "approvals", approvals: [] };
     case "approvals_forget":
@@ -377,6 +384,65 @@ function handleApi(req: Request): Response | Promise<Response> {
     default:
       return { kind: "error", code: "invalid", message: `the mock does not do ${req.op}` };
   }
+}
+
+/** The mock's sets (config.toml's `[sets.NAME]`) and the projects each was applied in, per client. */
+const SETS: Record<string, string[]> = empty ? {} : { web: ["github", "ripgrep"], docs: ["context7"] };
+const applied = new Map<string, Set<ClientId>>([["web|/home/dev/src/app", new Set<ClientId>(["claude-code"])]]);
+const PROJECT_FILE: Partial<Record<ClientId, string>> = { "claude-code": ".mcp.json", cursor: ".cursor/mcp.json", vscode: ".vscode/mcp.json", zed: ".zed/settings.json" };
+
+function projectsOverview(): Overview {
+  const dirs = new Set(["/home/dev/src/app", "/home/dev/src/site", ...[...applied.keys()].map((k) => k.split("|")[1] as string)]);
+  const sets = Object.entries(SETS).map(([name, servers]) => ({
+    name, servers, unknown: servers.filter((x) => !names().has(x)),
+    applied: [...applied.entries()].filter(([k]) => k.startsWith(`${name}|`)).flatMap(([k, cs]) =>
+      [...cs].map((client) => ({ client, file: `${k.split("|")[1]}/${PROJECT_FILE[client]}`, project: k.split("|")[1] as string, present: servers, missing: [], by_warden: true }))),
+  }));
+  const projects = [...dirs].map((dir) => ({
+    dir, exists: true, found_in: dir === "/home/dev/src/app" ? ["claude-code", "warden"] : dir === "/home/dev/src/site" ? ["codex"] : ["warden"],
+    sets: sets.filter((s) => s.applied.some((a) => a.project === dir)).map((s) => s.name),
+    clients: files.filter((f) => f.exists && f.active && !f.error).map((f) => {
+      const mine = sets.flatMap((s) => s.applied.filter((a) => a.project === dir && a.client === f.client).flatMap(() => s.servers));
+      const user = f.servers.filter((e) => e.scope.length === 0 && e.state !== "skipped");
+      return {
+        client: f.client, project_file: mine.length > 0 ? `${dir}/${PROJECT_FILE[f.client]}` : null,
+        starts: [
+          ...mine.map((name) => ({ name, server: name, wrapped: true, enabled: true, from: "project" })),
+          ...user.map((e) => ({ name: e.name, server: e.name, wrapped: e.state === "wrapped", enabled: e.enabled, from: "user" })),
+        ],
+      };
+    }),
+  }));
+  return { sets, projects };
+}
+
+/** `SetApply` and `SetRemove`: a dry run answers each file's change and a plan; a write with that plan records it. */
+function setEdit(req: Extract<Request, { op: "set_apply" | "set_remove" }>): Response {
+  const servers = SETS[req.set];
+  if (!servers) return { kind: "error", code: "invalid", message: `no set named "${req.set}" in ${CONFIG}. Nothing was written. Fix: add it there [W-CLIENT-USAGE]` };
+  const dir = req.project ?? "/home/dev";
+  const key = `${req.set}|${dir}`;
+  const apply = req.op === "set_apply";
+  const had = applied.get(key) ?? new Set<ClientId>();
+  const clients = apply ? req.clients : [...had].filter((c) => req.clients.length === 0 || req.clients.includes(c));
+  if (!apply && clients.length === 0) return { kind: "error", code: "io", message: `set "${req.set}" added nothing to ${dir}: nothing to remove [W-CLIENT-NO-SUCH-SERVER]` };
+  const skipped = clients.filter((c) => !PROJECT_FILE[c]);
+  const written = !req.dry_run;
+  const body = servers.map((n) => `+    "${n}": { "command": "warden", "args": ["bridge", "--server", "${n}", "--", "npx", "-y", "${n}-mcp"] }`).join(",\n");
+  const fileOf = (c: ClientId) => `${dir}/${PROJECT_FILE[c]}`;
+  const files_ = clients.filter((c) => PROJECT_FILE[c]).map((c) => ({
+    change: {
+      client: c, path: fileOf(c), changed: servers, skipped: [], written, backup: null, secrets: [], notices: [], error: null,
+      diff: apply ? `--- ${fileOf(c)}\n+++ ${fileOf(c)}\n@@ -0,0 +1,5 @@\n+{\n+  "mcpServers": {\n${body}\n+  }\n+}\n` : `--- ${fileOf(c)}\n+++ ${fileOf(c)}\n@@ -1,5 +0,0 @@\n-{\n-  "mcpServers": {}\n-}\n`,
+    },
+    kept: [], whole_file: true,
+  }));
+  const plan = files_.map((f) => ({ path: f.change.path, fingerprint: "mock", changed: servers }));
+  if (written) {
+    if (apply) applied.set(key, new Set([...had, ...clients.filter((c) => PROJECT_FILE[c])]));
+    else applied.delete(key);
+  }
+  return { kind: "set", files: files_, skipped, plan, warning: null };
 }
 
 /** The names the mock's client files have (a dry run refuses them, as the supervisor does). */

@@ -33,7 +33,7 @@ pub fn plan_of(changes: &[FileChange]) -> Vec<PlannedFile> {
 
 /// The files of `plan` that do not read as it says now, and those not in it that would
 /// change now.
-fn unplanned(plan: &[PlannedFile], now: &[PlannedFile]) -> Vec<PathBuf> {
+pub(super) fn unplanned(plan: &[PlannedFile], now: &[PlannedFile]) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = plan
         .iter()
         .filter(|p| !now.contains(p))

@@ -16,12 +16,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::files::{Outcome, check_writable, delete_created, target_file, undone, write_all};
 use super::lines::fingerprint;
+use super::remove::unplanned;
 use super::text::{self, add_text};
-use super::types::NewEntry;
+use super::types::{NewEntry, PlannedFile};
 use crate::detect::{
     ClientEnv, ConfigFile, PROJECT_FILES, Scope, candidates, detect, project_file,
 };
@@ -42,6 +43,9 @@ pub struct ApplyOptions {
     pub project: Option<PathBuf>,
     /// The command the entries run the bridge with (`warden`, or its absolute path).
     pub warden: String,
+    /// A preview's plan ([`super::plan_of`] of its changes): written only while every file
+    /// reads as it did then, else nothing is ([`ClientError::Changed`]).
+    pub plan: Option<Vec<PlannedFile>>,
     pub dry_run: bool,
 }
 
@@ -52,6 +56,8 @@ pub struct RemoveOptions {
     /// Every client's files when empty.
     pub clients: Vec<ClientId>,
     pub project: Option<PathBuf>,
+    /// As [`ApplyOptions::plan`].
+    pub plan: Option<Vec<PlannedFile>>,
     pub dry_run: bool,
 }
 
@@ -73,6 +79,25 @@ pub struct SetOutcome {
     pub files: Vec<SetFile>,
     /// The clients named that have no project file format.
     pub skipped: Vec<ClientId>,
+}
+
+impl SetOutcome {
+    /// The plan of a preview: the files that change, each as read then, for the apply or
+    /// remove that writes exactly what was shown ([`ApplyOptions::plan`]).
+    pub fn plan(&self) -> Vec<PlannedFile> {
+        self.files
+            .iter()
+            .map(|f| &f.change)
+            .filter(|c| !c.changed.is_empty() && c.error.is_none())
+            .filter_map(|c| {
+                Some(PlannedFile {
+                    path: c.file.path.clone(),
+                    fingerprint: c.fingerprint.clone()?,
+                    changed: c.changed.iter().map(ToString::to_string).collect(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// The entries of `servers` as some client's file has them, in the order given: the
@@ -180,6 +205,77 @@ fn present(ledger: &Ledger, file: &ConfigFile, text: &str) -> Result<Vec<String>
     Ok(names)
 }
 
+/// A file of a plan as it reads now: its fingerprint and the entries that change.
+fn planned(file: &ConfigFile, text: &str, o: &Outcome) -> PlannedFile {
+    PlannedFile {
+        path: file.path.clone(),
+        fingerprint: fingerprint(text),
+        changed: o.changed.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// With a plan, `text` of `file` must read as the preview read it (checked again under the
+/// file's lock, when the client may just have written it).
+fn as_planned(
+    plan: Option<&[PlannedFile]>,
+    file: &ConfigFile,
+    text: &str,
+) -> Result<(), ClientError> {
+    let Some(plan) = plan else { return Ok(()) };
+    match plan.iter().find(|p| p.path == file.path) {
+        Some(p) if p.fingerprint == fingerprint(text) => Ok(()),
+        _ => Err(ClientError::Changed {
+            paths: vec![file.path.clone()],
+        }),
+    }
+}
+
+fn refuse_unplanned(plan: &[PlannedFile], now: &[PlannedFile]) -> Result<(), ClientError> {
+    let paths = unplanned(plan, now);
+    if paths.is_empty() {
+        Ok(())
+    } else {
+        Err(ClientError::Changed { paths })
+    }
+}
+
+/// The command a set's (or a project's) new entries run the bridge with, and a warning to
+/// give with it: for a user file `this` warden's absolute path (as `clients wrap` writes);
+/// for a project's file, which may be checked into git and used on other machines, plain
+/// `warden` when `warden` on PATH is `this`, else the absolute path, with a warning.
+pub fn bridge_command(this: &Path, project: bool) -> (String, Option<String>) {
+    let abs = this.to_string_lossy().into_owned();
+    if !project {
+        return (abs, None);
+    }
+    let on_path = warden_on_path();
+    if on_path.as_deref() == Some(this) {
+        return ("warden".to_owned(), None);
+    }
+    let why = match on_path {
+        Some(p) => format!("`warden` on PATH is another program ({})", p.display()),
+        None => "`warden` is not on PATH".to_owned(),
+    };
+    let warning = format!(
+        "{why}, so the project's entries run this Warden by its path, {abs}. On a machine (or an account) without Warden at that path, those entries fail to start. Fix: put this warden on PATH, so that the entries can say plain `warden`, then write them again (for a set: `warden sets remove`, then `warden sets apply`)"
+    );
+    (abs, Some(warning))
+}
+
+/// `warden` on PATH, resolved, if there is one.
+fn warden_on_path() -> Option<PathBuf> {
+    let name = if cfg!(windows) {
+        "warden.exe"
+    } else {
+        "warden"
+    };
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+}
+
 /// Writes the set's servers missing from each chosen client's file (project or user),
 /// bridged; every file is checked first, and any refusal writes nothing.
 pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientError> {
@@ -200,7 +296,8 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
     }
     let ledger = Ledger::lock(&env.state_dir)?;
     let (set, warden) = (opts.set.as_str(), opts.warden.as_str());
-    let compute =
+    let plan = opts.plan.as_deref();
+    let add_set =
         |ledger: &Ledger, file: &ConfigFile, text: &str| -> Result<Outcome, ClientError> {
             let there = present(ledger, file, text)?;
             let mut out = Outcome {
@@ -218,6 +315,10 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
             }
             Ok(out)
         };
+    let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
+        as_planned(plan, file, text)?;
+        add_set(ledger, file, text)
+    };
     let mut outcome = SetOutcome::default();
     let mut plans = Vec::new();
     let mut seen = Vec::new();
@@ -241,7 +342,7 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
         } else {
             text::minimal(file.dialect).to_owned()
         };
-        let o = compute(&ledger, &file, &text)?;
+        let o = add_set(&ledger, &file, &text)?;
         if exists && o.text != text {
             check_writable(&file.path)?;
         }
@@ -249,6 +350,14 @@ pub fn apply(env: &ClientEnv, opts: &ApplyOptions) -> Result<SetOutcome, ClientE
     }
     // Nothing to add to a file that is not there: it is not created.
     plans.retain(|(_, exists, _, o)| *exists || !o.record.is_empty());
+    if let Some(plan) = plan {
+        let now: Vec<PlannedFile> = plans
+            .iter()
+            .filter(|(_, _, _, o)| !o.changed.is_empty())
+            .map(|(f, _, text, o)| planned(f, text, o))
+            .collect();
+        refuse_unplanned(plan, &now)?;
+    }
     // Per file: the set's servers there already, whether it is created, the text planned.
     let meta: Vec<(Vec<String>, bool, String)> = plans
         .iter()
@@ -377,20 +486,26 @@ pub fn remove(env: &ClientEnv, opts: &RemoveOptions) -> Result<SetOutcome, Clien
             .filter(|r| r.kind == ManagedKind::Added && r.set.as_deref() == Some(set))
             .collect()
     };
+    let plan = opts.plan.as_deref();
     let compute = |ledger: &Ledger, file: &ConfigFile, text: &str| {
+        as_planned(plan, file, text)?;
         take_out_set(ledger, file, text, &records(ledger, file))
     };
     let mut plans = Vec::new();
     let mut deletes = Vec::new();
+    let mut now = Vec::new();
     for file in files {
         let recs = records(&ledger, &file);
         if recs.is_empty() {
             continue;
         }
         let text = read_text(&file.path)?;
-        let o = compute(&ledger, &file, &text)?;
+        let o = take_out_set(&ledger, &file, &text, &recs)?;
         if o.text != text {
             check_writable(&file.path)?;
+        }
+        if !o.changed.is_empty() {
+            now.push(planned(&file, &text, &o));
         }
         let real = real_path(&file.path);
         match ledger.created(&real) {
@@ -399,6 +514,9 @@ pub fn remove(env: &ClientEnv, opts: &RemoveOptions) -> Result<SetOutcome, Clien
             }
             _ => plans.push((file, true, text, o)),
         }
+    }
+    if let Some(plan) = plan {
+        refuse_unplanned(plan, &now)?;
     }
     if plans.is_empty() && deletes.is_empty() {
         let place = match &project {
@@ -446,7 +564,7 @@ pub fn remove(env: &ClientEnv, opts: &RemoveOptions) -> Result<SetOutcome, Clien
 
 /// Sets, projects and what each client starts in them: what `warden sets list --json` prints
 /// and the window's Manage page shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Overview {
     pub sets: Vec<SetView>,
@@ -454,7 +572,7 @@ pub struct Overview {
 }
 
 /// One `[sets.NAME]`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SetView {
     pub name: String,
@@ -466,7 +584,7 @@ pub struct SetView {
 }
 
 /// A set in one file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Applied {
     pub client: ClientId,
@@ -482,13 +600,14 @@ pub struct Applied {
 }
 
 /// A project: from the clients' own lists of recent projects, or where a set was applied.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProjectView {
     pub dir: PathBuf,
     pub exists: bool,
     /// Where it was found: `claude-code` (`projects` in `~/.claude.json`), `codex`
-    /// (`[projects."DIR"]` in `~/.codex/config.toml`), `warden` (a set applied there).
+    /// (`[projects."DIR"]` in `~/.codex/config.toml`), `vscode` and `cursor` (their recently
+    /// opened folders), `warden` (a set applied there).
     pub found_in: Vec<String>,
     /// The sets applied there (in any client's project file).
     pub sets: Vec<String>,
@@ -497,7 +616,7 @@ pub struct ProjectView {
 }
 
 /// What one client starts in a project.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProjectClient {
     pub client: ClientId,
@@ -507,7 +626,7 @@ pub struct ProjectClient {
 }
 
 /// One server a client starts in a project.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Starts {
     /// The entry's name.
@@ -533,7 +652,8 @@ fn server_of(e: &ServerEntry) -> &str {
 }
 
 /// The project directories the clients list: Claude Code's `projects` keys in its user file,
-/// Codex's `[projects."DIR"]` tables; with where each was found.
+/// Codex's `[projects."DIR"]` tables, the folders VS Code and Cursor opened recently; with
+/// where each was found.
 pub fn recent_projects(env: &ClientEnv) -> Vec<(PathBuf, Vec<String>)> {
     let mut out: Vec<(PathBuf, Vec<String>)> = Vec::new();
     let mut add = |dir: &str, by: &str| {
@@ -575,7 +695,86 @@ pub fn recent_projects(env: &ClientEnv) -> Vec<(PathBuf, Vec<String>)> {
             _ => {}
         }
     }
+    for (product, by) in [
+        ("Code", "vscode"),
+        ("Code - Insiders", "vscode"),
+        ("VSCodium", "vscode"),
+        ("Cursor", "cursor"),
+    ] {
+        let db = env
+            .editor_user_dir(product)
+            .join("globalStorage")
+            .join("state.vscdb");
+        for dir in recently_opened(&db, env.os) {
+            add(&dir, by);
+        }
+    }
     out
+}
+
+/// The folders VS Code (and Cursor, its fork) lists as recently opened: the `folderUri`s
+/// (`file:` only) of `history.recentlyOpenedPathsList` in its application storage, the
+/// `ItemTable` of `User/globalStorage/state.vscdb`. Read-only, without waiting on the editor's
+/// own writes; nothing when the database is not there or not as expected.
+fn recently_opened(db: &Path, os: crate::detect::Os) -> Vec<String> {
+    use rusqlite::{Connection, OpenFlags, types::Value};
+    if !db.is_file() {
+        return Vec::new();
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let Ok(conn) = Connection::open_with_flags(db, flags) else {
+        return Vec::new();
+    };
+    let value = conn.query_row(
+        "SELECT value FROM ItemTable WHERE key = 'history.recentlyOpenedPathsList'",
+        [],
+        |row| row.get::<_, Value>(0),
+    );
+    let text = match value {
+        Ok(Value::Text(t)) => t,
+        Ok(Value::Blob(b)) => String::from_utf8_lossy(&b).into_owned(),
+        _ => return Vec::new(),
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    v.get("entries")
+        .and_then(|e| e.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("folderUri")?.as_str())
+        .filter_map(|uri| file_uri_path(uri, os))
+        .collect()
+}
+
+/// The path of a `file:` URI as VS Code writes it (`file:///home/u/my%20app`,
+/// `file:///c%3A/Users/u/app`); `None` for another scheme (a remote folder) or a host.
+fn file_uri_path(uri: &str, os: crate::detect::Os) -> Option<String> {
+    let rest = uri.strip_prefix("file://")?;
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h)? * 16 + hex(l)?) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    let path = String::from_utf8(out).ok()?;
+    if os == crate::detect::Os::Windows {
+        // `/c:/Users/u` is `c:\Users\u`.
+        let p = path.strip_prefix('/')?;
+        return Some(p.replace('/', "\\"));
+    }
+    Some(path)
 }
 
 /// The project a project file of [`PROJECT_FILES`] (or opencode's other names) is in.

@@ -67,6 +67,7 @@ impl World {
                 clients: clients.to_vec(),
                 project: Some(self.project.clone()),
                 warden: WARDEN.to_owned(),
+                plan: None,
                 dry_run,
             },
         )
@@ -79,6 +80,7 @@ impl World {
                 set: "web".to_owned(),
                 clients: clients.to_vec(),
                 project: Some(self.project.clone()),
+                plan: None,
                 dry_run: false,
             },
         )
@@ -390,6 +392,7 @@ impl World {
                 clients: vec![ClientId::Codex],
                 project: None,
                 warden: "/opt/warden".to_owned(),
+                plan: None,
                 dry_run: false,
             },
         )
@@ -418,8 +421,124 @@ fn without_a_project_remove_gives_the_user_file_back_byte_for_byte() {
         set: "web".to_owned(),
         clients: Vec::new(),
         project: None,
+        plan: None,
         dry_run: false,
     };
     sets::remove(&w.env, &opts).unwrap();
     assert_eq!(std::fs::read(&codex).unwrap(), before);
+}
+
+/// The window's Apply: the preview's plan, sent back, writes exactly what was shown.
+#[test]
+fn apply_with_the_previews_plan_writes_what_was_shown() {
+    let w = World::new();
+    let p = w.write(".mcp.json", "{\n  \"mcpServers\": {}\n}\n");
+    let preview = w.apply(&["github"], &[ClientId::ClaudeCode], true);
+    let opts = ApplyOptions {
+        set: "web".to_owned(),
+        servers: vec!["github".to_owned()],
+        clients: vec![ClientId::ClaudeCode],
+        project: Some(w.project.clone()),
+        warden: WARDEN.to_owned(),
+        plan: Some(preview.plan()),
+        dry_run: false,
+    };
+    sets::apply(&w.env, &opts).unwrap();
+    assert_eq!(
+        wrapped_entries(&w.env, &p),
+        vec![(
+            "github".to_owned(),
+            vec![
+                "npx".to_owned(),
+                "-y".to_owned(),
+                "@modelcontextprotocol/server-github".to_owned()
+            ]
+        )]
+    );
+}
+
+/// A file that changed after the preview: nothing is written, and the error asks for a new
+/// preview (`W-CLIENT-CHANGED`).
+#[test]
+fn apply_with_a_plan_refuses_a_file_changed_since_the_preview() {
+    let w = World::new();
+    let preview = w.apply(&["github"], &[ClientId::ClaudeCode], true);
+    let mine = "{\n  \"mcpServers\": { \"local\": { \"command\": \"./run.sh\" } }\n}\n";
+    w.write(".mcp.json", mine);
+    let opts = ApplyOptions {
+        set: "web".to_owned(),
+        servers: vec!["github".to_owned()],
+        clients: vec![ClientId::ClaudeCode],
+        project: Some(w.project.clone()),
+        warden: WARDEN.to_owned(),
+        plan: Some(preview.plan()),
+        dry_run: false,
+    };
+    let refused = sets::apply(&w.env, &opts).unwrap_err();
+    assert_eq!(
+        (
+            refused.code().as_str(),
+            std::fs::read_to_string(w.project.join(".mcp.json")).unwrap()
+        ),
+        ("W-CLIENT-CHANGED", mine.to_owned())
+    );
+}
+
+/// Remove with its preview's plan: the file apply created goes; with a stale plan, it stays.
+#[test]
+fn remove_with_a_stale_plan_writes_nothing() {
+    let w = World::new();
+    w.apply(&["github"], &[ClientId::Cursor], false);
+    let mut opts = RemoveOptions {
+        set: "web".to_owned(),
+        clients: Vec::new(),
+        project: Some(w.project.clone()),
+        plan: None,
+        dry_run: true,
+    };
+    let preview = sets::remove(&w.env, &opts).unwrap();
+    let file = w.project.join(".cursor/mcp.json");
+    let edited = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("{\n", "{ \n");
+    std::fs::write(&file, &edited).unwrap();
+    opts.plan = Some(preview.plan());
+    opts.dry_run = false;
+    let refused = sets::remove(&w.env, &opts).unwrap_err();
+    assert_eq!(
+        (
+            refused.code().as_str(),
+            std::fs::read_to_string(&file).unwrap()
+        ),
+        ("W-CLIENT-CHANGED", edited)
+    );
+}
+
+/// VS Code's recently opened folders (its state database) are projects: `file:` folders only,
+/// their `%20`s decoded; files, remote folders and workspaces are not.
+#[test]
+fn vscodes_recently_opened_folders_are_projects() {
+    let w = World::new();
+    let storage = w.env.home.join(".config/Code/User/globalStorage");
+    std::fs::create_dir_all(&storage).unwrap();
+    let db = rusqlite::Connection::open(storage.join("state.vscdb")).unwrap();
+    db.execute_batch("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        .unwrap();
+    let dir = w.project.join("my app");
+    let list = serde_json::json!({ "entries": [
+        { "folderUri": format!("file://{}", w.project.join("my%20app").display()) },
+        { "fileUri": "file:///etc/hosts" },
+        { "folderUri": "vscode-remote://ssh-remote%2Bbox/srv/app" },
+        { "workspace": { "id": "1", "configPath": "file:///w/a.code-workspace" } },
+    ]});
+    db.execute(
+        "INSERT INTO ItemTable VALUES ('history.recentlyOpenedPathsList', ?1)",
+        [list.to_string()],
+    )
+    .unwrap();
+    drop(db);
+    assert_eq!(
+        sets::recent_projects(&w.env),
+        vec![(dir, vec!["vscode".to_owned()])]
+    );
 }

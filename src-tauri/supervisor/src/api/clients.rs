@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use warden_clients::{Backup, ClientId, Notice, ServerEntry};
+use warden_clients::{Backup, ClientId, Notice, PlannedFile, ServerEntry};
 
 /// `Request::Clients`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -225,4 +225,32 @@ impl From<warden_clients::FileChange> for FileChangeView {
     fn from(c: warden_clients::FileChange) -> FileChangeView {
         FileChangeView::from(&c)
     }
+}
+
+/// What `SetApply` or `SetRemove` did (or, in a dry run, would do).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SetAnswer {
+    pub files: Vec<SetFileView>,
+    /// The clients asked for that have no project file Warden knows of (nothing written).
+    pub skipped: Vec<ClientId>,
+    /// A dry run's plan: sent back with the request, it writes exactly what was shown, only
+    /// while every file reads as it did then (else `W-CLIENT-CHANGED`, nothing written).
+    pub plan: Vec<PlannedFile>,
+    /// Apply into a project: its entries run this Warden by its absolute path (`warden` on
+    /// PATH is not this one), and why that matters.
+    pub warning: Option<String>,
+}
+
+/// One file of a set's apply or remove.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SetFileView {
+    /// The change; `changed` names the set's servers added (apply) or taken out (remove).
+    pub change: FileChangeView,
+    /// Apply: the set's servers already in the file, left as they are.
+    pub kept: Vec<String>,
+    /// Apply: the file is (would be) created; remove: it is (would be) deleted, as Warden
+    /// created it.
+    pub whole_file: bool,
 }

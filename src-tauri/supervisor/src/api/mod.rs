@@ -38,6 +38,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use warden_clients::sets::Overview;
 use warden_clients::{Backup, ClientId, PlannedFile};
 #[cfg(feature = "ts")]
 use warden_clients::{Notice, ServerEntry};
@@ -46,7 +47,7 @@ use warden_wire::events::Event;
 
 pub use clients::{
     AddAnswer, AddSandbox, AddStep, AwaitingServer, ClientChangeKind, ClientFile, ClientsReport,
-    FileChangeView, FirstStartNetwork, RestoreView, SkippedEntry,
+    FileChangeView, FirstStartNetwork, RestoreView, SetAnswer, SetFileView, SkippedEntry,
 };
 pub use error::{ApiError, ErrorCode};
 pub use reports::{
@@ -139,6 +140,16 @@ pub enum Request {
     /// `plan` (what a dry run answered), only while every file reads as it did then: else
     /// nothing is written and the error (`W-CLIENT-CHANGED`) asks for a new preview.
     ServerRemove(op::ServerRemove),
+    /// The sets of config.toml, where each is applied, the projects the clients list (and
+    /// those a set was applied in), and what each client starts in each project.
+    Projects,
+    /// Writes set `set`'s servers, bridged, into the project files in `project` of `clients`
+    /// (their user files without `project`). With `plan` (what a dry run answered), only
+    /// while every file reads as it did then: else nothing is written (`W-CLIENT-CHANGED`).
+    SetApply(op::SetApply),
+    /// Takes out exactly the entries `SetApply` added for `set` in `project`, of `clients`
+    /// (all when empty); a file it created is deleted. `plan` as for `SetApply`.
+    SetRemove(op::SetRemove),
     /// What only the desktop app does, served by the app's host (`warden-app`), which hosts
     /// the supervisor; `warden daemon` answers an `invalid` error.
     App(op::App),
@@ -177,6 +188,9 @@ warden_rpc::pairs! {
         ServerSwitch(Vec<FileChangeView>) => |changes| Response::ClientEdit { changes };
         ServerRemove((Vec<FileChangeView>, Vec<PlannedFile>)) =>
             |(changes, plan)| Response::ServerRemove { changes, plan };
+        Projects(Overview) => |r| Response::Projects(r);
+        SetApply(SetAnswer) => |r| Response::Set(r);
+        SetRemove(SetAnswer) => |r| Response::Set(r);
         App(app::AppResponse) => |response| Response::App { response };
     }
 }
@@ -229,6 +243,10 @@ pub enum Response {
     },
     /// What adding a server did (or would do), and what deserves a look in its command.
     ServerAdd(AddAnswer),
+    /// The sets, the projects and what each client starts there.
+    Projects(Overview),
+    /// What applying or removing a set did (or, in a dry run, would do), and its plan.
+    Set(SetAnswer),
     Backups {
         backups: Vec<Backup>,
     },
@@ -356,6 +374,8 @@ pub fn typescript() -> String {
         op::SetToolPolicy::decl(&cfg),
         op::ServerSwitch::decl(&cfg),
         op::ServerRemove::decl(&cfg),
+        op::SetApply::decl(&cfg),
+        op::SetRemove::decl(&cfg),
         op::App::decl(&cfg),
         Response::decl(&cfg),
         ApiError::decl(&cfg),
@@ -398,6 +418,14 @@ pub fn typescript() -> String {
         PlannedFile::decl(&cfg),
         SkippedEntry::decl(&cfg),
         RestoreView::decl(&cfg),
+        SetAnswer::decl(&cfg),
+        SetFileView::decl(&cfg),
+        Overview::decl(&cfg),
+        warden_clients::sets::SetView::decl(&cfg),
+        warden_clients::sets::Applied::decl(&cfg),
+        warden_clients::sets::ProjectView::decl(&cfg),
+        warden_clients::sets::ProjectClient::decl(&cfg),
+        warden_clients::sets::Starts::decl(&cfg),
         ClientChangeKind::decl(&cfg),
         ClientId::decl(&cfg),
         ServerEntry::decl(&cfg),

@@ -300,6 +300,44 @@ pub struct ServerRemove {
     pub dry_run: bool,
 }
 
+/// The sets of config.toml, where each is applied, the projects the clients list (and those
+/// a set was applied in), and what each client starts in each project.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Projects;
+
+/// Writes set `set`'s servers, bridged, into the project files in `project` of `clients`
+/// (their user files without `project`). With `plan` (what a dry run answered), only while
+/// every file reads as it did then: else nothing is written (`W-CLIENT-CHANGED`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SetApply {
+    pub set: String,
+    #[serde(default)]
+    pub project: Option<PathBuf>,
+    pub clients: Vec<ClientId>,
+    #[serde(default)]
+    pub plan: Option<Vec<PlannedFile>>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Takes out exactly the entries `SetApply` added for `set` in `project` (the user files
+/// without it), of `clients` (all when empty); a file it created is deleted. `plan` as for
+/// `SetApply`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SetRemove {
+    pub set: String,
+    #[serde(default)]
+    pub project: Option<PathBuf>,
+    #[serde(default)]
+    pub clients: Vec<ClientId>,
+    #[serde(default)]
+    pub plan: Option<Vec<PlannedFile>>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
 /// What only the desktop app does, served by the app's host (`warden-app`), which hosts
 /// the supervisor; `warden daemon` answers an `invalid` error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -322,4 +360,4 @@ macro_rules! into_request {
         })*
     };
 }
-into_request!(Status, Orphans, KnownServers, Subscribe, Approvals, Clients, Backups; History, Restart, Fallback, Debug, Probe, StopOrphans, ApproveTools, ApprovalAnswer, ApprovalsForget, Limits, SetLimit, ClientEdit, Restore, AutoRewrite, KeepUnwrapped, ProbeIde, ServerAdd, SetToolPolicy, ServerSwitch, ServerRemove, App);
+into_request!(Status, Orphans, KnownServers, Subscribe, Approvals, Clients, Backups, Projects; History, Restart, Fallback, Debug, Probe, StopOrphans, ApproveTools, ApprovalAnswer, ApprovalsForget, Limits, SetLimit, ClientEdit, Restore, AutoRewrite, KeepUnwrapped, ProbeIde, ServerAdd, SetToolPolicy, ServerSwitch, ServerRemove, SetApply, SetRemove, App);
