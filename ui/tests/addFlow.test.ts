@@ -228,7 +228,7 @@ describe("a remote server by URL", () => {
 
   it("is named after its host and sends each header from a keychain variable", () => {
     const s = fromUrl("https://api.githubcopilot.com/mcp/", "X-API-Key=sk-1");
-    expect([s.step, s.server?.name, s.server?.headers, s.server?.secrets]).toEqual(["review", "githubcopilot", ["X-API-Key=X_API_KEY"], { X_API_KEY: "sk-1" }]);
+    expect([s.step, s.server?.name, s.server?.headers, s.server?.secrets]).toEqual(["review", "githubcopilot", ["X-API-Key=MCP_HEADER_X_API_KEY"], { MCP_HEADER_X_API_KEY: "sk-1" }]);
   });
 
   it("refuses plain http off this machine and credentials in the URL", () => {

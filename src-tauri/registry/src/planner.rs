@@ -306,19 +306,22 @@ fn choose(doc: &ServerJson) -> Result<usize, RegistryError> {
     }
 }
 
-/// The variable a remote's header is sent from: the header's name in capitals, `-` as `_`
-/// (`Authorization` → `AUTHORIZATION`, `X-API-Key` → `X_API_KEY`).
+/// The variable a remote's header is sent from: `MCP_HEADER_` and the header's name in
+/// capitals, `-` as `_` (`Authorization` → `MCP_HEADER_AUTHORIZATION`). The prefix keeps a
+/// document's header from naming a variable that steers a program (`Browser` would otherwise be
+/// `BROWSER`, which the sign-in runs; `Https-Proxy`, `LD_PRELOAD`…).
 pub fn header_env_name(header: &str) -> String {
-    header
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    "MCP_HEADER_".to_owned()
+        + &header
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
 }
 
 /// The plan for a document that lists only `remotes`: its first Streamable HTTP remote, its

@@ -193,7 +193,8 @@ export function addReducer(s: AddState, a: AddAction): AddState {
       if (typeof given === "string") return { ...s, error: `Headers: ${given}` };
       const secrets: Record<string, string> = {};
       const headers = Object.entries(given).map(([header, value]) => {
-        const variable = header.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+        // Prefixed, so a header can never name a variable that steers a program (BROWSER).
+        const variable = `MCP_HEADER_${header.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
         secrets[variable] = value;
         return `${header}=${variable}`;
       });

@@ -454,7 +454,7 @@ fn a_remote_only_server_without_its_required_header_is_refused_naming_the_env_to
     let run = install_fixture(&h, "ticket-desk.server.json");
     assert_eq!(run.code, Some(2), "{}", run.text());
     assert!(
-        run.stderr.contains("--env AUTHORIZATION=VALUE"),
+        run.stderr.contains("--env MCP_HEADER_AUTHORIZATION=VALUE"),
         "{}",
         run.text()
     );
@@ -473,12 +473,12 @@ fn a_remote_only_dry_run_shows_the_bridge_with_its_secret_header_from_the_keycha
             "--client",
             "cursor",
             "--env",
-            "AUTHORIZATION=Bearer t-never-written",
+            "MCP_HEADER_AUTHORIZATION=Bearer t-never-written",
             "--dry-run",
         ],
     );
     assert_eq!(run.code, Some(0), "{}", run.text());
-    let wanted = "\"--secret-env\", \"AUTHORIZATION\", \"--remote\", \"https://eu.tickets.example.com/mcp\", \"--header\", \"Authorization=AUTHORIZATION\"";
+    let wanted = "\"--secret-env\", \"MCP_HEADER_AUTHORIZATION\", \"--remote\", \"https://eu.tickets.example.com/mcp\", \"--header\", \"Authorization=MCP_HEADER_AUTHORIZATION\"";
     assert!(
         run.stdout.contains(wanted) && !run.text().contains("t-never-written") && h.untouched(),
         "{}",
@@ -511,7 +511,7 @@ fn a_remote_only_server_installs_as_the_bridge_and_remove_gives_the_file_back() 
             "--client",
             "cursor",
             "--env",
-            "X_TEAM=blue",
+            "MCP_HEADER_X_TEAM=blue",
             "--yes",
         ],
     );
@@ -521,8 +521,8 @@ fn a_remote_only_server_installs_as_the_bridge_and_remove_gives_the_file_back() 
         json!({
             "command": warden_path(),
             "args": ["bridge", "--server", "hosted", "--remote", "https://h.example/mcp",
-                     "--header", "X-Team=X_TEAM"],
-            "env": {"X_TEAM": "blue"}
+                     "--header", "X-Team=MCP_HEADER_X_TEAM"],
+            "env": {"MCP_HEADER_X_TEAM": "blue"}
         })
     );
     let undo = h.warden(

@@ -85,12 +85,12 @@ fn with_remote_plans_the_bridge_with_its_header_from_a_variable() {
             assert_eq!(inputs.len(), 1, "{inputs:?}");
             assert_eq!(
                 (inputs[0].key.as_str(), inputs[0].secret),
-                ("AUTHORIZATION", true)
+                ("MCP_HEADER_AUTHORIZATION", true)
             );
         }
         other => panic!("{other:?}"),
     }
-    let plan = plan_remote(&doc, &inputs(&[("AUTHORIZATION", "Bearer t-1")])).unwrap();
+    let plan = plan_remote(&doc, &inputs(&[("MCP_HEADER_AUTHORIZATION", "Bearer t-1")])).unwrap();
     assert_eq!(
         (
             plan.url.as_str(),
@@ -103,13 +103,17 @@ fn with_remote_plans_the_bridge_with_its_header_from_a_variable() {
             "streamable-http"
         )
     );
-    assert_eq!(plan.headers, ["Authorization=AUTHORIZATION"]);
+    assert_eq!(plan.headers, ["Authorization=MCP_HEADER_AUTHORIZATION"]);
     let auth = &plan.env[0];
     assert_eq!(
         (auth.name.as_str(), auth.secret, auth.value.as_deref()),
-        ("AUTHORIZATION", true, Some("Bearer t-1"))
+        ("MCP_HEADER_AUTHORIZATION", true, Some("Bearer t-1"))
     );
-    let plan = plan_remote(&doc, &inputs(&[("AUTHORIZATION", "x"), ("region", "us")])).unwrap();
+    let plan = plan_remote(
+        &doc,
+        &inputs(&[("MCP_HEADER_AUTHORIZATION", "x"), ("region", "us")]),
+    )
+    .unwrap();
     assert_eq!(plan.url, "https://us.tickets.example.com/mcp");
 }
 

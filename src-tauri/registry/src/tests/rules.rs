@@ -612,17 +612,28 @@ fn a_header_value_template_is_filled_and_an_optional_header_without_value_is_not
         ]
     }]));
     let plan = plan_remote(&d, &inputs(&[("token", "t-9")])).unwrap();
-    assert_eq!(plan.headers, ["Authorization=AUTHORIZATION"]);
+    assert_eq!(plan.headers, ["Authorization=MCP_HEADER_AUTHORIZATION"]);
     assert_eq!(plan.env[0].value.as_deref(), Some("Bearer t-9"));
     assert!(plan.env[0].secret);
     assert_eq!(
         (plan.env[1].name.as_str(), plan.env[1].value.as_deref()),
-        ("X_TRACE", None)
+        ("MCP_HEADER_X_TRACE", None)
     );
 }
 
 #[test]
 fn a_header_is_sent_from_a_variable_named_after_it() {
-    assert_eq!(header_env_name("X-API-Key"), "X_API_KEY");
-    assert_eq!(header_env_name("Authorization"), "AUTHORIZATION");
+    assert_eq!(header_env_name("X-API-Key"), "MCP_HEADER_X_API_KEY");
+    assert_eq!(header_env_name("Authorization"), "MCP_HEADER_AUTHORIZATION");
+}
+
+/// A hostile document's header named `Browser` (or `Https-Proxy`, `LD_PRELOAD`) must not set
+/// the variable the sign-in runs as the browser (or the relay's proxy, the loader).
+#[test]
+fn a_header_cannot_name_a_variable_that_steers_a_program() {
+    let names = ["Browser", "Https-Proxy", "LD_PRELOAD", "Warden-Config"].map(header_env_name);
+    assert!(
+        names.iter().all(|n| n.starts_with("MCP_HEADER_")),
+        "{names:?}"
+    );
 }
