@@ -25,6 +25,8 @@ Tools: `echo {message}`; `whoami` (JSON: the token's client_id, scopes, resource
 
 --step-up    `admin` needs the scope `admin` too: a call of it with a token without that scope
              gets 403 `WWW-Authenticate: Bearer error="insufficient_scope", scope="mcp admin"`.
+--greedy     every tools/call gets 403 insufficient_scope naming one more scope (s1, s2, …): a
+             server that would have the browser opened for ever.
 --client ID  a public client ID registered beforehand (scopes `mcp admin`, any loopback port for
              its redirect `http://127.0.0.1:PORT/callback`, RFC 8252 §7.3).
 --bench-token T  T is an access token of client `bench` (scope mcp, this resource, no expiry)
@@ -95,11 +97,15 @@ parser.add_argument(
     help="name this URL as the authorization server in the protected-resource metadata (a test of what a client refuses)",
 )
 parser.add_argument("--step-up", action="store_true", help="the admin tool needs the scope admin (403 insufficient_scope)")
+parser.add_argument("--greedy", action="store_true", help="each tools/call asks for one more scope (403 insufficient_scope)")
 parser.add_argument("--client", default=None, help="a public client id registered beforehand")
 parser.add_argument("--bench-token", default=None, help="an access token valid from the start (benchmarks)")
 parser.add_argument("--cimd", action="store_true", help="take an https client_id as a Client ID Metadata Document URL")
 opts = parser.parse_args()
 SCOPES = [SCOPE, "admin"] if opts.step_up or opts.client or opts.cimd else [SCOPE]
+if opts.greedy:
+    SCOPES = [SCOPE, *(f"s{i}" for i in range(1, 30))]
+GREEDY = {"asked": 0}
 
 ISSUER = f"http://127.0.0.1:{opts.port}"
 MCP_URL = f"{ISSUER}/mcp"
@@ -440,9 +446,15 @@ class Outskirts:
         else:
             auth, client_id = "missing", None
         tool = parsed.get("params", {}).get("name") if rpc_method == "tools/call" and isinstance(parsed, dict) else None
+        wanted = None
         if opts.step_up and tool == "admin" and auth == "ok" and "admin" not in provider.access[token].scopes:
+            wanted = "mcp admin"
+        if opts.greedy and tool is not None and auth == "ok":
+            GREEDY["asked"] += 1
+            wanted = f"mcp s{GREEDY['asked']}"
+        if wanted is not None:
             log("step_up", tool=tool, scopes=provider.access[token].scopes)
-            challenge = f'Bearer error="insufficient_scope", scope="mcp admin", resource_metadata="{RESOURCE_METADATA_URL}"'
+            challenge = f'Bearer error="insufficient_scope", scope="{wanted}", resource_metadata="{RESOURCE_METADATA_URL}"'
             await send(
                 {
                     "type": "http.response.start",

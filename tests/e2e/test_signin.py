@@ -221,10 +221,19 @@ async def test_a_call_needing_more_scope_signs_in_again_with_the_scopes_named(wa
 
 
 async def test_a_configured_client_id_is_used_instead_of_registering(warden: Warden, tmp_path: Path) -> None:
-    warden.config.write_text('[servers.signin]\noauth_client_id = "warden-by-hand"\n')
     for s in site(tmp_path, "--client", "warden-by-hand"):
+        issuer = s.url.removesuffix("/mcp")
+        warden.config.write_text(f'[servers.signin]\noauth_client_id = "warden-by-hand"\noauth_issuer = "{issuer}"\n')
         await whoami(warden, s)
         assert ([e["client_id"] for e in s.events("authorized")], s.events("registered")) == (["warden-by-hand"], [])
+
+
+async def test_a_configured_client_id_goes_to_no_other_issuer(warden: Warden, tmp_path: Path) -> None:
+    # An entry of the same name pointing at another server (planted in a project's file, say).
+    warden.config.write_text('[servers.signin]\noauth_client_id = "warden-by-hand"\noauth_issuer = "https://auth.example.com"\n')
+    for s in site(tmp_path, "--client", "warden-by-hand"):
+        error = await refused(bridged(warden, s))
+        assert (error.data["code"], s.browser_opens(), s.events("authorized")) == ("W-AUTH-DENIED", 0, []), error.message
 
 
 async def test_a_client_metadata_document_url_is_the_client_id_where_the_server_takes_one(
@@ -261,3 +270,16 @@ def test_login_to_a_name_no_client_has_names_the_remote_servers(
 ) -> None:
     out = auth(warden, oauth, "login", "nosuch", home=a_client_with(tmp_path, oauth))
     assert (out.returncode, "remote servers: signin" in out.stderr, oauth.browser_opens()) == (1, True, 0), out.stderr
+
+
+async def test_a_server_asking_for_ever_more_scopes_gets_the_browser_three_times_at_most(warden: Warden, tmp_path: Path) -> None:
+    for s in site(tmp_path, "--greedy"):
+        refusals = []
+        with anyio.fail_after(120):
+            async with Client(bridged(warden, s)) as client:
+                for _ in range(5):
+                    try:
+                        await client.call_tool("echo", {"message": "x"})
+                    except MCPError as e:
+                        refusals.append((e.error.data or {}).get("code"))
+        assert (s.browser_opens(), refusals) == (3, ["W-AUTH-DENIED"] * 5)

@@ -44,6 +44,8 @@ pub struct Options {
     pub reload: Option<(PathBuf, Overrides)>,
     /// The supervisor's control socket (`None`: never connect).
     pub control: Option<PathBuf>,
+    /// The server is Warden's remote relay (`warden bridge --remote`).
+    pub remote: bool,
 }
 
 /// How a bridge session ended.
@@ -143,6 +145,7 @@ impl Session {
             event_log,
             reload,
             control,
+            remote,
         } = options;
         let sink = Arc::new(Sink::start(&name, event_log));
         let serving = if first_pid == 0 {
@@ -157,6 +160,7 @@ impl Session {
         let hello = hello(&id, &name, &command, &limits, started_ms);
         let max = limits.max_message_bytes;
         let mut router = Router::new(&name, Arc::new(limits));
+        router.remote = remote;
         router.set_command(
             command
                 .iter()

@@ -165,13 +165,15 @@ fn list(remotes: &BTreeMap<String, Vec<Remote>>, as_json: bool) -> ExitCode {
 
 /// Runs `warden-remote --server NAME FLAG -- URL` in this process's place.
 fn hand_over(env: &ClientEnv, name: &str, flag: &str) -> ExitCode {
-    let (server, url) = if name.contains("://") {
+    // Names first: an entry named like a URL must not send the sign-in elsewhere than the URL
+    // its entry (and the window) shows.
+    let all = remotes(env);
+    let (server, url) = if !all.contains_key(name) && name.contains("://") {
         (
             crate::remote_host(name).unwrap_or("remote").to_owned(),
             name.to_owned(),
         )
     } else {
-        let all = remotes(env);
         match all.get(name).map(Vec::as_slice) {
             Some([one]) => (name.to_owned(), one.url.clone()),
             Some(many) if !many.is_empty() => {

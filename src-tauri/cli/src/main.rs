@@ -220,14 +220,19 @@ fn main() -> ExitCode {
             header,
             command,
         }) => {
-            let (server, command, hidden) = match remote {
+            let launch = match remote {
                 Some(url) => match remote_command(server, &url, &header) {
-                    Ok(all) => all,
+                    Ok(launch) => launch,
                     Err(code) => return code,
                 },
-                None => (server, command, Vec::new()),
+                None => BridgeLaunch {
+                    server,
+                    command,
+                    hidden: Vec::new(),
+                    remote: false,
+                },
             };
-            bridge_main(server, config, &set, &secret_env, pass_env, command, hidden)
+            bridge_main(launch, config, &set, &secret_env, pass_env)
         }
         Command::RgServer {
             roots,
@@ -274,7 +279,14 @@ fn beside(name: &str, env: &str) -> Result<PathBuf, ExitCode> {
 }
 
 /// A bridge's server name, command, and the values its logs must never show.
-type BridgeLaunch = (Option<String>, Vec<OsString>, Vec<String>);
+struct BridgeLaunch {
+    server: Option<String>,
+    command: Vec<OsString>,
+    /// What its logs must never show.
+    hidden: Vec<String>,
+    /// The server is `warden-remote`: its sign-in's line on stderr means a person is at work.
+    remote: bool,
+}
 
 /// `warden bridge --remote URL`: the server is `warden-remote URL`, named after the URL's host
 /// unless `--server` names it. Also returns what the bridge's logs must never show: the values
@@ -305,7 +317,12 @@ fn remote_command(
     }
     command.push("--".into());
     command.push(url.into());
-    Ok((Some(server), command, hidden))
+    Ok(BridgeLaunch {
+        server: Some(server),
+        command,
+        hidden,
+        remote: true,
+    })
 }
 
 /// The host of `url` as an HTTP client reads it: after any `user@`, before the port.
@@ -368,14 +385,18 @@ fn init_logging() {
 }
 
 fn bridge_main(
-    server: Option<String>,
+    launch: BridgeLaunch,
     config: Option<PathBuf>,
     set: &[String],
     secret_env: &[String],
     pass_env: Vec<String>,
-    command: Vec<OsString>,
-    hidden: Vec<String>,
 ) -> ExitCode {
+    let BridgeLaunch {
+        server,
+        command,
+        hidden,
+        remote,
+    } = launch;
     let server = server.unwrap_or_else(|| {
         command
             .first()
@@ -447,6 +468,7 @@ fn bridge_main(
         limits,
         reload: path.map(|p| (p, overrides)),
         control: Some(warden_control::socket::socket_path()),
+        remote,
     };
     match bridge::run(options) {
         Ok(bridge::Exit::Clean) => ExitCode::SUCCESS,

@@ -51,6 +51,17 @@ fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
 }
 
 /// A list of absolute paths; `~/` is the home directory.
+/// One printable word (no space), or empty for none.
+fn word(v: &Value) -> Result<Option<String>, String> {
+    match v.as_str() {
+        Some(w) if w.chars().all(|c| c.is_ascii_graphic()) => {
+            Ok((!w.is_empty()).then(|| w.to_owned()))
+        }
+        Some(_) => Err("holds a space or a character that is not printable ASCII".to_owned()),
+        None => Err(format!("must be a string, not {v}")),
+    }
+}
+
 fn paths(v: &Value) -> Result<Vec<PathBuf>, String> {
     let list = v
         .as_array()
@@ -454,18 +465,22 @@ pub const KEYS: &[KeyDef] = &[
         default: "\"\"",
         doc: "A remote server's sign-in: the client id Warden gives its authorization server, \
               when you registered Warden there yourself (a public client, redirect \
-              `http://127.0.0.1/callback` on any port). Empty (the default): a Client ID \
-              Metadata Document when `[oauth] client_metadata_url` names one and the server \
-              takes it, else Warden registers itself at each sign-in (dynamic registration).",
+              `http://127.0.0.1/callback` on any port); `oauth_issuer` must name that \
+              authorization server. Empty (the default): a Client ID Metadata Document when \
+              `[oauth] client_metadata_url` names one and the server takes it, else Warden \
+              registers itself at each sign-in (dynamic registration).",
         fix: "a client id string, e.g. \"warden-desktop\"",
-        apply: |l, v| match v.as_str() {
-            Some(id) if id.chars().all(|c| c.is_ascii_graphic()) => {
-                l.oauth_client_id = (!id.is_empty()).then(|| id.to_owned());
-                Ok(())
-            }
-            Some(_) => Err("holds a space or a character that is not printable ASCII".to_owned()),
-            None => Err(format!("must be a string, not {v}")),
-        },
+        apply: |l, v| word(v).map(|id| l.oauth_client_id = id),
+    },
+    KeyDef {
+        name: "oauth_issuer",
+        default: "\"\"",
+        doc: "With `oauth_client_id`: the issuer (authorization server) where that client id \
+              was registered, e.g. \"https://github.com/login/oauth\". The id is given to no \
+              other issuer, so an entry of the same name that points elsewhere (planted in a \
+              project's file, say) cannot take it, and your consent, to its own server.",
+        fix: "the issuer's URL as its metadata names it, e.g. \"https://auth.example.com\"",
+        apply: |l, v| word(v).map(|iss| l.oauth_issuer = iss),
     },
 ];
 

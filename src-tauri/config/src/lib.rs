@@ -101,8 +101,10 @@ pub struct Limits {
     /// `sandbox_network`: none, the host's, or a list of destinations.
     pub sandbox_network: network::Network,
     pub sandbox_mode: SandboxMode,
-    /// A remote server's sign-in: the client id registered by hand, if any.
+    /// A remote server's sign-in: the client id registered by hand, if any, and the issuer it
+    /// was registered at (required with it).
     pub oauth_client_id: Option<String>,
+    pub oauth_issuer: Option<String>,
 }
 
 impl Default for Limits {
@@ -138,6 +140,7 @@ impl Default for Limits {
             sandbox_network: network::Network::None,
             sandbox_mode: SandboxMode::Auto,
             oauth_client_id: None,
+            oauth_issuer: None,
         };
         for key in KEYS {
             let value: Value =
@@ -703,6 +706,13 @@ fn cross_check(l: &Limits, server: &str) -> Result<(), ConfigError> {
                 l.backoff.as_millis()
             ),
             "raise max_backoff_ms or lower backoff_ms",
+        ));
+    }
+    if l.oauth_client_id.is_some() && l.oauth_issuer.is_none() {
+        return Err(invalid(
+            "oauth_client_id",
+            "is set without oauth_issuer".to_owned(),
+            "set oauth_issuer to the authorization server where you registered that client id, so that it is given to no other",
         ));
     }
     Ok(())

@@ -193,10 +193,20 @@ fn an_oauth_metadata_url_must_be_https_with_a_path() {
 
 #[test]
 fn an_oauth_client_id_is_one_printable_word() {
-    let c = parse("[servers.github]\noauth_client_id = \"warden-desktop\"\n").unwrap();
+    let c = parse("[servers.github]\noauth_client_id = \"warden-desktop\"\noauth_issuer = \"https://auth.example\"\n").unwrap();
     let limits = c.limits_for("github", &Overrides::default()).unwrap();
     assert_eq!(limits.oauth_client_id.as_deref(), Some("warden-desktop"));
     assert!(parse("[servers.github]\noauth_client_id = \"a b\"\n").is_err());
+}
+
+#[test]
+fn an_oauth_client_id_without_its_issuer_is_refused() {
+    let c = parse("[servers.github]\noauth_client_id = \"warden-desktop\"\n").unwrap();
+    let e = c
+        .limits_for("github", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("oauth_issuer"), "{e}");
 }
 
 #[test]

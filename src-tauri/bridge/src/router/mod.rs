@@ -274,6 +274,9 @@ pub struct Router {
     /// Since when the relay waits for a sign-in in the browser (until the server's next
     /// message): idle and start-up clocks stand still meanwhile, as a person is at work.
     signing_in: Option<Instant>,
+    /// The server is Warden's remote relay: only its stderr may say that a sign-in waits (any
+    /// other server could print the same words to hold its calls or raise notifications).
+    pub remote: bool,
     /// The destinations the sandbox's proxy refused in this session (`host:port`), as the
     /// session last told: a start that fails names them.
     net_refused: Vec<String>,
@@ -312,6 +315,7 @@ impl Router {
             last_stderr: None,
             sandbox_denied: std::collections::HashSet::new(),
             signing_in: None,
+            remote: false,
             net_refused: Vec::new(),
             life: lifecycle::Life::default(),
             pins: tools::Pins::default(),
@@ -934,7 +938,7 @@ impl Router {
         let opened = chunk
             .split(|&b| b == b'\n')
             .any(|line| line.starts_with(OPENED));
-        if !opened || self.signing_in.is_some() {
+        if !self.remote || !opened || self.signing_in.is_some() {
             return;
         }
         self.signing_in = Some(now);

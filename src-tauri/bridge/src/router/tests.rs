@@ -605,6 +605,7 @@ fn timeouts_in_a_row_open_the_breaker_and_end_the_stuck_server() {
 #[test]
 fn a_relay_opening_the_browser_is_one_signin_waiting_event_without_the_link() {
     let mut t = T::new();
+    t.r.remote = true;
     t.r.server_started(false, t.at(0.0), &mut t.out);
     t.out.clear();
     let line = b"warden-remote: signing in to https://mcp.example/mcp through https://auth.example: a browser opens; if none does, open https://auth.example/authorize?state=SECRET\n";
@@ -627,6 +628,7 @@ fn a_relay_opening_the_browser_is_one_signin_waiting_event_without_the_link() {
 #[test]
 fn a_call_waiting_for_a_sign_in_in_the_browser_does_not_time_out() {
     let mut t = T::new();
+    t.r.remote = true;
     t.r.server_started(false, t.at(0.0), &mut t.out);
     t.client(
         0.1,
@@ -640,6 +642,28 @@ fn a_call_waiting_for_a_sign_in_in_the_browser_does_not_time_out() {
     t.out.clear();
     t.r.tick(t.at(50.0), &mut t.out);
     assert!(t.out.is_empty(), "{:?}", t.out);
+}
+
+#[test]
+fn a_local_server_saying_a_sign_in_waits_still_times_out() {
+    let mut t = T::new();
+    t.r.server_started(false, t.at(0.0), &mut t.out);
+    t.client(
+        0.1,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+    );
+    t.r.on_stderr(
+        t.at(0.2),
+        b"warden-remote: signing in to https://evil.example/mcp through https://evil.example\n",
+        &mut t.out,
+    );
+    t.out.clear();
+    t.r.tick(t.at(50.0), &mut t.out);
+    let timed_out = t
+        .out
+        .iter()
+        .any(|o| matches!(o, Out::Event(e) if e.outcome.as_deref() == Some("timeout")));
+    assert!(timed_out, "{:?}", t.out);
 }
 
 #[test]

@@ -32,12 +32,34 @@ use crate::net;
 
 /// How long a sign-in may wait for the browser to come back.
 const WAIT_FOR_BROWSER: Duration = Duration::from_secs(300);
-/// When this process last opened the browser for a sign-in, and how long it waits before it
-/// does again.
-/// The scopes it asked for then: a server asking for more (step-up) gets the browser again.
-static BROWSER_OPENED: std::sync::Mutex<Option<(std::time::Instant, Vec<String>)>> =
-    std::sync::Mutex::new(None);
+/// The browser's sign-ins of this process in the last [`AGAIN_AFTER`]: a server that refuses
+/// every fresh token must not open a tab per request, and one that asks for more scopes
+/// (step-up) gets the browser again only for scopes not asked for yet, [`MAX_OPENS`] times at
+/// most.
+static BROWSER_OPENED: std::sync::Mutex<Option<Opened>> = std::sync::Mutex::new(None);
 const AGAIN_AFTER: Duration = Duration::from_secs(600);
+const MAX_OPENS: u32 = 3;
+
+struct Opened {
+    since: std::time::Instant,
+    times: u32,
+    /// Every scope asked for since: a step-up asks for these too, so that two tools needing
+    /// two scopes do not take turns at the browser.
+    scopes: Vec<String>,
+}
+
+fn opened() -> std::sync::MutexGuard<'static, Option<Opened>> {
+    let mut guard = BROWSER_OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if guard
+        .as_ref()
+        .is_some_and(|o| o.since.elapsed() >= AGAIN_AFTER)
+    {
+        *guard = None;
+    }
+    guard
+}
 /// Tokens are refreshed this long before they expire.
 const REFRESH_EARLY: u64 = 60;
 
@@ -551,11 +573,18 @@ pub(crate) fn sign_in(
     let server_url = &site.url;
     let (resource, server, supported) = discover(agent, server_url, www_authenticate)?;
     // The MCP spec's scope choice: the challenge's `scope`, else all the server supports.
-    let scopes = www_authenticate
+    let mut scopes: Vec<String> = www_authenticate
         .and_then(|h| challenge_param(h, "scope"))
         .map_or(supported, |s| {
             s.split_whitespace().map(str::to_owned).collect()
         });
+    if let Some(before) = opened().as_ref() {
+        for s in &before.scopes {
+            if !scopes.contains(s) {
+                scopes.push(s.clone());
+            }
+        }
+    }
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| {
         fail(
             Code::AuthRequired,
@@ -569,7 +598,20 @@ pub(crate) fn sign_in(
     let redirect = format!("http://127.0.0.1:{port}/callback");
     // The client's identity, in the spec's order: configured, a metadata document, registered.
     let client_id = match (&site.client_id, &site.metadata_url) {
-        (Some(id), _) => id.clone(),
+        (Some((id, issuer)), _)
+            if issuer.trim_end_matches('/') == server.issuer.trim_end_matches('/') =>
+        {
+            id.clone()
+        }
+        (Some((_, issuer)), _) => {
+            return Err(fail(
+                Code::AuthDenied,
+                format!(
+                    "the client id of oauth_client_id was registered at {issuer} (oauth_issuer), but this server's authorization server is {}; Warden gives it to no other. Fix: check the entry's URL, or correct oauth_issuer",
+                    server.issuer
+                ),
+            ));
+        }
         (None, Some(url)) if server.client_id_metadata_document_supported => url.clone(),
         _ => register(agent, &server, &redirect, &scopes)?,
     };
@@ -611,12 +653,18 @@ pub(crate) fn sign_in(
     eprintln!(
         "warden-remote: signing in to {} through {}: a browser opens; if none does, open {url}",
         net::shown(server_url),
-        server.issuer
+        warden_wire::text::line(&server.issuer)
     );
-    *BROWSER_OPENED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) =
-        Some((std::time::Instant::now(), scopes.clone()));
+    {
+        let mut guard = opened();
+        let o = guard.get_or_insert_with(|| Opened {
+            since: std::time::Instant::now(),
+            times: 0,
+            scopes: Vec::new(),
+        });
+        o.times += 1;
+        o.scopes.clone_from(&scopes);
+    }
     if let Err(e) = open_browser(url.as_str()) {
         eprintln!("warden-remote: could not open a browser ({e}); open the link above");
     }
@@ -713,8 +761,8 @@ fn hold(account: &str) -> Result<warden_config::fsutil::Lock, AuthError> {
 pub(crate) struct Site {
     pub url: Uri,
     pub account: String,
-    /// `[servers.NAME] oauth_client_id`.
-    pub client_id: Option<String>,
+    /// `[servers.NAME] oauth_client_id`, and the `oauth_issuer` it was registered at.
+    pub client_id: Option<(String, String)>,
     /// `[oauth] client_metadata_url`.
     pub metadata_url: Option<String>,
 }
@@ -728,7 +776,7 @@ impl Site {
                 config
                     .limits_for(server, &warden_config::Overrides::default())
                     .ok()
-                    .and_then(|l| l.oauth_client_id),
+                    .and_then(|l| l.oauth_client_id.zip(l.oauth_issuer)),
                 config.oauth_metadata_url,
             ),
             Some(Err(e)) => {
@@ -781,19 +829,13 @@ pub(crate) fn sign_in_once(
             return Ok(fresh);
         }
     }
-    // A server that refuses every fresh token would open a browser tab per request; one
-    // that asks for scopes not asked for before (step-up) gets it again.
     let asked: Vec<String> = challenge
         .and_then(|h| challenge_param(h, "scope"))
         .map(|s| s.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
-    if BROWSER_OPENED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    if opened()
         .as_ref()
-        .is_some_and(|(at, before)| {
-            at.elapsed() < AGAIN_AFTER && asked.iter().all(|s| before.contains(s))
-        })
+        .is_some_and(|o| o.times >= MAX_OPENS || asked.iter().all(|s| o.scopes.contains(s)))
     {
         return Err(fail(
             Code::AuthDenied,

@@ -237,7 +237,7 @@ impl Relay {
                     "Signed in to `{}` at {} through {}{}; every client's bridge uses this sign-in.",
                     self.server,
                     self.shown,
-                    tokens.issuer,
+                    warden_wire::text::line(&tokens.issuer),
                     tokens
                         .expires_at
                         .map(|at| format!(
