@@ -18,6 +18,7 @@ use std::sync::Arc;
 use clap::Parser;
 
 mod auth;
+mod legacy;
 #[path = "../../net.rs"]
 mod net;
 mod relay;
