@@ -274,3 +274,57 @@ async def test_an_endpoint_on_another_origin_is_refused_and_gets_nothing(
     params = bridged(warden, url, "--header", "X-Api-Key=KEY_FOR_HOSTILE", env={"KEY_FOR_HOSTILE": "k-hostile-5"})
     error = await refused(params)
     assert (error.data["code"], "another origin" in error.message, seen) == ("W-REMOTE-UNREACHABLE", True, []), error.message
+
+
+@pytest.fixture
+def vanishing_sse() -> Iterator[str]:
+    """An HTTP+SSE server that ends its event stream as soon as a request is POSTed, unanswered:
+    a server that went away while a request was pending."""
+    import http.server
+    import threading
+
+    posted = threading.Event()
+
+    class Server(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b"event: endpoint\ndata: /messages/?session_id=1\n\n")
+            self.wfile.flush()
+            posted.wait(60)
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            posted.set()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_port}/sse"
+    finally:
+        posted.set()
+        srv.shutdown()
+
+
+def test_a_pending_request_fails_and_the_relay_exits_when_the_sse_stream_ends(warden: Warden, vanishing_sse: str) -> None:
+    import json
+    import subprocess
+
+    relay = subprocess.Popen(
+        [str(warden.binary.with_name("warden-remote")), "--server", "gone", vanishing_sse],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=warden.env,
+    )
+    assert relay.stdin is not None and relay.stdout is not None
+    relay.stdin.write(b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}\n')
+    relay.stdin.flush()
+    answer = json.loads(relay.stdout.readline())
+    code = relay.wait(30)
+    relay.stdin.close()
+    assert (answer["id"], answer["error"]["data"]["code"], code) == (7, "W-REMOTE-UNREACHABLE", 1), answer
