@@ -2,7 +2,9 @@
 //! its own (at most [`PARALLEL`] at once), so a long call does not hold up the others, as it
 //! would not with a local server; notifications and the client's answers never wait for a
 //! slot. stdout is written a whole message at a time. What the relay holds of the server's
-//! answers at once is bounded ([`BUDGET`]), as is each line it reads.
+//! answers at once is bounded ([`BUDGET`]), as is each line it reads. The first message finds
+//! out the transport; over HTTP+SSE each POST is answered at once and the answers come on the
+//! one GET stream, so messages are POSTed in the client's order, from the reading thread.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -400,9 +402,13 @@ impl Relay {
     /// server's origin. A reader thread then relays each `message` event until the stream ends,
     /// which means the server went away.
     fn open_sse(self: &Arc<Self>, signed_in_now: bool) -> Result<ureq::http::Uri, NoSse> {
+        // Bounded until the stream's headers: the other messages wait for this one.
         let mut get = self
             .agent
             .get(&self.site.url)
+            .config()
+            .timeout_recv_response(Some(CONNECT))
+            .build()
             .header("accept", "text/event-stream");
         for (name, value) in &self.headers {
             get = get.header(name, value);
