@@ -122,7 +122,10 @@ def serve_remote(*flags: str) -> Iterator[str]:
     )
     try:
         wait_listening(proc, port, "remote_server.py")
-        yield f"http://127.0.0.1:{port}/mcp"
+        path = "/sse" if "--sse" in flags else "/mcp"
+        if "--sse-path" in flags:
+            path = flags[flags.index("--sse-path") + 1]
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         proc.terminate()
         proc.wait(10)

@@ -101,6 +101,10 @@ parser.add_argument("--greedy", action="store_true", help="each tools/call asks 
 parser.add_argument("--client", default=None, help="a public client id registered beforehand")
 parser.add_argument("--bench-token", default=None, help="an access token valid from the start (benchmarks)")
 parser.add_argument("--cimd", action="store_true", help="take an https client_id as a Client ID Metadata Document URL")
+parser.add_argument(
+    "--sse", action="store_true",
+    help="serve the deprecated HTTP+SSE transport (GET /sse, POST /messages/) instead of /mcp; /sse is the resource",
+)
 opts = parser.parse_args()
 SCOPES = [SCOPE, "admin"] if opts.step_up or opts.client or opts.cimd else [SCOPE]
 if opts.greedy:
@@ -108,7 +112,8 @@ if opts.greedy:
 GREEDY = {"asked": 0}
 
 ISSUER = f"http://127.0.0.1:{opts.port}"
-MCP_URL = f"{ISSUER}/mcp"
+MCP_PATH = "/sse" if opts.sse else "/mcp"
+MCP_URL = f"{ISSUER}{MCP_PATH}"
 RESOURCE_METADATA_URL = f"{ISSUER}/.well-known/oauth-protected-resource"
 
 
@@ -367,7 +372,7 @@ class Outskirts:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] not in ("/token", "/revoke", "/mcp"):
+        if scope["type"] != "http" or scope["path"] not in ("/token", "/revoke", MCP_PATH, "/messages/"):
             await self.app(scope, receive, send)
             return
         raw = receive
@@ -481,16 +486,16 @@ class Outskirts:
 
 
 def build_app() -> Any:
-    app = server.streamable_http_app()
+    app = server.sse_app() if opts.sse else server.streamable_http_app()
     routes = app.router.routes
     for route in routes:
         # The SDK points WWW-Authenticate at the path-suffixed RFC 9728 document
         # (/.well-known/oauth-protected-resource/mcp); the fixture names the root one.
-        if isinstance(route, Route) and route.path == "/mcp" and isinstance(route.endpoint, RequireAuthMiddleware):
+        if isinstance(route, Route) and route.path == MCP_PATH and isinstance(route.endpoint, RequireAuthMiddleware):
             route.endpoint.resource_metadata_url = AnyHttpUrl(RESOURCE_METADATA_URL)
             break
     else:
-        raise SystemExit("oauth_server.py: the SDK's /mcp route is not a RequireAuthMiddleware any more")
+        raise SystemExit(f"oauth_server.py: the SDK's {MCP_PATH} route is not a RequireAuthMiddleware any more")
     # The SDK's metadata leaves out `authorization_response_iss_parameter_supported` though
     # the fixture sends `iss` (RFC 9207); served ahead of the SDK's own route.
     assert settings.client_registration_options and settings.revocation_options

@@ -1,10 +1,11 @@
 """A remote MCP server for the tests of `warden bridge --remote`: the Python SDK 2.x's
 `MCPServer` over Streamable HTTP on 127.0.0.1 (loopback only).
 
-    remote_server.py PORT [--json] [--stateless] [--token TOKEN]
+    remote_server.py PORT [--json] [--stateless] [--sse [--sse-path PATH]] [--token TOKEN]
 
 `--json` answers with JSON bodies instead of event streams; `--stateless` keeps no session
-(no `Mcp-Session-Id`); `--token` makes every request need `Authorization: Bearer TOKEN`.
+(no `Mcp-Session-Id`); `--sse` speaks only the deprecated HTTP+SSE transport (2024-11-05: GET
+`/sse`, or `--sse-path PATH`, and POST `/messages/`); `--token` makes every request need `Authorization: Bearer TOKEN`.
 Tools: `echo {message}`, `wipe {path}` (destructive: it only says what it would do) and `headers`
 (the request headers it was sent that start with `mcp-` or `x-`)."""
 
@@ -44,7 +45,12 @@ def headers(ctx: Context) -> str:
 
 if __name__ == "__main__":
     app_kwargs = {"json_response": "--json" in args, "stateless_http": "--stateless" in args}
-    if token is None:
+    if "--sse" in args:
+        import uvicorn
+
+        path = args[args.index("--sse-path") + 1] if "--sse-path" in args else "/sse"
+        uvicorn.run(server.sse_app(sse_path=path), host="127.0.0.1", port=port, log_level="warning")
+    elif token is None:
         server.run(transport="streamable-http", host="127.0.0.1", port=port, **app_kwargs)
     else:
         import uvicorn

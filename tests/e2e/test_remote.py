@@ -191,3 +191,140 @@ async def test_a_redirect_is_not_followed_and_the_headers_go_nowhere_else(
     params = bridged(warden, url, "--header", "X-Api-Key=KEY_FOR_REDIRECT", env={"KEY_FOR_REDIRECT": "k-redirect-77"})
     error = await refused(params)
     assert (error.data["code"], "redirect" in error.message, seen) == ("W-REMOTE-UNREACHABLE", True, []), error.message
+
+
+# The deprecated HTTP+SSE transport (2024-11-05): the SDK's own `sse_app()`.
+
+
+@pytest.fixture(params=[("--sse",), ("--sse", "--sse-path", "/events")], ids=["at-sse", "elsewhere"])
+def sse_remote(request: pytest.FixtureRequest) -> Iterator[str]:
+    """An HTTP+SSE-only server: at `/sse` (tried as HTTP+SSE first), or at `/events`, found by the
+    POST's 405 (the spec's backwards-compatibility rule)."""
+    yield from serve_remote(*request.param)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_http_sse_only_server_answers_through_the_bridge(warden: Warden, sse_remote: str, mode: str) -> None:
+    assert await tools_and_answer(bridged(warden, sse_remote), mode) == (["echo", "wipe", "headers"], "over http")
+
+
+@pytest.fixture
+def plain_sse_remote() -> Iterator[str]:
+    yield from serve_remote("--sse")
+
+
+async def test_a_header_goes_with_each_http_sse_message(warden: Warden, plain_sse_remote: str) -> None:
+    params = bridged(warden, plain_sse_remote, "--header", "X-Team=TEAM_FOR_SSE", env={"TEAM_FOR_SSE": "blue"})
+    with anyio.fail_after(60):
+        async with Client(params, mode="legacy") as client:
+            seen = (await client.call_tool("headers", {})).content[0].text
+    assert "('x-team', 'blue')" in seen, seen
+
+
+@pytest.fixture
+def hostile_sse() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP+SSE server whose `endpoint` event names a second loopback server (another origin),
+    which records each request it gets: the URL of the first and that record."""
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Target(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            seen.append(f"{self.command} {self.path}")
+            self.send_response(202)
+            self.end_headers()
+
+        do_GET = do_POST  # noqa: N815
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Target)
+
+    class Front(Target):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(
+                f"event: endpoint\ndata: http://127.0.0.1:{target.server_port}/messages/?session_id=1\n\n".encode()
+            )
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    front = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Front)
+    for srv in (target, front):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{front.server_port}/sse", seen
+    finally:
+        for srv in (target, front):
+            srv.shutdown()
+
+
+async def test_an_endpoint_on_another_origin_is_refused_and_gets_nothing(
+    warden: Warden, hostile_sse: tuple[str, list[str]]
+) -> None:
+    url, seen = hostile_sse
+    params = bridged(warden, url, "--header", "X-Api-Key=KEY_FOR_HOSTILE", env={"KEY_FOR_HOSTILE": "k-hostile-5"})
+    error = await refused(params)
+    assert (error.data["code"], "another origin" in error.message, seen) == ("W-REMOTE-UNREACHABLE", True, []), error.message
+
+
+@pytest.fixture
+def vanishing_sse() -> Iterator[str]:
+    """An HTTP+SSE server that ends its event stream as soon as a request is POSTed, unanswered:
+    a server that went away while a request was pending."""
+    import http.server
+    import threading
+
+    posted = threading.Event()
+
+    class Server(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b"event: endpoint\ndata: /messages/?session_id=1\n\n")
+            self.wfile.flush()
+            posted.wait(60)
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            posted.set()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_port}/sse"
+    finally:
+        posted.set()
+        srv.shutdown()
+
+
+def test_a_pending_request_fails_and_the_relay_exits_when_the_sse_stream_ends(warden: Warden, vanishing_sse: str) -> None:
+    import json
+    import subprocess
+
+    relay = subprocess.Popen(
+        [str(warden.binary.with_name("warden-remote")), "--server", "gone", vanishing_sse],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=warden.env,
+    )
+    assert relay.stdin is not None and relay.stdout is not None
+    relay.stdin.write(b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}\n')
+    relay.stdin.flush()
+    answer = json.loads(relay.stdout.readline())
+    code = relay.wait(30)
+    relay.stdin.close()
+    assert (answer["id"], answer["error"]["data"]["code"], code) == (7, "W-REMOTE-UNREACHABLE", 1), answer

@@ -1,8 +1,9 @@
-"""A client's remote entry (`{"url": ...}`) run through the bridge (issue 46): `warden clients
-wrap` turns it into `warden bridge --remote URL`, a client starts exactly what the wrapped entry
-holds and reaches the server's tools, and `warden clients unwrap` gives the file back byte for
-byte. `warden servers add --url` writes the same entry. The server is the Python SDK's own
-Streamable HTTP server (`remote_server.py`) on a loopback port."""
+"""A client's remote entry (`{"url": ...}`, or HTTP+SSE's `{"type": "sse", ...}`) run through the
+bridge (issue 46): `warden clients wrap` turns it into `warden bridge --remote URL`, a client
+starts exactly what the wrapped entry holds and reaches the server's tools, and `warden clients
+unwrap` gives the file back byte for byte. `warden servers add --url` writes the same entry. The
+server is the Python SDK's own Streamable HTTP (or HTTP+SSE) server (`remote_server.py`) on a
+loopback port."""
 
 from __future__ import annotations
 
@@ -79,3 +80,29 @@ async def test_servers_add_url_writes_an_entry_that_reaches_the_servers_tools(
     config, env = claude_desktop(tmp_path, '{\n  "mcpServers": {}\n}\n')
     warden_run(warden, env, "servers", "add", "docs", "--url", url, "--client", "claude-desktop")
     assert await tools_of(warden, entry_of(config, "docs")) == ["echo", "headers", "wipe"]
+
+
+# An HTTP+SSE entry (`type: "sse"`), as Cline and others write one: the SDK's `sse_app()`.
+
+
+@pytest.fixture
+def sse_url() -> Iterator[str]:
+    yield from serve_remote("--sse")
+
+
+def sse_original(url: str) -> str:
+    return '{\n  "mcpServers": {\n    "old": { "type": "sse", "url": "%s", "disabled": false }\n  }\n}\n' % url
+
+
+async def test_a_wrapped_sse_entry_reaches_the_servers_tools(warden: Warden, sse_url: str, tmp_path: Path) -> None:
+    config, env = claude_desktop(tmp_path, sse_original(sse_url))
+    warden_run(warden, env, "clients", "wrap", "--file", str(config))
+    assert await tools_of(warden, entry_of(config, "old")) == ["echo", "headers", "wipe"]
+
+
+async def test_unwrap_gives_the_sse_entry_back_byte_for_byte(warden: Warden, sse_url: str, tmp_path: Path) -> None:
+    config, env = claude_desktop(tmp_path, sse_original(sse_url))
+    warden_run(warden, env, "clients", "wrap", "--file", str(config))
+    await tools_of(warden, entry_of(config, "old"))
+    warden_run(warden, env, "clients", "unwrap", "--file", str(config))
+    assert config.read_text() == sse_original(sse_url)

@@ -66,7 +66,7 @@ def site(tmp: Path, *flags: str) -> Iterator[Site]:
             "DBUS_SESSION_BUS_ADDRESS": bus,
             "BROWSER": f"{sys.executable} {HERE / 'browser_standin.py'} {browser_log}",
         }
-        yield Site(f"http://127.0.0.1:{port}/mcp", log, browser_log, env)
+        yield Site(f"http://127.0.0.1:{port}/{'sse' if '--sse' in flags else 'mcp'}", log, browser_log, env)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -78,6 +78,12 @@ def site(tmp: Path, *flags: str) -> Iterator[Site]:
 @pytest.fixture
 def oauth(tmp_path: Path) -> Iterator[Site]:
     yield from site(tmp_path)
+
+
+@pytest.fixture
+def oauth_sse(tmp_path: Path) -> Iterator[Site]:
+    # The same, over the deprecated HTTP+SSE transport: the GET /sse is answered 401 first.
+    yield from site(tmp_path, "--sse")
 
 
 @pytest.fixture
@@ -122,6 +128,11 @@ async def whoami(warden: Warden, s: Site, mode: str = "auto") -> dict:
 async def test_one_sign_in_then_calls(warden: Warden, oauth: Site) -> None:
     me = await whoami(warden, oauth)
     assert (me["scopes"], oauth.sign_ins(), oauth.browser_opens()) == (["mcp"], 1, 1)
+
+
+async def test_an_http_sse_server_is_signed_in_to_the_same_way(warden: Warden, oauth_sse: Site) -> None:
+    me = await whoami(warden, oauth_sse, mode="legacy")
+    assert (me["scopes"], oauth_sse.sign_ins(), oauth_sse.browser_opens()) == (["mcp"], 1, 1)
 
 
 async def test_a_legacy_client_signs_in_the_same_way(warden: Warden, oauth: Site) -> None:

@@ -140,22 +140,22 @@ pub fn check_header_args(headers: &[String]) -> Result<(), String> {
 }
 
 /// Why a remote entry of this transport (`type` as written) cannot be bridged, if it cannot.
-pub fn transport_problem(transport: Option<&str>, url: &str) -> Option<String> {
-    let shown = shown(url);
-    let path = shown.trim_end_matches('/');
+/// Streamable HTTP and the deprecated HTTP+SSE (`type: "sse"`, a URL ending in `/sse`) both
+/// can: warden-remote speaks each; WebSocket cannot.
+pub fn transport_problem(transport: Option<&str>, _url: &str) -> Option<String> {
     match transport {
-        Some("sse") => Some(
-            "remote server over the deprecated HTTP+SSE transport (type \"sse\"); warden-remote speaks only Streamable HTTP, so the entry stays as it is. Fix: if the server also offers Streamable HTTP (often at /mcp), make the entry that URL with type \"http\" and wrap again".to_owned(),
-        ),
         Some("ws" | "websocket") => Some(format!(
-            "remote server over WebSocket (type {:?}); warden-remote speaks only Streamable HTTP, so the entry stays as it is",
+            "remote server over WebSocket (type {:?}); warden-remote speaks Streamable HTTP and HTTP+SSE only, so the entry stays as it is",
             transport.unwrap_or_default()
         )),
-        None if path.ends_with("/sse") => Some(
-            "remote server whose URL ends in /sse (the deprecated HTTP+SSE transport); warden-remote speaks only Streamable HTTP, so the entry stays as it is. Fix: if the server also offers Streamable HTTP (often at /mcp), make the entry that URL and wrap again".to_owned(),
-        ),
         _ => None,
     }
+}
+
+/// Whether `url` names an HTTP+SSE server's stream (its path ends in `/sse`), as clients' files
+/// spell such an entry.
+pub fn is_sse_url(url: &str) -> bool {
+    shown(url).trim_end_matches('/').ends_with("/sse")
 }
 
 /// The bridge's arguments for a remote server: `bridge --server NAME [--secret-env VAR]...

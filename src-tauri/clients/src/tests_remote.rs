@@ -137,8 +137,6 @@ fn every_json_dialect_wraps_its_remote_shape_and_gets_its_bytes_back() {
 #[test]
 fn remote_entries_the_bridge_cannot_reach_as_written_stay_with_a_reason() {
     let text = r#"{"mcpServers": {
-  "sse": {"type": "sse", "url": "https://a.example/sse"},
-  "ssepath": {"url": "https://a.example/sse"},
   "plain": {"url": "http://a.example/mcp"},
   "creds": {"url": "https://me:pw@a.example/mcp"},
   "literal": {"url": "https://a.example/mcp", "headers": {"Authorization": "Bearer sk-live-9"}},
@@ -149,8 +147,6 @@ fn remote_entries_the_bridge_cannot_reach_as_written_stay_with_a_reason() {
     assert_eq!(w.text, text);
     let why = skipped(&w);
     let reason = |n: &str| why.iter().find(|(name, _)| *name == n).unwrap().1;
-    assert!(reason("sse").contains("HTTP+SSE"), "{}", reason("sse"));
-    assert!(reason("ssepath").contains("/sse"));
     assert!(reason("plain").contains("plain http"));
     assert!(reason("creds").contains("user name or password") && !reason("creds").contains("pw@"));
     assert!(
@@ -160,6 +156,37 @@ fn remote_entries_the_bridge_cannot_reach_as_written_stay_with_a_reason() {
     assert!(!why.iter().any(|(_, r)| r.contains("sk-live-9")));
     assert!(reason("mixed").contains("Fix:"));
     assert!(reason("ws").contains("WebSocket"));
+}
+
+#[test]
+fn an_http_sse_entry_becomes_the_bridge_to_its_url() {
+    let text = r#"{"mcpServers": {"old": {"type": "sse", "url": "https://a.example/sse"}}}"#;
+    let w = wrapped(Dialect::McpServers, text);
+    assert_eq!(
+        entry(&w.text, "mcpServers", "old")["args"],
+        serde_json::json!([
+            "bridge",
+            "--server",
+            "old",
+            "--remote",
+            "https://a.example/sse"
+        ])
+    );
+}
+
+#[test]
+fn an_http_sse_entry_unwraps_to_its_bytes() {
+    let text = "{\"mcpServers\": {\"old\": {\"type\": \"sse\", \"url\": \"https://a.example/sse\"},\n  \"bare\": {\"url\": \"http://localhost:8931/sse\"}}}";
+    let w = wrapped(Dialect::McpServers, text);
+    let u = unwrap_text(Dialect::McpServers, &w.text, &|_| true, &w.records).unwrap();
+    assert_eq!(u.text, text);
+}
+
+#[test]
+fn a_websocket_entry_stays_with_a_reason() {
+    let text = r#"{"mcpServers": {"ws": {"type": "websocket", "url": "wss://a.example/ws"}}}"#;
+    let w = wrapped(Dialect::McpServers, text);
+    assert!(skipped(&w)[0].1.contains("WebSocket"), "{:?}", skipped(&w));
 }
 
 #[test]
@@ -197,6 +224,16 @@ fn unwrap_without_the_record_writes_the_plain_remote_entry() {
         u.text,
         "{\"servers\": {\"r\": {\n  \"type\": \"http\",\n  \"url\": \"https://a.example/mcp\",\n  \"headers\": { \"Authorization\": \"${env:TOK}\" }\n}}}"
     );
+}
+
+#[test]
+fn unwrap_without_the_record_of_an_sse_entry_writes_type_sse() {
+    let text =
+        "{\"servers\": {\"r\": {\n  \"type\": \"sse\",\n  \"url\": \"https://a.example/sse\"\n}}}";
+    let w = wrapped(Dialect::Vscode, text);
+    let edited = w.text.replace("\"args\": [", "\"args\": [ ");
+    let u = unwrap_text(Dialect::Vscode, &edited, &|_| true, &w.records).unwrap();
+    assert_eq!(u.text, text);
 }
 
 #[test]

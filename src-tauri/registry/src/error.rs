@@ -98,9 +98,9 @@ pub enum RegistryError {
     },
 
     #[error(
-        "{server} is reachable only over the deprecated HTTP+SSE transport ({}), which warden-remote does not speak: Warden installs remote servers that speak Streamable HTTP. Fix: add it to your client directly as an SSE server, or ask its publisher for a streamable-http remote", urls.join(", ")
+        "{server} lists its remotes only over transports that warden-remote does not speak ({}); it speaks Streamable HTTP and the deprecated HTTP+SSE. Fix: add it to your client as its documentation says, or ask its publisher for a streamable-http remote", kinds.join(", ")
     )]
-    RemoteSseOnly { server: String, urls: Vec<String> },
+    RemoteTransport { server: String, kinds: Vec<String> },
 
     #[error(
         "{server}'s remote cannot be used as it is: {why}. Fix: ask its publisher to fix its server.json"

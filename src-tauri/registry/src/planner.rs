@@ -324,9 +324,10 @@ pub fn header_env_name(header: &str) -> String {
             .collect::<String>()
 }
 
-/// The plan for a document that lists only `remotes`: its first Streamable HTTP remote, its
-/// URL's `{variables}` filled and its headers sent from variables (values asked for as a
-/// package's environment is), or why there is none (SSE only; a URL Warden would not reach).
+/// The plan for a document that lists only `remotes`: its first Streamable HTTP remote, else
+/// its first HTTP+SSE one (warden-remote speaks both, Streamable HTTP preferred), its URL's
+/// `{variables}` filled and its headers sent from variables (values asked for as a package's
+/// environment is), or why there is none (no transport Warden speaks; a URL it would not reach).
 pub fn plan_remote(doc: &ServerJson, opts: &PlanOptions) -> Result<RemotePlan, RegistryError> {
     let server = doc.name.as_str();
     check_name(server)?;
@@ -334,15 +335,16 @@ pub fn plan_remote(doc: &ServerJson, opts: &PlanOptions) -> Result<RemotePlan, R
         .remotes
         .iter()
         .find(|r| matches!(r.kind.as_str(), "streamable-http" | "http"))
+        .or_else(|| doc.remotes.iter().find(|r| r.kind == "sse"))
     else {
         return Err(if doc.remotes.is_empty() {
             RegistryError::NoPackage {
                 server: server.to_owned(),
             }
         } else {
-            RegistryError::RemoteSseOnly {
+            RegistryError::RemoteTransport {
                 server: server.to_owned(),
-                urls: doc.remotes.iter().map(|r| r.url.clone()).collect(),
+                kinds: doc.remotes.iter().map(|r| r.kind.clone()).collect(),
             }
         });
     };

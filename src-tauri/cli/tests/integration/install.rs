@@ -535,7 +535,7 @@ fn a_remote_only_server_installs_as_the_bridge_and_remove_gives_the_file_back() 
 }
 
 #[test]
-fn a_remote_only_server_over_sse_is_refused_and_nothing_is_written() {
+fn a_remote_only_server_over_sse_is_installed_at_its_url() {
     let h = Home::new();
     let file = h.server_json(&hosted(json!([
         {"type": "sse", "url": "https://h.example/sse"}
@@ -544,11 +544,16 @@ fn a_remote_only_server_over_sse_is_refused_and_nothing_is_written() {
         &closed_port_url(),
         &["--file", &file, "--client", "cursor", "--yes"],
     );
-    assert_eq!(run.code, Some(2), "{}", run.text());
-    assert!(
-        run.stderr.contains("HTTP+SSE") && h.untouched(),
-        "{}",
-        run.text()
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    assert_eq!(
+        json_of(&h.cursor())["mcpServers"]["hosted"]["args"],
+        json!([
+            "bridge",
+            "--server",
+            "hosted",
+            "--remote",
+            "https://h.example/sse"
+        ])
     );
 }
 

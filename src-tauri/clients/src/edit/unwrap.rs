@@ -115,10 +115,16 @@ fn unwrap_remote(
         None => {
             let had_type = whole.members.iter().any(|(k, _)| k == "type");
             let mut first = Vec::new();
+            // The bridge's arguments keep no transport: a URL ending in /sse was HTTP+SSE.
+            let http = if crate::remote::is_sse_url(url) {
+                "\"type\": \"sse\""
+            } else {
+                "\"type\": \"http\""
+            };
             match dialect {
                 Dialect::Opencode => first.push("\"type\": \"remote\"".to_owned()),
-                Dialect::Vscode => first.push("\"type\": \"http\"".to_owned()),
-                _ if had_type => first.push("\"type\": \"http\"".to_owned()),
+                Dialect::Vscode => first.push(http.to_owned()),
+                _ if had_type => first.push(http.to_owned()),
                 _ => {}
             }
             first.push(format!("\"url\": {}", syntax.string(url)));

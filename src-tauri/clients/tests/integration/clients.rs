@@ -207,7 +207,7 @@ fn fixtures_skip_remote_and_builtin_entries() {
         .unwrap();
     let w = wrap_text(Dialect::McpServers, &cline, WARDEN, &all).unwrap();
     let skipped: Vec<&str> = w.skipped.iter().map(|(e, _)| e.name.as_str()).collect();
-    assert_eq!(skipped, ["remote-tools", "sse-tools"]);
+    assert_eq!(skipped, ["remote-tools"]);
 }
 
 #[test]

@@ -556,14 +556,17 @@ fn remote(remotes: serde_json::Value) -> ServerJson {
 }
 
 #[test]
-fn a_remote_reached_only_over_sse_is_refused_saying_so() {
+fn a_remote_reached_only_over_sse_is_planned_at_its_url() {
     let d = remote(serde_json::json!([{"type": "sse", "url": "https://h.example/sse"}]));
+    let plan = plan_remote(&d, &PlanOptions::default()).unwrap();
+    assert_eq!(plan.url, "https://h.example/sse");
+}
+
+#[test]
+fn a_remote_over_a_transport_warden_does_not_speak_is_refused_naming_it() {
+    let d = remote(serde_json::json!([{"type": "websocket", "url": "wss://h.example/ws"}]));
     let err = plan_remote(&d, &PlanOptions::default()).unwrap_err();
-    assert!(
-        matches!(err, RegistryError::RemoteSseOnly { .. }),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("HTTP+SSE"), "{err}");
+    assert!(err.to_string().contains("(websocket)"), "{err}");
 }
 
 #[test]

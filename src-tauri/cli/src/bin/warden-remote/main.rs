@@ -1,16 +1,19 @@
-//! `warden-remote`: a remote MCP server (Streamable HTTP) as a stdio server. `warden bridge
-//! --server NAME --remote URL` runs it as its server process, so everything the bridge does for
-//! a local server (timeouts, retries, the breaker, health and figures, pins, `tools_allow`,
-//! `tools_deny`, `tools_ask`, debug logging) applies to a remote one, while `warden` itself
-//! links no HTTP or TLS code. Run on its own it is a plain relay.
+//! `warden-remote`: a remote MCP server (Streamable HTTP, or the deprecated HTTP+SSE) as a
+//! stdio server. `warden bridge --server NAME --remote URL` runs it as its server process, so
+//! everything the bridge does for a local server (timeouts, retries, the breaker, health and
+//! figures, pins, `tools_allow`, `tools_deny`, `tools_ask`, debug logging) applies to a remote
+//! one, while `warden` itself links no HTTP or TLS code. Run on its own it is a plain relay.
 //!
 //! Each message from stdin is one POST to URL; the answer (JSON, or a stream of server-sent
 //! events) goes to stdout a message per line. A 2025-11-25 session's `Mcp-Session-Id` and
 //! protocol version go on every later request, and its server-to-client stream (GET) is read
 //! when the server offers one; 2026-07-28 requests carry their own version and `Mcp-Method` /
-//! `Mcp-Name`. A request the server could not answer gets a JSON-RPC error with a stable code
-//! (`W-REMOTE-UNREACHABLE`, `W-REMOTE-TLS`, `W-AUTH-REQUIRED`). A server that answers 401 is
-//! signed in to ([`auth`]): once per server across every client, tokens in the OS keychain.
+//! `Mcp-Name`. A server with no Streamable HTTP (its first POST answered 400, 404 or 405, or a
+//! URL ending in `/sse`) is spoken to over HTTP+SSE ([`legacy`]): a GET stream whose `endpoint`,
+//! held to the server's origin, takes a POST per message. A request the server could not
+//! answer gets a JSON-RPC error with a stable code (`W-REMOTE-UNREACHABLE`, `W-REMOTE-TLS`,
+//! `W-AUTH-REQUIRED`). A server that answers 401 is signed in to ([`auth`]): once per server
+//! across every client, tokens in the OS keychain.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,12 +21,13 @@ use std::sync::Arc;
 use clap::Parser;
 
 mod auth;
+mod legacy;
 #[path = "../../net.rs"]
 mod net;
 mod relay;
 mod sse;
 
-/// A remote MCP server (Streamable HTTP) as a stdio MCP server.
+/// A remote MCP server (Streamable HTTP, or the deprecated HTTP+SSE) as a stdio MCP server.
 #[derive(Parser)]
 #[command(name = "warden-remote", version)]
 struct Args {

@@ -2,8 +2,11 @@
 //! its own (at most [`PARALLEL`] at once), so a long call does not hold up the others, as it
 //! would not with a local server; notifications and the client's answers never wait for a
 //! slot. stdout is written a whole message at a time. What the relay holds of the server's
-//! answers at once is bounded ([`BUDGET`]), as is each line it reads.
+//! answers at once is bounded ([`BUDGET`]), as is each line it reads. The first message finds
+//! out the transport; over HTTP+SSE each POST is answered at once and the answers come on the
+//! one GET stream, so messages are POSTed in the client's order, from the reading thread.
 
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,6 +21,7 @@ use warden_wire::codes::Code;
 use warden_wire::protocol::META_PROTOCOL_VERSION;
 
 use crate::auth;
+use crate::legacy;
 use crate::net;
 use crate::sse;
 
@@ -86,6 +90,28 @@ struct Head<'a> {
     result: Option<&'a RawValue>,
 }
 
+/// Which transport the server speaks, decided by the first message that the server answers.
+#[derive(Clone)]
+enum Transport {
+    /// Not known yet: the next message finds out.
+    Unknown,
+    /// A message is finding out; the others wait for it.
+    Probing,
+    Streamable,
+    /// The deprecated HTTP+SSE (2024-11-05): every message is POSTed to this endpoint, and the
+    /// answers come on the GET stream.
+    Sse(ureq::http::Uri),
+}
+
+/// What a probe that found no HTTP+SSE stream has to say.
+enum NoSse {
+    /// The server has none (an HTTP error, no event stream, no `endpoint` first).
+    Absent,
+    /// It has one, and Warden refused it (its endpoint is on another origin), or signing in
+    /// to it failed: the client is told why.
+    Refused(Code, String),
+}
+
 pub(crate) struct Relay {
     server: String,
     site: auth::Site,
@@ -108,6 +134,26 @@ pub(crate) struct Relay {
     /// `--header Authorization=…` was given: Warden does not sign in.
     own_authorization: bool,
     out: Mutex<std::io::Stdout>,
+    transport: Mutex<Transport>,
+    decided: Condvar,
+    /// HTTP+SSE: the ids (as JSON text) of the requests sent and not answered yet on the stream.
+    pending: Mutex<HashSet<String>>,
+    /// Why the server's HTTP+SSE stream was refused, for the errors that follow.
+    sse_refused: Mutex<Option<String>>,
+}
+
+/// Held while a message finds out the transport: if it ends without deciding (the server could
+/// not be reached), the next message tries again.
+struct Probing<'a>(&'a Relay);
+
+impl Drop for Probing<'_> {
+    fn drop(&mut self) {
+        let mut transport = lock(&self.0.transport);
+        if matches!(*transport, Transport::Probing) {
+            *transport = Transport::Unknown;
+        }
+        self.0.decided.notify_all();
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -185,6 +231,10 @@ impl Relay {
             signin: Mutex::new(None),
             own_authorization,
             out: Mutex::new(std::io::stdout()),
+            transport: Mutex::new(Transport::Unknown),
+            decided: Condvar::new(),
+            pending: Mutex::new(HashSet::new()),
+            sse_refused: Mutex::new(None),
         })
     }
 
@@ -297,9 +347,292 @@ impl Relay {
         }
     }
 
-    /// One message from the client to the server, and what the server answers to it.
+    /// One message from the client to the server, and what the server answers to it. The first
+    /// finds out the transport (Streamable HTTP, else HTTP+SSE) while the others wait.
     fn send(self: &Arc<Self>, line: &[u8]) {
-        self.send_once(line, false);
+        let probing = {
+            let mut transport = lock(&self.transport);
+            loop {
+                match &*transport {
+                    Transport::Probing => {
+                        transport = self
+                            .decided
+                            .wait(transport)
+                            .unwrap_or_else(PoisonError::into_inner);
+                    }
+                    Transport::Unknown => {
+                        *transport = Transport::Probing;
+                        break true;
+                    }
+                    Transport::Streamable => break false,
+                    Transport::Sse(endpoint) => {
+                        let endpoint = endpoint.clone();
+                        drop(transport);
+                        return self.send_sse(line, &endpoint, false);
+                    }
+                }
+            }
+        };
+        if !probing {
+            return self.send_once(line, false, false);
+        }
+        let _probing = Probing(self);
+        if legacy::sse_first(&self.site.url)
+            && let Ok(endpoint) = self.open_sse(false)
+        {
+            self.decide(Transport::Sse(endpoint.clone()));
+            return self.send_sse(line, &endpoint, false);
+        }
+        self.send_once(line, false, true)
+    }
+
+    fn decide(&self, transport: Transport) {
+        *lock(&self.transport) = transport;
+        self.decided.notify_all();
+    }
+
+    /// The bearer token as a header value, unless there is none to send.
+    fn bearer_header(token: Option<&str>) -> Option<HeaderValue> {
+        let mut value = HeaderValue::try_from(format!("Bearer {}", token?)).ok()?;
+        value.set_sensitive(true);
+        Some(value)
+    }
+
+    /// Opens the HTTP+SSE stream (GET to the URL): its first event must be `endpoint`, on the
+    /// server's origin. A reader thread then relays each `message` event until the stream ends,
+    /// which means the server went away.
+    fn open_sse(self: &Arc<Self>, signed_in_now: bool) -> Result<ureq::http::Uri, NoSse> {
+        // Bounded until the stream's headers: the other messages wait for this one.
+        let mut get = self
+            .agent
+            .get(&self.site.url)
+            .config()
+            .timeout_recv_response(Some(CONNECT))
+            .build()
+            .header("accept", "text/event-stream");
+        for (name, value) in &self.headers {
+            get = get.header(name, value);
+        }
+        let sent_token = self.bearer();
+        if let Some(value) = Self::bearer_header(sent_token.as_deref()) {
+            get = get.header("authorization", value);
+        }
+        let response = get.call().map_err(|_| NoSse::Absent)?;
+        let status = response.status().as_u16();
+        if status == 401 && !self.own_authorization && !signed_in_now {
+            let challenge = response
+                .headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            drop(response);
+            return match auth::sign_in_once(
+                &self.auth_agent,
+                &self.site,
+                challenge.as_deref(),
+                sent_token.as_deref(),
+            ) {
+                Ok(tokens) => {
+                    *lock(&self.signin) = Some(tokens);
+                    self.open_sse(true)
+                }
+                Err(e) => Err(NoSse::Refused(
+                    e.code,
+                    format!("it needs a sign-in, and it did not happen: {}", e.message),
+                )),
+            };
+        }
+        let stream = response
+            .headers()
+            .get("content-type")
+            .and_then(|c| c.to_str().ok())
+            .is_some_and(|c| c.starts_with("text/event-stream"));
+        if status != 200 || !stream {
+            return Err(NoSse::Absent);
+        }
+        let (found, endpoint) = std::sync::mpsc::sync_channel(1);
+        let this = self.clone();
+        std::thread::spawn(move || {
+            let reader = BufReader::new(response.into_body().into_reader());
+            let mut held = Held::default();
+            let mut first = Some(found);
+            let mut taken = false;
+            let mut room = |n: usize| held.reserve(n);
+            let ended = sse::named_events(reader, MAX_MESSAGE, &mut room, &mut |name, data| {
+                if let Some(found) = first.take() {
+                    let endpoint = if name == "endpoint" {
+                        std::str::from_utf8(data)
+                            .map_err(|_| "its `endpoint` event is not UTF-8".to_owned())
+                            .and_then(|given| legacy::endpoint(&this.site.url, given))
+                            .map_err(Some)
+                    } else {
+                        Err(None)
+                    };
+                    let ok = endpoint.is_ok();
+                    // The prober gave up waiting: this stream is no one's.
+                    taken = found.send(endpoint).is_ok() && ok;
+                    return taken;
+                }
+                if name == "message" {
+                    this.emit(data, false, None);
+                }
+                true
+            });
+            if taken {
+                this.sse_gone(ended.err());
+            }
+        });
+        match endpoint.recv_timeout(CONNECT) {
+            Ok(Ok(endpoint)) => Ok(endpoint),
+            Ok(Err(Some(why))) => Err(NoSse::Refused(Code::RemoteUnreachable, why)),
+            _ => Err(NoSse::Absent),
+        }
+    }
+
+    /// The HTTP+SSE stream ended: the server went away. The requests it did not answer fail,
+    /// and the relay exits, so that the bridge starts it again (a new stream, a new session) as
+    /// it restarts any server that exits.
+    fn sse_gone(&self, why: Option<std::io::Error>) {
+        let pending: Vec<String> = lock(&self.pending).drain().collect();
+        let message = format!(
+            "Remote server `{}` at {} closed its event stream (HTTP+SSE){}: the server went away.",
+            self.server,
+            self.shown,
+            why.map(|e| format!(" ({e})")).unwrap_or_default()
+        );
+        for id in pending {
+            if let Ok(id) = serde_json::from_str::<Value>(&id) {
+                self.error(&id, Code::RemoteUnreachable, &message);
+            }
+        }
+        eprintln!("warden-remote: {message}");
+        let _ = lock(&self.out).flush();
+        std::process::exit(1);
+    }
+
+    /// One message over HTTP+SSE: a POST to the endpoint (answered 202); its answer comes on the
+    /// stream.
+    fn send_sse(self: &Arc<Self>, line: &[u8], endpoint: &ureq::http::Uri, signed_in_now: bool) {
+        let Ok(msg) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        let id = msg.get("id").filter(|id| !id.is_null()).cloned();
+        let request = id.is_some() && msg.get("method").is_some();
+        let key = id.as_ref().map(Value::to_string);
+        if let (true, Some(key)) = (request, &key) {
+            lock(&self.pending).insert(key.clone());
+        }
+        let fail = |code: Code, why: String| {
+            if let (true, Some(id), Some(key)) = (request, &id, &key)
+                && lock(&self.pending).remove(key)
+            {
+                self.error(id, code, &why);
+            }
+        };
+        // The server answers on the stream; the POST itself is answered at once (202).
+        let mut post = self
+            .agent
+            .post(endpoint)
+            .config()
+            .timeout_global(Some(AUTH_EXCHANGE))
+            .build()
+            .header("content-type", "application/json");
+        for (name, value) in &self.headers {
+            post = post.header(name, value);
+        }
+        let sent_token = self.bearer();
+        if let Some(value) = Self::bearer_header(sent_token.as_deref()) {
+            post = post.header("authorization", value);
+        }
+        let mut response = match post.send(line) {
+            Ok(r) => r,
+            Err(e) => {
+                let code = if net::is_tls(&e) {
+                    Code::RemoteTls
+                } else {
+                    Code::RemoteUnreachable
+                };
+                return fail(
+                    code,
+                    format!(
+                        "Remote server `{}` at {} could not be reached: {}.",
+                        self.server,
+                        self.shown,
+                        net::describe(&e, CONNECT)
+                    ),
+                );
+            }
+        };
+        let status = response.status().as_u16();
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match status {
+            200..=299 => {}
+            401 | 403
+                if !self.own_authorization
+                    && !signed_in_now
+                    && (status == 401
+                        || challenge.as_deref().is_some_and(|h| {
+                            auth::challenge_param(h, "error").as_deref()
+                                == Some("insufficient_scope")
+                        })) =>
+            {
+                drop(response);
+                match auth::sign_in_once(
+                    &self.auth_agent,
+                    &self.site,
+                    challenge.as_deref(),
+                    sent_token.as_deref(),
+                ) {
+                    Ok(tokens) => {
+                        *lock(&self.signin) = Some(tokens);
+                        self.send_sse(line, endpoint, true);
+                    }
+                    Err(e) => fail(
+                        e.code,
+                        format!(
+                            "Remote server `{}` at {} needs a sign-in, and it did not happen: {}.",
+                            self.server, self.shown, e.message
+                        ),
+                    ),
+                }
+            }
+            _ => {
+                let body = response
+                    .body_mut()
+                    .with_config()
+                    .limit(64 << 10)
+                    .read_to_vec()
+                    .unwrap_or_default();
+                let detail = net::snippet(&body);
+                let code = match status {
+                    401 => Code::AuthRequired,
+                    403 => Code::AuthDenied,
+                    _ => Code::RemoteUnreachable,
+                };
+                fail(
+                    code,
+                    format!(
+                        "Remote server `{}` at {} answered HTTP {status} to a message on its HTTP+SSE session{}{}.",
+                        self.server,
+                        self.shown,
+                        if (300..400).contains(&status) {
+                            " (a redirect, which Warden does not follow)"
+                        } else {
+                            ""
+                        },
+                        if detail.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {detail}")
+                        }
+                    ),
+                );
+            }
+        }
     }
 
     /// The bearer token to send: the sign-in's, refreshed first when it is about to expire
@@ -334,7 +667,10 @@ impl Relay {
         }
     }
 
-    fn send_once(self: &Arc<Self>, line: &[u8], signed_in_now: bool) {
+    /// One message over Streamable HTTP. `probe`: this is the first message, whose answer
+    /// decides the transport; a 400, 404 or 405 tries the HTTP+SSE stream first (the spec's
+    /// backwards-compatibility rule for clients).
+    fn send_once(self: &Arc<Self>, line: &[u8], signed_in_now: bool, probe: bool) {
         let Ok(msg) = serde_json::from_slice::<Value>(line) else {
             return; // the bridge sends only valid JSON
         };
@@ -405,6 +741,32 @@ impl Relay {
             }
         };
         let status = response.status().as_u16();
+        let mut refused_sse = lock(&self.sse_refused).clone();
+        let awaiting_sign_in = matches!(status, 401 | 403) && !signed_in_now;
+        if probe && legacy::means_no_streamable_http(status) {
+            match self.open_sse(false) {
+                Ok(endpoint) => {
+                    self.decide(Transport::Sse(endpoint.clone()));
+                    drop(response);
+                    return self.send_sse(line, &endpoint, false);
+                }
+                Err(NoSse::Refused(code, why)) => {
+                    *lock(&self.sse_refused) = Some(why.clone());
+                    self.decide(Transport::Streamable);
+                    return fail(
+                        code,
+                        format!(
+                            "Remote server `{}` at {} answered HTTP {status} (no Streamable HTTP), and its HTTP+SSE stream was refused: {why}.",
+                            self.server, self.shown
+                        ),
+                    );
+                }
+                Err(NoSse::Absent) => refused_sse = None,
+            }
+            self.decide(Transport::Streamable);
+        } else if probe && !awaiting_sign_in {
+            self.decide(Transport::Streamable);
+        }
         let initialize = method == Some("initialize");
         if initialize
             && (200..300).contains(&status)
@@ -449,7 +811,7 @@ impl Relay {
                 ) {
                     Ok(tokens) => {
                         *lock(&self.signin) = Some(tokens);
-                        self.send_once(line, true);
+                        self.send_once(line, true, probe);
                     }
                     Err(e) => fail(
                         e.code,
@@ -504,14 +866,17 @@ impl Relay {
                 return fail(
                     Code::RemoteUnreachable,
                     format!(
-                        "Remote server `{}` at {} answered HTTP {status}{}.",
+                        "Remote server `{}` at {} answered HTTP {status}{}{}.",
                         self.server,
                         self.shown,
                         if detail.is_empty() {
                             String::new()
                         } else {
                             format!(": {detail}")
-                        }
+                        },
+                        refused_sse
+                            .map(|why| format!(" (its HTTP+SSE stream was refused: {why})"))
+                            .unwrap_or_default()
                     ),
                 );
             }
@@ -605,6 +970,15 @@ impl Relay {
             );
             return false;
         };
+        if head.method.is_none()
+            && let Some(got) = head.id
+            && let Ok(got) = serde_json::from_str::<Value>(got.get())
+        {
+            let mut pending = lock(&self.pending);
+            if !pending.is_empty() {
+                pending.remove(&got.to_string());
+            }
+        }
         let answer = head.method.is_none()
             && match (head.id, id) {
                 (Some(got), Some(want)) => {
@@ -749,6 +1123,13 @@ pub(crate) fn run(relay: Arc<Relay>) -> ExitCode {
         if line.is_empty() {
             continue;
         }
+        // HTTP+SSE: each POST is answered at once and the server reads its session's messages
+        // in the order they came, so they are sent one after the other, in the client's order
+        // (`notifications/initialized` before the request that follows it).
+        if matches!(*lock(&relay.transport), Transport::Sse(_)) {
+            relay.send(&line);
+            continue;
+        }
         // Only requests wait for a slot: a cancellation or an answer to the server's question
         // must get through while requests hang.
         let request = serde_json::from_slice::<Head<'_>>(&line)
@@ -773,7 +1154,9 @@ pub(crate) fn run(relay: Arc<Relay>) -> ExitCode {
         }));
     }
     let until = Instant::now() + Duration::from_secs(1);
-    while threads.iter().any(|t| !t.is_finished()) && Instant::now() < until {
+    while (threads.iter().any(|t| !t.is_finished()) || !lock(&relay.pending).is_empty())
+        && Instant::now() < until
+    {
         std::thread::sleep(Duration::from_millis(10));
     }
     relay.close();

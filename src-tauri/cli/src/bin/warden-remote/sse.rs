@@ -1,5 +1,6 @@
 //! Server-sent events, as Streamable HTTP uses them: each event's `data` lines joined by `\n`
-//! are one JSON-RPC message; `id`, `event`, `retry` and comments carry nothing the relay needs.
+//! are one JSON-RPC message; `id`, `retry` and comments carry nothing the relay needs, and
+//! `event` only the deprecated HTTP+SSE transport reads (its first event is `endpoint`).
 //! Every line is read with a bound, so a server that never ends a line cannot grow memory.
 
 use std::io::{BufRead, Read};
@@ -8,12 +9,23 @@ use std::io::{BufRead, Read};
 /// `room(n)` is asked before an event's data grows by `n` bytes; `false` ends the stream with an
 /// error (the relay's shared budget). A line over `max` bytes ends it too.
 pub(crate) fn events(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     max: usize,
     room: &mut dyn FnMut(usize) -> bool,
     each: &mut dyn FnMut(&mut Vec<u8>) -> bool,
 ) -> std::io::Result<()> {
+    named_events(reader, max, room, &mut |_, data| each(data))
+}
+
+/// As [`events`], with each event's name (`message` when it gives none).
+pub(crate) fn named_events(
+    mut reader: impl BufRead,
+    max: usize,
+    room: &mut dyn FnMut(usize) -> bool,
+    each: &mut dyn FnMut(&str, &mut Vec<u8>) -> bool,
+) -> std::io::Result<()> {
     let mut data: Vec<u8> = Vec::new();
+    let mut name = String::new();
     let mut line: Vec<u8> = Vec::new();
     loop {
         line.clear();
@@ -27,7 +39,7 @@ pub(crate) fn events(
         }
         if read == 0 {
             if !data.is_empty() {
-                each(&mut data);
+                each(event_name(&name), &mut data);
             }
             return Ok(());
         }
@@ -35,10 +47,11 @@ pub(crate) fn events(
             line.pop();
         }
         if line.is_empty() {
-            if !data.is_empty() && !each(&mut data) {
+            if !data.is_empty() && !each(event_name(&name), &mut data) {
                 return Ok(());
             }
             data.clear();
+            name.clear();
             continue;
         }
         let (field, value) = match line.iter().position(|b| *b == b':') {
@@ -58,8 +71,14 @@ pub(crate) fn events(
                 data.push(b'\n');
             }
             data.extend_from_slice(value);
+        } else if field == b"event" {
+            name = String::from_utf8_lossy(value).into_owned();
         }
     }
+}
+
+fn event_name(name: &str) -> &str {
+    if name.is_empty() { "message" } else { name }
 }
 
 #[cfg(test)]
@@ -80,6 +99,24 @@ mod tests {
     fn each_events_data_lines_are_one_message() {
         let stream = "event: message\nid: 1\ndata: {\"a\":\ndata: 1}\n\n: a comment\n\ndata:{\"b\":2}\r\n\r\n";
         assert_eq!(all(stream, 1024).0, vec!["{\"a\":\n1}", "{\"b\":2}"]);
+    }
+
+    #[test]
+    fn each_event_has_its_name() {
+        let stream = "event: endpoint\ndata: /messages/?session_id=1\n\ndata: {}\n\n";
+        let mut got = Vec::new();
+        named_events(stream.as_bytes(), 1024, &mut |_| true, &mut |name, d| {
+            got.push((name.to_owned(), String::from_utf8_lossy(d).into_owned()));
+            true
+        })
+        .expect("a well-formed stream");
+        assert_eq!(
+            got,
+            vec![
+                ("endpoint".to_owned(), "/messages/?session_id=1".to_owned()),
+                ("message".to_owned(), "{}".to_owned())
+            ]
+        );
     }
 
     #[test]
