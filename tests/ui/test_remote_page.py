@@ -44,6 +44,8 @@ def test_a_remote_server_is_added_signed_in_once_used_and_signed_out(world: Worl
     client = None
     try:
         world.wait("the authorization server listens", listening)
+        # The Manage page reads the clients when it opens: after Claude Code's file exists.
+        world.go("#/servers")
         world.go("#/manage")
         world.click("add-server")
         world.click("source-url")
