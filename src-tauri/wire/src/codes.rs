@@ -181,7 +181,7 @@ codes! {
 
     // Remote servers (`warden bridge --remote URL`, Streamable HTTP).
     RemoteUnreachable = "W-REMOTE-UNREACHABLE",
-        "Warden could not get an answer from a remote MCP server: the name does not resolve, the connection was refused or timed out, the connection closed before the answer ended, or the server answered with an HTTP error. The message names the URL and the HTTP status. The request was not answered by the server.",
+        "Warden could not get an answer from a remote MCP server: the name does not resolve, the connection was refused or timed out, the connection closed before the answer ended, or the server answered with an HTTP error; over the deprecated HTTP+SSE transport, also when the server's stream ended before it answered, or its `endpoint` named another origin (refused: nothing is sent there). The message names the URL and the HTTP status. The request was not answered by the server.",
         "Check the URL (`warden servers list` shows it) and the network; try again once the server is up. An HTTP 404 after a while means the server ended the session: the next request starts a new one.";
     RemoteTls = "W-REMOTE-TLS",
         "The remote server's TLS certificate could not be verified (expired, for another name, or from an authority the web's roots do not include), so Warden sent it nothing.",
