@@ -18,9 +18,9 @@ use crate::ops::{FileChange, parse_error, real_path, unified_diff};
 use std::path::PathBuf;
 
 /// The plan of a remove's preview: each file's fingerprint and the entries that go.
-pub fn plan_of(changes: &[FileChange]) -> Vec<PlannedFile> {
+pub fn plan_of<'a>(changes: impl IntoIterator<Item = &'a FileChange>) -> Vec<PlannedFile> {
     changes
-        .iter()
+        .into_iter()
         .filter_map(|c| {
             Some(PlannedFile {
                 path: c.file.path.clone(),

@@ -85,18 +85,12 @@ impl SetOutcome {
     /// The plan of a preview: the files that change, each as read then, for the apply or
     /// remove that writes exactly what was shown ([`ApplyOptions::plan`]).
     pub fn plan(&self) -> Vec<PlannedFile> {
-        self.files
-            .iter()
-            .map(|f| &f.change)
-            .filter(|c| !c.changed.is_empty() && c.error.is_none())
-            .filter_map(|c| {
-                Some(PlannedFile {
-                    path: c.file.path.clone(),
-                    fingerprint: c.fingerprint.clone()?,
-                    changed: c.changed.iter().map(ToString::to_string).collect(),
-                })
-            })
-            .collect()
+        super::remove::plan_of(
+            self.files
+                .iter()
+                .map(|f| &f.change)
+                .filter(|c| !c.changed.is_empty() && c.error.is_none()),
+        )
     }
 }
 

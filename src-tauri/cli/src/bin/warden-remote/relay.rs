@@ -238,6 +238,22 @@ impl Relay {
         })
     }
 
+    /// Why a request reached no answer, with its code.
+    fn unreached(&self, e: &ureq::Error) -> (Code, String) {
+        let code = if net::is_tls(e) {
+            Code::RemoteTls
+        } else {
+            Code::RemoteUnreachable
+        };
+        let why = format!(
+            "Remote server `{}` at {} could not be reached: {}.",
+            self.server,
+            self.shown,
+            net::describe(e, CONNECT)
+        );
+        (code, why)
+    }
+
     /// `--sign-in`: asks the server with no token whether it wants one, then signs in with the
     /// browser (whatever was kept before) and keeps the tokens for every client.
     pub(crate) fn sign_in(&self) -> ExitCode {
@@ -253,18 +269,8 @@ impl Relay {
         let answer = match post.send(&ping[..]) {
             Ok(r) => r,
             Err(e) => {
-                let code = if net::is_tls(&e) {
-                    Code::RemoteTls
-                } else {
-                    Code::RemoteUnreachable
-                };
-                eprintln!(
-                    "warden-remote: `{}` at {} could not be reached: {} [{}]",
-                    self.server,
-                    self.shown,
-                    net::describe(&e, CONNECT),
-                    code.as_str()
-                );
+                let (code, why) = self.unreached(&e);
+                eprintln!("warden-remote: {why} [{}]", code.as_str());
                 return ExitCode::FAILURE;
             }
         };
@@ -547,20 +553,8 @@ impl Relay {
         let mut response = match post.send(line) {
             Ok(r) => r,
             Err(e) => {
-                let code = if net::is_tls(&e) {
-                    Code::RemoteTls
-                } else {
-                    Code::RemoteUnreachable
-                };
-                return fail(
-                    code,
-                    format!(
-                        "Remote server `{}` at {} could not be reached: {}.",
-                        self.server,
-                        self.shown,
-                        net::describe(&e, CONNECT)
-                    ),
-                );
+                let (code, why) = self.unreached(&e);
+                return fail(code, why);
             }
         };
         let status = response.status().as_u16();
@@ -724,20 +718,8 @@ impl Relay {
         let mut response = match post.send(line) {
             Ok(r) => r,
             Err(e) => {
-                let code = if net::is_tls(&e) {
-                    Code::RemoteTls
-                } else {
-                    Code::RemoteUnreachable
-                };
-                return fail(
-                    code,
-                    format!(
-                        "Remote server `{}` at {} could not be reached: {}.",
-                        self.server,
-                        self.shown,
-                        net::describe(&e, CONNECT)
-                    ),
-                );
+                let (code, why) = self.unreached(&e);
+                return fail(code, why);
             }
         };
         let status = response.status().as_u16();
