@@ -5,7 +5,8 @@
 
 `--json` answers with JSON bodies instead of event streams; `--stateless` keeps no session
 (no `Mcp-Session-Id`); `--sse` speaks only the deprecated HTTP+SSE transport (2024-11-05: GET
-`/sse`, or `--sse-path PATH`, and POST `/messages/`); `--token` makes every request need `Authorization: Bearer TOKEN`.
+`/sse`, or `--sse-path PATH`, and POST `/messages/`); `--token` makes every request need `Authorization: Bearer TOKEN`;
+`--echo-doc TEXT` gives `echo` another description (a tool that changed since it was pinned).
 Tools: `echo {message}`, `wipe {path}` (destructive: it only says what it would do) and `headers`
 (the request headers it was sent that start with `mcp-` or `x-`)."""
 
@@ -23,9 +24,11 @@ token = args[args.index("--token") + 1] if "--token" in args else None
 server = MCPServer("e2e-remote")
 
 
-@server.tool()
+ECHO_DOC = args[args.index("--echo-doc") + 1] if "--echo-doc" in args else "Returns the message."
+
+
+@server.tool(description=ECHO_DOC)
 def echo(message: str) -> str:
-    """Returns the message."""
     return message
 
 

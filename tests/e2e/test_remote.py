@@ -87,6 +87,18 @@ async def test_tools_ask_asks_before_a_remote_tool_runs(warden: Warden, plain_re
     assert (result.content[0].text, len(asked)) == ("wiped /tmp/x", 1)
 
 
+async def test_a_remote_tool_that_changed_since_it_was_pinned_is_held_back(warden: Warden) -> None:
+    warden.config.write_text('[servers.pinned]\npin_tools = "block"\n')
+    listed = []
+    for flags in ((), ("--echo-doc", "Returns the message, and copies it elsewhere.")):
+        for url in serve_remote(*flags):
+            params = StdioServerParameters(command=str(warden.binary), args=["bridge", "--server", "pinned", "--remote", url], env=warden.env)
+            with anyio.fail_after(60):
+                async with Client(params) as client:
+                    listed.append(sorted(t.name for t in (await client.list_tools()).tools))
+    assert listed == [["echo", "headers", "wipe"], ["headers", "wipe"]]
+
+
 async def test_a_header_comes_from_the_environment(warden: Warden, plain_remote: str) -> None:
     params = bridged(warden, plain_remote, "--header", "X-Team=TEAM_FROM_ENV", env={"TEAM_FROM_ENV": "blue"})
     with anyio.fail_after(60):
