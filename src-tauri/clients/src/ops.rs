@@ -191,6 +191,25 @@ pub fn launches(env: &ClientEnv) -> Vec<edit::Launch> {
     out
 }
 
+/// The remote servers of the clients' active files that the bridge reaches, by name (the first
+/// file's entry of a name), as [`launches`] does for stdio servers.
+pub fn remote_launches(env: &ClientEnv) -> Vec<edit::RemoteLaunch> {
+    let mut out: Vec<edit::RemoteLaunch> = Vec::new();
+    for file in detect(env).into_iter().filter(|f| f.active) {
+        let Ok(found) = read_text(&file.path).and_then(|text| {
+            edit::remote_launches(file.dialect, &text).map_err(|e| parse_error(&file, e))
+        }) else {
+            continue;
+        };
+        for l in found {
+            if !out.iter().any(|o| o.name == l.name) {
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
 /// Server `name` of `file` as its client starts it (the file read now), if it is there.
 pub fn launch_of(file: &ConfigFile, name: &str) -> Option<edit::Launch> {
     let text = read_text(&file.path).ok()?;

@@ -40,6 +40,7 @@ pub(super) enum Class {
         server: Option<String>,
         url: String,
         headers: Vec<String>,
+        secret_env: Vec<String>,
     },
 }
 
@@ -124,6 +125,7 @@ fn wrapped_remote(bridge: &str, argv: &[String]) -> Option<Class> {
         server: r.server,
         url: r.url,
         headers: r.headers,
+        secret_env: r.secret_env,
     })
 }
 
@@ -205,6 +207,44 @@ pub struct Launch {
     pub cwd: Option<String>,
     /// From a project's file (the clients run those only in projects the user trusts).
     pub project: bool,
+}
+
+/// A remote server of a file (wrapped or not), as `warden bridge --remote` reaches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteLaunch {
+    pub name: String,
+    pub url: String,
+    /// The bridge's `--header NAME=ENVVAR`s.
+    pub headers: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub secret_env: Vec<String>,
+}
+
+/// The remote servers of a file that the bridge can reach.
+pub(crate) fn remote_launches(dialect: Dialect, text: &str) -> Result<Vec<RemoteLaunch>, DocError> {
+    Ok(dialect::locate(dialect, text)?
+        .into_iter()
+        .filter_map(|l| {
+            let (name, url, headers, secret_env) = match classify(&l.body) {
+                Class::Remote { url, headers } => (l.id.name, url, headers, Vec::new()),
+                Class::WrappedRemote {
+                    server,
+                    url,
+                    headers,
+                    secret_env,
+                    ..
+                } => (server.unwrap_or(l.id.name), url, headers, secret_env),
+                _ => return None,
+            };
+            Some(RemoteLaunch {
+                name,
+                url,
+                headers,
+                env: l.env.into_iter().map(|(k, v)| (k, v.value)).collect(),
+                secret_env,
+            })
+        })
+        .collect())
 }
 
 /// The stdio servers of a file as their client starts them.

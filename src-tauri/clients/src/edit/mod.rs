@@ -21,8 +21,8 @@ pub(crate) mod splice;
 mod unwrap;
 mod wrap;
 
-pub use classify::{EntrySpans, Launch, entry_spans};
-pub(crate) use classify::{entries, launches};
+pub use classify::{EntrySpans, Launch, RemoteLaunch, entry_spans};
+pub(crate) use classify::{entries, launches, remote_launches};
 pub use driver::{EditError, TextEdit, WrapRecord};
 pub use unwrap::{SecretLookup, unwrap_text, unwrap_text_with};
 pub(crate) use wrap::pass_env_names;

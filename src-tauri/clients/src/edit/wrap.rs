@@ -261,6 +261,7 @@ fn wrap_remote(
         server: Some(l.id.name.clone()),
         url: url.to_owned(),
         headers: headers.to_vec(),
+        secret_env: Vec::new(),
     };
     Step::Change(Box::new(Change {
         edits: vec![(span.clone(), new)],

@@ -103,9 +103,24 @@ pub fn set_entries(
     servers: &[String],
 ) -> Result<Vec<NewEntry>, ClientError> {
     let found = launches(env);
+    let remote = crate::ops::remote_launches(env);
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for name in servers {
+        if !found.iter().any(|l| l.name == *name)
+            && let Some(r) = remote.iter().find(|r| r.name == *name)
+        {
+            // A remote server: the same URL and headers, through the bridge.
+            out.push(NewEntry {
+                name: name.clone(),
+                env: r.env.iter().cloned().collect(),
+                secret_env: r.secret_env.clone(),
+                url: Some(r.url.clone()),
+                headers: r.headers.clone(),
+                ..NewEntry::default()
+            });
+            continue;
+        }
         match found.iter().find(|l| l.name == *name) {
             Some(l) => {
                 let Some((command, args)) = l.command.split_first() else {

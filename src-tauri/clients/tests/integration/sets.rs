@@ -542,3 +542,36 @@ fn vscodes_recently_opened_folders_are_projects() {
         vec![(dir, vec!["vscode".to_owned()])]
     );
 }
+
+/// A remote server in a set: its URL and headers go into the project's file through the
+/// bridge, as `clients wrap` would write them; remove takes them out again.
+#[test]
+fn a_remote_server_of_a_set_is_written_through_the_bridge() {
+    let w = World::new();
+    let claude = w.env.home.join(".claude.json");
+    std::fs::write(
+        &claude,
+        r#"{"mcpServers": {"linear": {"type": "http", "url": "https://mcp.linear.app/mcp", "headers": {"Authorization": "${LINEAR_AUTH}"}}}}"#,
+    )
+    .unwrap();
+    w.apply(&["linear"], &[ClientId::Cursor], false);
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(w.project.join(".cursor/mcp.json")).unwrap())
+            .unwrap();
+    w.remove(&[ClientId::Cursor]).unwrap();
+    assert_eq!(
+        (&file["mcpServers"]["linear"]["args"], w.tree()),
+        (
+            &serde_json::json!([
+                "bridge",
+                "--server",
+                "linear",
+                "--remote",
+                "https://mcp.linear.app/mcp",
+                "--header",
+                "Authorization=LINEAR_AUTH"
+            ]),
+            Vec::new()
+        )
+    );
+}
