@@ -24,7 +24,7 @@ const start = () => initialAddState(["cursor", "claude-code"], true);
 function planView(over: Partial<PlanView> = {}, plan: Partial<InstallPlan> | null = {}): PlanView {
   return {
     name: "io.github.acme/weather", title: "Weather", version: "1.2.0", description: "", namespace: "io.github.acme",
-    repository: null, website: null, entry_name: "weather", versions: ["1.2.0", "1.1.0"], missing: [], refused: null,
+    repository: null, website: null, entry_name: "weather", versions: ["1.2.0", "1.1.0"], missing: [], refused: null, remote: null,
     plan: plan === null ? null : ({
       command: "npx", args: ["-y", "@acme/weather@1.2.0"],
       env: [
@@ -242,5 +242,21 @@ describe("a remote server by URL", () => {
     const s = run(fromUrl("http://127.0.0.1:8080/mcp"), { type: "to_clients", preset: null });
     const w = writeRequest(s, true);
     expect([w?.url, w?.command, w?.sandbox, w?.start, w?.wrap]).toEqual(["http://127.0.0.1:8080/mcp", "", null, false, true]);
+  });
+});
+
+describe("a registry server that lists only remotes", () => {
+  it("is reviewed as its URL, each header's value a secret of its variable", () => {
+    const remote = {
+      server: "io.example/ticket-desk", version: "5.0.1", transport: "streamable-http", url: "https://eu.tickets.example.com/mcp",
+      headers: ["Authorization=MCP_HEADER_AUTHORIZATION"],
+      env: [{ name: "MCP_HEADER_AUTHORIZATION", required: true, secret: true, value: "Bearer t-1" }],
+      warnings: [],
+    } as unknown as NonNullable<PlanView["remote"]>;
+    const s = run(start(), { type: "planned", view: planView({ entry_name: "ticket-desk", remote }, null), origin: null, rename: true });
+    const server = reviewed(s);
+    expect([server?.url, server?.headers, server?.secrets, server?.argv]).toEqual([
+      "https://eu.tickets.example.com/mcp", ["Authorization=MCP_HEADER_AUTHORIZATION"], { MCP_HEADER_AUTHORIZATION: "Bearer t-1" }, [],
+    ]);
   });
 });

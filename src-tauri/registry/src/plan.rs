@@ -66,6 +66,7 @@ impl InstallPlan {
 /// --remote` reaches, and its headers, each sent from a variable Warden names after the
 /// header, whose value goes into the OS keychain (a secret) or the entry's `env`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RemotePlan {
     /// The registry name.
     pub server: String,

@@ -203,6 +203,10 @@ pub struct PlanView {
     pub versions: Vec<String>,
     /// What would be written, once every required value is given.
     pub plan: Option<InstallPlan>,
+    /// For a server that lists only `remotes`: its URL and headers, in place of `plan`
+    /// (written as `warden bridge --remote`).
+    #[serde(default)]
+    pub remote: Option<super::plan::RemotePlan>,
     /// Values still needed (then `plan` is `null`): ask for them and plan again.
     pub missing: Vec<InputRequest>,
     /// Why it cannot be installed (or what is missing), with what to do.
@@ -267,16 +271,28 @@ pub fn plan_view(
         inputs,
         ..PlanOptions::default()
     };
-    let (plan, missing, refused) = match plan(doc, &opts) {
-        Ok(p) => (Some(p), Vec::new(), None),
+    let missing_inputs = |server, inputs: Vec<InputRequest>| {
+        let refused = RegistryError::MissingInputs {
+            server,
+            inputs: inputs.clone(),
+        };
+        (inputs, Some(refused.to_string()))
+    };
+    let (plan, remote, missing, refused) = match plan(doc, &opts) {
+        Ok(p) => (Some(p), None, Vec::new(), None),
         Err(RegistryError::MissingInputs { server, inputs }) => {
-            let refused = RegistryError::MissingInputs {
-                server,
-                inputs: inputs.clone(),
-            };
-            (None, inputs, Some(refused.to_string()))
+            let (missing, refused) = missing_inputs(server, inputs);
+            (None, None, missing, refused)
         }
-        Err(e) => (None, Vec::new(), Some(e.to_string())),
+        Err(RegistryError::RemoteOnly { .. }) => match super::planner::plan_remote(doc, &opts) {
+            Ok(r) => (None, Some(r), Vec::new(), None),
+            Err(RegistryError::MissingInputs { server, inputs }) => {
+                let (missing, refused) = missing_inputs(server, inputs);
+                (None, None, missing, refused)
+            }
+            Err(e) => (None, None, Vec::new(), Some(e.to_string())),
+        },
+        Err(e) => (None, None, Vec::new(), Some(e.to_string())),
     };
     Ok(PlanView {
         name: doc.name.clone(),
@@ -289,6 +305,7 @@ pub fn plan_view(
         entry_name: entry_name(&doc.name, as_name),
         versions,
         plan,
+        remote,
         missing,
         refused,
     })

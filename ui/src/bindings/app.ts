@@ -95,6 +95,11 @@ versions: Array<string>,
  */
 plan: InstallPlan | null, 
 /**
+ * For a server that lists only `remotes`: its URL and headers, in place of `plan`
+ * (written as `warden bridge --remote`).
+ */
+remote: RemotePlan | null, 
+/**
  * Values still needed (then `plan` is `null`): ask for them and plan again.
  */
 missing: Array<InputRequest>, 
@@ -130,6 +135,32 @@ optional_inputs: Array<InputRequest>, warnings: Array<Warning>,
  * loading or paths, as high risk when the document itself sets them.
  */
 risks: Array<Risk>, };
+
+export type RemotePlan = { 
+/**
+ * The registry name.
+ */
+server: string, 
+/**
+ * The server's version, as the registry lists it (what was agreed to).
+ */
+version: string | null, 
+/**
+ * `streamable-http`.
+ */
+transport: string, 
+/**
+ * The URL, its `{variables}` filled.
+ */
+url: string, 
+/**
+ * The bridge's `--header NAME=ENVVAR`s: one for each header that has a value.
+ */
+headers: Array<string>, 
+/**
+ * The headers' variables (set or not), then the user's undeclared values.
+ */
+env: Array<PlannedEnv>, warnings: Array<Warning>, };
 
 export type PlannedPackage = { 
 /**

@@ -20,6 +20,8 @@ export function AddReview(props: {
 }) {
   const { plan, server } = props;
   const p = plan?.plan ?? null;
+  // The variables shown: the package's, or a remote's headers'.
+  const vars = p?.env ?? plan?.remote?.env ?? [];
   const asks: InputRequest[] = [...(plan?.missing ?? []), ...(p?.optional_inputs ?? [])];
   return (
     <div data-testid="consent">
@@ -99,7 +101,7 @@ export function AddReview(props: {
           )}
         </>
       )}
-      {p && p.env.length > 0 && (
+      {vars.length > 0 && (
         <table class="small" data-testid="consent-env">
           <thead>
             <tr>
@@ -111,7 +113,7 @@ export function AddReview(props: {
             </tr>
           </thead>
           <tbody>
-            {p.env.map((e) => (
+            {vars.map((e) => (
               <tr key={e.name}>
                 <td>
                   <code>{printableLine(e.name)}</code>

@@ -544,7 +544,7 @@ function handleRegistry(req: RegistryRequest): RegistryAnswer {
   return {
     kind: "plan", name: "io.github.microsoft/playwright-mcp", title: null, version: "0.0.79", description: "Playwright Tools for MCP",
     namespace: "io.github.microsoft", repository: "https://github.com/microsoft/playwright-mcp", website: null, entry_name: "playwright-mcp",
-    versions: ["0.0.79", "0.0.78"], missing: [], refused: null,
+    versions: ["0.0.79", "0.0.78"], missing: [], refused: null, remote: null,
     plan: {
       server: "io.github.microsoft/playwright-mcp", version: "0.0.79",
       package: { index: 0, registry_type: "npm", identifier: "@playwright/mcp", version: "0.0.79", reference: "@playwright/mcp@0.0.79" },

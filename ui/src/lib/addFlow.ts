@@ -222,6 +222,13 @@ export function addReducer(s: AddState, a: AddAction): AddState {
 /** The review's server: the plan's (none while values are missing), or the command's with the
  * name as edited. */
 export function reviewed(s: AddState): Server | null {
+  if (s.plan?.remote) {
+    // A server that lists only remotes: its URL through the bridge, each header's value from
+    // its variable (a secret one from the keychain).
+    const r = s.plan.remote;
+    const { env, secrets } = planEnv(r);
+    return { name: s.asName.trim() || s.plan.entry_name, argv: [], env, secrets, plan: s.plan, url: r.url, headers: r.headers };
+  }
   if (s.plan) {
     if (!s.plan.plan) return null;
     const { env, secrets } = planEnv(s.plan.plan);

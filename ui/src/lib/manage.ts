@@ -113,7 +113,7 @@ export function splitCommandLine(line: string): { argv: string[] } | { error: st
 }
 
 /** A plan's environment split the way it is written: plain values in the file, secrets in the keychain. */
-export function planEnv(plan: InstallPlan): { env: Record<string, string>; secrets: Record<string, string> } {
+export function planEnv(plan: Pick<InstallPlan, "env">): { env: Record<string, string>; secrets: Record<string, string> } {
   const env: Record<string, string> = {};
   const secrets: Record<string, string> = {};
   for (const e of plan.env) {

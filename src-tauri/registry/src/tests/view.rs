@@ -48,11 +48,33 @@ fn a_required_value_is_asked_for_then_planned() {
     );
 }
 
+/// A server that lists only `remotes` is planned as its remote: first the values it needs
+/// (its secret header), then its URL and the header's variable.
 #[test]
-fn a_remote_only_server_is_refused_with_its_reason() {
+fn a_remote_only_server_is_planned_as_its_remote() {
     let doc = fixture("ticket-desk.server.json");
-    let view = plan_view(&shown(&doc), BTreeMap::new(), None).unwrap();
-    assert!(view.plan.is_none() && view.refused.is_some_and(|r| r.contains("not a local")));
+    let asks = plan_view(&shown(&doc), BTreeMap::new(), None).unwrap();
+    let token = BTreeMap::from([(
+        "MCP_HEADER_AUTHORIZATION".to_owned(),
+        "Bearer t-1".to_owned(),
+    )]);
+    let view = plan_view(&shown(&doc), token, None).unwrap();
+    let remote = view.remote.unwrap();
+    assert_eq!(
+        (
+            asks.missing
+                .iter()
+                .map(|m| m.key.clone())
+                .collect::<Vec<_>>(),
+            remote.url,
+            remote.headers
+        ),
+        (
+            vec!["MCP_HEADER_AUTHORIZATION".to_owned()],
+            "https://eu.tickets.example.com/mcp".to_owned(),
+            vec!["Authorization=MCP_HEADER_AUTHORIZATION".to_owned()]
+        )
+    );
 }
 
 #[test]

@@ -276,6 +276,7 @@ pub fn typescript() -> String {
         warden_registry::Found::decl(&cfg),
         warden_registry::PlanView::decl(&cfg),
         warden_registry::InstallPlan::decl(&cfg),
+        warden_registry::RemotePlan::decl(&cfg),
         warden_registry::PlannedPackage::decl(&cfg),
         warden_registry::PlannedEnv::decl(&cfg),
         warden_registry::ValueSource::decl(&cfg),
