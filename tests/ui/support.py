@@ -179,7 +179,7 @@ REGISTRY_FIXTURES = REPO / "src-tauri" / "registry" / "tests" / "fixtures" / "re
 def registry_documents() -> list[dict]:
     """The project's own server.json documents (src-tauri/registry/tests/fixtures/registry)."""
     docs = []
-    for name in ("notes-server.server.json", "code-indexer.server.json", "calendar-sync.server.json"):
+    for name in ("notes-server.server.json", "code-indexer.server.json", "calendar-sync.server.json", "ticket-desk.server.json"):
         path = REGISTRY_FIXTURES / name
         if not path.is_file():
             pytest.fail(f"{path} is missing from the repository", pytrace=False)

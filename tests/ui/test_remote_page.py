@@ -88,3 +88,25 @@ def test_a_remote_server_is_added_signed_in_once_used_and_signed_out(world: Worl
         claude.unlink()
         site.terminate()
         site.wait(10)
+
+
+def test_a_registry_server_with_only_remotes_is_planned_as_its_url(world: World) -> None:
+    """The Add flow's registry search: a hosted server's consent screen shows its URL, asks for
+    its header's value, and the change sends the header from a variable; nothing is written."""
+    original = world.ide_file.read_bytes()
+    world.go("#/servers")
+    world.go("#/manage")
+    world.click("add-server")
+    type_into(world, "registry-term", "ticket")
+    world.click("registry-search")
+    world.click("choose-io.example/ticket-desk")
+    type_into(world, "input-MCP_HEADER_AUTHORIZATION", "Bearer t-ui-4411")
+    world.click("apply-values")
+    url = world.find("consent-url").text
+    world.click("review-next")
+    world.click("clients-next")
+    diff = world.find("diff").text
+    world.click("add-close")
+    assert (url, "--remote" in diff, "MCP_HEADER_AUTHORIZATION" in diff, "t-ui-4411" in diff, world.ide_file.read_bytes() == original) == (
+        "https://eu.tickets.example.com/mcp", True, True, False, True
+    )
