@@ -24,10 +24,24 @@ pub struct FileListing {
     pub error: Option<ClientError>,
 }
 
-/// Where a file really is (symlinks resolved): the ledger's key. The path as given if it
-/// cannot be resolved.
+/// Where a file really is (symlinks resolved): the ledger's key. A file that is not there yet
+/// is its nearest folder that is, resolved, and the rest as given: so a file Warden creates has
+/// the same key before and after it exists (on Windows, resolving adds `\\?\`). The path as
+/// given if nothing of it resolves.
 pub(crate) fn real_path(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut tail = Vec::new();
+    let mut at = path;
+    while let (Some(name), Some(parent)) = (at.file_name(), at.parent()) {
+        tail.push(name);
+        at = parent;
+        if let Ok(base) = std::fs::canonicalize(at) {
+            return tail.iter().rev().fold(base, |p, n| p.join(n));
+        }
+    }
+    path.to_owned()
 }
 
 /// Lists the servers of every detected config file.
