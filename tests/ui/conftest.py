@@ -33,7 +33,7 @@ from selenium.webdriver.common.options import ArgOptions
 
 from support import REPO, TARGET, SHOTS, free_port, need, World, Client, SECRET, private_keychain, registry_documents, serve_registry, ours, cmdline, hosts
 
-MODULES = ["test_servers_page.py", "test_window.py", "test_server_page.py", "test_clients_page.py", "test_approvals.py", "test_manage_page.py", "test_projects_page.py", "test_host.py"]
+MODULES = ["test_servers_page.py", "test_window.py", "test_server_page.py", "test_clients_page.py", "test_approvals.py", "test_manage_page.py", "test_projects_page.py", "test_remote_page.py", "test_host.py"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
